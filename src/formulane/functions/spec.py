@@ -1,0 +1,230 @@
+"""How a function is declared: once, with everything every consumer needs.
+
+A `FunctionSpec` holds a function's name, typed signatures, doc, examples, cost formula, scalar
+implementation (eager, or lazy for special forms), and its polars and SQL forms. The checker,
+the compiled interpreter, the vectorizers, the docs, the authoring prompt and the tool export
+all read this one declaration. Operators are specs too (named ``+``, ``&``, ``=``...).
+
+Implementation contract (eager): the function receives engine values (see `values`), never an
+error value and never a blank unless its parameter type is nullable (the interpreter's wrapper
+propagates errors left to right and applies the profile's blank rules first). It returns an
+engine value or raises `XLError(code, message)`; decimal traps become ``#NUM!``/``#DIV/0!``.
+With ``needs_ctx=True`` it receives the `EvalContext` first (limits, clock, meter).
+
+Lazy implementations (``lazy=True``) receive ``(frame, *arg_closures)`` and decide what to
+evaluate, in which order, and how to treat errors: that is how IF, IFERROR, AND... are lazy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from ..types import Type
+
+_MISSING: Any = object()
+
+
+class _Undecided:
+    """A polars/SQL slot nobody has decided on yet (the completeness test fails on it)."""
+
+    def __repr__(self) -> str:
+        return "UNDECIDED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNDECIDED: Any = _Undecided()
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse:
+    """An explicit decision that a backend has no faithful form of this function."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    type: Type
+    default: Any = _MISSING  # engine value used when the argument is omitted
+    doc: str = ""
+
+    @property
+    def optional(self) -> bool:
+        return self.default is not _MISSING
+
+
+def p(name: str, type_: Type, default: Any = _MISSING, doc: str = "") -> Param:
+    """A parameter; give ``default`` to make it optional (``None`` means blank)."""
+    return Param(name, type_, default, doc)
+
+
+@dataclass(frozen=True, slots=True)
+class Sig:
+    """One overload. With ``repeat=k`` the last k parameters repeat (``SUM(n1, n2, ...)``,
+    ``IFS(c1, v1, c2, v2, ...)``); ``max_repeat`` bounds the repetitions (None: the limit)."""
+
+    params: tuple[Param, ...]
+    returns: Type
+    repeat: int = 0
+
+    @property
+    def min_args(self) -> int:
+        required = 0
+        for i, prm in enumerate(self.params):
+            if not prm.optional:
+                required = i + 1
+        return required
+
+    @property
+    def max_args(self) -> int | None:
+        return None if self.repeat else len(self.params)
+
+    def param_for(self, index: int) -> Param | None:
+        """The parameter that argument ``index`` binds to (following repeats)."""
+        n = len(self.params)
+        if index < n:
+            return self.params[index]
+        if not self.repeat:
+            return None
+        start = n - self.repeat
+        return self.params[start + (index - start) % self.repeat]
+
+    def describe(self, name: str) -> str:
+        parts = []
+        for i, prm in enumerate(self.params):
+            text = f"{prm.name}: {prm.type}"
+            if prm.optional:
+                text = f"[{text}]"
+            parts.append(text)
+        if self.repeat:
+            parts.append("...")
+        return f"{name}({', '.join(parts)}) -> {self.returns}"
+
+
+def sig(*params: Param | Type, returns: Type, repeat: int = 0) -> Sig:
+    """Shorthand: bare types become parameters named by position."""
+    built = tuple(
+        prm if isinstance(prm, Param) else Param(f"arg{i + 1}", prm) for i, prm in enumerate(params)
+    )
+    return Sig(built, returns, repeat)
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """Cost units of one call: ``base`` plus ``per_item`` for each element of every list
+    argument. ``per_call`` marks higher-order functions whose lambda body runs once per item
+    (its cost is added by the checker and charged by the implementation)."""
+
+    base: int = 1
+    per_item: int = 0
+    per_call: bool = False
+
+    @staticmethod
+    def const(units: int = 1) -> "Cost":
+        return Cost(units, 0)
+
+    @staticmethod
+    def linear(per_item: int = 1, base: int = 1) -> "Cost":
+        return Cost(base, per_item)
+
+    @staticmethod
+    def higher_order(per_item: int = 1, base: int = 1) -> "Cost":
+        return Cost(base, per_item, per_call=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """``expr`` evaluates to the same value as the formula ``result`` (or an error code)."""
+
+    expr: str
+    result: str
+    variables: tuple[tuple[str, Any], ...] = ()
+
+    @staticmethod
+    def parse(text: str) -> "Example":
+        expr, sep, result = text.rpartition(" -> ")
+        if not sep:
+            raise ValueError(f"example {text!r} must read 'EXPR -> RESULT'")
+        return Example(expr.strip(), result.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSpec:
+    name: str
+    signatures: tuple[Sig, ...]
+    doc: str
+    examples: tuple[Example, ...]
+    category: str
+    impl: Callable[..., Any] | None = None
+    lazy: bool = False
+    cost: Cost = Cost()
+    polars: Any = UNDECIDED
+    sql: Any = UNDECIDED
+    needs_ctx: bool = False
+    volatile: bool = False  # depends on the clock or randomness: never constant-folded
+    accepts_errors: bool = False  # eager impl sees error values (ISERROR, ERROR.TYPE...)
+    can_error: bool = True  # may produce an error value from clean arguments
+    pack: str | None = None  # optional pack ("finance", "statistics"); None = always on
+    errors: tuple[str, ...] = ()  # error values it can produce, for the docs
+    check: Callable[..., Any] | None = None  # custom type rule for irregular signatures
+    aliases: tuple[str, ...] = ()
+
+    def describe(self) -> list[str]:
+        return [s.describe(self.name) for s in self.signatures]
+
+
+def builtin(
+    name: str,
+    *signatures: Sig,
+    doc: str,
+    examples: Sequence[str | Example],
+    category: str = "",
+    cost: Cost = Cost(),
+    polars: Any = UNDECIDED,
+    sql: Any = UNDECIDED,
+    lazy: bool = False,
+    needs_ctx: bool = False,
+    volatile: bool = False,
+    accepts_errors: bool = False,
+    can_error: bool = True,
+    pack: str | None = None,
+    errors: Iterable[str] = (),
+    check: Callable[..., Any] | None = None,
+    aliases: Iterable[str] = (),
+) -> Callable[[Callable[..., Any]], FunctionSpec]:
+    """Declare a function; the decorated name becomes its `FunctionSpec`."""
+
+    def wrap(impl: Callable[..., Any]) -> FunctionSpec:
+        category_ = category or impl.__module__.rsplit(".", 1)[-1]
+        return FunctionSpec(
+            name=name.upper(),
+            signatures=tuple(signatures),
+            doc=doc,
+            examples=tuple(e if isinstance(e, Example) else Example.parse(e) for e in examples),
+            category=category_,
+            impl=impl,
+            lazy=lazy,
+            cost=cost,
+            polars=polars,
+            sql=sql,
+            needs_ctx=needs_ctx,
+            volatile=volatile,
+            accepts_errors=accepts_errors,
+            can_error=can_error,
+            pack=pack,
+            errors=tuple(errors),
+            check=check,
+            aliases=tuple(a.upper() for a in aliases),
+        )
+
+    return wrap
+
+
+__all__ = [
+    "Cost", "Example", "FunctionSpec", "Param", "Refuse", "Sig", "UNDECIDED", "builtin", "p",
+    "sig", "field",
+]

@@ -1,0 +1,70 @@
+"""The per-evaluation context: limits, the injected clock, and the cost meter.
+
+One `EvalContext` is made for each `Program.evaluate` call and passed to implementations that
+declare ``needs_ctx``. When the checker's static cost bound already proves the budget, the
+program runs unmetered and `charge` returns at once; otherwise every call charges its cost
+before running, so a runaway program stops with `LimitExceeded` (which no formula can catch).
+Size checks (`check_text`, `check_list`) run *before* a value is allocated.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+from ..errors import LimitExceeded
+from ..limits import Limits
+
+
+class EvalContext:
+    __slots__ = ("limits", "now", "metered", "left", "deadline", "max_text", "max_list")
+
+    def __init__(self, limits: Limits, now: dt.datetime, metered: bool) -> None:
+        self.limits = limits
+        self.now = now
+        self.metered = metered
+        self.left = limits.max_cost
+        self.max_text = limits.max_text_length
+        self.max_list = limits.max_list_length
+        self.deadline = (
+            time.monotonic() + limits.deadline_ms / 1000.0
+            if metered and limits.deadline_ms is not None
+            else None
+        )
+
+    @property
+    def today(self) -> dt.date:
+        return self.now.date()
+
+    def charge(self, units: int) -> None:
+        if not self.metered:
+            return
+        self.left -= units
+        if self.left < 0:
+            raise LimitExceeded(
+                f"evaluation cost exceeded the budget of {self.limits.max_cost:,} units",
+                code="E405",
+                hint="simplify the formula, use smaller lists, or raise Limits.max_cost",
+            )
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise LimitExceeded(
+                f"evaluation ran past its deadline of {self.limits.deadline_ms:g} ms",
+                code="E408",
+                hint="raise Limits.deadline_ms if this formula is expected to take longer",
+            )
+
+    def check_text(self, length: int) -> None:
+        if length > self.max_text:
+            raise LimitExceeded(
+                f"a text of {length:,} characters would exceed the limit of {self.max_text:,}",
+                code="E406",
+                hint="raise Limits.max_text_length to allow longer texts",
+            )
+
+    def check_list(self, length: int) -> None:
+        if length > self.max_list:
+            raise LimitExceeded(
+                f"a list of {length:,} items would exceed the limit of {self.max_list:,}",
+                code="E407",
+                hint="raise Limits.max_list_length to allow longer lists",
+            )

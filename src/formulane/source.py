@@ -1,0 +1,50 @@
+"""Source text and spans.
+
+A `Span` is a half-open range of character offsets into one source string. Line and column
+numbers are computed late, only when a diagnostic is rendered, so every phase can carry spans
+cheaply and no phase needs to know about lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Half-open character range ``[start, end)`` in a source string."""
+
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if self.start < 0 or self.end < self.start:
+            raise ValueError(f"invalid span {self.start}..{self.end}")
+
+    def cover(self, other: "Span") -> "Span":
+        """The smallest span containing both."""
+        return Span(min(self.start, other.start), max(self.end, other.end))
+
+    def to_dict(self, source: str | None = None) -> dict[str, int]:
+        out = {"start": self.start, "end": self.end}
+        if source is not None:
+            line, column = line_col(source, self.start)
+            out["line"] = line
+            out["column"] = column
+        return out
+
+
+def line_col(source: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of ``offset`` (columns count code points)."""
+    offset = max(0, min(offset, len(source)))
+    line = source.count("\n", 0, offset) + 1
+    last_newline = source.rfind("\n", 0, offset)
+    return line, offset - last_newline
+
+
+def line_text(source: str, line: int) -> str:
+    """The text of 1-based ``line`` without its newline."""
+    lines = source.split("\n")
+    if 1 <= line <= len(lines):
+        return lines[line - 1]
+    return ""
