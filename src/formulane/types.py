@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Mapping
 
 SCALAR_KINDS = ("Number", "Text", "Boolean", "Date", "DateTime", "Duration")
-KINDS = SCALAR_KINDS + ("List", "Record", "Any", "Blank", "Var", "Fn", "Many")
+KINDS = SCALAR_KINDS + ("List", "Record", "Any", "Blank", "Never", "Var", "Fn", "Many")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,8 @@ DATETIME = Type("DateTime")
 DURATION = Type("Duration")
 ANY = Type("Any", nullable=True)
 BLANK = Type("Blank", nullable=True)
+#: The element type of an empty list literal: fits anywhere.
+NEVER = Type("Never")
 T = Type("Var", name="T")
 U = Type("Var", name="U")
 
@@ -206,6 +208,8 @@ class _TypeParser:
 
 def is_assignable(actual: Type, expected: Type) -> bool:
     """Whether a value of ``actual`` may be used where ``expected`` is declared (no type vars)."""
+    if actual.kind == "Never":
+        return True
     if actual.kind == "Blank":
         return expected.nullable
     if actual.nullable and not expected.nullable:
@@ -226,6 +230,10 @@ def is_assignable(actual: Type, expected: Type) -> bool:
 
 def join(a: Type, b: Type) -> Type | None:
     """The least type both fit in (``Number`` and ``Blank`` give ``Number?``), or None."""
+    if a.kind == "Never":
+        return b
+    if b.kind == "Never":
+        return a
     if a.kind == "Blank":
         return optional(b)
     if b.kind == "Blank":

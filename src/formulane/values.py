@@ -288,3 +288,28 @@ def general_text(value: Decimal | int) -> str:
         mantissa = mantissa.rstrip("0").rstrip(".")
     sign = "-" if exp.startswith("-") else "+"
     return f"{mantissa}E{sign}{exp.lstrip('+-').zfill(2)}"
+
+
+def display_text(value: Any) -> str:
+    """How a value reads when joined into text (``&``, TEXTJOIN, excel-profile coercions)."""
+    tv = type(value)
+    if tv is str:
+        return value
+    if tv is Decimal or tv is int:
+        return general_text(value)
+    if tv is bool:
+        return "TRUE" if value else "FALSE"
+    if value is None:
+        return ""
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        total = int(value.total_seconds())
+        sign = "-" if total < 0 else ""
+        total = abs(total)
+        return f"{sign}{total // 3600}:{total // 60 % 60:02d}:{total % 60:02d}"
+    if isinstance(value, ErrorValue):
+        return value.code
+    raise TypeError(f"no text form for {tv.__name__}")

@@ -70,6 +70,7 @@ class Sig:
     params: tuple[Param, ...]
     returns: Type
     repeat: int = 0
+    impl: Callable[..., Any] | None = None  # overrides the spec's impl for this overload
 
     @property
     def min_args(self) -> int:
@@ -105,12 +106,19 @@ class Sig:
         return f"{name}({', '.join(parts)}) -> {self.returns}"
 
 
-def sig(*params: Param | Type, returns: Type, repeat: int = 0) -> Sig:
-    """Shorthand: bare types become parameters named by position."""
+def sig(
+    *params: Param | Type,
+    returns: Type,
+    repeat: int = 0,
+    impl: Callable[..., Any] | None = None,
+) -> Sig:
+    """Shorthand: bare types become parameters named by position. ``impl`` gives this overload
+    its own implementation (operators dispatch statically this way: Date + Number vs
+    Number + Number)."""
     built = tuple(
         prm if isinstance(prm, Param) else Param(f"arg{i + 1}", prm) for i, prm in enumerate(params)
     )
-    return Sig(built, returns, repeat)
+    return Sig(built, returns, repeat, impl)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,115 @@
+"""formulane: run customer- and model-written logic in the smallest safe lane.
+
+The facade of the formula lane::
+
+    import formulane
+    program = formulane.compile("ROUND(price * qty * 1.2, 2)", {"price": "Number", "qty": "Number"})
+    program.evaluate({"price": 9.99, "qty": 3})        # Decimal('35.96')
+    formulane.evaluate("1/0")                          # ErrorValue('#DIV/0!')
+
+`compile` raises `FormulaError` subclasses for static problems; `Program.evaluate` returns
+values (error values included) and raises only `FormulaError` (a `LimitExceeded` when a budget
+runs out). Compiled programs are cached by (source, schema, profile, limits, registry).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Mapping
+
+from .errors import (
+    CheckError, Diagnostic, EvalError, Fix, FormulaError, InternalError, LimitExceeded,
+    ParseError,
+)
+from .functions.registry import Registry, default_registry
+from .interpreter.program import Program, compile_program
+from .limits import DEFAULT_LIMITS, Limits
+from .schema import infer_schema, normalize_schema, schema_key
+from .types import Type, parse_type
+from .values import ErrorValue
+
+__version__ = "0.1.0"
+
+PROFILES = ("strict", "excel")
+
+
+@lru_cache(maxsize=2048)
+def _compile_cached(source: str, key: Any, profile: str, limits: Limits,
+                    registry: Registry) -> Program:
+    return compile_program(source, normalize_schema(key), profile=profile, limits=limits,
+                           registry=registry)
+
+
+def compile(  # noqa: A001 - the phase is called compile on purpose
+    source: str,
+    schema: Any = None,
+    *,
+    profile: str = "strict",
+    limits: Limits | None = None,
+    registry: Registry | None = None,
+) -> Program:
+    """Parse, type-check and compile a formula against a schema (cached)."""
+    if not isinstance(source, str):
+        raise ParseError(f"a formula must be text, got {type(source).__name__}", code="E101")
+    if profile not in PROFILES:
+        raise CheckError(f"unknown profile {profile!r}: use 'strict' or 'excel'", code="E209")
+    key = schema_key(schema)
+    try:
+        return _compile_cached(source, key, profile, limits or DEFAULT_LIMITS,
+                               registry or default_registry())
+    except TypeError:  # an unhashable schema form: compile without the cache
+        return compile_program(source, normalize_schema(schema), profile=profile,
+                               limits=limits or DEFAULT_LIMITS,
+                               registry=registry or default_registry())
+
+
+def evaluate(
+    source: str,
+    variables: Mapping[str, Any] | None = None,
+    *,
+    schema: Any = None,
+    profile: str = "strict",
+    limits: Limits | None = None,
+    registry: Registry | None = None,
+    now: Any = None,
+) -> Any:
+    """Compile (cached) and evaluate in one step; the schema is inferred from the variables
+    when not given."""
+    variables = variables or {}
+    if schema is None:
+        if not isinstance(variables, Mapping):
+            raise EvalError("variables must be a mapping of names to values", code="E301")
+        schema = infer_schema(variables)
+    program = compile(source, schema, profile=profile, limits=limits, registry=registry)
+    return program.evaluate(variables, now=now)
+
+
+def check(source: str, schema: Any = None, *, profile: str = "strict",
+          limits: Limits | None = None, registry: Registry | None = None) -> Type:
+    """The formula's static type, or a FormulaError."""
+    return compile(source, schema, profile=profile, limits=limits, registry=registry).type
+
+
+def function_catalog(registry: Registry | None = None) -> list[dict[str, Any]]:
+    """Every callable function: name, category, signatures, doc, examples (for docs, prompts
+    and tool listings)."""
+    reg = registry or default_registry()
+    return [
+        {
+            "name": spec.name,
+            "category": spec.category,
+            "signatures": spec.describe(),
+            "doc": spec.doc,
+            "examples": [f"{e.expr} -> {e.result}" for e in spec.examples],
+            "errors": list(spec.errors),
+            "pack": spec.pack,
+        }
+        for spec in reg.functions()
+    ]
+
+
+__all__ = [
+    "CheckError", "Diagnostic", "ErrorValue", "EvalError", "Fix", "FormulaError",
+    "InternalError", "LimitExceeded", "Limits", "ParseError", "Program", "Registry", "Type",
+    "check", "compile", "default_registry", "evaluate", "function_catalog", "parse_type",
+]

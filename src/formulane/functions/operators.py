@@ -1,0 +1,398 @@
+"""Operators, declared as specs like any function (named by their symbol).
+
+Each overload carries its own implementation, chosen statically by the checker, so ``Date +
+Number`` and ``Number + Number`` cost no dispatch at run time. Arithmetic relies on the engine's
+decimal context (34 digits, overflow traps to ``#NUM!``). Comparisons of Text ignore case, as
+Excel does; ``EXACT`` is the case-sensitive test. ``and``, ``or`` and ``??`` are lazy.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import operator
+from decimal import Decimal
+from typing import Any, Callable
+
+from ..types import (
+    BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, Type, join, non_null, optional,
+)
+from ..values import DIV0, NUM, VALUE, ErrorValue, XLError, display_text
+from .spec import Cost, builtin, p, sig
+
+_ZERO = Decimal(0)
+_EPOCH_UTC = dt.timezone.utc
+
+
+def _days(n: Any) -> dt.timedelta:
+    return dt.timedelta(days=int(n))
+
+
+def _date_plus(d: dt.date, n: Any) -> dt.date:
+    try:
+        return d + _days(n)
+    except OverflowError:
+        raise XLError(NUM, "date out of range") from None
+
+
+def _date_minus(d: dt.date, n: Any) -> dt.date:
+    try:
+        return d - _days(n)
+    except OverflowError:
+        raise XLError(NUM, "date out of range") from None
+
+
+def _date_plus_duration(d: dt.date, span: dt.timedelta) -> dt.datetime:
+    return dt.datetime(d.year, d.month, d.day, tzinfo=_EPOCH_UTC) + span
+
+
+def _date_diff(a: dt.date, b: dt.date) -> int:
+    return (a - b).days
+
+
+def _checked(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def run(a: Any, b: Any) -> Any:
+        try:
+            return op(a, b)
+        except OverflowError:
+            raise XLError(NUM, "date or duration out of range") from None
+
+    return run
+
+
+def _duration_times(span: dt.timedelta, n: Any) -> dt.timedelta:
+    try:
+        return dt.timedelta(microseconds=int(Decimal(span // dt.timedelta(microseconds=1)) * n))
+    except OverflowError:
+        raise XLError(NUM, "duration out of range") from None
+
+
+def _duration_div(span: dt.timedelta, n: Any) -> dt.timedelta:
+    if n == 0:
+        raise XLError(DIV0, "division by zero")
+    return _duration_times(span, Decimal(1) / Decimal(n))
+
+
+def _duration_ratio(a: dt.timedelta, b: dt.timedelta) -> Decimal:
+    if not b:
+        raise XLError(DIV0, "division by zero")
+    return Decimal(a // dt.timedelta(microseconds=1)) / Decimal(b // dt.timedelta(microseconds=1))
+
+
+# ------------------------------------------------------------------------------------- arithmetic
+
+
+@builtin(
+    "+",
+    sig(NUMBER, NUMBER, returns=NUMBER, impl=operator.add),
+    sig(DATE, NUMBER, returns=DATE, impl=_date_plus),
+    sig(NUMBER, DATE, returns=DATE, impl=lambda n, d: _date_plus(d, n)),
+    sig(DATETIME, DURATION, returns=DATETIME, impl=_checked(operator.add)),
+    sig(DURATION, DATETIME, returns=DATETIME, impl=_checked(operator.add)),
+    sig(DATE, DURATION, returns=DATETIME, impl=_checked(_date_plus_duration)),
+    sig(DURATION, DURATION, returns=DURATION, impl=_checked(operator.add)),
+    doc="Addition; a Date plus a Number adds days, a DateTime plus a Duration adds time.",
+    examples=["1 + 2 -> 3", "0.1 + 0.2 -> 0.3", "DATE(2024,2,28) + 1 -> DATE(2024,2,29)"],
+    category="operators",
+    cost=Cost.const(1),
+    errors=("#NUM!",),
+)
+def add(a: Any, b: Any) -> Any:
+    return a + b
+
+
+@builtin(
+    "-",
+    sig(NUMBER, NUMBER, returns=NUMBER, impl=operator.sub),
+    sig(DATE, NUMBER, returns=DATE, impl=_date_minus),
+    sig(DATE, DATE, returns=NUMBER, impl=_date_diff),
+    sig(DATETIME, DATETIME, returns=DURATION, impl=_checked(operator.sub)),
+    sig(DATETIME, DURATION, returns=DATETIME, impl=_checked(operator.sub)),
+    sig(DURATION, DURATION, returns=DURATION, impl=_checked(operator.sub)),
+    doc="Subtraction; Date minus Date gives days, DateTime minus DateTime a Duration.",
+    examples=["5 - 7 -> -2", "DATE(2024,3,1) - DATE(2024,2,1) -> 29"],
+    category="operators",
+    cost=Cost.const(1),
+    errors=("#NUM!",),
+)
+def sub(a: Any, b: Any) -> Any:
+    return a - b
+
+
+@builtin(
+    "*",
+    sig(NUMBER, NUMBER, returns=NUMBER, impl=operator.mul),
+    sig(DURATION, NUMBER, returns=DURATION, impl=_duration_times),
+    sig(NUMBER, DURATION, returns=DURATION, impl=lambda n, d: _duration_times(d, n)),
+    doc="Multiplication.",
+    examples=["6 * 7 -> 42", "1.1 * 1.1 -> 1.21"],
+    category="operators",
+    cost=Cost.const(1),
+    errors=("#NUM!",),
+)
+def mul(a: Any, b: Any) -> Any:
+    return a * b
+
+
+def _divide(a: Any, b: Any) -> Any:
+    if not b:
+        raise XLError(DIV0, "division by zero")
+    return Decimal(a) / b if type(a) is int else a / b
+
+
+@builtin(
+    "/",
+    sig(NUMBER, NUMBER, returns=NUMBER, impl=_divide),
+    sig(DURATION, NUMBER, returns=DURATION, impl=_duration_div),
+    sig(DURATION, DURATION, returns=NUMBER, impl=_duration_ratio),
+    doc="Division; dividing by zero gives #DIV/0!.",
+    examples=["1 / 4 -> 0.25", "1 / 0 -> #DIV/0!", "0 / 0 -> #DIV/0!"],
+    category="operators",
+    cost=Cost.const(1),
+    errors=("#DIV/0!", "#NUM!"),
+)
+def div(a: Any, b: Any) -> Any:
+    return _divide(a, b)
+
+
+def power_of(base: Any, exponent: Any) -> Decimal:
+    """Excel's power: 0^0 and 0^negative are #NUM!/#DIV/0!, a negative base needs an integral
+    exponent, and a result too large is #NUM! without computing a gigantic number first."""
+    base = Decimal(base)
+    exponent = Decimal(exponent)
+    if base == 0:
+        if exponent == 0:
+            raise XLError(NUM, "0^0 is undefined")
+        if exponent < 0:
+            raise XLError(DIV0, "0 to a negative power")
+        return _ZERO
+    integral = exponent == exponent.to_integral_value()
+    if base < 0 and not integral:
+        raise XLError(NUM, "a negative number to a fractional power")
+    # |base|^exponent >= 1e308 is decided from logarithms before any big computation.
+    magnitude = abs(base).log10() * exponent
+    if magnitude >= 308:
+        raise XLError(NUM, "result too large")
+    if magnitude < -400:
+        return _ZERO
+    return base ** exponent
+
+
+@builtin(
+    "^",
+    sig(NUMBER, NUMBER, returns=NUMBER, impl=power_of),
+    doc="Power (left-associative, as in Excel); 0^0 is #NUM!.",
+    examples=["2 ^ 10 -> 1024", "0 ^ 0 -> #NUM!", "4 ^ 0.5 -> 2", "9 ^ (9 ^ 9) -> #NUM!", "(-8) ^ (1/3) -> #NUM!"],
+    category="operators",
+    cost=Cost.const(4),
+    errors=("#NUM!", "#DIV/0!"),
+)
+def power(a: Any, b: Any) -> Any:
+    return power_of(a, b)
+
+
+def _concat_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
+    params = []
+    for i, t in enumerate(types):
+        if not (t.is_scalar or t.kind in ("Blank", "Never", "Any")):
+            raise TypeError(i, f"& joins single values, got {t}")
+        params.append(t if t.kind not in ("Any",) else optional(TEXT))
+    return params, TEXT
+
+
+@builtin(
+    "&",
+    sig(TEXT, TEXT, returns=TEXT),
+    doc="Joins two values as text (numbers in Excel's General format, dates as ISO dates).",
+    examples=['"a" & "b" -> "ab"', '"n=" & 1/4 -> "n=0.25"', '"" & 1/3 -> "0.333333333333333"'],
+    category="operators",
+    cost=Cost.const(2),
+    needs_ctx=True,
+    check=_concat_check,
+    errors=(),
+)
+def concat(ctx: Any, a: Any, b: Any) -> str:
+    a = a if type(a) is str else display_text(a)
+    b = b if type(b) is str else display_text(b)
+    ctx.check_text(len(a) + len(b))
+    return a + b
+
+
+# -------------------------------------------------------------------------------------- unary
+
+
+def _negate_duration(d: dt.timedelta) -> dt.timedelta:
+    return -d
+
+
+@builtin(
+    "NEG",
+    sig(NUMBER, returns=NUMBER, impl=operator.neg),
+    sig(DURATION, returns=DURATION, impl=_negate_duration),
+    doc="Unary minus.",
+    examples=["-(3) -> -3", "-(-3) -> 3"],
+    category="operators",
+    cost=Cost.const(1),
+    can_error=False,
+)
+def neg(a: Any) -> Any:
+    return -a
+
+
+@builtin(
+    "POS",
+    sig(NUMBER, returns=NUMBER, impl=operator.pos),
+    sig(DURATION, returns=DURATION, impl=lambda d: d),
+    doc="Unary plus (no effect).",
+    examples=["+3 -> 3", "+(-3) -> -3"],
+    category="operators",
+    cost=Cost.const(0),
+    can_error=False,
+)
+def pos(a: Any) -> Any:
+    return a
+
+
+_HUNDRED = Decimal(100)
+
+
+@builtin(
+    "%",
+    sig(NUMBER, returns=NUMBER),
+    doc="Percent: divides by 100.",
+    examples=["15% -> 0.15", "(1 + 1)% -> 0.02"],
+    category="operators",
+    cost=Cost.const(1),
+    can_error=False,
+)
+def percent(a: Any) -> Any:
+    return a / _HUNDRED
+
+
+@builtin(
+    "NOT",
+    sig(p("logical", BOOLEAN), returns=BOOLEAN),
+    doc="Logical negation (also written `not x` or `!x`).",
+    examples=["NOT(TRUE) -> FALSE", "not 1 > 2 -> TRUE"],
+    category="logic",
+    cost=Cost.const(1),
+    can_error=False,
+)
+def not_(a: bool) -> bool:
+    return not a
+
+
+# --------------------------------------------------------------------------------- comparison
+
+
+def _text_eq(a: str, b: str) -> bool:
+    return a == b or a.lower() == b.lower()
+
+
+def _text_ne(a: str, b: str) -> bool:
+    return not _text_eq(a, b)
+
+
+def _text_cmp(op: Callable[[Any, Any], bool]) -> Callable[[str, str], bool]:
+    return lambda a, b: op(a.lower(), b.lower())
+
+
+_ORDERED = (NUMBER, DATE, DATETIME, DURATION, BOOLEAN)
+
+
+def _comparison(symbol: str, op: Callable[[Any, Any], bool], text_op: Callable[[str, str], bool],
+                doc: str, examples: list[str]):
+    sigs = [sig(t, t, returns=BOOLEAN, impl=op) for t in _ORDERED]
+    sigs.append(sig(TEXT, TEXT, returns=BOOLEAN, impl=text_op))
+    return builtin(
+        symbol, *sigs, doc=doc, examples=examples, category="operators", cost=Cost.const(1),
+        can_error=False,
+    )(op)
+
+
+eq = _comparison("=", operator.eq, _text_eq, "Equal (Text ignores case; `==` also works).",
+                 ['"a" = "A" -> TRUE', "0.1 + 0.2 = 0.3 -> TRUE"])
+ne = _comparison("<>", operator.ne, _text_ne, "Not equal (`!=` also works).",
+                 ["1 <> 2 -> TRUE", '"a" <> "A" -> FALSE'])
+lt = _comparison("<", operator.lt, _text_cmp(operator.lt), "Less than.",
+                 ["1 < 2 -> TRUE", '"a" < "B" -> TRUE'])
+le = _comparison("<=", operator.le, _text_cmp(operator.le), "Less than or equal.",
+                 ["2 <= 2 -> TRUE", "DATE(2024,1,2) <= DATE(2024,1,1) -> FALSE"])
+gt = _comparison(">", operator.gt, _text_cmp(operator.gt), "Greater than.",
+                 ["3 > 2 -> TRUE", "TRUE > FALSE -> TRUE"])
+ge = _comparison(">=", operator.ge, _text_cmp(operator.ge), "Greater than or equal.",
+                 ["2 >= 3 -> FALSE", '"b" >= "B" -> TRUE'])
+
+COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
+
+
+# ------------------------------------------------------------------------------- lazy logic
+
+
+def _lazy_and(f: Any, a: Any, b: Any) -> Any:
+    x = a(f)
+    if x is False or type(x) is ErrorValue:
+        return x
+    return b(f)
+
+
+def _lazy_or(f: Any, a: Any, b: Any) -> Any:
+    x = a(f)
+    if x is True or type(x) is ErrorValue:
+        return x
+    return b(f)
+
+
+@builtin(
+    "OP_AND",
+    sig(BOOLEAN, BOOLEAN, returns=BOOLEAN),
+    doc="Logical and, lazy left to right (`&&` also works).",
+    examples=["TRUE and FALSE -> FALSE", "FALSE and 1/0 = 1 -> FALSE"],
+    category="operators",
+    lazy=True,
+    cost=Cost.const(1),
+    can_error=False,
+)
+def and_op(f: Any, a: Any, b: Any) -> Any:
+    return _lazy_and(f, a, b)
+
+
+@builtin(
+    "OP_OR",
+    sig(BOOLEAN, BOOLEAN, returns=BOOLEAN),
+    doc="Logical or, lazy left to right (`||` also works).",
+    examples=["FALSE or TRUE -> TRUE", "TRUE or 1/0 = 1 -> TRUE"],
+    category="operators",
+    lazy=True,
+    cost=Cost.const(1),
+    can_error=False,
+)
+def or_op(f: Any, a: Any, b: Any) -> Any:
+    return _lazy_or(f, a, b)
+
+
+def _coalesce_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
+    result = types[0]
+    for i, t in enumerate(types[1:], start=1):
+        joined = join(non_null(result), non_null(t)) if result.kind != "Blank" else t
+        if joined is None:
+            raise TypeError(i, f"?? needs the same type on both sides, got {types[0]} and {t}")
+        result = joined
+    nullable = types[-1].nullable
+    result = optional(result) if nullable else non_null(result)
+    return [optional(result) for _ in types[:-1]] + [types[-1]], result
+
+
+@builtin(
+    "??",
+    sig(optional(NUMBER), NUMBER, returns=NUMBER),
+    doc="Blank-coalescing: the left value unless it is blank, then the right one (lazy).",
+    examples=["BLANK() ?? 0 -> 0", "5 ?? 0 -> 5"],
+    category="operators",
+    lazy=True,
+    cost=Cost.const(1),
+    check=_coalesce_check,
+    can_error=False,
+)
+def coalesce_op(f: Any, a: Any, b: Any) -> Any:
+    x = a(f)
+    return b(f) if x is None else x

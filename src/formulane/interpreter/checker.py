@@ -1,0 +1,870 @@
+"""The checker: AST + schema + profile -> typed, resolved IR, or diagnostics.
+
+It resolves names (schema variables, LET names, lambda parameters) to frame slots, picks one
+overload per call (generic signatures unify left to right; lambda parameters take their types
+from earlier arguments), enforces nullability (strict: a possibly-blank value must be handled;
+``IF(ISBLANK(x), ..., x)`` narrows), makes excel-profile coercions explicit, flags ambiguous
+precedence (``-2^2``, ``2^3^2``, ``1<2<3``: errors in strict, warnings in excel), and computes
+a static cost bound. It never mutates the AST and collects up to ``max_diagnostics`` problems,
+each with a span, a hint and machine-applicable fixes where one exists.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import replace
+from decimal import Decimal
+from typing import Any, Mapping
+
+from ..errors import CheckError, Diagnostic, Fix, LimitExceeded
+from ..functions.operators import COMPARISONS
+from ..functions.registry import Registry
+from ..functions.spec import FunctionSpec, Param, Sig
+from ..grammar import ast
+from ..limits import Limits
+from ..source import Span
+from ..types import (
+    ANY, BOOLEAN, NEVER, NUMBER, TEXT, Type, join, list_of, non_null, optional,
+)
+from ..values import MAX_NUMBER, ErrorValue, display_text
+from . import ir
+from .ir import IR
+
+_UNARY_SPECS = {"-": "NEG", "+": "POS", "%": "%", "not": "NOT"}
+_BINARY_SPECS = {"and": "OP_AND", "or": "OP_OR"}
+_ZERO_OF = {"Number": "0", "Text": '""', "Boolean": "FALSE"}
+_FAIL_NULLABLE = "nullable"
+
+
+class _Abort(Exception):
+    """Too many diagnostics: stop checking."""
+
+
+class Scope:
+    """Names visible at a point: locals (LET, lambda params) over the schema, with narrowing."""
+
+    __slots__ = ("bindings",)
+
+    def __init__(self, bindings: Mapping[str, tuple[int, Type, bool]]) -> None:
+        self.bindings = dict(bindings)
+
+    def child(self, **updates: tuple[int, Type, bool]) -> "Scope":
+        merged = dict(self.bindings)
+        merged.update(updates)
+        return Scope(merged)
+
+    def narrowed(self, overrides: Mapping[str, Type]) -> "Scope":
+        if not overrides:
+            return self
+        merged = dict(self.bindings)
+        for name, t in overrides.items():
+            if name in merged:
+                slot, _, local = merged[name]
+                merged[name] = (slot, t, local)
+        return Scope(merged)
+
+
+class Checker:
+    def __init__(
+        self,
+        source: str,
+        schema: Mapping[str, Type],
+        *,
+        profile: str,
+        limits: Limits,
+        registry: Registry,
+    ) -> None:
+        self.source = source
+        self.schema = dict(schema)
+        self.profile = profile
+        self.limits = limits
+        self.registry = registry
+        self.diagnostics: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = []
+        self.variables: dict[str, tuple[int, Type]] = {}  # schema names actually used
+        self.slot_count = 1  # slot 0 holds the evaluation context
+
+    # -------------------------------------------------------------------------------- driver
+
+    def check(self, node: ast.Node) -> IR:
+        try:
+            result = self.visit(node, Scope({}))
+        except _Abort:
+            result = None
+        if self.diagnostics:
+            raise CheckError(self.diagnostics[0], diagnostics=self.diagnostics, source=self.source)
+        assert result is not None
+        return result
+
+    def error(self, code: str, message: str, span: Span | None, *, label: str = "",
+              hint: str = "", fixes: tuple[Fix, ...] = ()) -> None:
+        self.diagnostics.append(Diagnostic(code, message, span, label, hint, fixes))
+        if len(self.diagnostics) >= self.limits.max_diagnostics:
+            self.diagnostics.append(Diagnostic("E410", "too many problems; stopped checking",
+                                               None))
+            raise _Abort
+
+    def warn(self, code: str, message: str, span: Span, *, hint: str = "",
+             fixes: tuple[Fix, ...] = ()) -> None:
+        self.warnings.append(Diagnostic(code, message, span, "", hint, fixes, "warning"))
+
+    def text(self, span: Span) -> str:
+        return self.source[span.start : span.end]
+
+    def poison(self, span: Span) -> IR:
+        """A stand-in after an error: fits anywhere, so one mistake is reported once."""
+        return ir.Const(None, NEVER, span)
+
+    def new_slot(self) -> int:
+        slot = self.slot_count
+        self.slot_count += 1
+        return slot
+
+    # ------------------------------------------------------------------------------- visitors
+
+    def visit(self, node: ast.Node, scope: Scope) -> IR:
+        kind = type(node)
+        if kind is ast.Number:
+            return self.visit_number(node)  # type: ignore[arg-type]
+        if kind is ast.String:
+            value = node.value  # type: ignore[union-attr]
+            if len(value) > self.limits.max_text_length:
+                raise LimitExceeded(f"a text literal of {len(value):,} characters is over the "
+                                    f"limit of {self.limits.max_text_length:,}", code="E406",
+                                    span=node.span)
+            return ir.Const(value, TEXT, node.span)
+        if kind is ast.Boolean:
+            return ir.Const(node.value, BOOLEAN, node.span)  # type: ignore[union-attr]
+        if kind is ast.Name:
+            return self.visit_name(node, scope)  # type: ignore[arg-type]
+        if kind is ast.ListLit:
+            return self.visit_list(node, scope)  # type: ignore[arg-type]
+        if kind is ast.Member:
+            return self.visit_member(node, scope)  # type: ignore[arg-type]
+        if kind is ast.Index:
+            return self.visit_index(node, scope)  # type: ignore[arg-type]
+        if kind is ast.Unary:
+            return self.visit_unary(node, scope)  # type: ignore[arg-type]
+        if kind is ast.Binary:
+            return self.visit_binary(node, scope)  # type: ignore[arg-type]
+        if kind is ast.Call:
+            return self.visit_call(node, scope)  # type: ignore[arg-type]
+        if kind is ast.Lambda:
+            self.error("E108", "a lambda can only be an argument of MAP, FILTER, REDUCE...",
+                       node.span)
+            return self.poison(node.span)
+        raise TypeError(f"unknown AST node {kind.__name__}")
+
+    def visit_number(self, node: ast.Number) -> IR:
+        value = node.value
+        if not value.is_finite() or abs(value) >= MAX_NUMBER:
+            self.error("E107", "number out of range: numbers must be below 1e308 in magnitude",
+                       node.span)
+            return self.poison(node.span)
+        if len(value.as_tuple().digits) > 34:
+            value = +Decimal(value)  # rounded to 34 digits by the engine's context below
+            from ..values import CONTEXT
+
+            value = CONTEXT.plus(node.value)
+        return ir.Const(value, NUMBER, node.span)
+
+    def visit_name(self, node: ast.Name, scope: Scope) -> IR:
+        name = node.name
+        found = scope.bindings.get(name)
+        if found is not None:
+            slot, t, local = found
+            return ir.Var(slot, name, t, node.span, local=local,
+                          size=self.limits.max_list_length if t.kind == "List" else 0)
+        if name in self.schema:
+            if name not in self.variables:
+                self.variables[name] = (self.new_slot(), self.schema[name])
+            slot, t = self.variables[name]
+            return ir.Var(slot, name, t, node.span,
+                          size=self.limits.max_list_length if t.kind == "List" else 0)
+        candidates = list(scope.bindings) + list(self.schema)
+        close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+        close += [c for c in candidates if c.lower() == name.lower() and c not in close]
+        fixes = tuple(Fix(node.span, _name_source(c), f"use {c}") for c in close[:3])
+        if name.upper() in self.registry and self.registry.get(name.upper()) is not None:
+            hint = f"{name.upper()} is a function: call it as {name.upper()}(...)"
+        elif close:
+            hint = f"did you mean {close[0]}?"
+        elif not candidates:
+            hint = "no variables are declared; pass variables or a schema"
+        else:
+            hint = "known names: " + ", ".join(sorted(candidates)[:8])
+        self.error("E201", f"unknown name '{name}'", node.span, label="not declared",
+                   hint=hint, fixes=fixes)
+        return self.poison(node.span)
+
+    def visit_list(self, node: ast.ListLit, scope: Scope) -> IR:
+        if len(node.items) > self.limits.max_list_length:
+            raise LimitExceeded("list literal too long", code="E407", span=node.span)
+        items = tuple(self.visit(item, scope) for item in node.items)
+        elem: Type = NEVER
+        for item in items:
+            joined = join(elem, item.type)
+            if joined is None:
+                self.error("E202", f"list items must have one type: {elem} and {item.type}",
+                           item.span, label=f"expected {elem}",
+                           hint="a list holds one type of value")
+                return self.poison(node.span)
+            elem = joined
+        if any(i.type.kind in ("List", "Record") and False for i in items):
+            pass
+        return ir.ListOf(items, list_of(elem), node.span,
+                         may_error=any(i.may_error for i in items),
+                         cost=sum(i.cost for i in items) + 1, size=len(items))
+
+    def visit_member(self, node: ast.Member, scope: Scope) -> IR:
+        obj = self.visit(node.obj, scope)
+        t = obj.type
+        if t.kind == "Never":
+            return obj
+        if t.kind == "Any":
+            return ir.FieldOf(obj, node.name, ANY, node.span, obj.may_error, obj.cost + 1)
+        if t.kind != "Record":
+            self.error("E207", f"'.{node.name}' needs a record, but this is {t}",
+                       node.name_span if node.name_span.end else node.span,
+                       hint="fields exist only on records declared in the schema")
+            return self.poison(node.span)
+        ft = t.field(node.name)
+        if ft is None:
+            names = [n for n, _ in t.fields]
+            close = difflib.get_close_matches(node.name, names, n=3, cutoff=0.5)
+            span = node.name_span if node.name_span.end else node.span
+            self.error("E207", f"record has no field '{node.name}'", span,
+                       label="unknown field",
+                       hint=f"did you mean {close[0]}?" if close else "fields: " + ", ".join(names),
+                       fixes=tuple(Fix(span, _name_source(c), f"use {c}") for c in close))
+            return self.poison(node.span)
+        if t.nullable:
+            ft = optional(ft)
+        size = self.limits.max_list_length if ft.kind == "List" else 0
+        return ir.FieldOf(obj, node.name, ft, node.span, obj.may_error, obj.cost + 1, size)
+
+    def visit_index(self, node: ast.Index, scope: Scope) -> IR:
+        obj = self.visit(node.obj, scope)
+        index = self.visit(node.index, scope)
+        if obj.type.kind == "Never":
+            return obj
+        if obj.type.kind != "List":
+            self.error("E202", f"only lists can be indexed, this is {obj.type}", node.obj.span)
+            return self.poison(node.span)
+        index = self.expect(NUMBER, index, "an index")
+        elem = obj.type.elem
+        assert elem is not None
+        if obj.type.nullable:
+            elem = optional(elem)
+        return ir.IndexOf(obj, index, elem, node.span, True, obj.cost + index.cost + 1,
+                          self.limits.max_list_length if elem.kind == "List" else 0)
+
+    def visit_unary(self, node: ast.Unary, scope: Scope) -> IR:
+        spec = self.registry.get(_UNARY_SPECS[node.op])
+        assert spec is not None
+        operand = self.visit(node.operand, scope)
+        return self.resolve(spec, [node.operand], [operand], node.span, node.op_span or node.span,
+                            display=node.op)
+
+    def visit_binary(self, node: ast.Binary, scope: Scope) -> IR:
+        if self.check_ambiguity(node):
+            self.visit(node.left, scope)
+            self.visit(node.right, scope)
+            return self.poison(node.span)
+        spec = self.registry.get(_BINARY_SPECS.get(node.op, node.op))
+        assert spec is not None, node.op
+        left = self.visit(node.left, scope)
+        right_scope = scope
+        if node.op in ("and", "or"):
+            then_n, else_n = self.narrowings(node.left, scope)
+            right_scope = scope.narrowed(then_n if node.op == "and" else else_n)
+        right = self.visit(node.right, right_scope)
+        if node.op in COMPARISONS:
+            return self.resolve_comparison(spec, node, left, right)
+        return self.resolve(spec, [node.left, node.right], [left, right], node.span,
+                            node.op_span or node.span, display=node.op)
+
+    def visit_call(self, node: ast.Call, scope: Scope) -> IR:
+        if len(node.args) > self.limits.max_arguments:
+            raise LimitExceeded(f"{node.name} has {len(node.args)} arguments; the limit is "
+                                f"{self.limits.max_arguments}", code="E404", span=node.span)
+        spec = self.registry.get(node.name)
+        if spec is None or spec.category == "operators":
+            self.unknown_function(node)
+            for arg in node.args:
+                if not isinstance(arg, ast.Lambda):
+                    self.visit(arg, scope)
+            return self.poison(node.span)
+        if spec.name == "LET":
+            return self.visit_let(node, scope)
+        args: list[IR | None] = []
+        if spec.name in ("IF", "IFS") and node.args:
+            pending: dict[str, Type] = {}
+            for i, arg in enumerate(node.args):
+                if spec.name == "IF" and i == 2:
+                    sc = scope.narrowed(self._else_narrowing)
+                else:
+                    sc = scope.narrowed(pending)
+                visited = self.visit(arg, sc) if not isinstance(arg, ast.Lambda) else None
+                args.append(visited)
+                if i % 2 == 0 and (spec.name == "IFS" or i == 0):
+                    then_n, else_n = self.narrowings(arg, scope)
+                    self._else_narrowing = else_n
+                    pending = then_n
+                elif spec.name == "IFS":
+                    pending = {}
+        else:
+            args = [None if isinstance(a, ast.Lambda) else self.visit(a, scope) for a in node.args]
+        return self.resolve(spec, list(node.args), args, node.span, node.name_span or node.span,
+                            scope=scope)
+
+    _else_narrowing: dict[str, Type] = {}
+
+    def visit_let(self, node: ast.Call, scope: Scope) -> IR:
+        args = node.args
+        if len(args) < 3 or len(args) % 2 == 0:
+            self.error("E208", "LET takes pairs of name and value, then a calculation: "
+                       "LET(name, value, calculation)", node.span)
+            return self.poison(node.span)
+        slots, names, values = [], [], []
+        current = scope
+        for i in range(0, len(args) - 1, 2):
+            name_node = args[i]
+            if not isinstance(name_node, ast.Name):
+                self.error("E208", "a LET name must be a plain name", name_node.span)
+                return self.poison(node.span)
+            if name_node.name in self.schema or name_node.name in current.bindings:
+                self.warn("E208", f"LET name '{name_node.name}' hides another name",
+                          name_node.span)
+            value = self.visit(args[i + 1], current)
+            slot = self.new_slot()
+            current = current.child(**{name_node.name: (slot, value.type, True)})
+            slots.append(slot)
+            names.append(name_node.name)
+            values.append(value)
+        body = self.visit(args[-1], current)
+        return ir.Let(tuple(slots), tuple(names), tuple(values), body, body.type, node.span,
+                      body.may_error or any(v.may_error for v in values),
+                      body.cost + sum(v.cost for v in values) + len(values), body.size)
+
+    def visit_lambda(self, node: ast.Lambda, param_types: list[Type], scope: Scope) -> ir.Lambda:
+        slots = []
+        current = scope
+        for name, t in zip(node.params, param_types):
+            slot = self.new_slot()
+            slots.append(slot)
+            current = current.child(**{name: (slot, t, True)})
+        body = self.visit(node.body, current)
+        from ..types import fn
+
+        return ir.Lambda(tuple(slots), node.params, body, fn(param_types, body.type), node.span,
+                         body.may_error, body.cost, body.size)
+
+    # ------------------------------------------------------------------------------ narrowing
+
+    def narrowings(self, cond: ast.Node, scope: Scope) -> tuple[dict[str, Type], dict[str, Type]]:
+        """Types known in the then/else branches of a condition (ISBLANK, ISNUMBER on Any...)."""
+        if isinstance(cond, ast.Unary) and cond.op == "not":
+            t, e = self.narrowings(cond.operand, scope)
+            return e, t
+        if isinstance(cond, ast.Call) and cond.name == "NOT" and len(cond.args) == 1:
+            t, e = self.narrowings(cond.args[0], scope)
+            return e, t
+        if isinstance(cond, ast.Binary) and cond.op in ("and", "or"):
+            lt, le = self.narrowings(cond.left, scope)
+            rt, re_ = self.narrowings(cond.right, scope)
+            if cond.op == "and":
+                return {**lt, **rt}, {}
+            return {}, {**le, **re_}
+        if isinstance(cond, ast.Call) and len(cond.args) == 1 and isinstance(cond.args[0], ast.Name):
+            name = cond.args[0].name
+            found = scope.bindings.get(name)
+            t = found[1] if found else self.schema.get(name)
+            if t is None:
+                return {}, {}
+            if name not in scope.bindings and name in self.schema:
+                # Make sure the variable has a slot so narrowing can refer to it.
+                self.visit_name(cond.args[0], scope)
+                scope.bindings[name] = (self.variables[name][0], t, False)
+            if cond.name == "ISBLANK" and t.nullable:
+                return {}, {name: non_null(t)}
+            if t.kind == "Any":
+                target = {"ISNUMBER": NUMBER, "ISTEXT": TEXT, "ISLOGICAL": BOOLEAN}.get(cond.name)
+                if target is not None:
+                    return {name: target}, {}
+        return {}, {}
+
+    # ------------------------------------------------------------------------------ ambiguity
+
+    def check_ambiguity(self, node: ast.Binary) -> bool:
+        """Report ``-2^2``, ``2^3^2``, ``1<2<3``; True when that is an error (strict)."""
+        left = node.left
+        src = self.text
+        if node.op == "^" and isinstance(left, ast.Unary) and left.op in ("-", "+") \
+                and not left.parenthesized:
+            excel = f"({src(left.span)})^{src(node.right.span)}"
+            math = f"{left.op}({src(left.operand.span)}^{src(node.right.span)})"
+            self.ambiguous(node, f"'{src(node.span)}' is ambiguous: Excel computes {excel}, "
+                           f"most languages {math}", (excel, math))
+        elif node.op == "^" and isinstance(left, ast.Binary) and left.op == "^" \
+                and not left.parenthesized:
+            excel = f"({src(left.span)})^{src(node.right.span)}"
+            math = f"{src(left.left.span)}^({src(left.right.span)}^{src(node.right.span)})"
+            self.ambiguous(node, f"'{src(node.span)}' is ambiguous: Excel computes {excel}, "
+                           f"most languages {math}", (excel, math))
+        elif node.op in COMPARISONS and isinstance(left, ast.Binary) and left.op in COMPARISONS \
+                and not left.parenthesized:
+            chained = f"{src(left.span)} and {src(left.right.span)} {node.op} {src(node.right.span)}"
+            self.ambiguous(node, f"comparisons do not chain: '{src(node.span)}' compares a "
+                           "TRUE/FALSE result with a value", (chained,))
+        else:
+            return False
+        return self.profile == "strict"
+
+    def ambiguous(self, node: ast.Binary, message: str, options: tuple[str, ...]) -> None:
+        fixes = tuple(Fix(node.span, o, f"write {o}") for o in options)
+        if self.profile == "strict":
+            self.error("E206", message, node.span, label="add parentheses",
+                       hint="write the meaning you want explicitly", fixes=fixes)
+        else:
+            self.warn("E206", message + " (evaluated as Excel does)", node.span, fixes=fixes)
+
+    # ---------------------------------------------------------------------------- resolution
+
+    def unknown_function(self, node: ast.Call) -> None:
+        pack = self.registry.pack_of(node.name)
+        span = node.name_span if node.name_span.end else node.span
+        if pack:
+            self.error("E203", f"{node.name} is in the optional '{pack}' pack, which is off", span,
+                       hint=f"enable it with Registry.with_packs('{pack}')")
+            return
+        close = self.registry.suggest(node.name)
+        fixes = tuple(Fix(span, c, f"use {c}") for c in close)
+        excluded = {"INDIRECT", "OFFSET", "CELL", "INFO", "HYPERLINK", "WEBSERVICE"}
+        if node.name in excluded:
+            hint = f"{node.name} is excluded on purpose: formulas cannot reach outside their inputs"
+        else:
+            hint = f"did you mean {close[0]}?" if close else "see `formulane functions` for the list"
+        self.error("E203", f"unknown function {node.name}", span, label="unknown function",
+                   hint=hint, fixes=fixes)
+
+    def resolve(self, spec: FunctionSpec, nodes: list[ast.Node], args: list[IR | None],
+                span: Span, name_span: Span, *, display: str | None = None,
+                scope: Scope | None = None) -> IR:
+        name = display or spec.name
+        if any(a is not None and a.type.kind == "Never" and isinstance(a, ir.Const)
+               and a.value is None and a.type is NEVER for a in args) and self.diagnostics:
+            return self.poison(span)  # an argument already failed: report nothing more here
+        if spec.check is not None:
+            return self.resolve_custom(spec, nodes, args, span, name, scope)
+        n = len(nodes)
+        fitting = [s for s in spec.signatures if _arity_ok(s, n)]
+        if not fitting:
+            self.arity_error(spec, n, span, name)
+            return self.poison(span)
+        failures: list[tuple[int, Param, IR | None, str]] = []
+        for s in fitting:
+            mark = len(self.diagnostics)
+            result = self.try_sig(spec, s, nodes, args, span, scope)
+            if isinstance(result, tuple):
+                del self.diagnostics[mark:]
+                failures.append(result)
+                continue
+            return result
+        self.report_mismatch(spec, name, failures, nodes, fitting)
+        return self.poison(span)
+
+    def try_sig(self, spec: FunctionSpec, s: Sig, nodes: list[ast.Node], args: list[IR | None],
+                span: Span, scope: Scope | None) -> Any:
+        bindings: dict[str, Type] = {}
+        out: list[IR] = []
+        lambda_cost = 0
+        for i, node in enumerate(nodes):
+            prm = s.param_for(i)
+            assert prm is not None
+            if isinstance(node, ast.Lambda):
+                if prm.type.kind != "Fn":
+                    return (i, prm, None, "a lambda is not expected here")
+                ptypes = [_subst(t, bindings) for t in prm.type.params]
+                if len(node.params) != len(ptypes):
+                    return (i, prm, None, f"this lambda should take {len(ptypes)} parameter(s)")
+                if any(_has_var(t) for t in ptypes):
+                    return (i, prm, None, "cannot infer the lambda's parameter types")
+                lam = self.visit_lambda(node, ptypes, scope or Scope({}))
+                ret = prm.type.elem
+                assert ret is not None
+                if not _unify(ret, lam.body.type, bindings):
+                    return (i, prm, lam, f"the lambda must return {_subst(ret, bindings)}")
+                lambda_cost = max(lambda_cost, lam.cost + 1)
+                out.append(lam)
+                continue
+            arg = args[i]
+            assert arg is not None
+            if prm.type.kind == "Fn":
+                return (i, prm, arg, "expected a lambda such as x => x * 2")
+            matched = self.match(prm.type, arg, bindings)
+            if matched is None or matched == _FAIL_NULLABLE:
+                return (i, prm, arg, matched or "")
+            out.append(matched)  # type: ignore[arg-type]
+        for j in range(len(nodes), len(s.params)):
+            prm = s.params[j]
+            default = prm.default
+            out.append(ir.Const(default, _subst(prm.type, bindings) if default is not None
+                                else optional(_subst(prm.type, bindings)), span))
+        returns = _subst(s.returns, bindings)
+        return self.make_call(spec, s, tuple(out), returns, span, lambda_cost)
+
+    def make_call(self, spec: FunctionSpec, s: Sig, args: tuple[IR, ...], returns: Type,
+                  span: Span, lambda_cost: int = 0) -> IR:
+        list_sizes = [a.size for a in args if a.type.kind == "List"]
+        longest = max(list_sizes, default=0)
+        cost = 1 + spec.cost.base + spec.cost.per_item * sum(list_sizes) + sum(a.cost for a in args)
+        if spec.cost.per_call:
+            cost += longest * lambda_cost
+        if spec.name == "IFERROR":
+            may_error = args[1].may_error
+        elif spec.name in ("IFNA",):
+            may_error = True
+        else:
+            may_error = spec.can_error or any(a.may_error for a in args)
+        size = 0
+        if returns.kind == "List":
+            size = longest if longest and spec.name not in ("SEQUENCE", "FLATTEN", "TEXTSPLIT") \
+                else self.limits.max_list_length
+        return ir.Call(spec, s, args, returns, span, may_error, cost, size, lambda_cost)
+
+    def resolve_custom(self, spec: FunctionSpec, nodes: list[ast.Node], args: list[IR | None],
+                       span: Span, name: str, scope: Scope | None) -> IR:
+        if any(a is None for a in args):
+            self.error("E202", f"{name} does not take a lambda", span)
+            return self.poison(span)
+        real = [a for a in args if a is not None]
+        try:
+            params, returns = spec.check([a.type for a in real], self.profile)  # type: ignore[misc]
+        except TypeError as exc:
+            index, message = exc.args if len(exc.args) == 2 else (-1, str(exc))
+            where = real[index].span if 0 <= index < len(real) else span
+            self.error("E202", message, where)
+            return self.poison(span)
+        out = []
+        for i, (ptype, arg) in enumerate(zip(params, real)):
+            matched = self.match(ptype, arg, {})
+            if matched is None or matched == _FAIL_NULLABLE:
+                prm = Param(f"argument {i + 1}", ptype)
+                self.report_mismatch(spec, name, [(i, prm, arg, matched or "")], nodes,
+                                     list(spec.signatures))
+                return self.poison(span)
+            out.append(matched)
+        return self.make_call(spec, spec.signatures[0], tuple(out), returns, span)  # type: ignore[arg-type]
+
+    def resolve_comparison(self, spec: FunctionSpec, node: ast.Binary, left: IR, right: IR) -> IR:
+        if left.type.kind == "Never" or right.type.kind == "Never":
+            return self.poison(node.span)
+        lt, rt = left.type, right.type
+        if self.profile == "excel" and lt.is_scalar and rt.is_scalar and lt.kind != rt.kind \
+                and "Blank" not in (lt.kind, rt.kind):
+            from ..functions.spec import Sig as _Sig
+
+            mixed = _Sig((Param("left", lt), Param("right", rt)), BOOLEAN, 0,
+                         _mixed_comparison(node.op, _rank(lt), _rank(rt)))
+            return self.make_call(spec, mixed, (self._coerce_null(left), self._coerce_null(right)),
+                                  BOOLEAN, node.span)
+        return self.resolve(spec, [node.left, node.right], [left, right], node.span,
+                            node.op_span or node.span, display=node.op)
+
+    def _coerce_null(self, arg: IR) -> IR:
+        if arg.type.nullable and arg.type.kind in ("Number", "Text", "Boolean"):
+            return ir.Coerce(arg, "blank_to_" + arg.type.kind.lower(), non_null(arg.type),
+                             arg.span, arg.may_error, arg.cost + 1)
+        return arg
+
+    # -------------------------------------------------------------------------------- matching
+
+    def match(self, expected: Type, arg: IR, bindings: dict[str, Type]) -> Any:
+        """``arg`` fitted to ``expected``: the node itself, a coercion, None (type mismatch) or
+        ``_FAIL_NULLABLE`` (a possibly-blank value where a value is required)."""
+        a = arg.type
+        k = expected.kind
+        if a.kind == "Never":
+            return arg
+        if k == "Var":
+            bound = bindings.get(expected.name)
+            if bound is None:
+                bindings[expected.name] = optional(a) if expected.nullable else a
+                return arg
+            joined = join(bound, a)
+            if joined is None:
+                coerced = self.coerce(arg, bound) if self.profile == "excel" else None
+                return coerced
+            bindings[expected.name] = joined
+            return arg
+        if k == "Any":
+            return arg
+        if k == "Many":
+            elem = expected.elem
+            assert elem is not None
+            if a.kind == "List":
+                return arg if _unify(elem, non_null(a.elem), bindings) else None  # type: ignore[arg-type]
+            return self.match(optional(elem), arg, bindings)
+        if k == "List":
+            if a.kind == "Blank":
+                return arg if expected.nullable else _FAIL_NULLABLE
+            if a.kind != "List":
+                return None
+            if a.nullable and not expected.nullable:
+                return _FAIL_NULLABLE
+            return arg if _unify(expected.elem, a.elem, bindings) else None  # type: ignore[arg-type]
+        if k == "Record":
+            from ..types import is_assignable
+
+            if a.kind == "Record" and is_assignable(non_null(a), non_null(expected)):
+                return arg if (expected.nullable or not a.nullable) else _FAIL_NULLABLE
+            return None
+        # scalar expected
+        if a.kind == "Blank":
+            if expected.nullable:
+                return arg
+            if self.profile == "excel" and k in ("Number", "Text", "Boolean"):
+                return ir.Const(_ZERO_VALUE[k], Type(k), arg.span)
+            return _FAIL_NULLABLE
+        if a.kind == k:
+            if a.nullable and not expected.nullable:
+                if self.profile == "excel" and k in ("Number", "Text", "Boolean"):
+                    return ir.Coerce(arg, "blank_to_" + k.lower(), non_null(a), arg.span,
+                                     arg.may_error, arg.cost + 1)
+                return _FAIL_NULLABLE
+            return arg
+        if self.profile == "excel":
+            return self.coerce(arg, expected)
+        return None
+
+    def coerce(self, arg: IR, target: Type) -> IR | None:
+        """Excel's implicit conversions, made explicit (excel profile only)."""
+        a = arg.type
+        if a.kind == "Never":
+            return arg
+        mode = {
+            ("Text", "Number"): "text_to_number",
+            ("Boolean", "Number"): "boolean_to_number",
+            ("Number", "Boolean"): "number_to_boolean",
+            ("Text", "Boolean"): "text_to_boolean",
+        }.get((a.kind, target.kind))
+        if mode is None and target.kind == "Text" and a.is_scalar:
+            mode = "to_text"
+        if mode is None:
+            return None
+        node = arg
+        if a.nullable:
+            node = ir.Coerce(arg, "blank_to_" + a.kind.lower(), non_null(a), arg.span,
+                             arg.may_error, arg.cost + 1) if a.kind in ("Number", "Text", "Boolean") \
+                else arg
+        return ir.Coerce(node, mode, non_null(Type(target.kind)), arg.span,
+                         mode in ("text_to_number", "text_to_boolean") or arg.may_error,
+                         arg.cost + 1)
+
+    def expect(self, t: Type, arg: IR, what: str) -> IR:
+        matched = self.match(t, arg, {})
+        if matched is None or matched == _FAIL_NULLABLE:
+            self.type_error(f"{what} must be {t}, got {arg.type}", arg, t,
+                            nullable=matched == _FAIL_NULLABLE)
+            return self.poison(arg.span)
+        return matched  # type: ignore[no-any-return]
+
+    # ---------------------------------------------------------------------------- reporting
+
+    def arity_error(self, spec: FunctionSpec, n: int, span: Span, name: str) -> None:
+        lo = min(s.min_args for s in spec.signatures)
+        his = [s.max_args for s in spec.signatures]
+        hi = None if any(h is None for h in his) else max(h for h in his if h is not None)
+        if hi is None:
+            expected = f"at least {lo}"
+        elif lo == hi:
+            expected = f"{lo}"
+        else:
+            expected = f"{lo} to {hi}"
+        plural = "" if expected == "1" else "s"
+        self.error("E204", f"{name} takes {expected} argument{plural}, got {n}", span,
+                   hint="; ".join(spec.describe()[:3]))
+
+    def report_mismatch(self, spec: FunctionSpec, name: str,
+                        failures: list[tuple[int, Param, IR | None, str]],
+                        nodes: list[ast.Node], sigs: list[Sig]) -> None:
+        # Report the failure that got furthest: it is most likely what the author meant.
+        index, prm, arg, why = max(failures, key=lambda f: f[0])
+        span = arg.span if arg is not None else nodes[index].span
+        if spec.category == "operators" or spec.name == "NOT":
+            side = "operand" if len(nodes) == 1 else ("left side" if index == 0 else "right side")
+            prm = Param(f"the {side}", prm.type)
+            name = f"'{name}'"
+        if why == _FAIL_NULLABLE and arg is not None:
+            self.type_error(f"{name} needs a value for {prm.name}, but {self.text(span)} may "
+                            "be blank", arg, prm.type, nullable=True)
+            return
+        if why and arg is None:
+            self.error("E202", f"{name}: {why}", span, hint="; ".join(spec.describe()[:3]))
+            return
+        got = arg.type if arg is not None else "a lambda"
+        expected = _describe_expected(prm.type)
+        if why:
+            message = f"{name}: {why}"
+        elif len(sigs) > 1 and len(failures) > 1:
+            message = f"{name} does not accept {got} for {prm.name}"
+        else:
+            message = f"{name} expects {expected} for {prm.name}, got {got}"
+        if arg is not None:
+            self.type_error(message, arg, prm.type, label=f"expected {expected}",
+                            hint="; ".join(spec.describe()[:3]) if len(sigs) > 1 else "")
+        else:
+            self.error("E202", message, span)
+
+    def type_error(self, message: str, arg: IR, expected: Type, *, nullable: bool = False,
+                   label: str = "", hint: str = "") -> None:
+        text = self.text(arg.span)
+        simple = _is_simple(text)
+        fixes: tuple[Fix, ...] = ()
+        if nullable:
+            zero = _ZERO_OF.get(expected.kind) if expected.kind != "Var" else None
+            zero = zero or _ZERO_OF.get(arg.type.kind)
+            if zero is not None:
+                wrapped = f"{text} ?? {zero}" if simple else f"({text}) ?? {zero}"
+                fixes = (Fix(arg.span, f"({wrapped})", f"use {zero} when blank"),)
+            self.error("E205", message, arg.span, label=label or "may be blank",
+                       hint=hint or "handle the blank case: x ?? default, or "
+                                    "IF(ISBLANK(x), ..., ...); or use the excel profile",
+                       fixes=fixes)
+            return
+        a = arg.type
+        if expected.kind == "Number" and a.kind == "Text":
+            fixes = (Fix(arg.span, f"VALUE({text})", "convert the text to a number"),)
+        elif expected.kind == "Number" and a.kind == "Boolean":
+            fixes = (Fix(arg.span, f"IF({text}, 1, 0)", "turn TRUE/FALSE into 1/0"),)
+        elif expected.kind == "Text" and a.is_scalar:
+            fixes = (Fix(arg.span, f'TEXT({text}, "General")', "format the value as text"),)
+        elif expected.kind == "Boolean" and a.kind == "Number":
+            fixes = (Fix(arg.span, f"{text} <> 0" if simple else f"({text}) <> 0",
+                         "compare with zero"),)
+        if a.kind == "Any":
+            hint = hint or ("untyped values must be narrowed first: IF(ISNUMBER(x), x, 0), "
+                            "or declare the variable's type in the schema")
+            self.error("E212", message, arg.span, label=label, hint=hint, fixes=fixes)
+            return
+        self.error("E202", message, arg.span, label=label or f"expected {expected}",
+                   hint=hint or ("or use the excel profile for Excel's implicit conversions"
+                                 if fixes else ""), fixes=fixes)
+
+
+# ------------------------------------------------------------------------------ type helpers
+
+_ZERO_VALUE = {"Number": Decimal(0), "Text": "", "Boolean": False}
+
+
+def _arity_ok(s: Sig, n: int) -> bool:
+    if n < s.min_args:
+        return False
+    if not s.repeat:
+        return n <= len(s.params)
+    fixed = len(s.params) - s.repeat
+    return n >= len(s.params) and (n - fixed) % s.repeat == 0 or n == len(s.params)
+
+
+def _has_var(t: Type) -> bool:
+    if t.kind == "Var":
+        return True
+    if t.kind in ("List", "Many", "Fn"):
+        return _has_var(t.elem) or any(_has_var(p) for p in t.params)  # type: ignore[arg-type]
+    return any(_has_var(ft) for _, ft in t.fields)
+
+
+def _subst(t: Type, bindings: Mapping[str, Type]) -> Type:
+    if t.kind == "Var":
+        bound = bindings.get(t.name)
+        if bound is None:
+            return t
+        return optional(bound) if t.nullable else bound
+    if t.kind in ("List", "Many"):
+        return replace(t, elem=_subst(t.elem, bindings))  # type: ignore[arg-type]
+    if t.kind == "Fn":
+        return replace(t, params=tuple(_subst(p, bindings) for p in t.params),
+                       elem=_subst(t.elem, bindings))  # type: ignore[arg-type]
+    return t
+
+
+def _unify(expected: Type, actual: Type, bindings: dict[str, Type]) -> bool:
+    """Type-level fit without coercions (list elements, lambda results)."""
+    if actual.kind == "Never":
+        return True
+    k = expected.kind
+    if k == "Var":
+        bound = bindings.get(expected.name)
+        value = non_null(actual) if expected.nullable else actual
+        if bound is None:
+            bindings[expected.name] = value
+            return True
+        joined = join(bound, value)
+        if joined is None:
+            return False
+        bindings[expected.name] = joined
+        return True
+    if k == "Any":
+        return True
+    if actual.kind == "Blank":
+        return expected.nullable
+    if actual.nullable and not expected.nullable:
+        return False
+    if k != actual.kind:
+        return False
+    if k == "List":
+        return _unify(expected.elem, actual.elem, bindings)  # type: ignore[arg-type]
+    if k == "Record":
+        from ..types import is_assignable
+
+        return is_assignable(non_null(actual), non_null(expected))
+    return True
+
+
+def _describe_expected(t: Type) -> str:
+    if t.kind == "Many":
+        return f"{t.elem} or a list of {t.elem}"
+    if t.kind == "Var":
+        return "a value"
+    return str(t)
+
+
+def _is_simple(text: str) -> bool:
+    stripped = text.strip()
+    return stripped.replace("_", "").replace(".", "").isalnum() or (
+        stripped.endswith(")") and stripped.split("(")[0].replace(".", "").isalnum())
+
+
+def _name_source(name: str) -> str:
+    from ..types import _IDENT
+
+    return name if _IDENT.match(name) else "{" + name + "}"
+
+
+_RANKS = {"Number": 0, "Date": 0, "DateTime": 0, "Duration": 0, "Text": 1, "Boolean": 2}
+
+
+def _rank(t: Type) -> int:
+    return _RANKS.get(t.kind, 0)
+
+
+def _mixed_comparison(op: str, left_rank: int, right_rank: int):  # type: ignore[no-untyped-def]
+    """Excel orders values of different types: numbers < text < logicals; never equal."""
+    import operator as _op
+
+    fn = {"=": _op.eq, "<>": _op.ne, "<": _op.lt, "<=": _op.le, ">": _op.gt, ">=": _op.ge}[op]
+    result = fn(left_rank, right_rank) if left_rank != right_rank else op == "<>"
+    return lambda a, b: result
+
+
+def check(tree: ast.Node, source: str, schema: Mapping[str, Type], *, profile: str,
+          limits: Limits, registry: Registry) -> tuple[IR, Checker]:
+    """Check ``tree``; returns the IR and the checker (variables, slots, warnings)."""
+    if profile not in ("strict", "excel"):
+        raise CheckError(f"unknown profile {profile!r}: use 'strict' or 'excel'", code="E209")
+    checker = Checker(source, schema, profile=profile, limits=limits, registry=registry)
+    return checker.check(tree), checker
+
+
+__all__ = ["Checker", "check", "display_text", "ErrorValue"]

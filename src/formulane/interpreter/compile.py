@@ -1,0 +1,413 @@
+"""The scalar backend: checked IR -> nested Python closures over a frame.
+
+No source text is ever compiled: each IR node becomes a small closure chosen for its shape
+(arity, whether its arguments may be error values, whether it needs the context or metering),
+so the common case pays for nothing it does not use. A frame is a list: slot 0 holds the
+`EvalContext` (or None when no node needs it), then schema variables, then LET and lambda
+slots. Constant sub-expressions are folded at compile time. Error values propagate left to
+right; exceptions a function raises on purpose (`XLError`, decimal traps) become error values
+at the call's span; `LimitExceeded` passes through untouched (no formula can catch it).
+"""
+
+from __future__ import annotations
+
+import decimal
+import operator
+from typing import Any, Callable
+
+from ..errors import FormulaError
+from ..functions.operators import COMPARISONS
+from ..source import Span
+from ..values import (
+    CONTEXT, DIV0, NUM, REF, VALUE, ErrorValue, XLError, display_text, general_text,
+)
+from . import ir
+from .ir import IR
+
+Closure = Callable[[list], Any]
+_CAUGHT = (XLError, ArithmeticError, ValueError, OverflowError)
+
+
+def to_error(exc: BaseException, span: Span) -> ErrorValue:
+    """The error value an implementation's exception stands for."""
+    if isinstance(exc, XLError):
+        return ErrorValue(exc.code, exc.message, span)
+    if isinstance(exc, ZeroDivisionError):
+        return ErrorValue(DIV0, "division by zero", span)
+    if isinstance(exc, (ArithmeticError, OverflowError)):
+        return ErrorValue(NUM, "number out of range or undefined", span)
+    return ErrorValue(VALUE, str(exc) or "invalid value", span)
+
+
+class Compiler:
+    def __init__(self, metered: bool) -> None:
+        self.metered = metered
+        self.uses_ctx = metered
+
+    # Each compile_* returns (closure, constant) where constant is _NOT_CONST unless the node
+    # folded to a value.
+
+    def compile(self, node: IR) -> Closure:
+        closure, _ = self.build(node)
+        return closure
+
+    def build(self, node: IR) -> tuple[Closure, Any]:
+        kind = type(node)
+        if kind is ir.Const:
+            value = node.value  # type: ignore[union-attr]
+            return (lambda f: value), value
+        if kind is ir.Var:
+            return operator.itemgetter(node.slot), _NOT_CONST  # type: ignore[union-attr]
+        if kind is ir.Call:
+            return self.build_call(node)  # type: ignore[arg-type]
+        if kind is ir.Let:
+            return self.build_let(node), _NOT_CONST  # type: ignore[arg-type]
+        if kind is ir.Lambda:
+            return self.build_lambda(node), _NOT_CONST  # type: ignore[arg-type]
+        if kind is ir.ListOf:
+            return self.build_list(node)  # type: ignore[arg-type]
+        if kind is ir.IndexOf:
+            return self.build_index(node), _NOT_CONST  # type: ignore[arg-type]
+        if kind is ir.FieldOf:
+            return self.build_field(node), _NOT_CONST  # type: ignore[arg-type]
+        if kind is ir.Coerce:
+            return self.build_coerce(node)  # type: ignore[arg-type]
+        raise TypeError(f"cannot compile {kind.__name__}")
+
+    # --------------------------------------------------------------------------------- calls
+
+    def build_call(self, node: ir.Call) -> tuple[Closure, Any]:
+        spec = node.spec
+        built = [self.build(a) for a in node.args]
+        closures = [b[0] for b in built]
+        span = node.span
+        impl = node.sig.impl or spec.impl
+        assert impl is not None
+        if spec.needs_ctx:
+            self.uses_ctx = True
+        if spec.lazy:
+            run = _lazy(impl, closures, span)
+        else:
+            scan = tuple(a.may_error and not spec.accepts_errors for a in node.args)
+            lists = tuple(a.type.kind in ("List", "Many") for a in node.args)
+            run = _eager(impl, closures, span, scan, lists, spec.needs_ctx,
+                         node.spec.name in COMPARISONS)
+        if self.metered:
+            run = _metered(run, node, closures)
+        foldable = (not spec.volatile and not spec.needs_ctx
+                    and all(c is not _NOT_CONST for _, c in built)
+                    and not any(isinstance(a, ir.Lambda) for a in node.args))
+        if foldable:
+            try:
+                with decimal.localcontext(CONTEXT):
+                    value = run([None])
+            except FormulaError:
+                return run, _NOT_CONST
+            return (lambda f: value), value
+        return run, _NOT_CONST
+
+    def build_let(self, node: ir.Let) -> Closure:
+        slots = node.slots
+        values = [self.compile(v) for v in node.values]
+        body = self.compile(node.body)
+        pairs = tuple(zip(slots, values))
+
+        def let(f: list) -> Any:
+            for slot, value in pairs:
+                f[slot] = value(f)
+            return body(f)
+
+        return let
+
+    def build_lambda(self, node: ir.Lambda) -> Closure:
+        body = self.compile(node.body)
+        slots = node.slots
+        if len(slots) == 1:
+            (s0,) = slots
+
+            def make1(f: list) -> Callable[..., Any]:
+                def call(x: Any) -> Any:
+                    f[s0] = x
+                    return body(f)
+
+                return call
+
+            return make1
+        if len(slots) == 2:
+            s0, s1 = slots
+
+            def make2(f: list) -> Callable[..., Any]:
+                def call(x: Any, y: Any) -> Any:
+                    f[s0] = x
+                    f[s1] = y
+                    return body(f)
+
+                return call
+
+            return make2
+
+        def make(f: list) -> Callable[..., Any]:
+            def call(*args: Any) -> Any:
+                for slot, value in zip(slots, args):
+                    f[slot] = value
+                return body(f)
+
+            return call
+
+        return make
+
+    def build_list(self, node: ir.ListOf) -> tuple[Closure, Any]:
+        built = [self.build(i) for i in node.items]
+        if all(c is not _NOT_CONST for _, c in built):
+            value = tuple(c for _, c in built)
+            return (lambda f: value), value
+        items = tuple(b[0] for b in built)
+        return (lambda f: tuple([item(f) for item in items])), _NOT_CONST
+
+    def build_index(self, node: ir.IndexOf) -> Closure:
+        obj = self.compile(node.obj)
+        index = self.compile(node.index)
+        span = node.span
+
+        def index_of(f: list) -> Any:
+            xs = obj(f)
+            i = index(f)
+            if type(xs) is ErrorValue:
+                return xs
+            if type(i) is ErrorValue:
+                return i
+            if xs is None:
+                return None
+            n = int(i)
+            if 1 <= n <= len(xs):
+                return xs[n - 1]
+            return ErrorValue(REF, f"index {n} is outside 1..{len(xs)}", span)
+
+        return index_of
+
+    def build_field(self, node: ir.FieldOf) -> Closure:
+        obj = self.compile(node.obj)
+        name = node.name
+
+        def field_of(f: list) -> Any:
+            record = obj(f)
+            if record is None or type(record) is ErrorValue:
+                return record
+            try:
+                return record[name]
+            except (KeyError, TypeError):
+                return None  # untyped (Any) records may lack the field: blank
+
+        return field_of
+
+    def build_coerce(self, node: ir.Coerce) -> tuple[Closure, Any]:
+        inner, const = self.build(node.node)
+        convert = _COERCIONS[node.mode]
+        span = node.span
+
+        def coerce(f: list) -> Any:
+            v = inner(f)
+            if type(v) is ErrorValue:
+                return v
+            try:
+                return convert(v)
+            except _CAUGHT as exc:
+                return to_error(exc, span)
+
+        if const is not _NOT_CONST:
+            value = coerce([None])
+            return (lambda f: value), value
+        return coerce, _NOT_CONST
+
+
+_NOT_CONST: Any = object()
+
+
+# ------------------------------------------------------------------------------ call shapes
+
+
+def _lazy(impl: Callable[..., Any], closures: list[Closure], span: Span) -> Closure:
+    args = tuple(closures)
+
+    def lazy(f: list) -> Any:
+        try:
+            return impl(f, *args)
+        except _CAUGHT as exc:
+            return to_error(exc, span)
+
+    return lazy
+
+
+def _first_error(values: tuple[Any, ...] | list[Any], scan: tuple[bool, ...],
+                 lists: tuple[bool, ...]) -> ErrorValue | None:
+    for v, check, is_list in zip(values, scan, lists):
+        if not check:
+            continue
+        if type(v) is ErrorValue:
+            return v
+        if is_list and type(v) is tuple:
+            for item in v:
+                if type(item) is ErrorValue:
+                    return item
+    return None
+
+
+def _eager(impl: Callable[..., Any], closures: list[Closure], span: Span,
+           scan: tuple[bool, ...], lists: tuple[bool, ...], needs_ctx: bool,
+           comparison: bool) -> Closure:
+    n = len(closures)
+    if not any(scan) and not needs_ctx:
+        # Fast paths: no argument can be an error value.
+        if n == 0:
+            def call0(f: list) -> Any:
+                try:
+                    return impl()
+                except _CAUGHT as exc:
+                    return to_error(exc, span)
+            return call0
+        if n == 1:
+            (a,) = closures
+
+            def call1(f: list) -> Any:
+                try:
+                    return impl(a(f))
+                except _CAUGHT as exc:
+                    return to_error(exc, span)
+            return call1
+        if n == 2:
+            a, b = closures
+
+            def call2(f: list) -> Any:
+                try:
+                    return impl(a(f), b(f))
+                except _CAUGHT as exc:
+                    return to_error(exc, span)
+            return call2
+    if n == 2 and not needs_ctx and not any(lists):
+        a, b = closures
+        scan_a, scan_b = scan
+
+        def call2e(f: list) -> Any:
+            x = a(f)
+            if scan_a and type(x) is ErrorValue:
+                return x
+            y = b(f)
+            if scan_b and type(y) is ErrorValue:
+                return y
+            try:
+                return impl(x, y)
+            except _CAUGHT as exc:
+                return to_error(exc, span)
+        return call2e
+    if n == 1 and not needs_ctx and not lists[0]:
+        (a,) = closures
+
+        def call1e(f: list) -> Any:
+            x = a(f)
+            if type(x) is ErrorValue:
+                return x
+            try:
+                return impl(x)
+            except _CAUGHT as exc:
+                return to_error(exc, span)
+        return call1e
+    args = tuple(closures)
+    check = any(scan)
+
+    def call(f: list) -> Any:
+        values = [c(f) for c in args]
+        if check:
+            err = _first_error(values, scan, lists)
+            if err is not None:
+                return err
+        try:
+            if needs_ctx:
+                return impl(f[0], *values)
+            return impl(*values)
+        except _CAUGHT as exc:
+            return to_error(exc, span)
+
+    return call
+
+
+def _metered(run: Closure, node: ir.Call, closures: list[Closure]) -> Closure:
+    """Charge the call's cost before running it (only when the static bound is over budget)."""
+    spec = node.spec
+    base = 1 + spec.cost.base
+    per_item = spec.cost.per_item
+    per_call = spec.cost.per_call
+    body = node.body_cost
+    list_args = [i for i, a in enumerate(node.args) if a.type.kind in ("List", "Many")]
+    if spec.lazy or not list_args or (not per_item and not per_call):
+        def charged(f: list) -> Any:
+            f[0].charge(base)
+            return run(f)
+        return charged
+    # Sizes are known only once the arguments are evaluated, so this shape evaluates them
+    # itself, charges, then calls the implementation with the values.
+    impl = node.sig.impl or spec.impl
+    assert impl is not None
+    span = node.span
+    scan = tuple(a.may_error and not spec.accepts_errors for a in node.args)
+    lists = tuple(a.type.kind in ("List", "Many") for a in node.args)
+    args = tuple(closures)
+    needs_ctx = spec.needs_ctx
+
+    def charged_sized(f: list) -> Any:
+        values = [c(f) for c in args]
+        err = _first_error(values, scan, lists)
+        if err is not None:
+            return err
+        items = sum(len(values[i]) for i in list_args if type(values[i]) is tuple)
+        f[0].charge(base + per_item * items + (items * body if per_call else 0))
+        try:
+            if needs_ctx:
+                return impl(f[0], *values)
+            return impl(*values)
+        except _CAUGHT as exc:
+            return to_error(exc, span)
+
+    return charged_sized
+
+
+# ------------------------------------------------------------------------------- coercions
+
+
+def _text_to_number(text: str) -> Any:
+    from decimal import Decimal, InvalidOperation
+
+    cleaned = text.strip().replace(",", "")
+    percent = cleaned.endswith("%")
+    if percent:
+        cleaned = cleaned[:-1]
+    try:
+        value = Decimal(cleaned)
+    except InvalidOperation:
+        raise XLError(VALUE, f"cannot read {text!r} as a number") from None
+    if not value.is_finite():
+        raise XLError(VALUE, f"cannot read {text!r} as a number")
+    value = CONTEXT.plus(value)
+    return value / 100 if percent else value
+
+
+def _text_to_boolean(text: str) -> bool:
+    upper = text.strip().upper()
+    if upper == "TRUE":
+        return True
+    if upper == "FALSE":
+        return False
+    raise XLError(VALUE, f"cannot read {text!r} as TRUE or FALSE")
+
+
+_COERCIONS: dict[str, Callable[[Any], Any]] = {
+    "blank_to_number": lambda v: 0 if v is None else v,
+    "blank_to_text": lambda v: "" if v is None else v,
+    "blank_to_boolean": lambda v: False if v is None else v,
+    "text_to_number": _text_to_number,
+    "boolean_to_number": lambda v: 1 if v else 0,
+    "number_to_boolean": lambda v: v != 0,
+    "text_to_boolean": _text_to_boolean,
+    "to_text": display_text,
+}
+
+__all__ = ["Compiler", "to_error", "general_text"]

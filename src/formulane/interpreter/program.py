@@ -1,0 +1,202 @@
+"""`Program`: a checked formula ready to run, and `compile_program`, the phase that makes it.
+
+A Program is immutable: source, schema, profile, limits, the checked IR, its static type and
+cost bound, and the compiled closure. `evaluate` converts inputs through `values.to_internal`
+(refusing what the formula lane cannot take), runs the closure under the engine's decimal
+context, and converts the result back; nothing but a `FormulaError` ever leaves it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from typing import Any, Callable, Mapping
+
+from ..errors import Diagnostic, EvalError, FormulaError, InternalError, LimitExceeded
+from ..functions.registry import Registry
+from ..grammar import ast as ast_nodes
+from ..grammar import parse
+from ..limits import Limits
+from ..types import Type
+from ..values import CONTEXT, ErrorValue, to_external, to_internal
+from . import ir
+from .checker import check
+from .compile import Compiler
+from .meter import EvalContext
+
+_getcontext = decimal.getcontext
+_setcontext = decimal.setcontext
+_UTC = dt.timezone.utc
+
+
+class Program:
+    """A checked, compiled formula. Build it with `formulane.compile`."""
+
+    __slots__ = (
+        "source", "schema", "profile", "limits", "registry", "tree", "root", "type",
+        "cost_bound", "metered", "warnings", "variables", "_run", "_slots", "_frame_size",
+        "_needs_ctx", "_needs_decimal", "_converters",
+    )
+
+    def __init__(self, *, source: str, schema: Mapping[str, Type], profile: str, limits: Limits,
+                 registry: Registry, tree: ast_nodes.Node, root: ir.IR,
+                 variables: Mapping[str, tuple[int, Type]], slot_count: int,
+                 warnings: tuple[Diagnostic, ...]) -> None:
+        self.source = source
+        self.schema = dict(schema)
+        self.profile = profile
+        self.limits = limits
+        self.registry = registry
+        self.tree = tree
+        self.root = root
+        self.type: Type = root.type
+        self.cost_bound: int = root.cost
+        self.metered: bool = root.cost > limits.max_cost
+        self.warnings = warnings
+        self.variables = dict(variables)
+        compiler = Compiler(self.metered)
+        with decimal.localcontext(CONTEXT):
+            self._run = compiler.compile(root)
+        self._needs_ctx = compiler.uses_ctx
+        self._needs_decimal = _uses_decimal(root)
+        self._frame_size = slot_count
+        self._slots = tuple(
+            (name, slot, t) for name, (slot, t) in sorted(variables.items(), key=lambda kv: kv[1][0])
+        )
+        self._converters = tuple(_converter(name, slot, t) for name, slot, t in self._slots)
+
+    def __repr__(self) -> str:
+        return f"Program({self.source!r}, type={self.type}, profile={self.profile!r})"
+
+    @property
+    def uses(self) -> tuple[str, ...]:
+        """The schema variables this formula reads."""
+        return tuple(name for name, _, _ in self._slots)
+
+    def evaluate(self, variables: Mapping[str, Any] | None = None, *,
+                 now: dt.datetime | None = None) -> Any:
+        """Run the formula. ``now`` is the clock TODAY() and NOW() read (default: the current
+        UTC time, read once); values out are Decimal, str, bool, date, datetime, timedelta,
+        list, dict, None or `ErrorValue`."""
+        frame: list[Any] = [None] * self._frame_size
+        if variables is None:
+            variables = {}
+        elif not isinstance(variables, Mapping):
+            raise EvalError("variables must be a mapping of names to values", code="E301")
+        for convert in self._converters:
+            convert(variables, frame)
+        if self._needs_ctx:
+            if now is None:
+                now = dt.datetime.now(_UTC)
+            elif now.tzinfo is None or now.utcoffset() is None:
+                raise EvalError("now must be an aware datetime", code="E301")
+            frame[0] = EvalContext(self.limits, now, self.metered)
+        if self._needs_decimal:
+            saved = _getcontext()
+            _setcontext(CONTEXT)
+            try:
+                result = self._run(frame)
+            except FormulaError as exc:
+                raise exc.with_source(self.source)
+            except RecursionError:
+                raise LimitExceeded("evaluation nested too deeply", code="E403") from None
+            except MemoryError:
+                raise LimitExceeded("evaluation ran out of memory", code="E407") from None
+            except Exception as exc:  # a fault of ours: report it, never a bare traceback
+                raise InternalError(f"internal error while evaluating: {type(exc).__name__}: "
+                                    f"{exc}", source=self.source) from exc
+            finally:
+                _setcontext(saved)
+        else:
+            try:
+                result = self._run(frame)
+            except FormulaError as exc:
+                raise exc.with_source(self.source)
+            except RecursionError:
+                raise LimitExceeded("evaluation nested too deeply", code="E403") from None
+            except MemoryError:
+                raise LimitExceeded("evaluation ran out of memory", code="E407") from None
+            except Exception as exc:
+                raise InternalError(f"internal error while evaluating: {type(exc).__name__}: "
+                                    f"{exc}", source=self.source) from exc
+        tr = type(result)
+        if tr is bool or tr is str or result is None or tr is ErrorValue or tr is decimal.Decimal:
+            return result
+        return to_external(result)
+
+
+def _converter(name: str, slot: int, t: Type) -> Callable[[Mapping[str, Any], list], None]:
+    """A per-variable input step, specialised for the common scalar types."""
+    from ..values import number_in
+
+    if t.kind == "Number" and not t.nullable:
+        def number(variables: Mapping[str, Any], frame: list) -> None:
+            try:
+                v = variables[name]
+            except KeyError:
+                raise _missing(name, t) from None
+            if type(v) is int and -10**15 < v < 10**15:
+                frame[slot] = v
+            elif type(v) is bool or v is None:
+                frame[slot] = to_internal(v, t, name)
+            else:
+                frame[slot] = number_in(v, name)
+        return number
+    if t.kind == "Text" and not t.nullable:
+        def text(variables: Mapping[str, Any], frame: list) -> None:
+            try:
+                v = variables[name]
+            except KeyError:
+                raise _missing(name, t) from None
+            frame[slot] = v if type(v) is str and v.isascii() else to_internal(v, t, name)
+        return text
+
+    def general(variables: Mapping[str, Any], frame: list) -> None:
+        if name in variables:
+            frame[slot] = to_internal(variables[name], t, name)
+        elif t.nullable:
+            frame[slot] = None
+        else:
+            raise _missing(name, t)
+    return general
+
+
+def _missing(name: str, t: Type) -> EvalError:
+    return EvalError(f"variable {name!r} ({t}) was not given a value", code="E302",
+                     hint=f"pass it in variables, or declare it as {t}? to allow a blank")
+
+
+def _uses_decimal(node: ir.IR) -> bool:
+    """Whether any step may do decimal arithmetic (comparisons and logic never round)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ir.Call):
+            if n.spec.category not in ("logic",) and n.spec.name not in (
+                    "=", "<>", "<", "<=", ">", ">=", "OP_AND", "OP_OR", "??", "NOT"):
+                return True
+        elif isinstance(n, ir.Coerce):
+            return True
+        stack.extend(ir.ir_children(n))
+    return False
+
+
+def compile_program(source: str, schema: Mapping[str, Type], *, profile: str, limits: Limits,
+                    registry: Registry) -> Program:
+    """Parse, check and compile. Raises only FormulaError subclasses."""
+    try:
+        tree = parse(source, limits=limits)
+        root, checker = check(tree, source, schema, profile=profile, limits=limits,
+                              registry=registry)
+        return Program(source=source, schema=schema, profile=profile, limits=limits,
+                       registry=registry, tree=tree, root=root, variables=checker.variables,
+                       slot_count=checker.slot_count, warnings=tuple(checker.warnings))
+    except FormulaError as exc:
+        raise exc.with_source(source)
+    except RecursionError:
+        raise LimitExceeded("formula nested too deeply", code="E403", source=source) from None
+    except MemoryError:
+        raise LimitExceeded("formula too large", code="E402", source=source) from None
+    except Exception as exc:
+        raise InternalError(f"internal error while compiling: {type(exc).__name__}: {exc}",
+                            source=source) from exc

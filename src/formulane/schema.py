@@ -1,0 +1,108 @@
+"""Schemas: which names a formula may read, and their types.
+
+A schema is given as a mapping of names to type strings (``{"price": "Number", "due":
+"Date?"}``) or `Type` objects, as a pydantic model class (fields become variables, nested
+models records), or inferred from the variables passed. `normalize_schema` turns any of these
+into ``dict[str, Type]``; a problem is a `CheckError` (E209) naming the field.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import types as pytypes
+import typing
+from decimal import Decimal
+from typing import Any, Mapping
+
+from .errors import CheckError
+from .types import (
+    ANY, BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, Type, TypeSyntaxError, list_of,
+    optional, parse_type, record,
+)
+from .values import infer_type
+
+SchemaLike = Mapping[str, "str | Type"] | type | None
+
+
+def schema_key(schema: Any) -> Any:
+    """A hashable key for caching: cheap for the usual forms."""
+    if schema is None:
+        return ()
+    if isinstance(schema, Mapping):
+        try:
+            return tuple(sorted(schema.items()))
+        except TypeError:
+            raise CheckError("schema names must be text and types strings or Type objects",
+                             code="E209") from None
+    return schema
+
+
+def normalize_schema(schema: Any) -> dict[str, Type]:
+    if schema is None or schema == ():
+        return {}
+    if isinstance(schema, tuple):
+        schema = dict(schema)
+    if isinstance(schema, Mapping):
+        out = {}
+        for name, t in schema.items():
+            if not isinstance(name, str) or not name:
+                raise CheckError(f"schema name {name!r} must be non-empty text", code="E209")
+            if isinstance(t, Type):
+                out[name] = t
+            elif isinstance(t, str):
+                try:
+                    out[name] = parse_type(t)
+                except TypeSyntaxError as exc:
+                    raise CheckError(f"schema field {name!r}: {exc}", code="E209",
+                                     hint='types look like "Number", "Text?", "List[Date]", '
+                                          '"Record{name: Text}"') from None
+            else:
+                raise CheckError(f"schema field {name!r}: expected a type string, got "
+                                 f"{type(t).__name__}", code="E209")
+        return out
+    if isinstance(schema, type) and hasattr(schema, "model_fields"):
+        return {name: _from_annotation(f.annotation, f"{schema.__name__}.{name}")
+                for name, f in schema.model_fields.items()}
+    raise CheckError(f"a schema must be a mapping of names to types or a pydantic model class, "
+                     f"got {type(schema).__name__}", code="E209")
+
+
+def infer_schema(variables: Mapping[str, Any]) -> dict[str, Type]:
+    out = {}
+    for name, value in variables.items():
+        t = infer_type(value, name)
+        out[name] = optional(ANY) if t.kind == "Blank" else t
+    return out
+
+
+_SCALARS: dict[Any, Type] = {
+    int: NUMBER, float: NUMBER, Decimal: NUMBER, str: TEXT, bool: BOOLEAN, dt.date: DATE,
+    dt.datetime: DATETIME, dt.timedelta: DURATION,
+}
+
+
+def _from_annotation(annotation: Any, where: str) -> Type:
+    if annotation in _SCALARS:
+        return _SCALARS[annotation]
+    if annotation is Any or annotation is object:
+        return ANY
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _from_annotation(args[0], where)
+    if origin in (typing.Union, pytypes.UnionType):
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1:
+            inner = _from_annotation(rest[0], where)
+            return optional(inner) if len(rest) < len(args) else inner
+        raise CheckError(f"{where}: unions are not formula types", code="E209")
+    if origin in (list, tuple, typing.Sequence) or annotation in (list, tuple):
+        if not args:
+            return list_of(ANY)
+        return list_of(_from_annotation(args[0], where))
+    if origin in (dict, typing.Mapping) or annotation is dict:
+        return ANY
+    if isinstance(annotation, type) and hasattr(annotation, "model_fields"):
+        return record({n: _from_annotation(f.annotation, f"{where}.{n}")
+                       for n, f in annotation.model_fields.items()})
+    raise CheckError(f"{where}: {annotation!r} has no formula type", code="E209")
