@@ -1,7 +1,7 @@
 """Runtime values: the decimal context, error values, and conversion at the boundary.
 
-Inside the engine a Number is a `Decimal` (or a plain `int` straight from the caller, which
-mixes exactly with Decimal), Text is an NFC `str`, Boolean `bool`, Date `date`, DateTime an
+Inside the engine a Number is a `Decimal` (functions may also return small `int` counts,
+which mix exactly with Decimal), Text is an NFC `str`, Boolean `bool`, Date `date`, DateTime an
 aware `datetime`, Duration `timedelta`, List a `tuple`, Record a read-only mapping, blank
 `None`, and an error an `ErrorValue`. `to_internal` is the only way in: it refuses anything
 else (NaN, infinities, foreign objects) with a FormulaError naming the variable, so the formula
@@ -139,15 +139,16 @@ def number_in(value: Any, name: str) -> Decimal | int:
     """A caller's number as an engine Number (floats by their shortest repr)."""
     tv = type(value)
     if tv is int:
+        # Always a Decimal: int arithmetic would bypass the 34-digit context and its traps.
         if -10**308 < value < 10**308:
-            return value
+            return CONTEXT.plus(Decimal(value)) if abs(value) >= 10**34 else Decimal(value)
     elif tv is Decimal:
         if value.is_finite() and abs(value) < MAX_NUMBER:
             return CONTEXT.plus(value)
     elif tv is float:
         if math.isfinite(value) and abs(value) < 1e308:
-            if value.is_integer():
-                return int(value)
+            if value.is_integer() and abs(value) < 2**53:
+                return Decimal(int(value))
             return Decimal(repr(value))
     elif isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
         return number_in(tv.__mro__[1](value) if tv is not Decimal else value, name)

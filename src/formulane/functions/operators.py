@@ -195,7 +195,8 @@ def _concat_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     for i, t in enumerate(types):
         if not (t.is_scalar or t.kind in ("Blank", "Never", "Any")):
             raise TypeError(i, f"& joins single values, got {t}")
-        params.append(t if t.kind not in ("Any",) else optional(TEXT))
+        # Blanks are not silently empty text in strict: `x ?? ""` says so (excel coerces).
+        params.append(TEXT if t.kind in ("Blank", "Any") else non_null(t))
     return params, TEXT
 
 

@@ -83,6 +83,7 @@ class Checker:
         self.warnings: list[Diagnostic] = []
         self.variables: dict[str, tuple[int, Type]] = {}  # schema names actually used
         self.slot_count = 1  # slot 0 holds the evaluation context
+        self.coercing = True  # whether excel-profile conversions may fit an argument
 
     # -------------------------------------------------------------------------------- driver
 
@@ -463,14 +464,20 @@ class Checker:
             self.arity_error(spec, n, span, name)
             return self.poison(span)
         failures: list[tuple[int, Param, IR | None, str]] = []
-        for s in fitting:
-            mark = len(self.diagnostics)
-            result = self.try_sig(spec, s, nodes, args, span, scope)
-            if isinstance(result, tuple):
-                del self.diagnostics[mark:]
-                failures.append(result)
-                continue
-            return result
+        # Exact fits first: an Excel coercion only decides when no overload fits as is.
+        passes = (False, True) if self.profile == "excel" else (False,)
+        for coerce in passes:
+            self.coercing = coerce
+            for s in fitting:
+                mark = len(self.diagnostics)
+                result = self.try_sig(spec, s, nodes, args, span, scope)
+                if isinstance(result, tuple):
+                    del self.diagnostics[mark:]
+                    failures.append(result)
+                    continue
+                self.coercing = True
+                return result
+        self.coercing = True
         self.report_mismatch(spec, name, failures, nodes, fitting)
         return self.poison(span)
 
@@ -594,8 +601,7 @@ class Checker:
                 return arg
             joined = join(bound, a)
             if joined is None:
-                coerced = self.coerce(arg, bound) if self.profile == "excel" else None
-                return coerced
+                return self.coerce(arg, bound) if self.excel_coercions else None
             bindings[expected.name] = joined
             return arg
         if k == "Any":
@@ -634,9 +640,13 @@ class Checker:
                                      arg.may_error, arg.cost + 1)
                 return _FAIL_NULLABLE
             return arg
-        if self.profile == "excel":
+        if self.excel_coercions:
             return self.coerce(arg, expected)
         return None
+
+    @property
+    def excel_coercions(self) -> bool:
+        return self.profile == "excel" and self.coercing
 
     def coerce(self, arg: IR, target: Type) -> IR | None:
         """Excel's implicit conversions, made explicit (excel profile only)."""

@@ -27,6 +27,7 @@ from .meter import EvalContext
 _getcontext = decimal.getcontext
 _setcontext = decimal.setcontext
 _UTC = dt.timezone.utc
+_Decimal = decimal.Decimal
 
 
 class Program:
@@ -136,7 +137,7 @@ def _converter(name: str, slot: int, t: Type) -> Callable[[Mapping[str, Any], li
             except KeyError:
                 raise _missing(name, t) from None
             if type(v) is int and -10**15 < v < 10**15:
-                frame[slot] = v
+                frame[slot] = _Decimal(v)
             elif type(v) is bool or v is None:
                 frame[slot] = to_internal(v, t, name)
             else:
