@@ -596,8 +596,10 @@ class Checker:
             return arg
         if k == "Var":
             bound = bindings.get(expected.name)
+            if expected.nullable:
+                a = non_null(a)  # T? takes blanks; T itself is what is left
             if bound is None:
-                bindings[expected.name] = optional(a) if expected.nullable else a
+                bindings[expected.name] = a
                 return arg
             joined = join(bound, a)
             if joined is None:
