@@ -1,7 +1,7 @@
 """Runtime values: the decimal context, error values, and conversion at the boundary.
 
-Inside the engine a Number is a `Decimal` (functions may also return small `int` counts,
-which mix exactly with Decimal), Text is an NFC `str`, Boolean `bool`, Date `date`, DateTime an
+Inside the engine a Number is a `Decimal` or a small `int` (|n| < 1e15, taken from the caller
+as is; sums of such ints stay exact within 34 digits and products go through Decimal), Text is an NFC `str`, Boolean `bool`, Date `date`, DateTime an
 aware `datetime`, Duration `timedelta`, List a `tuple`, Record a read-only mapping, blank
 `None`, and an error an `ErrorValue`. `to_internal` is the only way in: it refuses anything
 else (NaN, infinities, foreign objects) with a FormulaError naming the variable, so the formula

@@ -118,9 +118,16 @@ def sub(a: Any, b: Any) -> Any:
     return a - b
 
 
+def _multiply(a: Any, b: Any) -> Any:
+    # Two small ints multiply exactly but past 34 digits in a chain; Decimal keeps the context.
+    if type(a) is int and type(b) is int:
+        return Decimal(a) * b
+    return a * b
+
+
 @builtin(
     "*",
-    sig(NUMBER, NUMBER, returns=NUMBER, impl=operator.mul),
+    sig(NUMBER, NUMBER, returns=NUMBER, impl=_multiply),
     sig(DURATION, NUMBER, returns=DURATION, impl=_duration_times),
     sig(NUMBER, DURATION, returns=DURATION, impl=lambda n, d: _duration_times(d, n)),
     doc="Multiplication.",

@@ -16,7 +16,6 @@ import operator
 from typing import Any, Callable
 
 from ..errors import FormulaError
-from ..functions.operators import COMPARISONS
 from ..source import Span
 from ..values import (
     CONTEXT, DIV0, NUM, REF, VALUE, ErrorValue, XLError, display_text, general_text,
@@ -85,13 +84,16 @@ class Compiler:
         assert impl is not None
         if spec.needs_ctx:
             self.uses_ctx = True
-        if spec.lazy:
+        if spec.name in _FUSED and not any(a.may_error for a in node.args):
+            # `and`/`or` over values that cannot be errors: Python's own short circuit.
+            run = _FUSED[spec.name](*closures)
+        elif spec.lazy:
             run = _lazy(impl, closures, span)
         else:
             scan = tuple(a.may_error and not spec.accepts_errors for a in node.args)
             lists = tuple(a.type.kind in ("List", "Many") for a in node.args)
-            run = _eager(impl, closures, span, scan, lists, spec.needs_ctx,
-                         node.spec.name in COMPARISONS)
+            consts = tuple(c for _, c in built)
+            run = _eager(impl, closures, span, scan, lists, spec.needs_ctx, consts)
         if self.metered:
             run = _metered(run, node, closures)
         foldable = (not spec.volatile and not spec.needs_ctx
@@ -252,10 +254,33 @@ def _first_error(values: tuple[Any, ...] | list[Any], scan: tuple[bool, ...],
     return None
 
 
+def _fused_and(a: Closure, b: Closure) -> Closure:
+    return lambda f: a(f) and b(f)
+
+
+def _fused_or(a: Closure, b: Closure) -> Closure:
+    return lambda f: a(f) or b(f)
+
+
+_FUSED = {"OP_AND": _fused_and, "OP_OR": _fused_or}
+
+
 def _eager(impl: Callable[..., Any], closures: list[Closure], span: Span,
            scan: tuple[bool, ...], lists: tuple[bool, ...], needs_ctx: bool,
-           comparison: bool) -> Closure:
+           consts: tuple[Any, ...]) -> Closure:
     n = len(closures)
+    if n == 2 and not any(scan) and not needs_ctx and (consts[1] is not _NOT_CONST) \
+            and consts[0] is _NOT_CONST:
+        # `x > 10`, `a * 2`: the constant is captured, not called.
+        a = closures[0]
+        k = consts[1]
+
+        def call2k(f: list) -> Any:
+            try:
+                return impl(a(f), k)
+            except _CAUGHT as exc:
+                return to_error(exc, span)
+        return call2k
     if not any(scan) and not needs_ctx:
         # Fast paths: no argument can be an error value.
         if n == 0:

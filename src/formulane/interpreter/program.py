@@ -27,7 +27,31 @@ from .meter import EvalContext
 _getcontext = decimal.getcontext
 _setcontext = decimal.setcontext
 _UTC = dt.timezone.utc
-_Decimal = decimal.Decimal
+#: Ints below this magnitude are taken as they are: sums of them stay exact within 34 digits
+#: (products go through Decimal), so no conversion is needed on the hot path.
+_SMALL = 10**15
+_FAST_TYPES: dict[str, type] = {"Number": int, "Text": str, "Boolean": bool}
+_NO_TYPE = type("_NoFastPath", (), {})
+
+
+def _bind(convert: Callable[[Any, Type, str], Any], t: Type, name: str) -> Callable[[Any], Any]:
+    if t.kind == "Number" and not t.nullable:
+        from ..values import number_in
+
+        def number(v: Any) -> Any:
+            if v is None or type(v) is bool:
+                return convert(v, t, name)  # the full path words the refusal
+            return number_in(v, name)
+        return number
+    return lambda v: convert(v, t, name)
+
+
+def _as_mapping(variables: Any) -> Mapping[str, Any]:
+    if variables is None:
+        return {}
+    if not isinstance(variables, Mapping):
+        raise EvalError("variables must be a mapping of names to values", code="E301")
+    return variables
 
 
 class Program:
@@ -36,7 +60,7 @@ class Program:
     __slots__ = (
         "source", "schema", "profile", "limits", "registry", "tree", "root", "type",
         "cost_bound", "metered", "warnings", "variables", "_run", "_slots", "_frame_size",
-        "_needs_ctx", "_needs_decimal", "_converters",
+        "_needs_ctx", "_needs_decimal", "_converters", "_inputs",
     )
 
     def __init__(self, *, source: str, schema: Mapping[str, Type], profile: str, limits: Limits,
@@ -65,6 +89,11 @@ class Program:
             (name, slot, t) for name, (slot, t) in sorted(variables.items(), key=lambda kv: kv[1][0])
         )
         self._converters = tuple(_converter(name, slot, t) for name, slot, t in self._slots)
+        self._inputs = tuple(
+            (name, slot, _FAST_TYPES.get(t.kind) if not t.nullable else _NO_TYPE,
+             _bind(to_internal, t, name))
+            for name, slot, t in self._slots
+        )
 
     def __repr__(self) -> str:
         return f"Program({self.source!r}, type={self.type}, profile={self.profile!r})"
@@ -79,13 +108,22 @@ class Program:
         """Run the formula. ``now`` is the clock TODAY() and NOW() read (default: the current
         UTC time, read once); values out are Decimal, str, bool, date, datetime, timedelta,
         list, dict, None or `ErrorValue`."""
+        if type(variables) is not dict:
+            variables = _as_mapping(variables)
         frame: list[Any] = [None] * self._frame_size
-        if variables is None:
-            variables = {}
-        elif not isinstance(variables, Mapping):
-            raise EvalError("variables must be a mapping of names to values", code="E301")
-        for convert in self._converters:
-            convert(variables, frame)
+        try:
+            # The common case inline: a small int, an ASCII str, a bool... is taken as is.
+            for name, slot, kind, convert in self._inputs:
+                v = variables[name]
+                tv = type(v)
+                if tv is kind and (tv is not int or -_SMALL < v < _SMALL) and (
+                        tv is not str or v.isascii()):
+                    frame[slot] = v
+                else:
+                    frame[slot] = convert(v)
+        except KeyError:
+            for convert_missing in self._converters:
+                convert_missing(variables, frame)
         if self._needs_ctx:
             if now is None:
                 now = dt.datetime.now(_UTC)
@@ -136,8 +174,8 @@ def _converter(name: str, slot: int, t: Type) -> Callable[[Mapping[str, Any], li
                 v = variables[name]
             except KeyError:
                 raise _missing(name, t) from None
-            if type(v) is int and -10**15 < v < 10**15:
-                frame[slot] = _Decimal(v)
+            if type(v) is int and -_SMALL < v < _SMALL:
+                frame[slot] = v
             elif type(v) is bool or v is None:
                 frame[slot] = to_internal(v, t, name)
             else:
