@@ -38,6 +38,7 @@ CODES: dict[str, str] = {
     "E210": "comparison of different types",
     "E211": "argument must be a constant",
     "E212": "untyped value must be narrowed",
+    "E213": "a backend cannot express this formula",
     # evaluation (inputs and runtime faults that are not error values)
     "E301": "invalid input value",
     "E302": "missing variable",
@@ -205,6 +206,21 @@ class ParseError(FormulaError):
 
 class CheckError(FormulaError):
     default_code = "E202"
+
+
+class Unsupported(FormulaError):
+    """A backend (polars, SQL) has no faithful form for part of a checked program. Raised when
+    compiling for that backend, never while running; ``.function``, ``.backend`` and
+    ``.reason`` say what and why, so a router can pick another lane."""
+
+    default_code = "E213"
+
+    def __init__(self, message: str, *, function: str, backend: str, reason: str,
+                 **kwargs: object) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.function = function
+        self.backend = backend
+        self.reason = reason
 
 
 class EvalError(FormulaError):

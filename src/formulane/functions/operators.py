@@ -59,6 +59,31 @@ def _checked(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return run
 
 
+def _utc(d: dt.datetime) -> dt.datetime:
+    return d.astimezone(_EPOCH_UTC)
+
+
+# Python compares and subtracts aware datetimes that share a tzinfo by wall clock, which is
+# wrong across daylight-saving changes: every DateTime operation works on the UTC instant.
+def _dt_plus(d: dt.datetime, span: dt.timedelta) -> dt.datetime:
+    try:
+        return (_utc(d) + span).astimezone(d.tzinfo)
+    except OverflowError:
+        raise XLError(NUM, "date out of range") from None
+
+
+def _dt_minus_duration(d: dt.datetime, span: dt.timedelta) -> dt.datetime:
+    return _dt_plus(d, -span)
+
+
+def _dt_minus(a: dt.datetime, b: dt.datetime) -> dt.timedelta:
+    return _utc(a) - _utc(b)
+
+
+def _instant(op: Callable[[Any, Any], bool]) -> Callable[[dt.datetime, dt.datetime], bool]:
+    return lambda a, b: op(_utc(a), _utc(b))
+
+
 def _duration_times(span: dt.timedelta, n: Any) -> dt.timedelta:
     try:
         return dt.timedelta(microseconds=int(Decimal(span // dt.timedelta(microseconds=1)) * n))
@@ -86,8 +111,8 @@ def _duration_ratio(a: dt.timedelta, b: dt.timedelta) -> Decimal:
     sig(NUMBER, NUMBER, returns=NUMBER, impl=operator.add),
     sig(DATE, NUMBER, returns=DATE, impl=_date_plus),
     sig(NUMBER, DATE, returns=DATE, impl=lambda n, d: _date_plus(d, n)),
-    sig(DATETIME, DURATION, returns=DATETIME, impl=_checked(operator.add)),
-    sig(DURATION, DATETIME, returns=DATETIME, impl=_checked(operator.add)),
+    sig(DATETIME, DURATION, returns=DATETIME, impl=_dt_plus),
+    sig(DURATION, DATETIME, returns=DATETIME, impl=lambda d, t: _dt_plus(t, d)),
     sig(DATE, DURATION, returns=DATETIME, impl=_checked(_date_plus_duration)),
     sig(DURATION, DURATION, returns=DURATION, impl=_checked(operator.add)),
     doc="Addition; a Date plus a Number adds days, a DateTime plus a Duration adds time.",
@@ -105,8 +130,8 @@ def add(a: Any, b: Any) -> Any:
     sig(NUMBER, NUMBER, returns=NUMBER, impl=operator.sub),
     sig(DATE, NUMBER, returns=DATE, impl=_date_minus),
     sig(DATE, DATE, returns=NUMBER, impl=_date_diff),
-    sig(DATETIME, DATETIME, returns=DURATION, impl=_checked(operator.sub)),
-    sig(DATETIME, DURATION, returns=DATETIME, impl=_checked(operator.sub)),
+    sig(DATETIME, DATETIME, returns=DURATION, impl=_dt_minus),
+    sig(DATETIME, DURATION, returns=DATETIME, impl=_dt_minus_duration),
     sig(DURATION, DURATION, returns=DURATION, impl=_checked(operator.sub)),
     doc="Subtraction; Date minus Date gives days, DateTime minus DateTime a Duration.",
     examples=["5 - 7 -> -2", "DATE(2024,3,1) - DATE(2024,2,1) -> 29"],
@@ -309,7 +334,8 @@ _ORDERED = (NUMBER, DATE, DATETIME, DURATION, BOOLEAN)
 
 def _comparison(symbol: str, op: Callable[[Any, Any], bool], text_op: Callable[[str, str], bool],
                 doc: str, examples: list[str]):
-    sigs = [sig(t, t, returns=BOOLEAN, impl=op) for t in _ORDERED]
+    sigs = [sig(t, t, returns=BOOLEAN, impl=_instant(op) if t is DATETIME else op)
+            for t in _ORDERED]
     sigs.append(sig(TEXT, TEXT, returns=BOOLEAN, impl=text_op))
     return builtin(
         symbol, *sigs, doc=doc, examples=examples, category="operators", cost=Cost.const(1),

@@ -71,6 +71,8 @@ class Sig:
     returns: Type
     repeat: int = 0
     impl: Callable[..., Any] | None = None  # overrides the spec's impl for this overload
+    polars: Any = None  # overrides the spec's polars form for this overload
+    sql: Any = None  # overrides the spec's SQL form for this overload
 
     @property
     def min_args(self) -> int:
@@ -111,6 +113,8 @@ def sig(
     returns: Type,
     repeat: int = 0,
     impl: Callable[..., Any] | None = None,
+    polars: Any = None,
+    sql: Any = None,
 ) -> Sig:
     """Shorthand: bare types become parameters named by position. ``impl`` gives this overload
     its own implementation (operators dispatch statically this way: Date + Number vs
@@ -118,7 +122,7 @@ def sig(
     built = tuple(
         prm if isinstance(prm, Param) else Param(f"arg{i + 1}", prm) for i, prm in enumerate(params)
     )
-    return Sig(built, returns, repeat, impl)
+    return Sig(built, returns, repeat, impl, polars, sql)
 
 
 @dataclass(frozen=True, slots=True)
