@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from .errors import (
     CheckError, Diagnostic, EvalError, Fix, FormulaError, InternalError, LimitExceeded,
-    ParseError,
+    ParseError, Unsupported,
 )
 from .functions.registry import Registry, default_registry
 from .interpreter.program import Program, compile_program
@@ -90,6 +90,20 @@ def check(source: str, schema: Any = None, *, profile: str = "strict",
     return compile(source, schema, profile=profile, limits=limits, registry=registry).type
 
 
+def apply(frame: Any, formulas: Mapping[str, str], schema: Any = None, **options: Any) -> Any:
+    """Add formula columns to a polars DataFrame/LazyFrame (see `formulane.vectorized.frame`)."""
+    from .vectorized.frame import apply as _apply
+
+    return _apply(frame, formulas, schema, **options)
+
+
+def sql_select(table: str, formulas: Mapping[str, str], schema: Any, **options: Any) -> str:
+    """A SELECT adding formula columns to ``table``, in a SQL dialect (default DuckDB)."""
+    from .vectorized.frame import sql_select as _sql_select
+
+    return _sql_select(table, formulas, schema, **options)
+
+
 def function_catalog(registry: Registry | None = None) -> list[dict[str, Any]]:
     """Every callable function: name, category, signatures, doc, examples (for docs, prompts
     and tool listings)."""
@@ -111,5 +125,6 @@ def function_catalog(registry: Registry | None = None) -> list[dict[str, Any]]:
 __all__ = [
     "CheckError", "Diagnostic", "ErrorValue", "EvalError", "Fix", "FormulaError",
     "InternalError", "LimitExceeded", "Limits", "ParseError", "Program", "Registry", "Type",
-    "check", "compile", "default_registry", "evaluate", "function_catalog", "parse_type",
+    "Unsupported", "apply", "check", "compile", "default_registry", "evaluate",
+    "function_catalog", "parse_type", "sql_select",
 ]

@@ -98,6 +98,21 @@ class Program:
     def __repr__(self) -> str:
         return f"Program({self.source!r}, type={self.type}, profile={self.profile!r})"
 
+    def to_polars(self, numbers: str = "float") -> Any:
+        """This program as polars expressions (`PolarsForm`: value and error code). Raises
+        `Unsupported` when a part has no faithful polars form. ``numbers``: "float" or
+        "decimal" (the arithmetic of Number columns)."""
+        from ..vectorized.frame import to_polars_form
+
+        return to_polars_form(self.root, numbers)
+
+    def to_sql(self, dialect: str = "duckdb") -> Any:
+        """This program as SQL (`SqlForm`: value and error-code expressions, ``.value_sql``).
+        Raises `Unsupported` when a part has no faithful SQL form."""
+        from ..vectorized.frame import to_sql_form
+
+        return to_sql_form(self.root, dialect)
+
     @property
     def uses(self) -> tuple[str, ...]:
         """The schema variables this formula reads."""

@@ -1,0 +1,261 @@
+"""SQL forms of operators and lazy logic (see `forms`); each mirrors its scalar twin."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from .sql import SqlColumn, case, first_error
+
+_ZERO = exp.Literal.number(0)
+
+
+def _err(col: SqlColumn) -> exp.Expression:
+    return col.error_or_null()
+
+
+def _not_null(e: exp.Expression) -> exp.Expression:
+    return exp.Not(this=exp.Is(this=e, expression=exp.Null()))
+
+
+def _cases(pairs: list[tuple[exp.Expression, exp.Expression]],
+           default: exp.Expression | None = None) -> exp.Expression:
+    return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
+
+
+def _paren(e: exp.Expression) -> exp.Expression:
+    return exp.Paren(this=e)
+
+
+# ----------------------------------------------------------------------------------- numbers
+
+
+def add(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    return exp.Add(this=_paren(a), expression=_paren(b))
+
+
+def sub(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    return exp.Sub(this=_paren(a), expression=_paren(b))
+
+
+def mul(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    return exp.Mul(this=_paren(a), expression=_paren(b))
+
+
+def divide(a: exp.Expression, b: exp.Expression) -> Any:
+    # NULLIF keeps engines that raise on division by zero (PostgreSQL) from failing the query;
+    # the error column says #DIV/0! for that row.
+    exact = exp.cast(_paren(a), exp.DataType.build("DECIMAL(38, 18)"))
+    value = exp.Div(this=exact, expression=exp.Nullif(this=_paren(b), expression=_ZERO),
+                    typed=False, safe=False)
+    return value, [(exp.EQ(this=_paren(b), expression=_ZERO), "#DIV/0!")]
+
+
+def power(a: exp.Expression, b: exp.Expression) -> Any:
+    value = exp.Pow(this=_paren(a), expression=_paren(b))
+    a_zero = exp.EQ(this=_paren(a), expression=_ZERO)
+    return value, [
+        (exp.and_(a_zero, exp.EQ(this=_paren(b), expression=_ZERO)), "#NUM!"),
+        (exp.and_(a_zero, exp.LT(this=_paren(b), expression=_ZERO)), "#DIV/0!"),
+        (exp.and_(exp.LT(this=_paren(a), expression=_ZERO),
+                  exp.NEQ(this=_paren(b), expression=exp.Floor(this=_paren(b)))), "#NUM!"),
+    ]
+
+
+def neg(a: exp.Expression) -> exp.Expression:
+    return exp.Neg(this=_paren(a))
+
+
+def pos(a: exp.Expression) -> exp.Expression:
+    return a
+
+
+def percent(a: exp.Expression) -> exp.Expression:
+    return exp.Div(this=_paren(a), expression=exp.Literal.number(100), typed=False, safe=False)
+
+
+def date_plus_days(d: exp.Expression, n: exp.Expression) -> exp.Expression:
+    return exp.DateAdd(this=d, expression=exp.cast(n, exp.DataType.build("INT")),
+                       unit=exp.var("DAY"))
+
+
+def days_plus_date(n: exp.Expression, d: exp.Expression) -> exp.Expression:
+    return date_plus_days(d, n)
+
+
+def date_minus_days(d: exp.Expression, n: exp.Expression) -> exp.Expression:
+    return exp.DateSub(this=d, expression=exp.cast(n, exp.DataType.build("INT")),
+                       unit=exp.var("DAY"))
+
+
+def date_diff(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    return exp.DateDiff(this=a, expression=b, unit=exp.var("DAY"))
+
+
+# -------------------------------------------------------------------------------- comparison
+
+_COMPARE = {"=": exp.EQ, "<>": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}
+
+
+def compare(op: str) -> Any:
+    return lambda a, b: _COMPARE[op](this=_paren(a), expression=_paren(b))
+
+
+def text_compare(op: str) -> Any:
+    return lambda a, b: _COMPARE[op](this=exp.Lower(this=a), expression=exp.Lower(this=b))
+
+
+eq, ne, lt, le, gt, ge = (compare(o) for o in ("=", "<>", "<", "<=", ">", ">="))
+text_eq, text_ne, text_lt, text_le, text_gt, text_ge = (
+    text_compare(o) for o in ("=", "<>", "<", "<=", ">", ">="))
+
+
+def not_(a: exp.Expression) -> exp.Expression:
+    return exp.Not(this=_paren(a))
+
+
+def concat_text(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    return exp.DPipe(this=a, expression=b, safe=True)
+
+
+# ----------------------------------------------------------------------------- lazy logic
+
+
+def if_(cond: SqlColumn, then: SqlColumn, otherwise: SqlColumn | None = None) -> SqlColumn:
+    value = case(cond.value, then.value, otherwise.value if otherwise is not None else None)
+    if cond.error is None and then.error is None and (otherwise is None or otherwise.error is None):
+        return SqlColumn(value)
+    pairs = []
+    if cond.error is not None:
+        pairs.append((_not_null(cond.error), cond.error))
+    pairs.append((cond.value, _err(then)))
+    return SqlColumn(value, _cases(pairs, _err(otherwise) if otherwise is not None else None))
+
+
+def ifs(*args: SqlColumn) -> SqlColumn:
+    value_pairs = []
+    error_pairs = []
+    for i in range(0, len(args), 2):
+        c, v = args[i], args[i + 1]
+        value_pairs.append((c.value, v.value))
+        if c.error is not None:
+            error_pairs.append((_not_null(c.error), c.error))
+        error_pairs.append((c.value, _err(v)))
+    return SqlColumn(_cases(value_pairs), _cases(error_pairs, exp.Literal.string("#N/A")))
+
+
+def op_and(a: SqlColumn, b: SqlColumn) -> SqlColumn:
+    value = exp.And(this=_paren(a.value), expression=_paren(b.value))
+    if a.error is None and b.error is None:
+        return SqlColumn(value)
+    pairs = []
+    if a.error is not None:
+        pairs.append((_not_null(a.error), a.error))
+    pairs.append((exp.Not(this=_paren(a.value)), exp.Null()))
+    return SqlColumn(value, _cases(pairs, _err(b)))
+
+
+def op_or(a: SqlColumn, b: SqlColumn) -> SqlColumn:
+    value = exp.Or(this=_paren(a.value), expression=_paren(b.value))
+    if a.error is None and b.error is None:
+        return SqlColumn(value)
+    pairs = []
+    if a.error is not None:
+        pairs.append((_not_null(a.error), a.error))
+    pairs.append((a.value, exp.Null()))
+    return SqlColumn(value, _cases(pairs, _err(b)))
+
+
+def and_(*args: SqlColumn) -> SqlColumn:
+    result = args[0]
+    for nxt in args[1:]:
+        result = op_and(result, nxt)
+    return result
+
+
+def or_(*args: SqlColumn) -> SqlColumn:
+    result = args[0]
+    for nxt in args[1:]:
+        result = op_or(result, nxt)
+    return result
+
+
+def coalesce_op(a: SqlColumn, b: SqlColumn) -> SqlColumn:
+    value = exp.Coalesce(this=a.value, expressions=[b.value])
+    if a.error is None and b.error is None:
+        return SqlColumn(value)
+    pairs = []
+    if a.error is not None:
+        pairs.append((_not_null(a.error), a.error))
+    pairs.append((exp.Is(this=a.value, expression=exp.Null()), _err(b)))
+    return SqlColumn(value, _cases(pairs))
+
+
+def coalesce(*args: SqlColumn) -> SqlColumn:
+    result = args[0]
+    for nxt in args[1:]:
+        result = coalesce_op(result, nxt)
+    return result
+
+
+def ifblank(value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
+    return coalesce_op(value, fallback)
+
+
+def iferror(value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
+    if value.error is None:
+        return value
+    ok = exp.Is(this=value.error, expression=exp.Null())
+    out = case(ok, value.value, fallback.value)
+    error = None if fallback.error is None else case(exp.Not(this=ok), fallback.error)
+    return SqlColumn(out, error)
+
+
+def ifna(value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
+    if value.error is None:
+        return value
+    is_na = exp.EQ(this=value.error, expression=exp.Literal.string("#N/A"))
+    return SqlColumn(case(is_na, fallback.value, value.value),
+                     case(is_na, _err(fallback), value.error))
+
+
+def choose(index: SqlColumn, *values: SqlColumn) -> SqlColumn:
+    i = exp.cast(index.value, exp.DataType.build("INT"))
+    value_pairs = [(exp.EQ(this=i, expression=exp.Literal.number(n)), v.value)
+                   for n, v in enumerate(values, start=1)]
+    error_pairs = [(exp.EQ(this=i, expression=exp.Literal.number(n)), _err(v))
+                   for n, v in enumerate(values, start=1)]
+    return SqlColumn(_cases(value_pairs),
+                     first_error(index.error, _cases(error_pairs, exp.Literal.string("#VALUE!"))))
+
+
+def switch(subject: SqlColumn, *args: SqlColumn) -> SqlColumn:
+    pairs = len(args) - len(args) % 2
+    value_pairs = []
+    error_pairs = []
+    for i in range(0, pairs, 2):
+        match = exp.EQ(this=_paren(subject.value), expression=_paren(args[i].value))
+        value_pairs.append((match, args[i + 1].value))
+        error_pairs.append((match, _err(args[i + 1])))
+    default_value = args[-1].value if len(args) % 2 else None
+    default_error = _err(args[-1]) if len(args) % 2 else exp.Literal.string("#N/A")
+    return SqlColumn(_cases(value_pairs, default_value),
+                     first_error(subject.error, _cases(error_pairs, default_error)))
+
+
+def xor(*args: exp.Expression) -> exp.Expression:
+    total: exp.Expression = case(args[0], exp.Literal.number(1), exp.Literal.number(0))
+    for a in args[1:]:
+        total = exp.Add(this=total, expression=case(a, exp.Literal.number(1),
+                                                    exp.Literal.number(0)))
+    return exp.EQ(this=exp.Mod(this=_paren(total), expression=exp.Literal.number(2)),
+                  expression=exp.Literal.number(1))
+
+
+def error(message: exp.Expression) -> Any:
+    return exp.Null(), exp.Literal.string("#ERROR!")
+
+
+def blank() -> exp.Expression:
+    return exp.Null()
