@@ -104,6 +104,14 @@ def sql_select(table: str, formulas: Mapping[str, str], schema: Any, **options: 
     return _sql_select(table, formulas, schema, **options)
 
 
+def prompt(schema: Any = None, *, max_tokens: int = 4000, registry: Registry | None = None) -> str:
+    """A compact authoring prompt for language models: the language in brief, the schema's
+    names and types, the function signatures, within ``max_tokens`` (estimated)."""
+    from .reference import prompt as _prompt
+
+    return _prompt(schema, max_tokens=max_tokens, registry=registry)
+
+
 def function_catalog(registry: Registry | None = None) -> list[dict[str, Any]]:
     """Every callable function: name, category, signatures, doc, examples (for docs, prompts
     and tool listings)."""
@@ -126,5 +134,5 @@ __all__ = [
     "CheckError", "Diagnostic", "ErrorValue", "EvalError", "Fix", "FormulaError",
     "InternalError", "LimitExceeded", "Limits", "ParseError", "Program", "Registry", "Type",
     "Unsupported", "apply", "check", "compile", "default_registry", "evaluate",
-    "function_catalog", "parse_type", "sql_select",
+    "function_catalog", "parse_type", "prompt", "sql_select",
 ]

@@ -34,6 +34,8 @@ _UNARY_SPECS = {"-": "NEG", "+": "POS", "%": "%", "not": "NOT"}
 _BINARY_SPECS = {"and": "OP_AND", "or": "OP_OR"}
 _ZERO_OF = {"Number": "0", "Text": '""', "Boolean": "FALSE"}
 _FAIL_NULLABLE = "nullable"
+#: Functions whose output list can be longer than any list argument.
+_UNBOUNDED_PRODUCERS = frozenset({"SEQUENCE", "FLATTEN", "TEXTSPLIT", "REGEXEXTRACTALL"})
 
 
 class _Abort(Exception):
@@ -536,8 +538,13 @@ class Checker:
             may_error = spec.can_error or any(a.may_error for a in args)
         size = 0
         if returns.kind == "List":
-            size = longest if longest and spec.name not in ("SEQUENCE", "FLATTEN", "TEXTSPLIT") \
-                else self.limits.max_list_length
+            if longest and spec.name not in _UNBOUNDED_PRODUCERS:
+                size = longest
+            else:
+                # The output's length is not bounded by the inputs': its building is part of
+                # the bound, so a program that may build a huge list runs metered.
+                size = self.limits.max_list_length
+                cost += size * max(1, spec.cost.per_item)
         return ir.Call(spec, s, args, returns, span, may_error, cost, size, lambda_cost)
 
     def resolve_custom(self, spec: FunctionSpec, nodes: list[ast.Node], args: list[IR | None],

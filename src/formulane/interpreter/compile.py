@@ -39,9 +39,10 @@ def to_error(exc: BaseException, span: Span) -> ErrorValue:
 
 
 class Compiler:
-    def __init__(self, metered: bool) -> None:
+    def __init__(self, metered: bool, limits: Any = None) -> None:
         self.metered = metered
         self.uses_ctx = metered
+        self.limits = limits
 
     # Each compile_* returns (closure, constant) where constant is _NOT_CONST unless the node
     # folded to a value.
@@ -102,11 +103,21 @@ class Compiler:
         if foldable:
             try:
                 with decimal.localcontext(CONTEXT):
-                    value = run([None])
+                    value = run(self.folding_frame())
             except FormulaError:
                 return run, _NOT_CONST
             return (lambda f: value), value
         return run, _NOT_CONST
+
+    def folding_frame(self) -> list:
+        """A frame for constant folding: an unmetered context (folded work is compile work,
+        bounded by the static limits), never the clock."""
+        from ..limits import DEFAULT_LIMITS
+        from .meter import EvalContext
+        import datetime as _dt
+
+        epoch = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+        return [EvalContext(self.limits or DEFAULT_LIMITS, epoch, metered=False)]
 
     def build_let(self, node: ir.Let) -> Closure:
         slots = node.slots
@@ -217,7 +228,7 @@ class Compiler:
                 return to_error(exc, span)
 
         if const is not _NOT_CONST:
-            value = coerce([None])
+            value = coerce(self.folding_frame())
             return (lambda f: value), value
         return coerce, _NOT_CONST
 

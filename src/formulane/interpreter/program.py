@@ -79,7 +79,7 @@ class Program:
         self.metered: bool = root.cost > limits.max_cost
         self.warnings = warnings
         self.variables = dict(variables)
-        compiler = Compiler(self.metered)
+        compiler = Compiler(self.metered, limits)
         with decimal.localcontext(CONTEXT):
             self._run = compiler.compile(root)
         self._needs_ctx = compiler.uses_ctx

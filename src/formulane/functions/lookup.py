@@ -1,0 +1,366 @@
+"""Lookup functions: XLOOKUP, XMATCH, MATCH, INDEX, LOOKUP, ANY, ALL.
+
+Contract: positions are 1-based. Matching follows Excel: text ignores case, exact matches never
+use wildcards except in match mode 2 (XLOOKUP/XMATCH) and MATCH type 0; approximate matches
+only consider items of the lookup value's own type; binary search modes assume the list is
+sorted as declared and are O(log n). Not found is ``#N/A`` (or XLOOKUP's if_not_found).
+``LOOKUP(records, predicate, [result])`` is Power Fx's LookUp (first match, ``#N/A`` when none,
+where Power Fx gives blank: a missing record is an error worth seeing); ``LOOKUP(value, list,
+[results])`` keeps Excel's vector form. Lambdas may return error values; the first one met
+is the result.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from ..types import BOOLEAN, NUMBER, T, U, fn, list_of, optional
+from ..values import NA, REF, VALUE, ErrorValue, XLError
+from ._criteria import order_key, to_int, truthy, wildcard
+from .spec import Cost, builtin, p, sig
+
+_BLANK_KEY = (98, 0)
+_OTHER_KEY = (99, 0)
+
+
+def _key(v: Any) -> tuple[int, Any]:
+    """A sort key for any item (blanks and unorderable values after everything else)."""
+    if v is None:
+        return _BLANK_KEY
+    try:
+        return order_key(v)
+    except XLError:
+        return _OTHER_KEY
+
+
+def _modes(match_mode: Any, search_mode: Any) -> tuple[int, int]:
+    mm = to_int(match_mode, "match_mode")
+    sm = to_int(search_mode, "search_mode")
+    if mm not in (0, -1, 1, 2):
+        raise XLError(VALUE, "match_mode must be 0 (exact), -1, 1 or 2 (wildcards)")
+    if sm not in (1, -1, 2, -2):
+        raise XLError(VALUE, "search_mode must be 1, -1, 2 or -2")
+    return mm, sm
+
+
+def _linear(value: Any, keys: Sequence[Any], mm: int, backwards: bool) -> int | None:
+    """Exact match first (in search order); failing that, the nearest smaller (-1) or larger (1)
+    item of the same type, the first one met on ties."""
+    order = range(len(keys) - 1, -1, -1) if backwards else range(len(keys))
+    target = _key(value)
+    best: int | None = None
+    best_key: Any = None
+    for i in order:
+        k = keys[i]
+        kk = _key(k)
+        if kk == target:
+            return i
+        if mm == 0 or kk[0] != target[0] or k is None:
+            continue
+        if mm == -1 and kk < target and (best is None or kk > best_key):
+            best, best_key = i, kk
+        elif mm == 1 and kk > target and (best is None or kk < best_key):
+            best, best_key = i, kk
+    return best
+
+
+def _binary(value: Any, keys: Sequence[Any], mm: int, descending: bool) -> int | None:
+    """Binary search over a list sorted ascending (or descending); leftmost exact match."""
+    target = _key(value)
+    lo, hi = 0, len(keys)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        k = _key(keys[mid])
+        if (k > target) if descending else (k < target):
+            lo = mid + 1
+        else:
+            hi = mid
+    n = len(keys)
+    if lo < n and _key(keys[lo]) == target:
+        return lo
+    if mm == 0:
+        return None
+    # lo is where the value would go: its neighbours are the next smaller / larger items.
+    smaller, larger = (lo, lo - 1) if descending else (lo - 1, lo)
+    pick = smaller if mm == -1 else larger
+    if 0 <= pick < n and keys[pick] is not None and _key(keys[pick])[0] == target[0]:
+        return pick
+    return None
+
+
+def _search(value: Any, keys: Sequence[Any], match_mode: Any, search_mode: Any) -> int | None:
+    mm, sm = _modes(match_mode, search_mode)
+    if mm == 2:
+        if type(value) is str:
+            pattern = wildcard(value)
+            order = range(len(keys) - 1, -1, -1) if sm < 0 else range(len(keys))
+            for i in order:
+                k = keys[i]
+                if type(k) is str and pattern.matches(k):
+                    return i
+            return None
+        mm = 0  # wildcards mean nothing for numbers, dates...
+    if sm in (1, -1):
+        return _linear(value, keys, mm, sm == -1)
+    return _binary(value, keys, mm, sm == -2)
+
+
+_MATCH_DOC = "0 exact, -1 exact or next smaller, 1 exact or next larger, 2 wildcards (? * ~)"
+_SEARCH_DOC = ("1 first to last, -1 last to first, 2 binary (sorted ascending), -2 binary "
+               "(sorted descending)")
+
+
+@builtin(
+    "XLOOKUP",
+    sig(p("lookup", T), p("lookup_list", list_of(optional(T))), p("return_list", list_of(U)),
+        p("if_not_found", U, None, "returned when nothing matches; #N/A when omitted or blank"),
+        p("match_mode", NUMBER, 0, _MATCH_DOC), p("search_mode", NUMBER, 1, _SEARCH_DOC),
+        returns=U),
+    doc="The item of return_list at the position where lookup is found in lookup_list (text "
+        "ignores case); if_not_found or #N/A when it is not there.",
+    examples=['XLOOKUP("b", ["a", "b", "c"], [1, 2, 3]) -> 2',
+              'XLOOKUP("B", ["a", "b"], [1, 2]) -> 2', 'XLOOKUP("z", ["a", "b"], [1, 2]) -> #N/A',
+              'XLOOKUP("z", ["a", "b"], [1, 2], 0) -> 0',
+              'XLOOKUP(25, [10, 20, 30], ["lo", "mid", "hi"], "none", -1) -> "mid"',
+              'XLOOKUP(25, [10, 20, 30], ["lo", "mid", "hi"], "none", 1) -> "hi"',
+              'XLOOKUP("b*", ["apple", "banana"], [1, 2], 0, 2) -> 2',
+              'XLOOKUP(2, [1, 2, 2], ["a", "b", "c"], "", 0, -1) -> "c"',
+              'XLOOKUP(1, [1, 2], [1]) -> #VALUE!'],
+    cost=Cost.linear(4, 2),
+    errors=("#N/A", "#VALUE!"),
+)
+def xlookup(value: Any, keys: tuple, results: tuple, if_not_found: Any = None,
+            match_mode: Any = 0, search_mode: Any = 1) -> Any:
+    if len(results) != len(keys):
+        raise XLError(VALUE, f"return_list has {len(results)} items, lookup_list {len(keys)}")
+    i = _search(value, keys, match_mode, search_mode)
+    if i is None:
+        if if_not_found is None:
+            raise XLError(NA, "the value was not found")
+        return if_not_found
+    return results[i]
+
+
+@builtin(
+    "XMATCH",
+    sig(p("lookup", T), p("lookup_list", list_of(optional(T))),
+        p("match_mode", NUMBER, 0, _MATCH_DOC), p("search_mode", NUMBER, 1, _SEARCH_DOC),
+        returns=NUMBER),
+    doc="The 1-based position of lookup in a list (text ignores case); #N/A when not found.",
+    examples=['XMATCH("c", ["a", "b", "c"]) -> 3', 'XMATCH(5, [1, 3]) -> #N/A',
+              'XMATCH(4, [1, 3, 5], 1) -> 3', 'XMATCH(4, [1, 3, 5], -1) -> 2',
+              'XMATCH("?b", ["ab", "bb"], 2, -1) -> 2', 'XMATCH(3, [1, 3, 5, 7], 0, 2) -> 2',
+              'XMATCH(1, [1], 3) -> #VALUE!'],
+    cost=Cost.linear(4, 2),
+    errors=("#N/A", "#VALUE!"),
+)
+def xmatch(value: Any, keys: tuple, match_mode: Any = 0, search_mode: Any = 1) -> int:
+    i = _search(value, keys, match_mode, search_mode)
+    if i is None:
+        raise XLError(NA, "the value was not found")
+    return i + 1
+
+
+def _last_within(value: Any, keys: Sequence[Any], descending: bool) -> int | None:
+    """Excel's approximate MATCH/LOOKUP on sorted data: the last item <= value (ascending) or
+    >= value (descending), among items of the value's type (binary search)."""
+    target = _key(value)
+    # Inclusive bounds, as Excel's own search: on unsorted data it then answers as Excel does
+    # (the docs' MATCH(40, {25;38;40;41}, -1) is #N/A).
+    lo, hi, i = 0, len(keys) - 1, -1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        k = _key(keys[mid])
+        if (k >= target) if descending else (k <= target):
+            i, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    while i >= 0 and (keys[i] is None or _key(keys[i])[0] != target[0]):
+        i -= 1  # skip blanks and other types (Excel ignores them)
+    return i if i >= 0 else None
+
+
+@builtin(
+    "MATCH",
+    sig(p("lookup", T), p("lookup_list", list_of(optional(T))),
+        p("match_type", NUMBER, 1, "1 largest <= lookup (sorted ascending), 0 exact (wildcards "
+          "for text), -1 smallest >= lookup (sorted descending)"),
+        returns=NUMBER),
+    doc="Excel's MATCH: the 1-based position of lookup; by default the last item <= lookup in "
+        "an ascending list; #N/A when none.",
+    examples=['MATCH(25, [10, 20, 30]) -> 2', 'MATCH("b?", ["a", "bc"], 0) -> 2',
+              'MATCH(5, [10, 20]) -> #N/A', 'MATCH(25, [30, 20, 10], -1) -> 1',
+              'MATCH("B", ["a", "b"], 0) -> 2'],
+    cost=Cost.linear(4, 2),
+    errors=("#N/A",),
+)
+def match(value: Any, keys: tuple, match_type: Any = 1) -> int:
+    mt = to_int(match_type, "match_type")
+    if mt == 0:
+        i = _search(value, keys, 2, 1)
+    else:
+        i = _last_within(value, keys, mt < 0)
+    if i is None:
+        raise XLError(NA, "the value was not found")
+    return i + 1
+
+
+# -------------------------------------------------------------------------------------- INDEX
+
+
+def _position(n: Any, size: int, what: str) -> int:
+    i = to_int(n, what)
+    if i < 0:
+        raise XLError(VALUE, f"{what} must not be negative")
+    if i == 0 or i > size:
+        raise XLError(REF, f"{what} {i} is outside 1..{size}")
+    return i - 1
+
+
+def _index_grid(rows: tuple, row: Any, column: Any) -> Any:
+    line = rows[_position(row, len(rows), "row")]
+    if line is None:
+        raise XLError(REF, "that row is blank")
+    return line[_position(column, len(line), "column")]
+
+
+def _index_line(values: tuple, row: Any, column: Any) -> Any:
+    r, c = to_int(row, "row"), to_int(column, "column")
+    if c in (0, 1) and r >= 1:  # a column: INDEX(list, n, 1)
+        return values[_position(r, len(values), "row")]
+    if r in (0, 1) and c >= 1:  # a row: INDEX(list, 1, n)
+        return values[_position(c, len(values), "column")]
+    if r < 0 or c < 0:
+        raise XLError(VALUE, "positions must not be negative")
+    raise XLError(REF, "a list has one dimension: use INDEX(list, n)")
+
+
+@builtin(
+    "INDEX",
+    sig(p("list", list_of(list_of(T))), p("row", NUMBER), p("column", NUMBER), returns=T,
+        impl=_index_grid),
+    sig(p("list", list_of(T)), p("row", NUMBER), p("column", NUMBER), returns=T, impl=_index_line),
+    sig(p("list", list_of(T)), p("position", NUMBER, doc="1-based"), returns=T),
+    doc="The item at a 1-based position (row and column for a list of lists); #REF! outside "
+        "the list or at 0, #VALUE! for a negative position.",
+    examples=['INDEX([10, 20, 30], 2) -> 20', 'INDEX([10, 20, 30], 4) -> #REF!',
+              'INDEX([10, 20, 30], 0) -> #REF!', 'INDEX([10, 20], -1) -> #VALUE!',
+              'INDEX([[1, 2], [3, 4]], 2, 1) -> 3', 'INDEX([10, 20, 30], 3, 1) -> 30',
+              'INDEX([10, 20], 1.9) -> 10'],
+    cost=Cost.const(1),
+    errors=("#REF!", "#VALUE!"),
+)
+def index(values: tuple, position: Any) -> Any:
+    return values[_position(position, len(values), "position")]
+
+
+# ------------------------------------------------------------------------------------- LOOKUP
+
+
+def _first(values: tuple, predicate: Callable[[Any], Any]) -> Any:
+    for v in values:
+        r = predicate(v)
+        if type(r) is ErrorValue:
+            return r, True
+        if truthy(r):
+            return v, True
+    return None, False
+
+
+def _lookup_result(values: tuple, predicate: Callable[[Any], Any],
+                   result: Callable[[Any], Any]) -> Any:
+    found, ok = _first(values, predicate)
+    if not ok:
+        raise XLError(NA, "no item matches")
+    if type(found) is ErrorValue:
+        return found
+    return result(found)
+
+
+def _lookup_vector(value: Any, keys: tuple, results: tuple | None = None) -> Any:
+    if results is not None and len(results) != len(keys):
+        raise XLError(VALUE, f"result_list has {len(results)} items, lookup_list {len(keys)}")
+    i = _last_within(value, keys, False)
+    if i is None:
+        raise XLError(NA, "no item is less than or equal to the value")
+    return (keys if results is None else results)[i]
+
+
+@builtin(
+    "LOOKUP",
+    sig(p("list", list_of(T)), p("predicate", fn([T], BOOLEAN)), returns=T),
+    sig(p("list", list_of(T)), p("predicate", fn([T], BOOLEAN)), p("result", fn([T], U)),
+        returns=U, impl=_lookup_result),
+    sig(p("lookup", T), p("lookup_list", list_of(optional(T))), returns=T, impl=_lookup_vector),
+    sig(p("lookup", T), p("lookup_list", list_of(optional(T))), p("result_list", list_of(U)),
+        returns=U, impl=_lookup_vector),
+    doc="The first item (or result(item)) the predicate accepts, #N/A when none (Power Fx "
+        "LookUp); Excel's LOOKUP(value, sorted_list, [results]) finds the last item <= value.",
+    examples=['LOOKUP([3, 8, 12], x => x > 5) -> 8', 'LOOKUP([3, 8], x => x > 50) -> #N/A',
+              'LOOKUP([3, 8, 12], x => x > 5, x => x * 10) -> 80',
+              'LOOKUP(7, [1, 5, 10], ["a", "b", "c"]) -> "b"', 'LOOKUP(0, [1, 5]) -> #N/A',
+              'LOOKUP([1, 0], x => 1 / x > 2) -> #DIV/0!'],
+    cost=Cost.higher_order(2, 2),
+    errors=("#N/A", "#VALUE!"),
+)
+def lookup(values: tuple, predicate: Callable[[Any], Any]) -> Any:
+    found, ok = _first(values, predicate)
+    if not ok:
+        raise XLError(NA, "no item matches")
+    return found
+
+
+# ------------------------------------------------------------------------------------ ANY, ALL
+
+
+def _any_of(flags: tuple) -> bool:
+    return any(truthy(v) for v in flags)
+
+
+def _all_of(flags: tuple) -> bool:
+    return all(truthy(v) for v in flags)
+
+
+@builtin(
+    "ANY",
+    sig(p("list", list_of(T)), p("predicate", fn([T], BOOLEAN)), returns=BOOLEAN),
+    sig(p("list", list_of(optional(BOOLEAN))), returns=BOOLEAN, impl=_any_of),
+    doc="TRUE when the predicate accepts some item (or some item is TRUE); FALSE for an empty "
+        "list. Stops at the first TRUE; an error before it is the result.",
+    examples=['ANY([1, 5, 10], x => x > 8) -> TRUE', 'ANY([1, 2], x => x > 8) -> FALSE',
+              'ANY(DROP([1], 1), x => x > 0) -> FALSE', 'ANY([FALSE, TRUE]) -> TRUE',
+              'ANY([1, 0], x => 1 / x > 5) -> #DIV/0!',
+              'ANY([0, 1], x => x = 0 or 1 / x > 5) -> TRUE'],
+    cost=Cost.higher_order(2, 1),
+    can_error=False,
+)
+def any_(values: tuple, predicate: Callable[[Any], Any]) -> Any:
+    for v in values:
+        r = predicate(v)
+        if type(r) is ErrorValue:
+            return r
+        if truthy(r):
+            return True
+    return False
+
+
+@builtin(
+    "ALL",
+    sig(p("list", list_of(T)), p("predicate", fn([T], BOOLEAN)), returns=BOOLEAN),
+    sig(p("list", list_of(optional(BOOLEAN))), returns=BOOLEAN, impl=_all_of),
+    doc="TRUE when the predicate accepts every item (or every item is TRUE); TRUE for an empty "
+        "list. Stops at the first FALSE; an error before it is the result.",
+    examples=['ALL([2, 4], x => MOD(x, 2) = 0) -> TRUE', 'ALL([2, 3], x => MOD(x, 2) = 0) -> FALSE',
+              'ALL(DROP([1], 1), x => x > 0) -> TRUE', 'ALL([TRUE, BLANK()]) -> FALSE',
+              'ALL([1, 0], x => 1 / x > 0) -> #DIV/0!'],
+    cost=Cost.higher_order(2, 1),
+    can_error=False,
+)
+def all_(values: tuple, predicate: Callable[[Any], Any]) -> Any:
+    for v in values:
+        r = predicate(v)
+        if type(r) is ErrorValue:
+            return r
+        if not truthy(r):
+            return False
+    return True
