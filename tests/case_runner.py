@@ -38,6 +38,7 @@ class Case:
     type: str | None = None
     now: dt.datetime | None = None
     note: str = ""
+    packs: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -61,7 +62,7 @@ def load_cases() -> list[Case]:
                 schema=raw.get("schema"), profile=raw.get("profile", "strict"),
                 value=raw.get("value"), has_value="value" in raw, error=raw.get("error"),
                 raises=raw.get("raises"), type=raw.get("type"), now=now,
-                note=str(raw.get("note", "")),
+                note=str(raw.get("note", "")), packs=tuple(raw.get("packs") or ()),
             ))
     return cases
 
@@ -131,8 +132,11 @@ def run_scalar(case: Case) -> Any:
     schema = case.schema
     if schema is None:
         schema = formulane.schema.infer_schema(case.vars)
+    registry = formulane.default_registry()
+    if case.packs:
+        registry = registry.with_packs(*case.packs)
     try:
-        program = formulane.compile(case.expr, schema, profile=case.profile)
+        program = formulane.compile(case.expr, schema, profile=case.profile, registry=registry)
         return program, program.evaluate(case.vars, now=case.now)
     except FormulaError as exc:
         return None, exc

@@ -21,7 +21,6 @@ from ..vectorized.forms import polars_form as P
 from ..vectorized.forms import sql_form as S
 from .spec import Cost, Refuse, builtin, p, sig
 
-_ZERO = Decimal(0)
 _EPOCH_UTC = dt.timezone.utc
 
 
@@ -200,26 +199,11 @@ def div(a: Any, b: Any) -> Any:
 
 
 def power_of(base: Any, exponent: Any) -> Decimal:
-    """Excel's power: 0^0 and 0^negative are #NUM!/#DIV/0!, a negative base needs an integral
-    exponent, and a result too large is #NUM! without computing a gigantic number first."""
-    base = Decimal(base)
-    exponent = Decimal(exponent)
-    if base == 0:
-        if exponent == 0:
-            raise XLError(NUM, "0^0 is undefined")
-        if exponent < 0:
-            raise XLError(DIV0, "0 to a negative power")
-        return _ZERO
-    integral = exponent == exponent.to_integral_value()
-    if base < 0 and not integral:
-        raise XLError(NUM, "a negative number to a fractional power")
-    # |base|^exponent >= 1e308 is decided from logarithms before any big computation.
-    magnitude = abs(base).log10() * exponent
-    if magnitude >= 308:
-        raise XLError(NUM, "result too large")
-    if magnitude < -400:
-        return _ZERO
-    return base ** exponent
+    """Excel's power, shared with POWER(): 0^0 is #NUM!, 0^negative #DIV/0!, a negative base
+    needs an integral exponent, and a result too large is #NUM! without computing it."""
+    from ._numeric import power
+
+    return power(base, exponent)
 
 
 @builtin(

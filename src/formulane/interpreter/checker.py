@@ -798,7 +798,8 @@ def _subst(t: Type, bindings: Mapping[str, Type]) -> Type:
     if t.kind == "Var":
         bound = bindings.get(t.name)
         if bound is None:
-            return t
+            # Nothing constrained it (an empty list literal): the bottom type fits anywhere.
+            return NEVER
         return optional(bound) if t.nullable else bound
     if t.kind in ("List", "Many"):
         return replace(t, elem=_subst(t.elem, bindings))  # type: ignore[arg-type]

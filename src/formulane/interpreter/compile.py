@@ -372,7 +372,6 @@ def _metered(run: Closure, node: ir.Call, closures: list[Closure]) -> Closure:
     base = 1 + spec.cost.base
     per_item = spec.cost.per_item
     per_call = spec.cost.per_call
-    body = node.body_cost
     list_args = [i for i, a in enumerate(node.args) if a.type.kind in ("List", "Many")]
     if spec.lazy or not list_args or (not per_item and not per_call):
         def charged(f: list) -> Any:
@@ -395,7 +394,9 @@ def _metered(run: Closure, node: ir.Call, closures: list[Closure]) -> Closure:
         if err is not None:
             return err
         items = sum(len(values[i]) for i in list_args if type(values[i]) is tuple)
-        f[0].charge(base + per_item * items + (items * body if per_call else 0))
+        # Each call inside a lambda body charges itself when it runs (the whole program is
+        # metered), so a lambda invocation costs one unit here, not its static bound.
+        f[0].charge(base + per_item * items + (items if per_call else 0))
         try:
             if needs_ctx:
                 return impl(f[0], *values)

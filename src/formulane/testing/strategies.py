@@ -25,6 +25,7 @@ from ..schema import normalize_schema
 from ..types import BOOLEAN, DATE, NUMBER, TEXT, Type, format_type, list_of, non_null, parse_type
 
 _GENERATED = (NUMBER, TEXT, BOOLEAN, DATE, list_of(NUMBER), list_of(TEXT))
+_GENERATABLE = {format_type(t) for t in _GENERATED}
 _SKIP = {"LET", "BLANK", "ERROR", "NA", "TODAY", "NOW", "SEQUENCE", "REPT", "TEXTSPLIT"}
 _OPERATORS = {"+": "+", "-": "-", "*": "*", "/": "/", "&": "&", "=": "=", "<>": "<>", "<": "<",
               "<=": "<=", ">": ">", ">=": ">=", "OP_AND": "and", "OP_OR": "or"}
@@ -57,10 +58,12 @@ def _ways(registry: Registry) -> dict[str, list[tuple[FunctionSpec, Sig, tuple[T
         for s in spec.signatures:
             for binding in (NUMBER, TEXT):
                 params = [_concrete(p.type, binding) for p in s.params if not p.optional]
-                if any(p is None or p.kind == "Fn" for p in params):
+                if any(p is None or _key(p) not in _GENERATABLE for p in params):
                     break
                 if any(p.type.kind == "Fn" for p in s.params):
                     break
+                if s.returns.nullable:
+                    break  # may be blank: not a value of the type asked for
                 ret = _concrete(s.returns, binding)
                 if ret is None or _key(ret) not in {_key(g) for g in _GENERATED}:
                     break
