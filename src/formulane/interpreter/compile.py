@@ -39,10 +39,17 @@ def to_error(exc: BaseException, span: Span) -> ErrorValue:
 
 
 class Compiler:
-    def __init__(self, metered: bool, limits: Any = None) -> None:
+    """Builds closures. ``observe(node, closure) -> closure`` wraps every node's closure (the
+    explainer records values this way); with it, nothing is constant-folded, so every node is
+    seen evaluating exactly as it would run."""
+
+    def __init__(self, metered: bool, limits: Any = None,
+                 observe: Callable[[IR, Closure], Closure] | None = None) -> None:
         self.metered = metered
         self.uses_ctx = metered
         self.limits = limits
+        self.observe = observe
+        self.fold = observe is None
 
     # Each compile_* returns (closure, constant) where constant is _NOT_CONST unless the node
     # folded to a value.
@@ -52,6 +59,12 @@ class Compiler:
         return closure
 
     def build(self, node: IR) -> tuple[Closure, Any]:
+        closure, const = self.build_node(node)
+        if self.observe is not None:
+            return self.observe(node, closure), _NOT_CONST
+        return closure, const
+
+    def build_node(self, node: IR) -> tuple[Closure, Any]:
         kind = type(node)
         if kind is ir.Const:
             value = node.value  # type: ignore[union-attr]
@@ -97,7 +110,7 @@ class Compiler:
             run = _eager(impl, closures, span, scan, lists, spec.needs_ctx, consts)
         if self.metered:
             run = _metered(run, node, closures)
-        foldable = (not spec.volatile and not spec.needs_ctx
+        foldable = (self.fold and not spec.volatile and not spec.needs_ctx
                     and all(c is not _NOT_CONST for _, c in built)
                     and not any(isinstance(a, ir.Lambda) for a in node.args))
         if foldable:
@@ -171,7 +184,7 @@ class Compiler:
 
     def build_list(self, node: ir.ListOf) -> tuple[Closure, Any]:
         built = [self.build(i) for i in node.items]
-        if all(c is not _NOT_CONST for _, c in built):
+        if self.fold and all(c is not _NOT_CONST for _, c in built):
             value = tuple(c for _, c in built)
             return (lambda f: value), value
         items = tuple(b[0] for b in built)
@@ -227,7 +240,7 @@ class Compiler:
             except _CAUGHT as exc:
                 return to_error(exc, span)
 
-        if const is not _NOT_CONST:
+        if self.fold and const is not _NOT_CONST:
             value = coerce(self.folding_frame())
             return (lambda f: value), value
         return coerce, _NOT_CONST

@@ -98,6 +98,17 @@ class Program:
     def __repr__(self) -> str:
         return f"Program({self.source!r}, type={self.type}, profile={self.profile!r})"
 
+    def explain(self, variables: Mapping[str, Any] | None = None, *,
+                now: dt.datetime | None = None) -> Any:
+        """Evaluate and return the tree of sub-expressions with their types, values, costs and
+        whether they ran (`Explanation`: ``.to_text()``, ``.to_dict()``, ``.error_origin()``)."""
+        from .explain import explain
+
+        try:
+            return explain(self, variables, now=now)
+        except FormulaError as exc:
+            raise exc.with_source(self.source)
+
     def to_polars(self, numbers: str = "float") -> Any:
         """This program as polars expressions (`PolarsForm`: value and error code). Raises
         `Unsupported` when a part has no faithful polars form. ``numbers``: "float" or
