@@ -1,0 +1,182 @@
+"""The canonical printer: AST to formula text.
+
+Contract: ``print_formula(node)`` returns one canonical spelling (upper-case function names,
+``=`` ``<>`` ``and`` ``or`` ``not`` ``??``, one space around binary operators, ``", "`` between
+arguments, double-quoted strings, braces only where a name needs them, plain decimal numbers,
+minimal parentheses) such that ``parse(print_formula(ast)) == ast`` for every AST the parser
+can produce. Three forms are always parenthesized although precedence would not require it, so
+strict mode never sees an ambiguous form after printing: a signed left operand of ``^``
+(``(-2) ^ 2``), a ``^`` on the left of ``^`` (``(2 ^ 3) ^ 2``) and a comparison on the left of
+a comparison (``(a < b) = c``). The printer walks the tree
+with an explicit stack, so no AST depth can make it recurse. It raises ValueError for nodes
+that have no spelling (a name containing ``}``, an empty name, a NaN or infinite number, an
+invalid function name).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Union
+
+from .ast import (
+    Binary, Boolean, Call, Index, Lambda, ListLit, Member, Name, Node, Number, String, Unary,
+)
+
+__all__ = ["print_formula", "to_source", "format_number", "format_name"]
+
+# Binding strength, loosest first; the parser's grammar layers in the same order.
+_LAMBDA, _COALESCE, _OR, _AND, _NOT, _CMP, _CONCAT, _ADD, _MUL, _POW = range(10)
+_PREFIX, _POSTFIX, _ATOM = 10, 11, 12
+_BINARY_LEVEL: dict[str, int] = {
+    "??": _COALESCE, "or": _OR, "and": _AND,
+    "=": _CMP, "<>": _CMP, "<": _CMP, "<=": _CMP, ">": _CMP, ">=": _CMP,
+    "&": _CONCAT, "+": _ADD, "-": _ADD, "*": _MUL, "/": _MUL, "^": _POW,
+}
+# Matched the way the lexer matches keywords (re.IGNORECASE, so "falſe" is a keyword too).
+_KEYWORD = re.compile(r"and|or|not|true|false|null", re.IGNORECASE)
+_IDENT = re.compile(r"[^\W\d]\w*")
+_FUNCTION = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*){0,3}")  # as FUNCNAME in formula.lark
+#: Plain notation is used while it needs at most this many zeros beyond the digits.
+_MAX_PADDING_ZEROS = 20
+
+# A work item is text to emit, or a node to print with the minimum binding strength its
+# position needs.
+_Item = Union[str, tuple[Node, int]]
+
+
+def _level(node: Node) -> int:
+    if isinstance(node, Binary):
+        return _BINARY_LEVEL[node.op]
+    if isinstance(node, Unary):
+        return {"not": _NOT, "%": _POSTFIX}.get(node.op, _PREFIX)
+    if isinstance(node, Lambda):
+        return _LAMBDA
+    if isinstance(node, (Member, Index)):
+        return _POSTFIX
+    return _ATOM
+
+
+def format_number(value: Decimal) -> str:
+    """Shortest plain decimal for ``value``; exponent form only for very large/small values."""
+    if not isinstance(value, Decimal) or not value.is_finite():
+        raise ValueError(f"cannot print the number {value!r}")
+    sign, digit_tuple, exponent = value.as_tuple()
+    digits = "".join(map(str, digit_tuple)).lstrip("0")
+    if not digits:
+        return "0"
+    exp = int(exponent)
+    stripped = digits.rstrip("0")
+    exp += len(digits) - len(stripped)  # drop trailing zeros: normalize without a context
+    digits = stripped
+    minus = "-" if sign else ""
+    if 0 <= exp <= _MAX_PADDING_ZEROS:
+        return minus + digits + "0" * exp
+    point = len(digits) + exp
+    if exp < 0 and point > 0:
+        return minus + digits[:point] + "." + digits[point:]
+    if exp < 0 and -point < _MAX_PADDING_ZEROS:
+        return minus + "0." + "0" * -point + digits
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{minus}{mantissa}E{point - 1:+d}"
+
+
+def format_name(name: str) -> str:
+    """A name as written in a formula: bare if it is a plain identifier, else ``{braced}``."""
+    if _IDENT.fullmatch(name) and not _KEYWORD.fullmatch(name):
+        return name
+    if not name or "}" in name:
+        raise ValueError(f"the name {name!r} cannot be written in a formula")
+    return "{" + name + "}"
+
+
+def _format_string(value: str) -> str:
+    return '"' + value.replace('"', '""') + '"'
+
+
+def _expand(node: Node, min_level: int) -> list[_Item]:
+    """The items that print ``node`` (children still unexpanded), parenthesized if needed."""
+    items: list[_Item]
+    if isinstance(node, Number):
+        items = [format_number(node.value)]
+    elif isinstance(node, String):
+        items = [_format_string(node.value)]
+    elif isinstance(node, Boolean):
+        items = ["TRUE" if node.value else "FALSE"]
+    elif isinstance(node, Name):
+        items = [format_name(node.name)]
+    elif isinstance(node, ListLit):
+        items = ["["] + _joined(node.items) + ["]"]
+    elif isinstance(node, Call):
+        name = node.name.upper()
+        if not _FUNCTION.fullmatch(name):
+            raise ValueError(f"cannot print a call to {node.name!r}")
+        items = [name + "("] + _joined(node.args) + [")"]
+    elif isinstance(node, Member):
+        items = [_postfix_operand(node.obj), "." + format_name(node.name)]
+    elif isinstance(node, Index):
+        items = [(node.obj, _POSTFIX), "[", (node.index, _LAMBDA), "]"]
+    elif isinstance(node, Unary):
+        items = _expand_unary(node)
+    elif isinstance(node, Binary):
+        level = _BINARY_LEVEL[node.op]
+        left: _Item = (node.left, level)
+        if _ambiguous_left(node.op, node.left):
+            left = (node.left, _ATOM + 1)  # force parentheses: (-2) ^ 2, (2 ^ 3) ^ 2
+        items = [left, f" {node.op} ", (node.right, level + 1)]
+    elif isinstance(node, Lambda):
+        params = ", ".join(format_name(p) for p in node.params)
+        head = params if len(node.params) == 1 else f"({params})"
+        items = [head + " => ", (node.body, _LAMBDA)]
+    else:
+        raise TypeError(f"not an AST node: {type(node).__name__}")
+    if _level(node) < min_level:
+        return ["(", *items, ")"]
+    return items
+
+
+def _ambiguous_left(op: str, left: Node) -> bool:
+    """Left operands the strict checker calls ambiguous unless parenthesized (E206)."""
+    if op == "^":
+        return (isinstance(left, Unary) and left.op in ("-", "+")) or (
+            isinstance(left, Binary) and left.op == "^")
+    return (_BINARY_LEVEL[op] == _CMP and isinstance(left, Binary)
+            and _BINARY_LEVEL[left.op] == _CMP)
+
+
+def _postfix_operand(node: Node) -> tuple[Node, int]:
+    # A bare number would swallow the following '.' or '%' ("1.x", "15%" folds to 0.15).
+    return (node, _ATOM + 1) if isinstance(node, Number) else (node, _POSTFIX)
+
+
+def _expand_unary(node: Unary) -> list[_Item]:
+    if node.op == "%":
+        return [_postfix_operand(node.operand), "%"]
+    if node.op == "not":
+        return ["not ", (node.operand, _NOT)]
+    return [node.op, (node.operand, _PREFIX)]
+
+
+def _joined(nodes: tuple[Node, ...]) -> list[_Item]:
+    items: list[_Item] = []
+    for i, child in enumerate(nodes):
+        if i:
+            items.append(", ")
+        items.append((child, _LAMBDA))
+    return items
+
+
+def print_formula(node: Node) -> str:
+    """The canonical source text of ``node``; see the module docstring for the guarantees."""
+    out: list[str] = []
+    work: list[_Item] = [(node, _LAMBDA)]
+    while work:
+        item = work.pop()
+        if isinstance(item, str):
+            out.append(item)
+        else:
+            work.extend(reversed(_expand(*item)))
+    return "".join(out)
+
+
+to_source = print_formula
