@@ -1,0 +1,332 @@
+"""Strict validation of model-produced arguments, and errors a model can act on.
+
+Contract: `validate_arguments(tool, raw, decode_stringified_json=...)` returns the validated
+input model or an `ErrorEnvelope` (E502); it never raises for bad input. Arguments are always
+treated as JSON: `str`/`bytes` go straight to `model_validate_json(raw, strict=True,
+extra="forbid")` (strict JSON mode rejects `"2"` for an int, `"yes"` for a bool, unknown keys
+and date-only datetimes, yet accepts ISO dates); a `dict` is `json.dumps`-ed first so Python
+objects cannot sneak past the JSON rules. Wire changes the exporters make (null for a default,
+`{key, value}` lists for maps) are undone first, and only when the tool has such fields.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .envelope import ErrorEnvelope, Issue
+from .schema import DECIMAL_PATTERN, loc_is_secret, normalize
+from .tool import Tool
+
+MAX_ISSUES = 20
+_RECEIVED_MAX = 80
+
+_FORMAT_EXAMPLES: dict[str, str] = {
+    "date": "2024-01-31",
+    "date-time": "2024-01-31T09:30:00Z",
+    "time": "09:30:00",
+    "duration": "P1DT2H",
+    "email": "user@example.com",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+    "uri": "https://example.com/",
+    "ipv4": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+    "hostname": "example.com",
+}
+
+_HINTS: dict[str, str] = {
+    "int_type": "send a JSON number without quotes",
+    "int_from_float": "send a whole number",
+    "float_type": "send a JSON number without quotes",
+    "bool_type": "send true or false without quotes",
+    "string_type": "send a JSON string in double quotes",
+    "datetime_parsing": "send a full ISO 8601 date and time",
+    "datetime_type": "send a full ISO 8601 date and time as a string",
+    "date_parsing": "send an ISO 8601 date (YYYY-MM-DD)",
+    "date_from_datetime_inexact": "send a date without a time part",
+    "list_type": "send a JSON array",
+    "dict_type": "send a JSON object",
+    "model_type": "send a JSON object",
+    "decimal_parsing": "send the number as a string of digits, e.g. \"12.50\"",
+}
+
+
+class _InvalidJson(Exception):
+    pass
+
+
+def _to_json_text(raw: Any) -> str | bytes:
+    if isinstance(raw, (str, bytes)):
+        return raw
+    if isinstance(raw, bytearray):
+        return bytes(raw)
+    if isinstance(raw, dict):
+        try:
+            return json.dumps(raw, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise _InvalidJson(f"arguments must contain only JSON values: {exc}") from exc
+    raise _InvalidJson(f"arguments must be a JSON object (str, bytes or dict), got {type(raw).__name__}")
+
+
+def validate_arguments(
+    tool: Tool, raw: Any, *, decode_stringified_json: bool = False
+) -> BaseModel | ErrorEnvelope:
+    try:
+        data = _to_json_text(raw)
+    except _InvalidJson as exc:
+        return _envelope(tool, [Issue(path="", message=str(exc), expected="a JSON object",
+                                      example=example_for(tool.input_schema, tool.input_schema), kind="json_invalid")])
+    if not data.strip():
+        data = "{}"  # some clients send an empty string for a tool without arguments
+    plan = tool.plan
+    # Parse twice only when a wire change can be present: the common call skips this.
+    if (
+        (plan.has_null_default and ("null" in data if isinstance(data, str) else b"null" in data))
+        or (plan.has_dict and ('"key"' in data if isinstance(data, str) else b'"key"' in data))
+        or (decode_stringified_json and plan.has_json)
+    ):
+        try:
+            parsed = json.loads(data)
+        except ValueError:
+            parsed = None  # pydantic reports the JSON error with its position below
+        if isinstance(parsed, dict):
+            normalize(parsed, plan, decode_json=decode_stringified_json)
+            data = json.dumps(parsed, ensure_ascii=False)
+    try:
+        validated: BaseModel = tool.input_model.model_validate_json(data, strict=True, extra="forbid")
+    except ValidationError as exc:
+        return _envelope(tool, issues_from(tool, exc))
+    return validated
+
+
+def _envelope(tool: Tool, issues: list[Issue]) -> ErrorEnvelope:
+    count = len(issues)
+    noun = "problem" if count == 1 else "problems"
+    return ErrorEnvelope(
+        code="E502",
+        tool=tool.name,
+        message=f"{count} {noun} with the arguments for tool {tool.name!r}",
+        retryable=True,
+        issues=tuple(issues[:MAX_ISSUES]),
+        hint="fix every listed argument and call the tool again with the corrected JSON object",
+    )
+
+
+def issues_from(tool: Tool, error: ValidationError) -> list[Issue]:
+    issues: list[Issue] = []
+    schema = tool.input_schema
+    for item in error.errors(include_url=False):
+        loc = tuple(item.get("loc", ()))
+        kind = str(item.get("type", ""))
+        secret = loc_is_secret(loc, tool.plan)
+        if kind == "extra_forbidden":
+            parent = _node_at(schema, loc[:-1])
+            allowed = sorted((parent or {}).get("properties", {}))
+            unknown = str(loc[-1]) if loc else ""
+            close = difflib.get_close_matches(unknown, allowed, n=1)
+            message = f"unknown field {unknown!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+            issues.append(Issue(
+                path=_path(loc),
+                message=message,
+                expected="no such field; allowed fields: " + (", ".join(allowed) or "none"),
+                example=None,
+                received=None,
+                kind=kind,
+            ))
+            continue
+        node = _node_at(schema, loc)
+        message = str(item.get("msg", "invalid value"))
+        if kind == "json_invalid":
+            message = "arguments are not valid JSON: " + str((item.get("ctx") or {}).get("error", message))
+        elif kind == "missing":
+            message = "required field is missing"
+        hint = _HINTS.get(kind)
+        if hint and kind != "missing":
+            message = f"{message}; {hint}"
+        received = None
+        if "input" in item and kind not in ("missing", "json_invalid") and not secret:
+            received = _short(item["input"])
+        issues.append(Issue(
+            path=_path(loc),
+            message=message,
+            expected=describe(node, schema) if node is not None else "",
+            example=None if secret or node is None else example_for(node, schema),
+            received=received,
+            kind=kind,
+        ))
+    return issues
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _short(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= _RECEIVED_MAX else text[: _RECEIVED_MAX - 3] + "..."
+
+
+def _resolve(node: Any, root: dict[str, Any]) -> Any:
+    seen = 0
+    while isinstance(node, dict) and "$ref" in node and seen < 32:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        target = root.get("$defs", {}).get(name, {})
+        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        seen += 1
+    return node
+
+
+def _node_at(schema: dict[str, Any], loc: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The schema node an error location points at, or None when it cannot be followed."""
+    node: Any = _resolve(schema, schema)
+    for part in loc:
+        node = _resolve(node, schema)
+        if not isinstance(node, dict):
+            return None
+        if isinstance(part, int):
+            prefix = node.get("prefixItems")
+            if isinstance(prefix, list) and part < len(prefix):
+                node = prefix[part]
+            elif "items" in node:
+                node = node["items"]
+            else:
+                return None
+            continue
+        props = node.get("properties", {})
+        if part in props:
+            node = props[part]
+        elif isinstance(node.get("additionalProperties"), dict):
+            node = node["additionalProperties"]
+        elif "anyOf" in node or "oneOf" in node:
+            # pydantic inserts a union member tag ("int", "Circle"...); pick the member it names.
+            branches = [_resolve(b, schema) for b in node.get("anyOf") or node.get("oneOf") or []]
+            match = [b for b in branches if b.get("title") == part or b.get("type") == _JSON_TYPES.get(part)]
+            if not match:
+                return node
+            node = match[0]
+        else:
+            return node
+    resolved = _resolve(node, schema)
+    return resolved if isinstance(resolved, dict) else None
+
+
+_JSON_TYPES = {"int": "integer", "float": "number", "str": "string", "bool": "boolean",
+               "list": "array", "dict": "object", "none": "null"}
+
+
+def describe(node: dict[str, Any], root: dict[str, Any], depth: int = 0) -> str:
+    """A short human description of what a schema node accepts."""
+    node = _resolve(node, root)
+    if depth > 3:
+        return "value"
+    if "enum" in node:
+        return "one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in node["enum"])
+    if "const" in node:
+        return "exactly " + json.dumps(node["const"], ensure_ascii=False)
+    union = node.get("anyOf") or node.get("oneOf")
+    if union:
+        return " or ".join(describe(b, root, depth + 1) for b in union)
+    kind = node.get("type")
+    if kind == "string":
+        if "x-decimal" in node or node.get("pattern") == DECIMAL_PATTERN:
+            bounds = _bounds(node.get("x-decimal", {}))
+            return "decimal number as a string" + (f" ({bounds})" if bounds else "")
+        if node.get("format") in _FORMAT_EXAMPLES:
+            return f"string in {node['format']} format"
+        extra = []
+        if "minLength" in node:
+            extra.append(f"at least {node['minLength']} characters")
+        if "maxLength" in node:
+            extra.append(f"at most {node['maxLength']} characters")
+        if "pattern" in node:
+            extra.append(f"matching {node['pattern']}")
+        return "string" + (f" ({', '.join(extra)})" if extra else "")
+    if kind in ("integer", "number"):
+        bounds = _bounds(node)
+        return ("integer" if kind == "integer" else "number") + (f" ({bounds})" if bounds else "")
+    if kind == "boolean":
+        return "boolean (true or false)"
+    if kind == "null":
+        return "null"
+    if kind == "array":
+        items = node.get("items")
+        inner = describe(items, root, depth + 1) if isinstance(items, dict) and items else "values"
+        return f"array of {inner}"
+    if kind == "object":
+        if isinstance(node.get("additionalProperties"), dict):
+            return f"object mapping strings to {describe(node['additionalProperties'], root, depth + 1)}"
+        return "object with fields " + ", ".join(node.get("properties", {})) if node.get("properties") else "object"
+    return "any JSON value"
+
+
+def _bounds(node: dict[str, Any]) -> str:
+    parts = []
+    for key, text in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
+        if key in node:
+            parts.append(f"{text} {node[key]}")
+    if "multipleOf" in node:
+        parts.append(f"multiple of {node['multipleOf']}")
+    if "decimalPlaces" in node:
+        parts.append(f"at most {node['decimalPlaces']} decimal places")
+    return ", ".join(parts)
+
+
+def example_for(node: Any, root: dict[str, Any], depth: int = 0) -> Any:
+    """A plausible valid value for a schema node (documentation examples win)."""
+    node = _resolve(node, root)
+    if not isinstance(node, dict) or depth > 4:
+        return None
+    if node.get("examples"):
+        return node["examples"][0]
+    if "default" in node and node["default"] is not None:
+        return node["default"]
+    if node.get("enum"):
+        return node["enum"][0]
+    if "const" in node:
+        return node["const"]
+    union = node.get("anyOf") or node.get("oneOf")
+    if union:
+        for branch in union:
+            if _resolve(branch, root).get("type") != "null":
+                return example_for(branch, root, depth + 1)
+        return None
+    kind = node.get("type")
+    if kind == "string":
+        if "x-decimal" in node or node.get("pattern") == DECIMAL_PATTERN:
+            low = node.get("x-decimal", {}).get("minimum")
+            return str(low) if low is not None else "12.50"
+        fmt = node.get("format")
+        if fmt in _FORMAT_EXAMPLES:
+            return _FORMAT_EXAMPLES[fmt]
+        if "pattern" in node:
+            return None  # no honest example for an arbitrary pattern
+        return "text"[: node.get("maxLength", 4)] if node.get("minLength", 0) <= 4 else "x" * node["minLength"]
+    if kind in ("integer", "number"):
+        for key in ("minimum", "maximum"):
+            if key in node:
+                return node[key]
+        if "exclusiveMinimum" in node:
+            return node["exclusiveMinimum"] + 1
+        return 1 if kind == "integer" else 1.5
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        item = example_for(node.get("items", {}), root, depth + 1)
+        return [] if item is None else [item]
+    if kind == "object":
+        props = node.get("properties", {})
+        required = node.get("required", [])
+        return {name: example_for(props[name], root, depth + 1) for name in required if name in props}
+    return None

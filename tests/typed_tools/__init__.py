@@ -1,0 +1,1 @@
+"""Tests of the typed-tool lane (a package so test module names cannot clash with other lanes)."""
