@@ -130,9 +130,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["mcp"]:
+        # The MCP server parses its own options (--http, --port, --registry...).
+        from .mcp import main as mcp_main
+
+        return int(mcp_main(args_list[1:]) or 0)
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(args_list)
     except SystemExit as exc:
         return int(exc.code or 0) and 2
     try:
@@ -142,10 +148,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_check(args)
         if args.command == "functions":
             return cmd_functions(args)
-        if args.command == "mcp":
-            from .mcp import main as mcp_main
-
-            return int(mcp_main(args.rest) or 0)
     except UsageError as exc:
         print(f"formulane: {exc}", file=sys.stderr)
         return 2
