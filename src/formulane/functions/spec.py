@@ -128,12 +128,15 @@ def sig(
 @dataclass(frozen=True, slots=True)
 class Cost:
     """Cost units of one call: ``base`` plus ``per_item`` for each element of every list
-    argument. ``per_call`` marks higher-order functions whose lambda body runs once per item
-    (its cost is added by the checker and charged by the implementation)."""
+    argument, plus ``per_char`` for each code point of every Text argument (functions of the
+    text family default to 1/16: one unit per 16 characters of C-speed string work).
+    ``per_call`` marks higher-order functions whose lambda body runs once per item (its cost
+    is added by the checker and charged by the implementation)."""
 
     base: int = 1
     per_item: int = 0
     per_call: bool = False
+    per_char: float = 0.0  # for each code point of every Text argument (0: the family default)
 
     @staticmethod
     def const(units: int = 1) -> "Cost":
@@ -146,6 +149,11 @@ class Cost:
     @staticmethod
     def higher_order(per_item: int = 1, base: int = 1) -> "Cost":
         return Cost(base, per_item, per_call=True)
+
+    @staticmethod
+    def text(per_char: float, base: int = 1) -> "Cost":
+        """Work proportional to the length of the Text arguments (regular expressions...)."""
+        return Cost(base, 0, per_char=per_char)
 
 
 @dataclass(frozen=True, slots=True)

@@ -549,7 +549,7 @@ def _regex(pattern: str, case_sensitivity: Decimal | int, text: str, fn: str) ->
     examples=['REGEXTEST("abc123", "[0-9]+") -> TRUE', 'REGEXTEST("ABC", "^abc$", 1) -> TRUE',
               'REGEXTEST(REPT("a", 30) & "!", "(a+)+$") -> FALSE',
               'REGEXTEST("a", "(") -> #VALUE!'],
-    cost=Cost.const(20),
+    cost=Cost.text(0.25, 20),
     errors=("#VALUE!",),
 )
 def regextest(text: str, pattern: str, case_sensitivity: Decimal | int = 0) -> bool:
@@ -564,7 +564,7 @@ def regextest(text: str, pattern: str, case_sensitivity: Decimal | int = 0) -> b
         "REGEXEXTRACTALL or REGEXGROUPS for lists).",
     examples=['REGEXEXTRACT("ab12cd345", "[0-9]+") -> "12"', 'REGEXEXTRACT("abc", "[0-9]") -> #N/A',
               'REGEXEXTRACT("ABC", "b", 0, 1) -> "B"', 'REGEXEXTRACT("abc", "b", 1) -> #VALUE!'],
-    cost=Cost.const(20),
+    cost=Cost.text(0.25, 20),
     errors=("#VALUE!", "#N/A"),
 )
 def regexextract(text: str, pattern: str, return_mode: Decimal | int = 0,
@@ -588,7 +588,7 @@ def regexextract(text: str, pattern: str, return_mode: Decimal | int = 0,
     examples=['REGEXEXTRACTALL("ab12cd345", "[0-9]+") -> ["12", "345"]',
               'REGEXEXTRACTALL("abc", "[0-9]") -> []',
               'REGEXEXTRACTALL("aAa", "a", 1) -> ["a", "A", "a"]'],
-    cost=Cost.const(30),
+    cost=Cost.text(64, 20),
     needs_ctx=True,
     errors=("#VALUE!",),
 )
@@ -610,7 +610,7 @@ def regexextractall(ctx: Any, text: str, pattern: str,
         "part); #N/A when nothing matches (Excel's REGEXEXTRACT mode 2).",
     examples=['REGEXGROUPS("john@example.com", "(\\w+)@(\\w+)") -> ["john", "example"]',
               'REGEXGROUPS("abc", "(x)") -> #N/A', 'REGEXGROUPS("ab", "(a)(z)?") -> ["a", ""]'],
-    cost=Cost.const(20),
+    cost=Cost.text(1, 20),
     errors=("#VALUE!", "#N/A"),
 )
 def regexgroups(text: str, pattern: str, case_sensitivity: Decimal | int = 0) -> tuple[str, ...]:
@@ -632,7 +632,7 @@ def regexgroups(text: str, pattern: str, case_sensitivity: Decimal | int = 0) ->
               'REGEXREPLACE("a1b2c3", "[0-9]", "", -1) -> "a1b2c"',
               'REGEXREPLACE("John Smith", "(\\w+) (\\w+)", "$2, $1") -> "Smith, John"',
               'REGEXREPLACE("abc", "[", "x") -> #VALUE!'],
-    cost=Cost.const(30),
+    cost=Cost.text(64, 20),
     needs_ctx=True,
     errors=("#VALUE!",),
 )

@@ -528,6 +528,10 @@ class Checker:
         list_sizes = [a.size for a in args if a.type.kind == "List"]
         longest = max(list_sizes, default=0)
         cost = 1 + spec.cost.base + spec.cost.per_item * sum(list_sizes) + sum(a.cost for a in args)
+        per_char = per_char_cost(spec)
+        if per_char:
+            chars = sum(self.text_bound(a) for a in args if a.type.kind == "Text")
+            cost += int(per_char * chars + 0.999)
         if spec.cost.per_call:
             cost += longest * lambda_cost
         if spec.name == "IFERROR":
@@ -546,6 +550,12 @@ class Checker:
                 size = self.limits.max_list_length
                 cost += size * max(1, spec.cost.per_item)
         return ir.Call(spec, s, args, returns, span, may_error, cost, size, lambda_cost)
+
+    def text_bound(self, arg: IR) -> int:
+        """An upper bound on the length of a Text value: exact for literals."""
+        if isinstance(arg, ir.Const):
+            return len(arg.value) if isinstance(arg.value, str) else 0
+        return self.limits.max_text_length
 
     def resolve_custom(self, spec: FunctionSpec, nodes: list[ast.Node], args: list[IR | None],
                        span: Span, name: str, scope: Scope | None) -> IR:
@@ -773,6 +783,16 @@ class Checker:
 
 
 # ------------------------------------------------------------------------------ type helpers
+
+#: Text-family work is C-speed string handling: one unit per 16 code points unless declared.
+TEXT_PER_CHAR = 1 / 16
+
+
+def per_char_cost(spec: FunctionSpec) -> float:
+    if spec.cost.per_char:
+        return spec.cost.per_char
+    return TEXT_PER_CHAR if spec.category == "text" else 0.0
+
 
 _ZERO_VALUE = {"Number": Decimal(0), "Text": "", "Boolean": False}
 

@@ -21,6 +21,7 @@ from ..values import (
     CONTEXT, DIV0, NUM, REF, VALUE, ErrorValue, XLError, display_text, general_text,
 )
 from . import ir
+from .checker import per_char_cost
 from .ir import IR
 
 Closure = Callable[[list], Any]
@@ -386,7 +387,9 @@ def _metered(run: Closure, node: ir.Call, closures: list[Closure]) -> Closure:
     per_item = spec.cost.per_item
     per_call = spec.cost.per_call
     list_args = [i for i, a in enumerate(node.args) if a.type.kind in ("List", "Many")]
-    if spec.lazy or not list_args or (not per_item and not per_call):
+    per_char = per_char_cost(spec)
+    text_args = [i for i, a in enumerate(node.args) if a.type.kind == "Text"] if per_char else []
+    if spec.lazy or ((not list_args or (not per_item and not per_call)) and not text_args):
         def charged(f: list) -> Any:
             f[0].charge(base)
             return run(f)
@@ -407,9 +410,10 @@ def _metered(run: Closure, node: ir.Call, closures: list[Closure]) -> Closure:
         if err is not None:
             return err
         items = sum(len(values[i]) for i in list_args if type(values[i]) is tuple)
+        chars = sum(len(values[i]) for i in text_args if type(values[i]) is str)
         # Each call inside a lambda body charges itself when it runs (the whole program is
         # metered), so a lambda invocation costs one unit here, not its static bound.
-        f[0].charge(base + per_item * items + (items if per_call else 0))
+        f[0].charge(base + per_item * items + (items if per_call else 0) + int(per_char * chars))
         try:
             if needs_ctx:
                 return impl(f[0], *values)
