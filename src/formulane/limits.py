@@ -27,18 +27,20 @@ class Limits:
             one list element touched (1,000,000 is about 50 ms here).
         max_text_length: code points in any text value built during evaluation (E406).
         max_list_length: items in any list built during evaluation (E407).
-        deadline_ms: wall-clock milliseconds for one evaluation (E408); None disables it.
+        deadline_ms: wall-clock milliseconds for one metered evaluation (E408); None disables
+            it. Programs whose static cost bound fits the budget run unmetered and need no
+            clock.
         max_diagnostics: how many check problems are collected before stopping (E410).
     """
 
     max_source_length: int = 8_192
     max_nodes: int = 2_000
-    max_depth: int = 64
+    max_depth: int = 100
     max_arguments: int = 255
     max_cost: int = 1_000_000
     max_text_length: int = 32_767
     max_list_length: int = 100_000
-    deadline_ms: float | None = 1_000.0
+    deadline_ms: float | None = 100.0
     max_diagnostics: int = 20
 
     def __post_init__(self) -> None:

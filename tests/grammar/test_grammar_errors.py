@@ -5,6 +5,7 @@ Regenerate the golden file with ``FORMULANE_UPDATE_GOLDEN=1 pytest tests/grammar
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -131,13 +132,18 @@ def test_error(source: str, code: str, span: tuple[int, int], message: str, hint
 @pytest.mark.parametrize("source", [e[0] for e in ERRORS], ids=[json.dumps(e[0]) for e in ERRORS])
 def test_fallback_engine_reports_the_same_problem(source: str) -> None:
     """Lark's public transformer path finds the same code, span and fixes (wording may differ)."""
-    engine = parser_module._Engine(parser_module._grammar(), fast=False)
+    engine = _fallback_engine()
     with pytest.raises(ParseError) as fast:
         parse(source)
     with pytest.raises(ParseError) as slow:
         parser_module._parse_with(engine, source, None)
     assert (slow.value.code, slow.value.span) == (fast.value.code, fast.value.span)
     assert slow.value.fixes == fast.value.fixes
+
+
+@functools.lru_cache(maxsize=1)
+def _fallback_engine() -> parser_module._Engine:
+    return parser_module._Engine(parser_module._grammar(), fast=False)
 
 
 ALIASES_ARE_NOT_ERRORS = ["a == b", "a != b", "a && b", "a || b", "!a", "=SUM(1, 2)",
@@ -183,7 +189,7 @@ LIMIT_CASES = [
 
 def _render_all() -> str:
     blocks = []
-    cases = [(source, None) for source, *_ in ERRORS if source.isprintable() or "\n" in source]
+    cases: list[tuple[str, Limits | None]] = [(source, None) for source, *_ in ERRORS if source.isprintable() or "\n" in source]
     cases += [(source, _SMALL) for source in LIMIT_CASES]
     for source, limits in cases:
         try:

@@ -32,9 +32,9 @@ def test_source_length_is_checked_first() -> None:
 
 def test_100_000_nested_parentheses() -> None:
     source = "(" * 100_000 + "1" + ")" * 100_000
-    started = time.perf_counter()
+    started = time.process_time()
     assert _code(source, BIG) == "E403"
-    assert time.perf_counter() - started < 1.0  # the pre-scan stops at the first level too deep
+    assert time.process_time() - started < 2.0  # the pre-scan stops at the first level too deep
 
 
 def test_100_000_nested_parentheses_even_with_the_largest_depth() -> None:
@@ -46,9 +46,9 @@ def test_100_000_nested_parentheses_even_with_the_largest_depth() -> None:
 
 def test_100_000_term_sum() -> None:
     source = "+".join(["1"] * 100_000)
-    started = time.perf_counter()
+    started = time.process_time()
     assert _code(source, BIG) == "E402"
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 2.0  # CPU time: immune to a busy machine
     # With the node limit raised too, the depth limit still stops it, after the parse.
     roomy = Limits(max_source_length=10**6, max_nodes=10**6)
     assert _code(source, roomy) == "E403"
@@ -71,10 +71,10 @@ def test_100_000_item_list() -> None:
     source = "[" + ", ".join(["1"] * 100_000) + "]"
     assert _code(source, BIG) == "E404"  # the pre-scan counts the commas
     roomy = Limits(max_source_length=10**6, max_nodes=10**6, max_arguments=10**6)
-    started = time.perf_counter()
+    started = time.process_time()
     tree = parse(source, limits=roomy)
     assert isinstance(tree, ast.ListLit) and len(tree.items) == 100_000
-    assert time.perf_counter() - started < 5.0  # linear: list items are appended, not copied
+    assert time.process_time() - started < 10.0  # linear: list items are appended, not copied
 
 
 def test_depth_limit_boundary() -> None:

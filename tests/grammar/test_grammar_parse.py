@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
 
 import pytest
@@ -214,13 +215,9 @@ def test_lark_fallback_engine_agrees(source: str, expected: ast.Node) -> None:
     assert parser_module._parse_with(engine, source, None) == expected
 
 
-_FALLBACK: list[parser_module._Engine] = []
-
-
+@functools.lru_cache(maxsize=1)
 def _fallback_engine() -> parser_module._Engine:
-    if not _FALLBACK:
-        _FALLBACK.append(parser_module._Engine(parser_module._grammar(), fast=False))
-    return _FALLBACK[0]
+    return parser_module._Engine(parser_module._grammar(), fast=False)
 
 
 def test_fast_engine_is_in_use() -> None:
@@ -296,11 +293,17 @@ def test_spans_lambdas() -> None:
     fn = node.args[1]
     assert isinstance(fn, ast.Lambda)
     assert fn.span == Span(8, 23) and fn.param_spans == (Span(9, 12), Span(14, 15))
-    single = parse("MAP(xs, x => 1)").args[1]  # type: ignore[union-attr]
+    single = _second_argument("MAP(xs, x => 1)")
     assert single.span == Span(8, 14) and single.param_spans == (Span(8, 9),)
-    long_form = parse("MAP(xs, LAMBDA(a, {b}, a))").args[1]  # type: ignore[union-attr]
+    long_form = _second_argument("MAP(xs, LAMBDA(a, {b}, a))")
     assert long_form.span == Span(8, 25)
     assert long_form.param_spans == (Span(15, 16), Span(18, 21))
+
+
+def _second_argument(source: str) -> ast.Lambda:
+    node = parse(source)
+    assert isinstance(node, ast.Call) and isinstance(node.args[1], ast.Lambda)
+    return node.args[1]
 
 
 def test_spans_keep_original_offsets() -> None:

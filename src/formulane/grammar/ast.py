@@ -131,13 +131,22 @@ class Lambda:
     parenthesized: bool = field(default=False, compare=False, repr=False)
 
 
-Node = Union[Number, String, Boolean, Name, ListLit, Member, Index, Unary, Binary, Call, Lambda]
+@dataclass(frozen=True, slots=True)
+class Omitted:
+    """An argument left out, Excel style: ``TEXTSPLIT(t, ",", , TRUE)``; only in calls."""
+
+    span: Span = field(default=_NOSPAN, compare=False, repr=False)
+    parenthesized: bool = field(default=False, compare=False, repr=False)
+
+
+Node = Union[Number, String, Boolean, Name, ListLit, Member, Index, Unary, Binary, Call, Lambda,
+             Omitted]
 # BLANK() and null parse to Call("BLANK", ()): one spelling of blank in the AST.
 
 
 def children(node: Node) -> tuple[Node, ...]:
     """Direct sub-nodes, left to right."""
-    if isinstance(node, (Number, String, Boolean, Name)):
+    if isinstance(node, (Number, String, Boolean, Name, Omitted)):
         return ()
     if isinstance(node, ListLit):
         return node.items

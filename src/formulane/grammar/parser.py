@@ -207,14 +207,14 @@ _LarkBuilder = v_args(inline=True)(type("_LarkBuilder", (Transformer,), {
     key: value for key, value in vars(_Build).items() if not key.startswith("_")}))
 
 
-@dataclass
+@dataclass(eq=False)
 class _LexFailure(Exception):
     """No terminal matches at ``pos``."""
 
     pos: int
 
 
-@dataclass
+@dataclass(eq=False)
 class _SyntaxFailure(Exception):
     """``token`` is not acceptable; ``expected`` names the terminals that were, ``stack`` holds
     the values parsed so far (nodes and tokens)."""
@@ -254,7 +254,9 @@ class _Engine:
     def _build_fast(self, grammar: str) -> None:
         lark = Lark(grammar, parser="lalr", lexer="basic", maybe_placeholders=False, cache=False)
         table = lark.parser.parser._parse_table
-        # The same order as Lark's basic lexer: priority, then longest possible match.
+        # The same order as Lark's basic lexer: priority, then longest possible match. Lark's
+        # rewriting of string terminals that a regex terminal also matches is not reproduced;
+        # the grammar has none (keywords are prioritized regexes), and a test compares paths.
         terminals = sorted(lark.terminals, key=lambda t: (
             -t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
         self._names = {f"t{i}": t.name for i, t in enumerate(terminals)}
@@ -267,6 +269,9 @@ class _Engine:
                               (False, self._reduction(arg)) for symbol, (action, arg) in
                               row.items()}
         self._actions = actions
+        # Memo for _follow_chain: deterministic facts about the table, so sharing it between
+        # threads is safe (at worst two threads compute the same entry).
+        self._chains: dict[tuple[Any, Any, str], Any] = {}
         self._start = table.start_states["start"]
         self._end = table.end_states["start"]
 
@@ -280,6 +285,15 @@ class _Engine:
                      if not (sym.is_term and sym.filter_out))
         return (size, origin, getattr(self._builder, rule.alias),
                 None if len(keep) == size else keep)
+
+    def _follow_chain(self, below: Any, state: Any, kind: str) -> Any:
+        """The state a run of pass-through reductions ends in, on lookahead ``kind``."""
+        while state != self._end:
+            act = self._actions[state].get(kind)
+            if act is None or act[0] or act[1][2] is not None:
+                break
+            state = self._actions[below][act[1][1]][1]
+        return state
 
     def parse(self, text: str) -> Node:
         if not self.fast:
@@ -316,13 +330,21 @@ class _Engine:
                     break
                 size, origin, method, keep = act[1]
                 if method is None:
-                    states.pop()
-                else:
-                    popped = values[-size:]
-                    del values[-size:]
-                    del states[-size:]
-                    values.append(method(*popped) if keep is None else
-                                  method(*[popped[i] for i in keep]))
+                    # A ?rule with one child: follow the whole chain (atom -> postfix -> ...
+                    # -> expr) in one step; where it ends depends only on these three facts.
+                    key = (states[-2], states[-1], kind)
+                    top = self._chains.get(key)
+                    if top is None:
+                        top = self._chains[key] = self._follow_chain(*key)
+                    states[-1] = top
+                    if kind == "$END" and top == self._end:
+                        return values[-1]  # type: ignore[no-any-return]
+                    continue
+                popped = values[-size:]
+                del values[-size:]
+                del states[-size:]
+                values.append(method(*popped) if keep is None else
+                              method(*[popped[i] for i in keep]))
                 goto = actions[states[-1]][origin][1]
                 states.append(goto)
                 if kind == "$END" and goto == self._end:
@@ -501,7 +523,8 @@ def _scan_string(text: str, start: int) -> None:
     for m in re.finditer(re.escape(other) + r"(?=\s*(?:$|[,)\]&+\-*/=<>;]))", text[start + 1:]):
         at = start + 1 + m.start()
         fixes = (Fix(Span(at, at + 1), quote, f"end the text with {quote}"),)
-        hint = f"the text starts with {quote} but ends with {other}; use the same quote on both sides"
+        hint = (f"the text starts with {quote} but ends with {other}; "
+                "use the same quote on both sides")
         break
     raise ParseError("unterminated string", code="E103", span=Span(start, end),
                      label="this text is never closed", hint=hint, fixes=fixes, source=text)
@@ -607,8 +630,8 @@ def _describe_expected(expected: set[str]) -> str:
 
 
 _TOKEN_WORDS = {"$END": "the end of the formula", "NUMBER": "the number {}",
-                "PERCENT_NUMBER": "the number {}", "STRING": "the text {}", "IDENT": "the name '{}'",
-                "BRACED": "the name {}", "FUNCNAME": "the function {}"}
+                "PERCENT_NUMBER": "the number {}", "STRING": "the text {}",
+                "IDENT": "the name '{}'", "BRACED": "the name {}", "FUNCNAME": "the function {}"}
 
 
 def _describe_token(tok: _Tok) -> str:
@@ -710,7 +733,8 @@ def _modulo_fix(text: str, stack: list[Any], tok: _Tok) -> tuple[Fix, ...]:
     elif len(stack) >= 2 and hasattr(top, "type") and hasattr(stack[-2], "span"):
         left = stack[-2].span
     after = text[tok.end_pos:].lstrip()[:1]
-    if left is None or tok.type not in ("NUMBER", "IDENT", "BRACED") or (after and after in ".([%^"):
+    if left is None or tok.type not in ("NUMBER", "IDENT", "BRACED") or (
+            after and after in ".([%^"):
         return ()
     replacement = f"MOD({text[left.start:left.end]}, {tok.value})"
     return (Fix(Span(left.start, tok.end_pos), replacement, "use MOD for the remainder"),)
@@ -857,7 +881,11 @@ def _check_count(count: int, limits: Limits, span: Span, text: str) -> None:
 # ---- Entry point -----------------------------------------------------------------------------
 
 def parse(source: str, *, limits: Limits | None = None) -> Node:
-    """Parse one formula. Raises ParseError (E1xx) or LimitExceeded (E401-E404) only."""
+    """Parse one formula into an AST.
+
+    Raises ParseError (E101-E108) or LimitExceeded (E401-E404) for any string, nothing else
+    (TypeError only if ``source`` is not a str). ``limits`` defaults to ``DEFAULT_LIMITS``.
+    """
     return _parse_with(_get_engine(), source, limits)
 
 

@@ -7,10 +7,10 @@ minimal parentheses) such that ``parse(print_formula(ast)) == ast`` for every AS
 can produce. Three forms are always parenthesized although precedence would not require it, so
 strict mode never sees an ambiguous form after printing: a signed left operand of ``^``
 (``(-2) ^ 2``), a ``^`` on the left of ``^`` (``(2 ^ 3) ^ 2``) and a comparison on the left of
-a comparison (``(a < b) = c``). The printer walks the tree
-with an explicit stack, so no AST depth can make it recurse. It raises ValueError for nodes
-that have no spelling (a name containing ``}``, an empty name, a NaN or infinite number, an
-invalid function name).
+a comparison (``(a < b) = c``). Lambdas print as ``x => body`` or ``(a, b) => body``. The
+printer walks the tree with an explicit stack, so no AST depth can make it recurse. It raises
+ValueError for nodes that have no spelling (a name containing ``}``, an empty name, a NaN or
+infinite number, an invalid function name).
 """
 
 from __future__ import annotations

@@ -156,6 +156,10 @@ class Checker:
             self.error("E108", "a lambda can only be an argument of MAP, FILTER, REDUCE...",
                        node.span)
             return self.poison(node.span)
+        if kind is ast.Omitted:
+            self.error("E204", "an argument can only be left out inside a function call",
+                       node.span)
+            return self.poison(node.span)
         raise TypeError(f"unknown AST node {kind.__name__}")
 
     def visit_number(self, node: ast.Number) -> IR:
@@ -308,7 +312,8 @@ class Checker:
                     sc = scope.narrowed(self._else_narrowing)
                 else:
                     sc = scope.narrowed(pending)
-                visited = self.visit(arg, sc) if not isinstance(arg, ast.Lambda) else None
+                visited = self.visit(arg, sc) if not isinstance(arg, (ast.Lambda, ast.Omitted)) \
+                    else None
                 args.append(visited)
                 if i % 2 == 0 and (spec.name == "IFS" or i == 0):
                     then_n, else_n = self.narrowings(arg, scope)
@@ -317,7 +322,8 @@ class Checker:
                 elif spec.name == "IFS":
                     pending = {}
         else:
-            args = [None if isinstance(a, ast.Lambda) else self.visit(a, scope) for a in node.args]
+            args = [None if isinstance(a, (ast.Lambda, ast.Omitted)) else self.visit(a, scope)
+                    for a in node.args]
         return self.resolve(spec, list(node.args), args, node.span, node.name_span or node.span,
                             scope=scope)
 
@@ -491,6 +497,13 @@ class Checker:
         for i, node in enumerate(nodes):
             prm = s.param_for(i)
             assert prm is not None
+            if isinstance(node, ast.Omitted):
+                if not prm.optional:
+                    return (i, prm, None, f"{prm.name} cannot be left out")
+                default = prm.default
+                out.append(ir.Const(default, _subst(prm.type, bindings) if default is not None
+                                    else optional(_subst(prm.type, bindings)), node.span))
+                continue
             if isinstance(node, ast.Lambda):
                 if prm.type.kind != "Fn":
                     return (i, prm, None, "a lambda is not expected here")
