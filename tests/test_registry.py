@@ -11,12 +11,13 @@ import pytest
 import formulane
 from formulane import ErrorValue, FormulaError
 from formulane.functions.registry import default_registry
-from formulane.reference import _all_packs, functions_markdown, prompt
+from formulane.reference import _all_packs, errors_markdown, functions_markdown, prompt
 
 REGISTRY = _all_packs(default_registry())
 SPECS = sorted(REGISTRY, key=lambda s: s.name)
 EXAMPLES = [(spec, ex) for spec in SPECS for ex in spec.examples]
 DOC = Path(__file__).parent.parent / "docs" / "functions.md"
+ERRORS_DOC = Path(__file__).parent.parent / "docs" / "errors.md"
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
@@ -74,3 +75,11 @@ def test_prompt_is_bounded_and_names_the_schema() -> None:
     assert "IF(" in text
     full = prompt(max_tokens=100_000)
     assert all(spec.name in full for spec in default_registry().functions())
+
+
+def test_errors_doc_is_current() -> None:
+    text = errors_markdown()
+    if os.environ.get("FORMULANE_UPDATE_DOCS"):
+        ERRORS_DOC.write_text(text, encoding="utf-8")
+    assert ERRORS_DOC.read_text(encoding="utf-8") == text, \
+        "docs/errors.md is stale: regenerate with FORMULANE_UPDATE_DOCS=1"

@@ -67,6 +67,34 @@ def functions_markdown(registry: Registry | None = None) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def errors_markdown() -> str:
+    """The error reference (docs/errors.md): every stable code, and the error values."""
+    from .errors import CODES
+    from .values import ERROR_TYPE_NUMBER
+
+    groups = {"1": "Parse", "2": "Check", "3": "Evaluation", "4": "Limits", "5": "Tools",
+              "6": "Escalation", "9": "Internal"}
+    lines = ["# Error reference", "",
+             "Generated from `formulane.errors.CODES` by `formulane.reference.errors_markdown()`.",
+             "", "Every problem is a `FormulaError` with one of these stable codes, a message, a "
+             "span, a hint and machine-applicable fixes. They render the same everywhere (CLI, "
+             "API, tool results).", ""]
+    current = None
+    for code, title in CODES.items():
+        group = groups.get(code[1], "Other")
+        if group != current:
+            lines += ["", f"## {group} (E{code[1]}xx)", "", "| code | meaning |", "|---|---|"]
+            current = group
+        lines.append(f"| {code} | {title} |")
+    lines += ["", "## Error values", "",
+              "Error values are data, not exceptions: they flow through formulas, `IFERROR` "
+              "and `ISERROR` inspect them, and `ERROR.TYPE` numbers them as Excel does.", "",
+              "| value | ERROR.TYPE |", "|---|---|"]
+    for value, number in ERROR_TYPE_NUMBER.items():
+        lines.append(f"| `{value}` | {number} |")
+    return "\n".join(lines).strip() + "\n"
+
+
 def _all_packs(registry: Registry) -> Registry:
     packs = {s.pack for s in registry._all.values() if s.pack}  # noqa: SLF001 - same package
     return registry.with_packs(*sorted(packs)) if packs else registry
