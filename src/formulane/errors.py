@@ -9,7 +9,7 @@ E6xx escalation, E9xx internal faults. Error *values* (`#DIV/0!`...) are data, s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .source import Span, line_col, line_text

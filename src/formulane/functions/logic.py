@@ -8,7 +8,6 @@ here for the catalogue; the checker compiles its bindings itself.
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from ..types import ANY, BOOLEAN, NEVER, NUMBER, TEXT, T, U, Type, join, non_null, optional

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from ..types import (
     BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, Type, join, non_null, optional,
 )
-from ..values import DIV0, NUM, VALUE, ErrorValue, XLError, display_text
+from ..values import DIV0, NUM, ErrorValue, XLError, display_text
 from ..vectorized.forms import polars_form as P
 from ..vectorized.forms import sql_form as S
 from .spec import Cost, Refuse, builtin, p, sig

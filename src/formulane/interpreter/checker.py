@@ -12,30 +12,25 @@ each with a span, a hint and machine-applicable fixes where one exists.
 from __future__ import annotations
 
 import difflib
-from dataclasses import replace
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import Mapping
 
 from ..errors import CheckError, Diagnostic, Fix, LimitExceeded
 from ..functions.operators import COMPARISONS
 from ..functions.registry import Registry
-from ..functions.spec import FunctionSpec, Param, Sig
 from ..grammar import ast
 from ..limits import Limits
 from ..source import Span
 from ..types import (
     ANY, BOOLEAN, NEVER, NUMBER, TEXT, Type, join, list_of, non_null, optional,
 )
-from ..values import MAX_NUMBER, ErrorValue, display_text
+from ..values import MAX_NUMBER
 from . import ir
 from .ir import IR
+from .overloads import FAIL_NULLABLE, OverloadResolver, name_source, per_char_cost  # noqa: F401
 
 _UNARY_SPECS = {"-": "NEG", "+": "POS", "%": "%", "not": "NOT"}
 _BINARY_SPECS = {"and": "OP_AND", "or": "OP_OR"}
-_ZERO_OF = {"Number": "0", "Text": '""', "Boolean": "FALSE"}
-_FAIL_NULLABLE = "nullable"
-#: Functions whose output list can be longer than any list argument.
-_UNBOUNDED_PRODUCERS = frozenset({"SEQUENCE", "FLATTEN", "TEXTSPLIT", "REGEXEXTRACTALL"})
 
 
 class _Abort(Exception):
@@ -66,7 +61,7 @@ class Scope:
         return Scope(merged)
 
 
-class Checker:
+class Checker(OverloadResolver):
     def __init__(
         self,
         source: str,
@@ -191,7 +186,7 @@ class Checker:
         candidates = list(scope.bindings) + list(self.schema)
         close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
         close += [c for c in candidates if c.lower() == name.lower() and c not in close]
-        fixes = tuple(Fix(node.span, _name_source(c), f"use {c}") for c in close[:3])
+        fixes = tuple(Fix(node.span, name_source(c), f"use {c}") for c in close[:3])
         if name.upper() in self.registry and self.registry.get(name.upper()) is not None:
             hint = f"{name.upper()} is a function: call it as {name.upper()}(...)"
         elif close:
@@ -243,7 +238,7 @@ class Checker:
             self.error("E207", f"record has no field '{node.name}'", span,
                        label="unknown field",
                        hint=f"did you mean {close[0]}?" if close else "fields: " + ", ".join(names),
-                       fixes=tuple(Fix(span, _name_source(c), f"use {c}") for c in close))
+                       fixes=tuple(Fix(span, name_source(c), f"use {c}") for c in close))
             return self.poison(node.span)
         if t.nullable:
             ft = optional(ft)
@@ -307,9 +302,10 @@ class Checker:
         args: list[IR | None] = []
         if spec.name in ("IF", "IFS") and node.args:
             pending: dict[str, Type] = {}
+            else_narrowing: dict[str, Type] = {}
             for i, arg in enumerate(node.args):
                 if spec.name == "IF" and i == 2:
-                    sc = scope.narrowed(self._else_narrowing)
+                    sc = scope.narrowed(else_narrowing)
                 else:
                     sc = scope.narrowed(pending)
                 visited = self.visit(arg, sc) if not isinstance(arg, (ast.Lambda, ast.Omitted)) \
@@ -317,7 +313,7 @@ class Checker:
                 args.append(visited)
                 if i % 2 == 0 and (spec.name == "IFS" or i == 0):
                     then_n, else_n = self.narrowings(arg, scope)
-                    self._else_narrowing = else_n
+                    else_narrowing = else_n
                     pending = then_n
                 elif spec.name == "IFS":
                     pending = {}
@@ -326,8 +322,6 @@ class Checker:
                     for a in node.args]
         return self.resolve(spec, list(node.args), args, node.span, node.name_span or node.span,
                             scope=scope)
-
-    _else_narrowing: dict[str, Type] = {}
 
     def visit_let(self, node: ast.Call, scope: Scope) -> IR:
         args = node.args
@@ -438,479 +432,6 @@ class Checker:
         else:
             self.warn("E206", message + " (evaluated as Excel does)", node.span, fixes=fixes)
 
-    # ---------------------------------------------------------------------------- resolution
-
-    def unknown_function(self, node: ast.Call) -> None:
-        pack = self.registry.pack_of(node.name)
-        span = node.name_span if node.name_span.end else node.span
-        if pack:
-            self.error("E203", f"{node.name} is in the optional '{pack}' pack, which is off", span,
-                       hint=f"enable it with Registry.with_packs('{pack}')")
-            return
-        close = self.registry.suggest(node.name)
-        fixes = tuple(Fix(span, c, f"use {c}") for c in close)
-        excluded = {"INDIRECT", "OFFSET", "CELL", "INFO", "HYPERLINK", "WEBSERVICE"}
-        if node.name in excluded:
-            hint = f"{node.name} is excluded on purpose: formulas cannot reach outside their inputs"
-        else:
-            hint = f"did you mean {close[0]}?" if close else "see `formulane functions` for the list"
-        self.error("E203", f"unknown function {node.name}", span, label="unknown function",
-                   hint=hint, fixes=fixes)
-
-    def resolve(self, spec: FunctionSpec, nodes: list[ast.Node], args: list[IR | None],
-                span: Span, name_span: Span, *, display: str | None = None,
-                scope: Scope | None = None) -> IR:
-        name = display or spec.name
-        if any(a is not None and a.type.kind == "Never" and isinstance(a, ir.Const)
-               and a.value is None and a.type is NEVER for a in args) and self.diagnostics:
-            return self.poison(span)  # an argument already failed: report nothing more here
-        if spec.check is not None:
-            return self.resolve_custom(spec, nodes, args, span, name, scope)
-        n = len(nodes)
-        fitting = [s for s in spec.signatures if _arity_ok(s, n)]
-        if not fitting:
-            self.arity_error(spec, n, span, name)
-            return self.poison(span)
-        failures: list[tuple[int, Param, IR | None, str]] = []
-        # Exact fits first: an Excel coercion only decides when no overload fits as is.
-        passes = (False, True) if self.profile == "excel" else (False,)
-        for coerce in passes:
-            self.coercing = coerce
-            for s in fitting:
-                mark = len(self.diagnostics)
-                result = self.try_sig(spec, s, nodes, args, span, scope)
-                if isinstance(result, tuple):
-                    del self.diagnostics[mark:]
-                    failures.append(result)
-                    continue
-                self.coercing = True
-                return result
-        self.coercing = True
-        self.report_mismatch(spec, name, failures, nodes, fitting)
-        return self.poison(span)
-
-    def try_sig(self, spec: FunctionSpec, s: Sig, nodes: list[ast.Node], args: list[IR | None],
-                span: Span, scope: Scope | None) -> Any:
-        bindings: dict[str, Type] = {}
-        out: list[IR] = []
-        lambda_cost = 0
-        for i, node in enumerate(nodes):
-            prm = s.param_for(i)
-            assert prm is not None
-            if isinstance(node, ast.Omitted):
-                if not prm.optional:
-                    return (i, prm, None, f"{prm.name} cannot be left out")
-                default = prm.default
-                out.append(ir.Const(default, _subst(prm.type, bindings) if default is not None
-                                    else optional(_subst(prm.type, bindings)), node.span))
-                continue
-            if isinstance(node, ast.Lambda):
-                if prm.type.kind != "Fn":
-                    return (i, prm, None, "a lambda is not expected here")
-                ptypes = [_subst(t, bindings) for t in prm.type.params]
-                if len(node.params) != len(ptypes):
-                    return (i, prm, None, f"this lambda should take {len(ptypes)} parameter(s)")
-                if any(_has_var(t) for t in ptypes):
-                    return (i, prm, None, "cannot infer the lambda's parameter types")
-                lam = self.visit_lambda(node, ptypes, scope or Scope({}))
-                ret = prm.type.elem
-                assert ret is not None
-                if not _unify(ret, lam.body.type, bindings):
-                    return (i, prm, lam, f"the lambda must return {_subst(ret, bindings)}")
-                lambda_cost = max(lambda_cost, lam.cost + 1)
-                out.append(lam)
-                continue
-            arg = args[i]
-            assert arg is not None
-            if prm.type.kind == "Fn":
-                return (i, prm, arg, "expected a lambda such as x => x * 2")
-            matched = self.match(prm.type, arg, bindings)
-            if matched is None or matched == _FAIL_NULLABLE:
-                return (i, prm, arg, matched or "")
-            out.append(matched)  # type: ignore[arg-type]
-        for j in range(len(nodes), len(s.params)):
-            prm = s.params[j]
-            default = prm.default
-            out.append(ir.Const(default, _subst(prm.type, bindings) if default is not None
-                                else optional(_subst(prm.type, bindings)), span))
-        returns = _subst(s.returns, bindings)
-        return self.make_call(spec, s, tuple(out), returns, span, lambda_cost)
-
-    def make_call(self, spec: FunctionSpec, s: Sig, args: tuple[IR, ...], returns: Type,
-                  span: Span, lambda_cost: int = 0) -> IR:
-        list_sizes = [a.size for a in args if a.type.kind == "List"]
-        longest = max(list_sizes, default=0)
-        cost = 1 + spec.cost.base + spec.cost.per_item * sum(list_sizes) + sum(a.cost for a in args)
-        per_char = per_char_cost(spec)
-        if per_char:
-            chars = sum(self.text_bound(a) for a in args if a.type.kind == "Text")
-            cost += int(per_char * chars + 0.999)
-        if spec.cost.per_call:
-            cost += longest * lambda_cost
-        if spec.name == "IFERROR":
-            may_error = args[1].may_error
-        elif spec.name in ("IFNA",):
-            may_error = True
-        else:
-            may_error = spec.can_error or any(a.may_error for a in args)
-        size = 0
-        if returns.kind == "List":
-            if longest and spec.name not in _UNBOUNDED_PRODUCERS:
-                size = longest
-            else:
-                # The output's length is not bounded by the inputs': its building is part of
-                # the bound, so a program that may build a huge list runs metered.
-                size = self.limits.max_list_length
-                cost += size * max(1, spec.cost.per_item)
-        return ir.Call(spec, s, args, returns, span, may_error, cost, size, lambda_cost)
-
-    def text_bound(self, arg: IR) -> int:
-        """An upper bound on the length of a Text value: exact for literals."""
-        if isinstance(arg, ir.Const):
-            return len(arg.value) if isinstance(arg.value, str) else 0
-        return self.limits.max_text_length
-
-    def resolve_custom(self, spec: FunctionSpec, nodes: list[ast.Node], args: list[IR | None],
-                       span: Span, name: str, scope: Scope | None) -> IR:
-        if any(a is None for a in args):
-            self.error("E202", f"{name} does not take a lambda", span)
-            return self.poison(span)
-        real = [a for a in args if a is not None]
-        try:
-            params, returns = spec.check([a.type for a in real], self.profile)  # type: ignore[misc]
-        except TypeError as exc:
-            index, message = exc.args if len(exc.args) == 2 else (-1, str(exc))
-            where = real[index].span if 0 <= index < len(real) else span
-            self.error("E202", message, where)
-            return self.poison(span)
-        out = []
-        for i, (ptype, arg) in enumerate(zip(params, real)):
-            matched = self.match(ptype, arg, {})
-            if matched is None or matched == _FAIL_NULLABLE:
-                prm = Param(f"argument {i + 1}", ptype)
-                self.report_mismatch(spec, name, [(i, prm, arg, matched or "")], nodes,
-                                     list(spec.signatures))
-                return self.poison(span)
-            out.append(matched)
-        return self.make_call(spec, spec.signatures[0], tuple(out), returns, span)  # type: ignore[arg-type]
-
-    def resolve_comparison(self, spec: FunctionSpec, node: ast.Binary, left: IR, right: IR) -> IR:
-        if left.type.kind == "Never" or right.type.kind == "Never":
-            return self.poison(node.span)
-        lt, rt = left.type, right.type
-        if self.profile == "excel" and lt.is_scalar and rt.is_scalar and lt.kind != rt.kind \
-                and "Blank" not in (lt.kind, rt.kind):
-            from ..functions.spec import Sig as _Sig
-
-            mixed = _Sig((Param("left", lt), Param("right", rt)), BOOLEAN, 0,
-                         _mixed_comparison(node.op, _rank(lt), _rank(rt)))
-            return self.make_call(spec, mixed, (self._coerce_null(left), self._coerce_null(right)),
-                                  BOOLEAN, node.span)
-        return self.resolve(spec, [node.left, node.right], [left, right], node.span,
-                            node.op_span or node.span, display=node.op)
-
-    def _coerce_null(self, arg: IR) -> IR:
-        if arg.type.nullable and arg.type.kind in ("Number", "Text", "Boolean"):
-            return ir.Coerce(arg, "blank_to_" + arg.type.kind.lower(), non_null(arg.type),
-                             arg.span, arg.may_error, arg.cost + 1)
-        return arg
-
-    # -------------------------------------------------------------------------------- matching
-
-    def match(self, expected: Type, arg: IR, bindings: dict[str, Type]) -> Any:
-        """``arg`` fitted to ``expected``: the node itself, a coercion, None (type mismatch) or
-        ``_FAIL_NULLABLE`` (a possibly-blank value where a value is required)."""
-        a = arg.type
-        k = expected.kind
-        if a.kind == "Never":
-            return arg
-        if k == "Var":
-            bound = bindings.get(expected.name)
-            if expected.nullable:
-                a = non_null(a)  # T? takes blanks; T itself is what is left
-            if bound is None:
-                bindings[expected.name] = a
-                return arg
-            joined = join(bound, a)
-            if joined is None:
-                return self.coerce(arg, bound) if self.excel_coercions else None
-            bindings[expected.name] = joined
-            return arg
-        if k == "Any":
-            return arg
-        if k == "Many":
-            elem = expected.elem
-            assert elem is not None
-            if a.kind == "List":
-                return arg if _unify(elem, non_null(a.elem), bindings) else None  # type: ignore[arg-type]
-            return self.match(optional(elem), arg, bindings)
-        if k == "List":
-            if a.kind == "Blank":
-                return arg if expected.nullable else _FAIL_NULLABLE
-            if a.kind != "List":
-                return None
-            if a.nullable and not expected.nullable:
-                return _FAIL_NULLABLE
-            return arg if _unify(expected.elem, a.elem, bindings) else None  # type: ignore[arg-type]
-        if k == "Record":
-            from ..types import is_assignable
-
-            if a.kind == "Record" and is_assignable(non_null(a), non_null(expected)):
-                return arg if (expected.nullable or not a.nullable) else _FAIL_NULLABLE
-            return None
-        # scalar expected
-        if a.kind == "Blank":
-            if expected.nullable:
-                return arg
-            if self.profile == "excel" and k in ("Number", "Text", "Boolean"):
-                return ir.Const(_ZERO_VALUE[k], Type(k), arg.span)
-            return _FAIL_NULLABLE
-        if a.kind == k:
-            if a.nullable and not expected.nullable:
-                if self.profile == "excel" and k in ("Number", "Text", "Boolean"):
-                    return ir.Coerce(arg, "blank_to_" + k.lower(), non_null(a), arg.span,
-                                     arg.may_error, arg.cost + 1)
-                return _FAIL_NULLABLE
-            return arg
-        if self.excel_coercions:
-            return self.coerce(arg, expected)
-        return None
-
-    @property
-    def excel_coercions(self) -> bool:
-        return self.profile == "excel" and self.coercing
-
-    def coerce(self, arg: IR, target: Type) -> IR | None:
-        """Excel's implicit conversions, made explicit (excel profile only)."""
-        a = arg.type
-        if a.kind == "Never":
-            return arg
-        mode = {
-            ("Text", "Number"): "text_to_number",
-            ("Boolean", "Number"): "boolean_to_number",
-            ("Number", "Boolean"): "number_to_boolean",
-            ("Text", "Boolean"): "text_to_boolean",
-        }.get((a.kind, target.kind))
-        if mode is None and target.kind == "Text" and a.is_scalar:
-            mode = "to_text"
-        if mode is None:
-            return None
-        node = arg
-        if a.nullable:
-            node = ir.Coerce(arg, "blank_to_" + a.kind.lower(), non_null(a), arg.span,
-                             arg.may_error, arg.cost + 1) if a.kind in ("Number", "Text", "Boolean") \
-                else arg
-        return ir.Coerce(node, mode, non_null(Type(target.kind)), arg.span,
-                         mode in ("text_to_number", "text_to_boolean") or arg.may_error,
-                         arg.cost + 1)
-
-    def expect(self, t: Type, arg: IR, what: str) -> IR:
-        matched = self.match(t, arg, {})
-        if matched is None or matched == _FAIL_NULLABLE:
-            self.type_error(f"{what} must be {t}, got {arg.type}", arg, t,
-                            nullable=matched == _FAIL_NULLABLE)
-            return self.poison(arg.span)
-        return matched  # type: ignore[no-any-return]
-
-    # ---------------------------------------------------------------------------- reporting
-
-    def arity_error(self, spec: FunctionSpec, n: int, span: Span, name: str) -> None:
-        lo = min(s.min_args for s in spec.signatures)
-        his = [s.max_args for s in spec.signatures]
-        hi = None if any(h is None for h in his) else max(h for h in his if h is not None)
-        if hi is None:
-            expected = f"at least {lo}"
-        elif lo == hi:
-            expected = f"{lo}"
-        else:
-            expected = f"{lo} to {hi}"
-        plural = "" if expected == "1" else "s"
-        self.error("E204", f"{name} takes {expected} argument{plural}, got {n}", span,
-                   hint="; ".join(spec.describe()[:3]))
-
-    def report_mismatch(self, spec: FunctionSpec, name: str,
-                        failures: list[tuple[int, Param, IR | None, str]],
-                        nodes: list[ast.Node], sigs: list[Sig]) -> None:
-        # Report the failure that got furthest: it is most likely what the author meant.
-        index, prm, arg, why = max(failures, key=lambda f: f[0])
-        span = arg.span if arg is not None else nodes[index].span
-        if spec.category == "operators" or spec.name == "NOT":
-            side = "operand" if len(nodes) == 1 else ("left side" if index == 0 else "right side")
-            prm = Param(f"the {side}", prm.type)
-            name = f"'{name}'"
-        if why == _FAIL_NULLABLE and arg is not None:
-            self.type_error(f"{name} needs a value for {prm.name}, but {self.text(span)} may "
-                            "be blank", arg, prm.type, nullable=True)
-            return
-        if why and arg is None:
-            self.error("E202", f"{name}: {why}", span, hint="; ".join(spec.describe()[:3]))
-            return
-        got = arg.type if arg is not None else "a lambda"
-        expected = _describe_expected(prm.type)
-        if why:
-            message = f"{name}: {why}"
-        elif len(sigs) > 1 and len(failures) > 1:
-            message = f"{name} does not accept {got} for {prm.name}"
-        else:
-            message = f"{name} expects {expected} for {prm.name}, got {got}"
-        if arg is not None:
-            self.type_error(message, arg, prm.type, label=f"expected {expected}",
-                            hint="; ".join(spec.describe()[:3]) if len(sigs) > 1 else "")
-        else:
-            self.error("E202", message, span)
-
-    def type_error(self, message: str, arg: IR, expected: Type, *, nullable: bool = False,
-                   label: str = "", hint: str = "") -> None:
-        text = self.text(arg.span)
-        simple = _is_simple(text)
-        fixes: tuple[Fix, ...] = ()
-        if nullable:
-            zero = _ZERO_OF.get(expected.kind) if expected.kind != "Var" else None
-            zero = zero or _ZERO_OF.get(arg.type.kind)
-            if zero is not None:
-                wrapped = f"{text} ?? {zero}" if simple else f"({text}) ?? {zero}"
-                fixes = (Fix(arg.span, f"({wrapped})", f"use {zero} when blank"),)
-            self.error("E205", message, arg.span, label=label or "may be blank",
-                       hint=hint or "handle the blank case: x ?? default, or "
-                                    "IF(ISBLANK(x), ..., ...); or use the excel profile",
-                       fixes=fixes)
-            return
-        a = arg.type
-        if expected.kind == "Number" and a.kind == "Text":
-            fixes = (Fix(arg.span, f"VALUE({text})", "convert the text to a number"),)
-        elif expected.kind == "Number" and a.kind == "Boolean":
-            fixes = (Fix(arg.span, f"IF({text}, 1, 0)", "turn TRUE/FALSE into 1/0"),)
-        elif expected.kind == "Text" and a.is_scalar:
-            fixes = (Fix(arg.span, f'TEXT({text}, "General")', "format the value as text"),)
-        elif expected.kind == "Boolean" and a.kind == "Number":
-            fixes = (Fix(arg.span, f"{text} <> 0" if simple else f"({text}) <> 0",
-                         "compare with zero"),)
-        if a.kind == "Any":
-            hint = hint or ("untyped values must be narrowed first: IF(ISNUMBER(x), x, 0), "
-                            "or declare the variable's type in the schema")
-            self.error("E212", message, arg.span, label=label, hint=hint, fixes=fixes)
-            return
-        self.error("E202", message, arg.span, label=label or f"expected {expected}",
-                   hint=hint or ("or use the excel profile for Excel's implicit conversions"
-                                 if fixes else ""), fixes=fixes)
-
-
-# ------------------------------------------------------------------------------ type helpers
-
-#: Text-family work is C-speed string handling: one unit per 16 code points unless declared.
-TEXT_PER_CHAR = 1 / 16
-
-
-def per_char_cost(spec: FunctionSpec) -> float:
-    if spec.cost.per_char:
-        return spec.cost.per_char
-    return TEXT_PER_CHAR if spec.category == "text" else 0.0
-
-
-_ZERO_VALUE = {"Number": Decimal(0), "Text": "", "Boolean": False}
-
-
-def _arity_ok(s: Sig, n: int) -> bool:
-    if n < s.min_args:
-        return False
-    if not s.repeat:
-        return n <= len(s.params)
-    fixed = len(s.params) - s.repeat
-    return n >= len(s.params) and (n - fixed) % s.repeat == 0 or n == len(s.params)
-
-
-def _has_var(t: Type) -> bool:
-    if t.kind == "Var":
-        return True
-    if t.kind in ("List", "Many", "Fn"):
-        return _has_var(t.elem) or any(_has_var(p) for p in t.params)  # type: ignore[arg-type]
-    return any(_has_var(ft) for _, ft in t.fields)
-
-
-def _subst(t: Type, bindings: Mapping[str, Type]) -> Type:
-    if t.kind == "Var":
-        bound = bindings.get(t.name)
-        if bound is None:
-            # Nothing constrained it (an empty list literal): the bottom type fits anywhere.
-            return NEVER
-        return optional(bound) if t.nullable else bound
-    if t.kind in ("List", "Many"):
-        return replace(t, elem=_subst(t.elem, bindings))  # type: ignore[arg-type]
-    if t.kind == "Fn":
-        return replace(t, params=tuple(_subst(p, bindings) for p in t.params),
-                       elem=_subst(t.elem, bindings))  # type: ignore[arg-type]
-    return t
-
-
-def _unify(expected: Type, actual: Type, bindings: dict[str, Type]) -> bool:
-    """Type-level fit without coercions (list elements, lambda results)."""
-    if actual.kind == "Never":
-        return True
-    k = expected.kind
-    if k == "Var":
-        bound = bindings.get(expected.name)
-        value = non_null(actual) if expected.nullable else actual
-        if bound is None:
-            bindings[expected.name] = value
-            return True
-        joined = join(bound, value)
-        if joined is None:
-            return False
-        bindings[expected.name] = joined
-        return True
-    if k == "Any":
-        return True
-    if actual.kind == "Blank":
-        return expected.nullable
-    if actual.nullable and not expected.nullable:
-        return False
-    if k != actual.kind:
-        return False
-    if k == "List":
-        return _unify(expected.elem, actual.elem, bindings)  # type: ignore[arg-type]
-    if k == "Record":
-        from ..types import is_assignable
-
-        return is_assignable(non_null(actual), non_null(expected))
-    return True
-
-
-def _describe_expected(t: Type) -> str:
-    if t.kind == "Many":
-        return f"{t.elem} or a list of {t.elem}"
-    if t.kind == "Var":
-        return "a value"
-    return str(t)
-
-
-def _is_simple(text: str) -> bool:
-    stripped = text.strip()
-    return stripped.replace("_", "").replace(".", "").isalnum() or (
-        stripped.endswith(")") and stripped.split("(")[0].replace(".", "").isalnum())
-
-
-def _name_source(name: str) -> str:
-    from ..types import _IDENT
-
-    return name if _IDENT.match(name) else "{" + name + "}"
-
-
-_RANKS = {"Number": 0, "Date": 0, "DateTime": 0, "Duration": 0, "Text": 1, "Boolean": 2}
-
-
-def _rank(t: Type) -> int:
-    return _RANKS.get(t.kind, 0)
-
-
-def _mixed_comparison(op: str, left_rank: int, right_rank: int):  # type: ignore[no-untyped-def]
-    """Excel orders values of different types: numbers < text < logicals; never equal."""
-    import operator as _op
-
-    fn = {"=": _op.eq, "<>": _op.ne, "<": _op.lt, "<=": _op.le, ">": _op.gt, ">=": _op.ge}[op]
-    result = fn(left_rank, right_rank) if left_rank != right_rank else op == "<>"
-    return lambda a, b: result
-
-
 def check(tree: ast.Node, source: str, schema: Mapping[str, Type], *, profile: str,
           limits: Limits, registry: Registry) -> tuple[IR, Checker]:
     """Check ``tree``; returns the IR and the checker (variables, slots, warnings)."""
@@ -920,4 +441,4 @@ def check(tree: ast.Node, source: str, schema: Mapping[str, Type], *, profile: s
     return checker.check(tree), checker
 
 
-__all__ = ["Checker", "check", "display_text", "ErrorValue"]
+__all__ = ["Checker", "Scope", "check", "per_char_cost"]

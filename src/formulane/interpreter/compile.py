@@ -21,7 +21,7 @@ from ..values import (
     CONTEXT, DIV0, NUM, REF, VALUE, ErrorValue, XLError, display_text, general_text,
 )
 from . import ir
-from .checker import per_char_cost
+from .overloads import per_char_cost
 from .ir import IR
 
 Closure = Callable[[list], Any]
