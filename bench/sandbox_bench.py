@@ -1,0 +1,187 @@
+"""Sandbox benchmark: cold start of the local bubblewrap backend next to a bare subprocess of the
+same interpreter (one run, interleaved), and the throughput of 200 small jobs with a warm pool.
+
+Usage (as root, on a machine with bubblewrap): ``python bench/sandbox_bench.py [--runs 40]``.
+Prints a table and the ratios; ``--json`` writes the raw figures too. Targets: cold start within
+1.5x of a bare subprocess of the same interpreter; a warm pool under 5 ms per small job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from formulane.escalation.backends import BubblewrapBackend
+from formulane.escalation.contract import SandboxJob
+from formulane.escalation.environments import real_interpreter
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def _job(code: str, n: int = 0) -> SandboxJob:
+    return SandboxJob(idempotency_key=f"bench-{n}-{time.monotonic_ns()}", tenant="bench",
+                      principal="bench", purpose="benchmark", code=code, inputs={"n": n})
+
+
+def _timed(fn) -> float:  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1000
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its reaped children (the sandboxes are children)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def wait_for_idle(limit: float, max_wait_s: float) -> float:
+    """Wait (up to ``max_wait_s``) until the 1-minute load average drops below ``limit``."""
+    deadline = time.monotonic() + max_wait_s
+    while os.getloadavg()[0] >= limit and time.monotonic() < deadline:
+        time.sleep(5)
+    return os.getloadavg()[0]
+
+
+def cold_start(backend: BubblewrapBackend, runs: int) -> dict[str, dict[str, float]]:
+    env = backend.environments.get()
+    host = real_interpreter()
+    lean = str(env.host_python)
+    lean_env = {"LD_LIBRARY_PATH": str(Path(env.root) / "lib")}
+    variants = {
+        "bare: python -c pass (host interpreter)": lambda: subprocess.run(
+            [host, "-c", "pass"], stdin=subprocess.DEVNULL, capture_output=True, check=True),
+        "bare: lean python -I -S -c pass (sandbox's binary, same flags)": lambda: subprocess.run(
+            [lean, "-I", "-S", "-B", "-X", "utf8", "-c", "pass"], stdin=subprocess.DEVNULL,
+            capture_output=True, check=True, env=lean_env),
+        "sandbox: BubblewrapBackend.run (cold, full receipt)": lambda: _check(
+            backend.run(_job("pass"))),
+    }
+    for fn in variants.values():  # warm caches once
+        fn()
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    cpu: dict[str, float] = {name: 0.0 for name in variants}
+    for _ in range(runs):
+        for name, fn in variants.items():  # interleaved: drift hits every variant alike
+            c0 = _cpu()
+            samples[name].append(_timed(fn))
+            cpu[name] += _cpu() - c0
+    return {name: {"p50": statistics.median(v), "p90": _pct(v, 0.9), "min": min(v),
+                   "cpu_ms": cpu[name] / runs * 1000}
+            for name, v in samples.items()}
+
+
+def _check(receipt) -> None:  # type: ignore[no-untyped-def]
+    if not receipt.succeeded:
+        raise RuntimeError(f"benchmark job failed: {receipt.outcome} {receipt.stderr.text}")
+
+
+def warm_pool(backend: BubblewrapBackend, jobs: int, size: int, fillers: int,
+              workers: int) -> dict[str, float]:
+    pool = backend.enable_pool(size, fillers=fillers)
+    if not pool.wait_ready(timeout=60):
+        raise RuntimeError(f"pool never filled: {pool.errors}")
+    latencies: list[float] = []
+    lock = threading.Lock()
+    counter = iter(range(jobs))
+
+    def worker() -> None:
+        while True:
+            with lock:
+                n = next(counter, None)
+            if n is None:
+                return
+            t0 = time.perf_counter()
+            receipt = backend.run(_job("print(inputs['n'] * 2)", n))
+            elapsed = (time.perf_counter() - t0) * 1000
+            if receipt.stdout.text != f"{n * 2}\n":
+                raise RuntimeError(f"job {n} answered {receipt.stdout.text!r}")
+            with lock:
+                latencies.append(elapsed)
+
+    t0 = time.perf_counter()
+    cpu0 = _cpu()
+    threads = [threading.Thread(target=worker, name=f"bench-worker-{i}") for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    total = (time.perf_counter() - t0) * 1000
+    cpu_ms = (_cpu() - cpu0) * 1000
+    taken = pool.taken
+    backend.close()
+    return {"jobs": jobs, "pool_size": size, "fillers": fillers, "workers": workers,
+            "total_ms": total, "ms_per_job": total / jobs, "jobs_per_s": jobs / total * 1000,
+            "latency_p50": statistics.median(latencies), "latency_p90": _pct(latencies, 0.9),
+            "warm_hits": taken, "cpu_ms_per_job": cpu_ms / jobs}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--jobs", type=int, default=200)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--wait-idle", type=float, default=0.0,
+                        help="seconds to wait for the load average to fall below 1.5 first")
+    args = parser.parse_args()
+    if args.wait_idle:
+        wait_for_idle(1.5, args.wait_idle)
+    state = Path(tempfile.mkdtemp(prefix="formulane-bench-", dir="/tmp"))
+    os.chmod(state, 0o711)
+    backend = BubblewrapBackend(state, uid_first=192_000, uid_count=32)
+    if not backend.capabilities().available:
+        print(f"bubblewrap unavailable: {backend.capabilities().unavailable_reason}")
+        return 2
+    print(f"# machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}, "
+          f"python {sys.version.split()[0]}, {backend.caps.summary()}")
+    cold = cold_start(backend, args.runs)
+    print(f"\n## Cold start ({args.runs} interleaved runs each)\n")
+    print("| variant | p50 ms | p90 ms | min ms | CPU ms |\n|---|---|---|---|---|")
+    for name, row in cold.items():
+        print(f"| {name} | {row['p50']:.1f} | {row['p90']:.1f} | {row['min']:.1f} | "
+              f"{row['cpu_ms']:.1f} |")
+    names = list(cold)
+    sandbox = cold[names[2]]["p50"]
+    ratio_host = sandbox / cold[names[0]]["p50"]
+    ratio_lean = sandbox / cold[names[1]]["p50"]
+    print(f"\nratio sandbox / bare host interpreter: {ratio_host:.2f}x (target <= 1.5x)")
+    print(f"ratio sandbox / bare lean binary, same flags: {ratio_lean:.2f}x")
+    results: dict[str, object] = {"cold": cold, "ratio_host": ratio_host,
+                                  "ratio_lean": ratio_lean}
+    runs = []
+    for size, fillers, workers in ((8, 4, 1), (8, 4, 2)):
+        fresh = BubblewrapBackend(state / f"pool-{workers}", uid_first=192_000, uid_count=32,
+                                  environments=backend.environments)
+        runs.append(warm_pool(fresh, args.jobs, size, fillers, workers))
+    print(f"\n## Warm pool, {args.jobs} small jobs\n")
+    print("| pool | fillers | callers | ms per job | jobs/s | latency p50 | latency p90 | "
+          "CPU ms per job | warm hits |\n|---|---|---|---|---|---|---|---|---|")
+    for r in runs:
+        print(f"| {r['pool_size']} | {r['fillers']} | {r['workers']} | {r['ms_per_job']:.2f} | "
+              f"{r['jobs_per_s']:.0f} | {r['latency_p50']:.2f} | {r['latency_p90']:.2f} | "
+              f"{r['cpu_ms_per_job']:.2f} | {r['warm_hits']}/{r['jobs']} |")
+    best = min(r["ms_per_job"] for r in runs)  # type: ignore[type-var]
+    print(f"\nbest throughput: {best:.2f} ms per job (target < 5 ms)")
+    results["warm_pool"] = runs
+    backend.close()
+    print(f"\nload average after the run: {os.getloadavg()[0]:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

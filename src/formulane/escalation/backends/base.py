@@ -1,0 +1,151 @@
+"""The one interface every sandbox backend implements, and the refusal rules they share.
+
+Contract: a backend declares `capabilities()` (isolation level and mechanism, network modes,
+states, which knob it enforces and how, its wall-time ceiling). `refusals(job)` lists, in
+words, everything the job asks for that this backend cannot give; `check` turns a non-empty
+list into `EscalationError` E601. A job is never run weaker than it asked in silence. `run`
+returns a `Receipt` for every job it accepted, whatever happened; `reconcile` is asked about a
+job whose control channel dropped and returns a terminal receipt only when it can confirm one.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import sys
+from abc import ABC, abstractmethod
+from datetime import datetime, timezone
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...errors import EscalationError
+from ..contract import (
+    BackendInfo, CancelToken, EnforcedBy, InputDigest, Isolation, JobState, NetworkMode,
+    Outcome, Receipt, SandboxJob, StreamRecord, canonical_json,
+)
+
+
+class BackendCapabilities(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    available: bool
+    unavailable_reason: str = ""
+    isolation: Isolation
+    mechanism: str
+    network_modes: tuple[NetworkMode, ...] = ("none",)
+    states: tuple[JobState, ...] = ("ephemeral",)
+    enforces: dict[str, EnforcedBy] = Field(default_factory=dict)
+    max_wall_s: float = 24 * 3600
+    package_install: bool = False
+    kills_whole_sandbox: bool = True
+    cold_start: str = ""
+
+
+class SandboxBackend(ABC):
+    name: ClassVar[str] = "abstract"
+
+    @abstractmethod
+    def capabilities(self) -> BackendCapabilities: ...
+
+    @abstractmethod
+    def run(self, job: SandboxJob, *, cancel: CancelToken | None = None,
+            attempt: int = 1) -> Receipt: ...
+
+    def refusals(self, job: SandboxJob) -> list[str]:
+        caps = self.capabilities()
+        reasons = []
+        if not caps.available:
+            reasons.append(f"backend {caps.name} is unavailable here: {caps.unavailable_reason}")
+            return reasons
+        if not caps.isolation.covers(job.min_isolation):
+            reasons.append(f"the job needs {job.min_isolation.value} isolation; {caps.name} on "
+                           f"this machine gives {caps.isolation.value} ({caps.mechanism})")
+        if job.network.mode not in caps.network_modes:
+            reasons.append(f"network mode {job.network.mode!r} cannot be enforced by "
+                           f"{caps.name} (it enforces {', '.join(caps.network_modes)})")
+        if job.state not in caps.states:
+            reasons.append(f"state {job.state!r} is not supported by {caps.name}")
+        if job.limits.wall_timeout_s > caps.max_wall_s:
+            reasons.append(f"wall timeout {job.limits.wall_timeout_s} s exceeds the "
+                           f"{caps.name} ceiling of {caps.max_wall_s} s")
+        if job.runtime.package_policy == "install_from_mirror" and not caps.package_install:
+            reasons.append(f"{caps.name} never installs packages inside a job; declare an "
+                           "environment with the packages instead")
+        return reasons
+
+    def check(self, job: SandboxJob) -> None:
+        reasons = self.refusals(job)
+        if reasons:
+            raise EscalationError("sandbox job refused: " + "; ".join(reasons), code="E601",
+                                  hint="lower the job's requirements or pick another backend")
+
+    def reconcile(self, job: SandboxJob, attempt: int,
+                  provider_ids: dict[str, str]) -> Receipt | None:
+        """Confirm the final state of a job whose control channel dropped, if possible."""
+        return None
+
+    def close(self) -> None:
+        """Release pools, threads and leftovers. Idempotent."""
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def input_digests(job: SandboxJob) -> tuple[InputDigest, ...]:
+    out = [InputDigest(name=f.path, sha256=f.digest, kind="file") for f in job.files]
+    for name, value in sorted(job.inputs.items()):
+        out.append(InputDigest(name=name, sha256=hashlib.sha256(canonical_json(value)).hexdigest(),
+                               kind="value"))
+    if job.stdin is not None:
+        out.append(InputDigest(name="stdin", sha256=hashlib.sha256(job.stdin).hexdigest(),
+                               kind="stdin"))
+    return tuple(out)
+
+
+def syntax_problem(source: str, version: str | None = None) -> str | None:
+    """Compile on the host, never run: a message with line and column, or None."""
+    feature: tuple[int, int] | None = None
+    if version:
+        major, minor = (int(x) for x in version.split(".")[:2])
+        if (major, minor) <= sys.version_info[:2]:
+            feature = (major, minor)
+    try:
+        if feature is not None:
+            ast.parse(source, "main.py", feature_version=feature)
+        compile(source, "main.py", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}, column {exc.offset}" if exc.lineno else "unknown position"
+        text = (exc.text or "").rstrip("\n")
+        caret = f"\n    {text}\n    {' ' * max(0, (exc.offset or 1) - 1)}^" if text else ""
+        return f"{type(exc).__name__}: {exc.msg} ({where}){caret}"
+    except (ValueError, MemoryError, RecursionError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def static_receipt(job: SandboxJob, *, backend: BackendInfo, outcome: Outcome, detail: str,
+                   attempt: int = 1, capabilities: dict[str, Any] | None = None,
+                   environment_digest: str | None = None, stderr: str = "",
+                   network_enforcement: str = "not started") -> Receipt:
+    """A receipt for a job that never reached a sandbox (syntax error, expired deadline)."""
+    now = utcnow()
+    data = stderr.encode()
+    return Receipt(
+        job_id=str(job.job_id), idempotency_key=job.idempotency_key, attempt=attempt,
+        tenant=job.tenant, principal=job.principal, purpose=job.purpose, backend=backend,
+        capabilities=capabilities or {}, environment=job.runtime.environment,
+        environment_digest=environment_digest, code_sha256=job.code_sha256,
+        inputs=input_digests(job), limits_requested=job.limits, network=job.network,
+        network_enforcement=network_enforcement, started_at=now, ended_at=now, wall_ms=0.0,
+        stderr=StreamRecord(head=stderr, total_bytes=len(data), kept_bytes=len(data),
+                            sha256=hashlib.sha256(data).hexdigest()),
+        outcome=outcome, outcome_basis="observed", outcome_detail=detail,
+        side_effects_possible=False, session_id=job.session_id)
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, default=str)

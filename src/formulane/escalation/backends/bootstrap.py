@@ -1,0 +1,187 @@
+"""The first code that runs inside every local sandbox, before any job code (stdlib only).
+
+Contract: started as ``python -I -S -X utf8 bootstrap.py GATE_FD STATUS_FD``. It reads one
+length-prefixed marshal frame (the run configuration, written by the trusted host) from the gate,
+applies the resource limits (and, for the plain-process backend, no_new_privs + Landlock +
+seccomp), prepares ``sys.path`` and the job's globals (``inputs`` and one global per input
+name), writes ``S`` on the status pipe and closes both control fds, then executes the job.
+Nothing the job does can run before the limits are in place: the bootstrap says ``R`` and
+waits; the host moves this one process into the job's cgroup and only then writes the
+configuration, so every process the job ever creates is born inside the group. In session mode the
+gate and status pipes stay open and carry JSON frames: one request to execute code, one reply.
+This file is copied into the sandbox and run there; the host never imports it.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from typing import Any
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _read_frame(fd: int) -> bytes | None:
+    head = _read_exact(fd, 4)
+    if head is None:
+        return None
+    return _read_exact(fd, int.from_bytes(head, "big"))
+
+
+def _write_frame(fd: int, payload: bytes) -> None:
+    data = len(payload).to_bytes(4, "big") + payload
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _confine(conf: dict[str, Any]) -> None:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "no_new_privs")
+    land = conf.get("landlock")
+    if land:
+        abi = land["abi"]
+        fs_all = (1 << 13) - 1
+        if abi >= 2:
+            fs_all |= 1 << 13  # REFER
+        if abi >= 3:
+            fs_all |= 1 << 14  # TRUNCATE
+        if abi >= 5:
+            fs_all |= 1 << 15  # IOCTL_DEV
+        net_all = 3 if abi >= 4 else 0
+        scoped = 3 if abi >= 6 else 0
+        fields = [fs_all]
+        if abi >= 4:
+            fields.append(net_all)
+        if abi >= 6:
+            fields.append(scoped)
+        attr = (ctypes.c_uint64 * len(fields))(*fields)
+        ruleset = libc.syscall(444, ctypes.byref(attr), ctypes.sizeof(attr), 0)
+        if ruleset < 0:
+            raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+        read_exec = 1 | 4 | 8
+        file_read_exec = 1 | 4
+        for path, writable in land["rules"]:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            import stat as _stat
+            is_dir = _stat.S_ISDIR(os.fstat(fd).st_mode)
+            access = fs_all if writable else read_exec
+            if not is_dir:
+                access = (fs_all & (2 | 4 | 1 | (1 << 14))) if writable else file_read_exec
+            rule = (ctypes.c_uint8 * 12)()
+            ctypes.memmove(rule, access.to_bytes(8, "little") + fd.to_bytes(4, "little",
+                                                                           signed=True), 12)
+            rc = libc.syscall(445, ruleset, 1, ctypes.byref(rule), 0)
+            os.close(fd)
+            if rc != 0:
+                raise OSError(ctypes.get_errno(), "landlock_add_rule " + path)
+        if libc.syscall(446, ruleset, 0) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+        os.close(ruleset)
+    program = conf.get("seccomp")
+    if program:
+        buf = ctypes.create_string_buffer(program, len(program))
+
+        class _Prog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        prog = _Prog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
+        if libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
+            raise OSError(ctypes.get_errno(), "seccomp")
+
+
+def _globals(cfg: dict[str, Any]) -> dict[str, Any]:
+    main = cfg["main"]
+    g = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": main}
+    if cfg.get("inputs"):
+        with open(cfg["inputs"], "rb") as f:
+            values = marshal.load(f)
+        g["inputs"] = values
+        for name, value in values.items():
+            g[name] = value
+    module = type(sys)("__main__")
+    module.__dict__.update(g)
+    sys.modules["__main__"] = module
+    return module.__dict__
+
+
+def _session(cfg: dict[str, Any], gate: int, status: int, g: dict[str, Any]) -> None:
+    import json
+    import traceback
+    _write_frame(status, b'{"ready": true}')
+    count = 0
+    while True:
+        raw = _read_frame(gate)
+        if raw is None:
+            os._exit(0)
+        request = json.loads(raw)
+        count += 1
+        if request.get("inputs"):
+            g.update(request["inputs"])
+            g["inputs"] = request["inputs"]
+        reply = {"id": request.get("id"), "ok": True}
+        try:
+            code = compile(request["code"], "<call %d>" % count, "exec")
+            exec(code, g)
+        except SystemExit as exc:
+            reply = {"id": request.get("id"), "ok": exc.code in (None, 0), "exit": True,
+                     "type": "SystemExit", "message": str(exc.code)}
+        except BaseException as exc:  # the job's exception, reported, session stays alive
+            traceback.print_exc()
+            reply = {"id": request.get("id"), "ok": False, "type": type(exc).__name__,
+                     "module": type(exc).__module__, "message": str(exc)[:2000]}
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:
+            pass
+        _write_frame(status, json.dumps(reply).encode())
+        if reply.get("exit"):
+            os._exit(0)
+
+
+def _main() -> None:
+    gate, status = int(sys.argv[1]), int(sys.argv[2])
+    os.write(status, b"R")  # ready: the host now moves this process into the job's cgroup
+    raw = _read_frame(gate)
+    if raw is None:
+        os._exit(70)  # the host went away before starting us
+    cfg = marshal.loads(raw)
+    import resource
+    for name, soft, hard in cfg["rlimits"]:
+        resource.setrlimit(getattr(resource, name), (soft, hard))
+    if cfg.get("confine"):
+        _confine(cfg["confine"])
+    os.chdir(cfg["workspace"])
+    for path in reversed(cfg["paths"]):
+        sys.path.insert(0, path)
+    g = _globals(cfg)
+    sys.argv = [cfg["main"]] + list(cfg["argv"])
+    if cfg["mode"] == "session":
+        _session(cfg, gate, status, g)
+        return
+    os.write(status, b"S")
+    os.close(status)
+    os.close(gate)
+    with open(cfg["main"], "rb") as f:
+        source = f.read()
+    code = compile(source, cfg["main"], "exec")
+    del cfg, raw
+    exec(code, g)
+
+
+_main()

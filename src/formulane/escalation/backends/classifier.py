@@ -1,0 +1,148 @@
+"""Turning what was observed about a finished job into one `Outcome` with its basis.
+
+Contract: `classify` applies the detection rules in a fixed priority order: host-side events
+first (cancellation, output flood, host deadline: these are facts we caused), then a sandbox
+that never started (our fault), then kernel evidence (cgroup OOM kills, SIGXCPU, other
+signals), then the exit status and the job's final exception line on stderr (missing module,
+broken shared library, EOF on /dev/null stdin, EFBIG/ENOSPC, EAGAIN on fork, refused sockets).
+The basis says whether the outcome was observed directly or inferred from weaker evidence; a
+timeout whose kill could not be confirmed becomes ``unknown``.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from dataclasses import dataclass, field
+
+from ..contract import Outcome, OutcomeBasis
+
+_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|error|Refused"
+                       r"|Denied))(?::\s?(.*))?$")
+_NO_MODULE = re.compile(r"No module named '([^']+)'")
+_SO_PROBLEM = re.compile(r"(cannot open shared object file|undefined symbol|\.so[.\d]*:|"
+                         r"ELF|wrong ELF class)")
+_NETWORK = re.compile(
+    r"(gaierror|Name or service not known|Temporary failure in name resolution|"
+    r"ConnectionRefusedError|Network is unreachable|No route to host|URLError|"
+    r"Address family not supported|\[Errno 97\])")
+_FORK = re.compile(r"(BlockingIOError: \[Errno 11\]|Resource temporarily unavailable|"
+                   r"can't start new thread)")
+
+
+@dataclass
+class Verdict:
+    outcome: Outcome
+    basis: OutcomeBasis
+    detail: str = ""
+    exit_code: int | None = None
+    signal: int | None = None
+    missing_module: str | None = None
+    events: list[str] = field(default_factory=list)
+
+
+def decode_status(returncode: int | None, wrapper: bool) -> tuple[int | None, int | None]:
+    """(exit code, signal). bwrap reports a child's signal death as 128+N."""
+    if returncode is None:
+        return None, None
+    if returncode < 0:
+        return None, -returncode
+    if wrapper and 128 < returncode <= 128 + 64:
+        return None, returncode - 128
+    return returncode, None
+
+
+def last_exception(stderr: str) -> tuple[str, str] | None:
+    """(type, message) of the final exception in a traceback, if stderr ends in one."""
+    for line in reversed(stderr.strip().splitlines()[-60:]):
+        match = _EXC_LINE.match(line.strip())
+        if match:
+            return match.group(1), match.group(2) or ""
+    return None
+
+
+def _signame(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def classify(*, reason: str, started: bool, returncode: int | None, wrapper: bool,
+             stderr: str, oom_kills: int = 0, pids_max_hits: int = 0,
+             cpu_s: float | None = None, cpu_limit_s: float | None = None,
+             network_mode: str = "none", provided_modules: dict[str, str] | None = None,
+             kill_confirmed: bool = True, cancel_reason: str = "") -> Verdict:
+    code, sig = decode_status(returncode, wrapper)
+    events = []
+    if oom_kills:
+        events.append(f"oom_kill x{oom_kills}")
+    if pids_max_hits:
+        events.append(f"pids.max hit x{pids_max_hits}")
+
+    def verdict(outcome: Outcome, basis: OutcomeBasis, detail: str = "",
+                module: str | None = None) -> Verdict:
+        return Verdict(outcome, basis, detail, code, sig, module, events)
+
+    if reason == "cancelled":
+        if not kill_confirmed:
+            return verdict(Outcome.UNKNOWN, "unknown", "cancelled but the kill was not confirmed")
+        return verdict(Outcome.CANCELLED, "observed", cancel_reason or "cancelled")
+    if reason == "output_limit":
+        return verdict(Outcome.OUTPUT_LIMIT, "observed",
+                       "output passed the stream kill limit; the job was killed")
+    if reason == "timeout":
+        if not kill_confirmed:
+            return verdict(Outcome.UNKNOWN, "unknown",
+                           "the host deadline fired and the kill could not be confirmed")
+        return verdict(Outcome.TIMEOUT_WALL, "observed", "the host deadline fired; killed")
+    if not started:
+        return verdict(Outcome.SANDBOX_ERROR, "observed",
+                       "the sandbox failed before job code started: " + stderr.strip()[-500:])
+    if oom_kills and (sig is not None or code not in (0, None)):
+        return verdict(Outcome.OOM_KILLED, "observed", "killed by the memory cgroup")
+    if sig is not None:
+        if sig == signal.SIGXCPU:
+            return verdict(Outcome.TIMEOUT_CPU, "observed", "SIGXCPU: CPU time limit reached")
+        if sig == signal.SIGKILL and cpu_s is not None and cpu_limit_s is not None \
+                and cpu_s >= cpu_limit_s:
+            return verdict(Outcome.TIMEOUT_CPU, "inferred", "SIGKILL after the CPU limit")
+        if sig == signal.SIGXFSZ:
+            return verdict(Outcome.FS_LIMIT, "observed", "SIGXFSZ: file size limit reached")
+        basis: OutcomeBasis = "observed" if sig != signal.SIGKILL else "inferred"
+        return verdict(Outcome.CRASHED, basis, f"terminated by {_signame(sig)}")
+    if code == 0:
+        return verdict(Outcome.SUCCEEDED, "observed")
+    exc = last_exception(stderr)
+    exc_type, message = exc if exc else ("", "")
+    short = exc_type.rsplit(".", 1)[-1]
+    line = f"{exc_type}: {message}".strip(": ") if exc else f"exit status {code}"
+    if short == "MemoryError":
+        return verdict(Outcome.OOM_KILLED, "observed", "MemoryError under the address-space limit")
+    if short == "ModuleNotFoundError":
+        match = _NO_MODULE.search(message)
+        module = match.group(1) if match else None
+        if module and provided_modules and module.split(".")[0] in provided_modules:
+            return verdict(Outcome.ENVIRONMENT_ERROR, "inferred",
+                           f"module {module!r} belongs to declared package "
+                           f"{provided_modules[module.split('.')[0]]} but failed to import",
+                           module)
+        return verdict(Outcome.MISSING_PACKAGE, "observed",
+                       f"no module named {module!r} in this environment", module)
+    if short == "ImportError" and _SO_PROBLEM.search(message):
+        return verdict(Outcome.ENVIRONMENT_ERROR, "observed", line)
+    if short == "EOFError":
+        return verdict(Outcome.INPUT_REQUIRED, "observed",
+                       "the job read from stdin, which is /dev/null: interactive input is "
+                       "not available")
+    if "[Errno 27]" in message or "[Errno 28]" in message or "[Errno 122]" in message \
+            or "File too large" in message or "No space left" in message:
+        return verdict(Outcome.FS_LIMIT, "observed", line)
+    if pids_max_hits or _FORK.search(stderr[-4000:]):
+        return verdict(Outcome.PIDS_LIMIT, "observed" if pids_max_hits else "inferred", line)
+    if network_mode == "none" and (_NETWORK.search(line) or (
+            short == "PermissionError" and "[Errno 1]" in message
+            and re.search(r"socket|connect|urlopen|create_connection", stderr[-4000:]))):
+        return verdict(Outcome.NETWORK_DENIED, "observed",
+                       f"network access is not allowed for this job ({line})")
+    return verdict(Outcome.USER_ERROR, "observed", line)

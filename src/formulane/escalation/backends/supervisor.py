@@ -1,0 +1,515 @@
+"""Host-side supervision of one sandboxed process tree: spawn, watch, cap, kill, verify.
+
+Contract: `spawn` starts the sandbox command as the job's unprivileged uid in a new session with
+only the listed fds, waits for the bootstrap to report ready, and moves the interpreter into
+the job's cgroup *before* it is allowed to run job code (it waits on the gate for
+`Running.configure`). One thread
+supervises with a selector over stdout, stderr, the status pipe and a pidfd: output is
+streamed into bounded head/tail captures, the host deadline is enforced independently of the
+sandbox, cancellation is polled. On timeout, cancellation or an output flood the tree is ended
+in order: SIGTERM to the job's processes, a grace period, SIGKILL to the wrapper (the pid
+namespace dies with it), SIGKILL to whatever is left in the cgroup or owned by the job's uid,
+then a check that nothing survived. Pipe reads after the leader exits are bounded in time, so a
+leaked grandchild holding a pipe cannot stall the harness. No helper threads are created.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..contract import CancelToken
+from .capture import StreamCapture
+from .cgroups import CgroupStats, JobCgroup
+
+_DRAIN_WINDOW_S = 0.5
+#: util-linux setpriv, when present and we are root (it is how the uid switch stays vfork-able).
+SETPRIV = shutil.which("setpriv") if os.geteuid() == 0 else None
+_POLL_S = 0.05
+_VERIFY_S = 2.0
+
+
+class UidPool:
+    """Dedicated uids for concurrent jobs (RLIMIT_NPROC counts per uid, so one uid per job).
+
+    A slot is held with an flock on ``<lock_dir>/<uid>.lock``, so several processes sharing one
+    state directory never hand out the same uid, and a crashed holder releases it.
+    """
+
+    def __init__(self, lock_dir: Path, first: int, count: int) -> None:
+        if first < 1000 or count < 1:
+            raise ValueError("job uids must be >= 1000 and the pool non-empty")
+        self.lock_dir = lock_dir
+        self.lock_dir.mkdir(parents=True, exist_ok=True)
+        self.first = first
+        self.count = count
+
+    def acquire(self) -> tuple[int, int]:
+        """(uid, lock fd). Raises OSError when every slot is taken."""
+        for uid in range(self.first, self.first + self.count):
+            fd = os.open(self.lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC,
+                         0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            if uid_processes(uid):
+                # A previous holder died and left processes under this uid: kill them first.
+                kill_uid(uid)
+                if uid_processes(uid):
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    os.close(fd)
+                    continue
+            return uid, fd
+        raise OSError(f"all {self.count} job uids are busy")
+
+    @staticmethod
+    def release(lock_fd: int) -> None:
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_UN)
+        finally:
+            os.close(lock_fd)
+
+    def range(self) -> range:
+        return range(self.first, self.first + self.count)
+
+
+def uid_processes(uid: int) -> list[int]:
+    """Live pids whose owner is ``uid`` (a reserved job uid: nothing else runs as it).
+
+    Zombies are skipped: they are dead, and when a sandbox's init is reparented to a slow
+    host init they may wait a while to be reaped.
+    """
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                stat_line = Path(f"/proc/{entry.name}/stat").read_text()
+            except OSError:
+                continue
+            if stat_line.rsplit(")", 1)[-1].split()[0] not in ("Z", "X"):
+                found.append(int(entry.name))
+    return found
+
+
+def _signal_if_owned(pid: int, uid: int | None, sig: int) -> bool:
+    # Open a pidfd first, then check the owner: if the pid was recycled in between, the check
+    # sees the new owner and we do not signal a stranger.
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return False
+    try:
+        if uid is not None and os.stat(f"/proc/{pid}").st_uid != uid:
+            return False
+        signal.pidfd_send_signal(pidfd, sig)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(pidfd)
+
+
+def kill_uid(uid: int, timeout: float = _VERIFY_S) -> int:
+    """SIGKILL every process of ``uid`` until none is left; returns how many were seen."""
+    seen: set[int] = set()
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = uid_processes(uid)
+        if not pids or time.monotonic() > deadline:
+            return len(seen)
+        for pid in pids:
+            seen.add(pid)
+            _signal_if_owned(pid, uid, signal.SIGKILL)
+        time.sleep(0.002)
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        for task in os.scandir(f"/proc/{pid}/task"):
+            try:
+                out += [int(x) for x in Path(task.path, "children").read_text().split()]
+            except OSError:
+                continue
+    except OSError:
+        pass
+    return out
+
+
+def _inner_pid(pid: int) -> int | None:
+    """The pid as seen inside the innermost pid namespace (NSpid's last field)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("NSpid:"):
+                return int(line.split()[-1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+@dataclass
+class Launch:
+    argv: list[str]
+    env: dict[str, str]
+    uid: int | None
+    gid: int | None
+    pass_fds: tuple[int, ...]
+    gate_read: int
+    status_write: int
+    gate_write: int
+    status_read: int
+    stdin_path: str | None = None
+    cwd: str | None = None
+    wrapper: bool = True  # the command is a wrapper (bwrap) around the job's pid namespace
+
+
+@dataclass
+class Supervised:
+    returncode: int | None
+    started: bool
+    events: list[str]
+    stdout: StreamCapture
+    stderr: StreamCapture
+    wall_s: float
+    cpu_s: float | None
+    group_killed: bool = False
+    orphans_found: int = 0
+    survivors: int = 0
+    cgroup_empty: bool | None = None
+    pipes_closed_early: bool = False
+    stats: CgroupStats | None = None
+
+
+class Running:
+    """A spawned sandbox waiting at its gate, or running."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], pidfd: int, out_r: int, err_r: int,
+                 status_r: int, gate_w: int, cgroup: JobCgroup | None, uid: int | None,
+                 wrapper: bool) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+        self.pidfd = pidfd
+        self.out_r = out_r
+        self.err_r = err_r
+        self.status_r = status_r
+        self.gate_w: int | None = gate_w
+        self.cgroup = cgroup
+        self.uid = uid
+        self.wrapper = wrapper
+        self.exited = False
+        self.returncode: int | None = None
+        self.rusage: object | None = None
+        self.status_buffer = b""
+        self.ready_seen = False
+        self.started_at = time.monotonic()
+        self.closed = False
+        self._open_streams = {out_r, err_r}
+
+    # -- control channel ---------------------------------------------------------------------
+
+    def configure(self, frame: bytes, *, keep_open: bool = False) -> None:
+        """Send the run configuration; the bootstrap starts job code after reading it."""
+        if self.gate_w is None:
+            raise RuntimeError("gate already closed")
+        self.send(frame)
+        if not keep_open:
+            os.close(self.gate_w)
+            self.gate_w = None
+        self.started_at = time.monotonic()
+
+    def send(self, payload: bytes) -> None:
+        if self.gate_w is None:
+            raise BrokenPipeError("control channel closed")
+        data = len(payload).to_bytes(4, "big") + payload
+        while data:
+            data = data[os.write(self.gate_w, data):]
+
+    def take_frame(self) -> bytes | None:
+        """One complete length-prefixed frame from the status buffer, if there is one."""
+        if len(self.status_buffer) < 4:
+            return None
+        size = int.from_bytes(self.status_buffer[:4], "big")
+        if size > 1 << 20:
+            raise ValueError("oversized control frame from the sandbox")
+        if len(self.status_buffer) < 4 + size:
+            return None
+        frame = self.status_buffer[4:4 + size]
+        self.status_buffer = self.status_buffer[4 + size:]
+        return frame
+
+    def adopt(self, cgroup: JobCgroup, timeout: float = 60.0) -> bool:
+        """Wait for the bootstrap's ``R`` and move the interpreter into ``cgroup``.
+
+        Only the interpreter is moved (one migration per controller, the costly part of v1
+        cgroups): it is blocked at the gate and has forked nothing, and everything the job
+        starts descends from it. The wrapper and the namespace's init stay outside; they die
+        with the job. False when the sandbox failed before the bootstrap started.
+        """
+        deadline = time.monotonic() + timeout
+        sel = selectors.DefaultSelector()
+        sel.register(self.status_r, selectors.EVENT_READ)
+        try:
+            while not self.status_buffer.startswith(b"R"):
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    return False
+                chunk = _read(self.status_r)
+                if chunk == b"":
+                    return False
+                self.status_buffer += chunk or b""
+        finally:
+            sel.close()
+        self.status_buffer = self.status_buffer[1:]
+        self.ready_seen = True
+        pid = self._interpreter_pid()
+        if pid is None:
+            return False
+        cgroup.join(pid)
+        return True
+
+    def _interpreter_pid(self) -> int | None:
+        """The bootstrap's host pid: the wrapper's deepest descendant on the first branch."""
+        pid = self.pid
+        for _ in range(8):
+            children = _children(pid)
+            if not children:
+                return pid
+            pid = children[0]
+        return None
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def pump(self, captures: dict[int, StreamCapture], *, deadline: float,
+             cancel: CancelToken | None, until: Callable[[], bool] | None = None) -> str:
+        """Read until exit, ``until()``, the deadline, cancellation or an output flood."""
+        sel = selectors.DefaultSelector()
+        try:
+            for fd in self._open_streams:
+                sel.register(fd, selectors.EVENT_READ)
+            if self.status_r >= 0:
+                sel.register(self.status_r, selectors.EVENT_READ)
+            if not self.exited:
+                sel.register(self.pidfd, selectors.EVENT_READ)
+            while True:
+                if until is not None and until():
+                    return "condition"
+                if self.exited and not self._open_streams:
+                    return "exited"
+                now = time.monotonic()
+                if now >= deadline:
+                    return "timeout"
+                if cancel is not None and cancel.cancelled:
+                    return "cancelled"
+                ready = sel.select(min(deadline - now, _POLL_S))
+                for key, _ in ready:
+                    fd = key.fd
+                    if fd == self.pidfd:
+                        sel.unregister(fd)
+                        self._reap()
+                        if not self._open_streams:
+                            return "exited"
+                        # The leader is gone: give the pipes a bounded time to reach EOF.
+                        deadline = min(deadline, time.monotonic() + _DRAIN_WINDOW_S)
+                    elif fd == self.status_r:
+                        chunk = _read(fd)
+                        if chunk is None:
+                            continue
+                        if chunk:
+                            self.status_buffer += chunk
+                            if not self.ready_seen and self.status_buffer.startswith(b"R"):
+                                self.status_buffer = self.status_buffer[1:]
+                                self.ready_seen = True
+                        else:
+                            sel.unregister(fd)
+                            os.close(fd)
+                            self.status_r = -1
+                    else:
+                        chunk = _read(fd)
+                        if chunk is None:
+                            continue
+                        capture = captures[fd]
+                        capture.feed(chunk)
+                        if not chunk:
+                            sel.unregister(fd)
+                            self._open_streams.discard(fd)
+                        elif capture.over_budget:
+                            return "output_limit"
+                if self.exited and not self._open_streams:
+                    return "exited"
+        finally:
+            sel.close()
+
+    def _reap(self) -> None:
+        if self.exited:
+            return
+        _, status, rusage = os.wait4(self.pid, 0)
+        self.exited = True
+        self.rusage = rusage
+        self.returncode = os.waitstatus_to_exitcode(status)
+        self.popen.returncode = self.returncode
+
+    # -- ending ------------------------------------------------------------------------------
+
+    def job_pids(self) -> set[int]:
+        # The cgroup holds everything the job code started (joined before any ran, inherited
+        # by every child, not writable by the job); the wrapper and the namespace's init are
+        # outside it but run as the job's dedicated uid, which catches them too.
+        pids: set[int] = set()
+        if self.cgroup is not None:
+            pids |= self.cgroup.pids()
+        if self.uid is not None:
+            pids |= set(uid_processes(self.uid))
+        return pids
+
+    def terminate(self, grace: float) -> None:
+        """SIGTERM the job's processes, wait ``grace``, then SIGKILL the whole tree."""
+        if not self.exited:
+            for pid in self.job_pids():
+                if self.wrapper and (pid == self.pid or _inner_pid(pid) == 1):
+                    continue  # the wrapper and the namespace's init: SIGTERM would skip grace
+                _signal_if_owned(pid, self.uid, signal.SIGTERM)
+            if not self.wrapper:
+                _killpg(self.pid, signal.SIGTERM)
+            end = time.monotonic() + grace
+            sel = selectors.DefaultSelector()
+            sel.register(self.pidfd, selectors.EVENT_READ)
+            try:
+                while not self.exited and time.monotonic() < end:
+                    if sel.select(max(0.0, end - time.monotonic())):
+                        self._reap()
+            finally:
+                sel.close()
+        if not self.exited:
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            if not self.wrapper:
+                _killpg(self.pid, signal.SIGKILL)
+            self._reap()
+        self.sweep()
+
+    def sweep(self) -> tuple[int, int]:
+        """Kill whatever is left of the job. Returns (found alive, still alive afterwards)."""
+        found = self.job_pids() - ({self.pid} if not self.exited else set())
+        if not found:
+            # Nothing of the job's uid or cgroup is alive, and nothing can appear from nothing:
+            # every such process descends from the job. The common case costs one scan.
+            return 0, 0
+        if not self.wrapper:
+            _killpg(self.pid, signal.SIGKILL)
+        if self.cgroup is not None:
+            self.cgroup.kill_all(_VERIFY_S)
+        if self.uid is not None:
+            kill_uid(self.uid)
+        remaining = self.job_pids()
+        return len(found), len(remaining)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for fd in (self.out_r, self.err_r, self.status_r, self.gate_w, self.pidfd):
+            if fd is not None and fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._open_streams.clear()
+        if not self.exited:
+            try:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                self._reap()
+            except ChildProcessError:
+                pass
+
+
+def _killpg(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _read(fd: int) -> bytes | None:
+    """Bytes read; b"" at EOF; None when a non-blocking pipe had nothing after all."""
+    try:
+        return os.read(fd, 65536)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
+
+
+def spawn(launch: Launch, cgroup: JobCgroup | None) -> Running:
+    """Start the command; its interpreter is in ``cgroup`` before any job code can run."""
+    out_r, out_w = os.pipe2(os.O_CLOEXEC)
+    err_r, err_w = os.pipe2(os.O_CLOEXEC)
+    stdin = open(launch.stdin_path or os.devnull, "rb")
+    argv, switch = list(launch.argv), launch.uid is not None
+    if switch and SETPRIV:
+        # Let setpriv change the uid so Popen may use vfork: forking a large host process
+        # (page tables) costs more than the sandbox start itself.
+        argv = [SETPRIV, f"--reuid={launch.uid}", f"--regid={launch.gid}", "--clear-groups",
+                "--"] + argv
+        switch = False
+    try:
+        popen = subprocess.Popen(
+            argv, stdin=stdin, stdout=out_w, stderr=err_w, pass_fds=launch.pass_fds,
+            env=launch.env, cwd=launch.cwd, start_new_session=True, close_fds=True,
+            user=launch.uid if switch else None, group=launch.gid if switch else None,
+            extra_groups=[] if switch and os.geteuid() == 0 else None)
+    except BaseException:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        raise
+    finally:
+        stdin.close()
+        os.close(out_w)
+        os.close(err_w)
+        os.close(launch.gate_read)
+        os.close(launch.status_write)
+    pidfd = os.pidfd_open(popen.pid)
+    running = Running(popen, pidfd, out_r, err_r, launch.status_read, launch.gate_write, cgroup,
+                      launch.uid, launch.wrapper)
+    for fd in (out_r, err_r, launch.status_read):
+        os.set_blocking(fd, False)
+    if cgroup is not None:
+        try:
+            adopted = running.adopt(cgroup)
+        except BaseException:
+            running.close()
+            raise
+        if not adopted and not _exited(running.pidfd):
+            # Alive but not ready (or not found): never let it run outside its cgroup.
+            running.close()
+            raise OSError("the sandbox did not report ready; it was killed before running")
+    return running
+
+
+def _exited(pidfd: int) -> bool:
+    sel = selectors.DefaultSelector()
+    sel.register(pidfd, selectors.EVENT_READ)
+    try:
+        return bool(sel.select(0.2))
+    finally:
+        sel.close()
+
+
+def control_pipes() -> tuple[int, int, int, int]:
+    """(gate_read, gate_write, status_read, status_write); child ends are inheritable."""
+    gate_r, gate_w = os.pipe2(os.O_CLOEXEC)
+    status_r, status_w = os.pipe2(os.O_CLOEXEC)
+    return gate_r, gate_w, status_r, status_w

@@ -1,0 +1,336 @@
+"""Per-job host-backed workspaces: staged inputs in, artifacts out, nothing followed out of it.
+
+Contract: a workspace lives in a per-job box: a host directory (a sized tmpfs mounted by us
+when we may mount, so ``workspace_bytes`` is enforced and a crash leaves the files behind for
+collection) holding ``work/`` owned by the job's uid and ``job/`` owned by root. `stage` writes input files (read-write ones owned by the job, read-only ones by
+root with mode 0444; the bubblewrap backend also bind-mounts those read-only). `collect` walks
+the tree with directory file descriptors and ``O_NOFOLLOW`` so a symlink planted by the job can
+never make the host read a file outside the workspace, matches the declared globs only, and
+stops at the artifact count and byte budgets. `destroy` unmounts and deletes. `reap` removes
+workspaces left by processes that no longer exist.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..contract import FileSpec
+from .cgroups import _instance_alive, instance_name
+
+RUNNER_DIR = ".formulane"
+DONE_FILE = "done.json"
+WORK_DIR = "work"
+JOB_DIR = "job"
+
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MNT_DETACH = 2
+_libc: ctypes.CDLL | None = None
+
+
+def _lib() -> ctypes.CDLL:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    return _libc
+
+
+def mount_tmpfs(target: Path, *, size: int, uid: int, gid: int, mode: int = 0o700) -> None:
+    opts = f"size={size},mode={mode:o},uid={uid},gid={gid},nr_inodes=65536".encode()
+    rc = _lib().mount(b"tmpfs", str(target).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, opts)
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount tmpfs on {target}: {os.strerror(err)}")
+
+
+def unmount(target: Path) -> None:
+    if _lib().umount2(str(target).encode(), _MNT_DETACH) != 0:
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOENT):
+            raise OSError(err, f"umount {target}: {os.strerror(err)}")
+
+
+def is_mountpoint(path: Path) -> bool:
+    try:
+        return os.path.ismount(path)
+    except OSError:
+        return False
+
+
+def can_mount(scratch: Path) -> bool:
+    """Whether this process may mount a tmpfs (root with CAP_SYS_ADMIN); probed for real."""
+    probe = scratch / f".mount-probe-{os.getpid()}"
+    try:
+        probe.mkdir(parents=True, exist_ok=True)
+        mount_tmpfs(probe, size=1 << 20, uid=os.getuid(), gid=os.getgid())
+    except OSError:
+        shutil.rmtree(probe, ignore_errors=True)
+        return False
+    unmount(probe)
+    probe.rmdir()
+    return True
+
+
+def glob_regex(patterns: Iterable[str]) -> re.Pattern[str]:
+    """Artifact globs to one regex: ``**/`` spans directories, ``*`` and ``?`` stay in one."""
+    parts = []
+    for pattern in patterns:
+        out = ""
+        i = 0
+        while i < len(pattern):
+            if pattern.startswith("**/", i):
+                out += "(?:[^/]+/)*"
+                i += 3
+            elif pattern.startswith("**", i):
+                out += ".*"
+                i += 2
+            elif pattern[i] == "*":
+                out += "[^/]*"
+                i += 1
+            elif pattern[i] == "?":
+                out += "[^/]"
+                i += 1
+            else:
+                out += re.escape(pattern[i])
+                i += 1
+        parts.append(out)
+    return re.compile("^(?:" + "|".join(parts) + ")$" if parts else "(?!)")
+
+
+@dataclass
+class Collected:
+    path: str
+    size: int
+    sha256: str
+    data: bytes
+
+
+@dataclass
+class CollectReport:
+    files: list[Collected]
+    skipped: list[str]  # why a matching entry was not collected
+
+
+class Workspace:
+    """One job's box: a directory (a tmpfs when we may mount) holding ``work/`` (the job's
+    writable workspace, owned by its uid) and ``job/`` (root-owned, mounted read-only for the
+    job: bootstrap, code, inputs). One mount and one directory to remove per job."""
+
+    def __init__(self, box: Path, uid: int, gid: int, mounted: bool) -> None:
+        self.box = box
+        self.path = box / WORK_DIR
+        self.job_dir = box / JOB_DIR
+        self.uid = uid
+        self.gid = gid
+        self.mounted = mounted
+        self.ro_paths: list[str] = []
+        self.destroyed = False
+
+    @classmethod
+    def create(cls, root: Path, name: str, *, uid: int, gid: int, size: int,
+               use_tmpfs: bool) -> "Workspace":
+        base = root / instance_name()
+        base.mkdir(parents=True, exist_ok=True)
+        os.chmod(base, 0o711)
+        box = base / name
+        box.mkdir(mode=0o711)
+        mounted = False
+        if use_tmpfs:
+            try:
+                mount_tmpfs(box, size=size, uid=0, gid=0, mode=0o711)
+                mounted = True
+            except OSError:
+                mounted = False
+        ws = cls(box, uid, gid, mounted)
+        ws.path.mkdir(mode=0o700)
+        os.chown(ws.path, uid, gid)
+        ws.job_dir.mkdir(mode=0o755)
+        runner = ws.path / RUNNER_DIR
+        runner.mkdir()
+        os.chown(runner, uid, gid)
+        return ws
+
+    def stage(self, files: Iterable[FileSpec]) -> list[tuple[str, Path]]:
+        """Write the input files; returns (relative path, host path) of the read-only ones."""
+        ro: list[tuple[str, Path]] = []
+        for spec in files:
+            target = self.path / spec.path
+            self._mkdirs(target.parent)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            try:
+                os.write(fd, spec.content)
+                if spec.mode == "rw":
+                    os.fchown(fd, self.uid, self.gid)
+                    os.fchmod(fd, 0o600)
+                else:
+                    os.fchmod(fd, 0o444)
+            finally:
+                os.close(fd)
+            if spec.mode == "ro":
+                ro.append((spec.path, target))
+                self.ro_paths.append(spec.path)
+        return ro
+
+    def _mkdirs(self, directory: Path) -> None:
+        rel = directory.relative_to(self.path)
+        current = self.path
+        for part in rel.parts:
+            current = current / part
+            if not current.exists():
+                current.mkdir(mode=0o700)
+                os.chown(current, self.uid, self.gid)
+
+    def write_text(self, rel: str, text: str) -> None:
+        """Host-side helper for runners (sessions); the file belongs to the job afterwards."""
+        target = self.path / rel
+        self._mkdirs(target.parent)
+        target.write_text(text)
+        os.chown(target, self.uid, self.gid)
+
+    def collect(self, globs: Iterable[str], *, max_count: int, max_bytes: int,
+                exclude: Callable[[str], bool] | None = None) -> CollectReport:
+        matcher = glob_regex(globs)
+        files: list[Collected] = []
+        skipped: list[str] = []
+        budget = max_bytes
+        try:
+            top = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError as exc:
+            return CollectReport([], [f"workspace unreadable: {exc.strerror}"])
+        try:
+            for dirpath, dirnames, filenames, dirfd in os.fwalk(dir_fd=top, follow_symlinks=False):
+                rel_dir = "" if dirpath == "." else dirpath[2:] if dirpath.startswith("./") \
+                    else dirpath
+                if rel_dir.split("/")[0] == RUNNER_DIR:
+                    dirnames[:] = []
+                    continue
+                for fname in sorted(filenames):
+                    rel = f"{rel_dir}/{fname}" if rel_dir else fname
+                    if not matcher.match(rel) or (exclude is not None and exclude(rel)):
+                        continue
+                    if rel in self.ro_paths:
+                        continue
+                    if len(files) >= max_count:
+                        skipped.append(f"{rel}: artifact count limit {max_count} reached")
+                        continue
+                    got = _read_regular(dirfd, fname, budget)
+                    if isinstance(got, str):
+                        skipped.append(f"{rel}: {got}")
+                        continue
+                    budget -= len(got)
+                    files.append(Collected(rel, len(got), hashlib.sha256(got).hexdigest(), got))
+        finally:
+            os.close(top)
+        return CollectReport(files, skipped)
+
+    def done_manifest(self) -> dict[str, str]:
+        """The job's own completion manifest (path -> sha256), if it wrote a sane one."""
+        try:
+            fd = os.open(self.path / RUNNER_DIR / DONE_FILE, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return {}
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return {}
+            raw = os.read(fd, 1 << 20)
+        finally:
+            os.close(fd)
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items()
+                if isinstance(k, str) and isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v)}
+
+    def destroy(self) -> bool:
+        if self.destroyed:
+            return True
+        try:
+            if self.mounted and is_mountpoint(self.box):
+                unmount(self.box)
+                self.box.rmdir()
+            else:
+                shutil.rmtree(self.box, ignore_errors=True)
+            self.destroyed = not self.box.exists()
+        except OSError:
+            self.destroyed = False
+        return self.destroyed
+
+
+def _read_regular(dirfd: int, name: str, budget: int) -> bytes | str:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dirfd)
+    except OSError as exc:
+        return "symlink, refused" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return "not a regular file"
+        if info.st_size > budget:
+            return f"{info.st_size} bytes exceed the remaining artifact budget of {budget}"
+        chunks = []
+        remaining = budget + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(1 << 20, remaining))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > budget:
+            return "grew past the artifact budget while being read"
+        return data
+    finally:
+        os.close(fd)
+
+
+def find(root: Path, name: str) -> Path | None:
+    """The box called ``name`` under any instance directory (crash recovery)."""
+    if not root.is_dir():
+        return None
+    for inst in root.iterdir():
+        candidate = inst / name
+        if (candidate / WORK_DIR).is_dir():
+            return candidate.resolve()
+    return None
+
+
+def reap(root: Path, keep: Callable[[str], bool] | None = None) -> int:
+    """Remove workspaces of dead instances, except names ``keep`` wants. Returns count."""
+    removed = 0
+    if not root.is_dir():
+        return 0
+    for inst in root.iterdir():
+        if not inst.is_dir() or _instance_alive(inst.name):
+            continue
+        for ws in list(inst.iterdir()):
+            if keep is not None and keep(ws.name):
+                continue
+            if ws.is_symlink():
+                ws.unlink()
+                continue
+            if is_mountpoint(ws):
+                try:
+                    unmount(ws)
+                except OSError:
+                    continue
+            shutil.rmtree(ws, ignore_errors=True)  # never follows symlinks out of the box
+            removed += 1
+        try:
+            inst.rmdir()
+        except OSError:
+            pass
+    return removed

@@ -1,0 +1,287 @@
+"""The router: every job goes to the smallest lane that can do it, and says why.
+
+Contract: `Router.route(request)` is side-effect free and returns a `Decision` with a typed
+lane (``tool``, ``formula``, ``sandbox``, ``refuse``) and typed reasons, in this order:
+1. a proposed tool call, or code that is just a keyword call of a registered tool, goes to the
+   typed-tool lane;
+2. a proposed formula that checks goes to the formula lane (one that does not check is refused
+   with its diagnostic: a broken formula is fixed, never escalated); code that demotes to a
+   certified formula (see `demotion`) goes to the formula lane too;
+3. only then the sandbox, as a fully built `SandboxJob`, when the principal's policy allows the
+   runtime, network, limits, side effects and every input's data class, and the backend can
+   give the isolation asked for;
+4. otherwise ``refuse`` with every reason that applied. Refusal is an answer, not an exception.
+`Router.execute(decision)` then runs the chosen lane (the sandbox through a `JobManager` when
+given one, so jobs are durable and idempotent).
+"""
+
+from __future__ import annotations
+
+import ast
+import uuid
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..errors import EscalationError
+from .backends.base import SandboxBackend, syntax_problem
+from .broker import ToolCatalog
+from .contract import (
+    FileSpec, Isolation, JobState, Limits, NetworkPolicy, Principal, Receipt, RuntimeSpec,
+    SandboxJob, SideEffectClass,
+)
+from .demotion import demote
+from .policy import Policy, PolicyBook, Reason, ReasonCode
+
+Lane = Literal["tool", "formula", "sandbox", "refuse"]
+
+
+class ToolCallProposal(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, max_length=64)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class EscalationRequest(BaseModel):
+    """What is asked, what was proposed, over which inputs, by whom, and what it would need."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    request_id: str = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1,
+                            max_length=200)
+    principal: Principal
+    ask: str = Field(min_length=1, max_length=4000)
+    formula: str | None = None
+    tool_call: ToolCallProposal | None = None
+    code: str | None = None
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    input_classes: dict[str, str] = Field(default_factory=dict)
+    files: tuple[FileSpec, ...] = ()
+    runtime: RuntimeSpec = RuntimeSpec()
+    network: NetworkPolicy = NetworkPolicy()
+    limits: Limits = Limits()
+    state: JobState = "ephemeral"
+    session_id: str | None = None
+    side_effect_class: SideEffectClass = "read_only"
+    min_isolation: Isolation = Isolation.NAMESPACE
+    artifact_globs: tuple[str, ...] = ()
+    broker_tools: tuple[str, ...] = ()
+    idempotency_key: str | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> "EscalationRequest":
+        if self.formula is None and self.tool_call is None and self.code is None:
+            raise ValueError("propose at least one of formula, tool_call or code")
+        return self
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any] | str | bytes) -> "EscalationRequest":
+        """Validate untrusted data; every problem becomes one E603 error naming the field."""
+        try:
+            if isinstance(data, (str, bytes)):
+                return cls.model_validate_json(data)
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "request"
+            raise EscalationError(f"invalid escalation request: {where}: {first['msg']}",
+                                  code="E603") from None
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    lane: Lane
+    reasons: tuple[Reason, ...]
+    formula: str | None = None
+    schema_: dict[str, str] | None = Field(None, alias="schema")
+    equivalence: str | None = None
+    tool_call: ToolCallProposal | None = None
+    sandbox_job: SandboxJob | None = None
+    policy: Policy | None = None
+
+    @property
+    def codes(self) -> list[ReasonCode]:
+        return [r.code for r in self.reasons]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    decision: Decision
+    value: Any = None
+    receipt: Receipt | None = None
+
+
+def _engine() -> Any:
+    import formulane
+
+    return formulane if hasattr(formulane, "compile") else None
+
+
+class Router:
+    def __init__(self, *, policies: PolicyBook | None = None, catalog: ToolCatalog | None = None,
+                 backend: SandboxBackend | None = None) -> None:
+        self.policies = policies or PolicyBook()
+        self.catalog = catalog
+        self.backend = backend
+
+    # -- deciding ----------------------------------------------------------------------------
+
+    def route(self, request: EscalationRequest) -> Decision:
+        reasons: list[Reason] = []
+        tools = set(self.catalog.names()) if self.catalog is not None else set()
+        if request.tool_call is not None:
+            if request.tool_call.name in tools:
+                return Decision(lane="tool", tool_call=request.tool_call, reasons=(Reason(
+                    code=ReasonCode.TOOL_COVERS,
+                    message=f"registered typed tool {request.tool_call.name!r} covers it"),))
+            reasons.append(Reason(code=ReasonCode.TOOL_UNKNOWN,
+                                  message=f"no registered tool {request.tool_call.name!r}"))
+        if request.code is not None:
+            call = self._code_as_tool_call(request.code, request.inputs, tools)
+            if call is not None:
+                return Decision(lane="tool", tool_call=call, reasons=tuple(reasons) + (Reason(
+                    code=ReasonCode.TOOL_COVERS,
+                    message=f"the code only calls registered tool {call.name!r}"),))
+        engine = _engine()
+        if request.formula is not None:
+            if engine is None:
+                reasons.append(Reason(code=ReasonCode.FORMULA_ENGINE_MISSING,
+                                      message="the formula engine is not available"))
+            else:
+                try:
+                    schema = engine.infer_schema(request.inputs)
+                    engine.compile(request.formula, schema)
+                    return Decision(lane="formula", formula=request.formula, reasons=tuple(
+                        reasons) + (Reason(code=ReasonCode.FORMULA_PROPOSED,
+                                           message="the proposed formula checks"),))
+                except engine.FormulaError as exc:
+                    return Decision(lane="refuse", reasons=tuple(reasons) + (Reason(
+                        code=ReasonCode.FORMULA_INVALID,
+                        message=f"the proposed formula does not check: [{exc.code}] "
+                                f"{exc.message}", detail={"diagnostic": exc.to_dict()}),))
+        if request.code is None:
+            if not reasons:
+                reasons.append(Reason(code=ReasonCode.NOTHING_PROPOSED, message="nothing to run"))
+            return Decision(lane="refuse", reasons=tuple(reasons))
+        problem = syntax_problem(request.code, request.runtime.version)
+        if problem is not None:
+            return Decision(lane="refuse", reasons=tuple(reasons) + (Reason(
+                code=ReasonCode.SYNTAX_ERROR, message=problem),))
+        if engine is not None:
+            try:
+                demoted = demote(request.code, request.inputs,
+                                 python_version=request.runtime.version)
+                return Decision(lane="formula", formula=demoted.formula, schema=demoted.schema,
+                                equivalence=demoted.equivalence, reasons=tuple(reasons) + (
+                                    Reason(code=ReasonCode.DEMOTED,
+                                           message="the code is one pure expression; its formula "
+                                                   "gives the same answer for these inputs",
+                                           detail={"python_value": demoted.python_value}),))
+            except EscalationError as exc:
+                reasons.append(Reason(code=ReasonCode.NOT_DEMOTABLE, message=exc.message))
+        else:
+            reasons.append(Reason(code=ReasonCode.FORMULA_ENGINE_MISSING,
+                                  message="the formula engine is not available; no demotion"))
+        return self._sandbox(request, reasons)
+
+    def _sandbox(self, request: EscalationRequest, reasons: list[Reason]) -> Decision:
+        policy = self.policies.resolve(request.principal)
+        isolation = max(request.min_isolation, policy.min_isolation, key=lambda i: i.rank)
+        try:
+            job = SandboxJob(
+                idempotency_key=request.idempotency_key or f"request:{request.request_id}",
+                tenant=request.principal.tenant, principal=request.principal.subject,
+                purpose=f"{request.ask} (formula lane escalated: "
+                        f"{'; '.join(r.message for r in reasons)[:1500]})",
+                side_effect_class=request.side_effect_class, runtime=request.runtime,
+                code=request.code, inputs=request.inputs, files=request.files,
+                artifact_globs=request.artifact_globs, limits=request.limits,
+                network=request.network, state=request.state, session_id=request.session_id,
+                min_isolation=isolation, broker_tools=request.broker_tools)
+        except ValueError as exc:
+            return Decision(lane="refuse", policy=policy, reasons=tuple(reasons) + (Reason(
+                code=ReasonCode.SANDBOX_UNAVAILABLE,
+                message=f"the request cannot become a valid sandbox job: {exc}"),))
+        refusals = policy.review(job, request.input_classes)
+        if not refusals and self.backend is not None:
+            refusals = [Reason(code=ReasonCode.SANDBOX_UNAVAILABLE, message=m)
+                        for m in self.backend.refusals(job)]
+        if not refusals and self.backend is None:
+            refusals = [Reason(code=ReasonCode.SANDBOX_UNAVAILABLE,
+                               message="no sandbox backend is configured")]
+        if refusals:
+            return Decision(lane="refuse", policy=policy, reasons=tuple(reasons + refusals))
+        return Decision(lane="sandbox", sandbox_job=job, policy=policy, reasons=tuple(reasons) + (
+            Reason(code=ReasonCode.NEEDS_SANDBOX,
+                   message="only a sandbox can run this, and policy allows it"),))
+
+    def _code_as_tool_call(self, code: str, inputs: Mapping[str, Any],
+                           tools: set[str]) -> ToolCallProposal | None:
+        """``tool_name(arg=input_or_literal, ...)`` and nothing else becomes a tool call."""
+        try:
+            tree = ast.parse(code, mode="exec")
+        except SyntaxError:
+            return None
+        if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.Expr, ast.Assign)):
+            return None
+        call = tree.body[0].value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                and call.func.id in tools and not call.args):
+            return None
+        args: dict[str, Any] = {}
+        for kw in call.keywords:
+            if kw.arg is None:
+                return None
+            if isinstance(kw.value, ast.Name) and kw.value.id in inputs:
+                args[kw.arg] = inputs[kw.value.id]
+            else:
+                try:
+                    args[kw.arg] = ast.literal_eval(kw.value)
+                except (ValueError, SyntaxError):
+                    return None
+        return ToolCallProposal(name=call.func.id, args=args)
+
+    # -- doing -------------------------------------------------------------------------------
+
+    def execute(self, request: EscalationRequest, decision: Decision | None = None, *,
+                jobs: Any = None, timeout: float | None = None) -> Resolution:
+        """Run the decided lane (``jobs``: a `JobManager` for durable sandbox jobs)."""
+        decision = decision or self.route(request)
+        if decision.lane == "refuse":
+            return Resolution(decision)
+        if decision.lane == "tool":
+            if self.catalog is None or decision.tool_call is None:
+                raise EscalationError("no tool catalog configured", code="E602")
+            value = self.catalog.call(decision.tool_call.name, decision.tool_call.args,
+                                      principal=request.principal)
+            return Resolution(decision, value=value)
+        if decision.lane == "formula":
+            engine = _engine()
+            if engine is None or decision.formula is None:
+                raise EscalationError("the formula engine is not available", code="E602")
+            schema = decision.schema_ or engine.infer_schema(request.inputs)
+            variables = {k: _decimal_floats(v) for k, v in request.inputs.items()
+                         if k in schema}
+            return Resolution(decision, value=engine.evaluate(decision.formula, variables,
+                                                              schema=schema))
+        job = decision.sandbox_job
+        assert job is not None
+        if jobs is not None:
+            result = jobs.run(job, timeout=timeout)
+            return Resolution(decision, receipt=result.receipt)
+        if self.backend is None:
+            raise EscalationError("no sandbox backend is configured", code="E602")
+        return Resolution(decision, receipt=self.backend.run(job))
+
+
+def _decimal_floats(value: Any) -> Any:
+    from decimal import Decimal
+
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, list):
+        return [_decimal_floats(v) for v in value]
+    return value

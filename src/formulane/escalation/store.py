@@ -1,0 +1,438 @@
+"""Durable job records and append-only receipts: SQLite by default, PostgreSQL by URL.
+
+Contract: `open_store(url)` returns a `JobStore` (``None`` or a path: SQLite; ``postgresql://``:
+PostgreSQL through psycopg 3, optional ``?schema=name``). A job row is created once per
+(tenant, idempotency key); creating it again returns the existing row, and reusing a key for a
+*different* job is refused (E603). `claim` moves a queued row to running atomically, so two
+workers or two servers never run one job twice. Receipts are append-only (database triggers
+refuse UPDATE and DELETE) and hash-chained: each row stores ``sha256(previous chain + receipt
+hash)``, and `verify_chain` recomputes it. Rows carry the owner instance and a lease, so a
+restarted manager can tell which running jobs lost their supervisor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import threading
+import time
+from abc import ABC, abstractmethod
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+from urllib.parse import parse_qs, urlparse, urlunparse
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import EscalationError
+from .contract import ArtifactRecord, Receipt, SandboxJob
+
+GENESIS = "0" * 64
+ACTIVE = ("queued", "running", "lost")
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS escalation_jobs (
+    job_id TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    job_json TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    owner TEXT,
+    lease_until DOUBLE PRECISION,
+    provider_ids TEXT NOT NULL,
+    side_effects_possible INTEGER NOT NULL,
+    cancel_requested TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (tenant, idempotency_key)
+);
+CREATE TABLE IF NOT EXISTS escalation_receipts (
+    seq {serial},
+    job_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    receipt_json TEXT NOT NULL,
+    receipt_sha256 TEXT NOT NULL,
+    prev_chain TEXT NOT NULL,
+    chain_sha256 TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS escalation_receipts_job ON escalation_receipts (job_id);
+CREATE TABLE IF NOT EXISTS escalation_artifacts (
+    job_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    stored_ref TEXT,
+    complete INTEGER,
+    mime TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+"""
+
+_SQLITE_TRIGGERS = """
+CREATE TRIGGER IF NOT EXISTS escalation_receipts_no_update BEFORE UPDATE ON escalation_receipts
+BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS escalation_receipts_no_delete BEFORE DELETE ON escalation_receipts
+BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+"""
+
+_PG_TRIGGERS = [
+    """CREATE OR REPLACE FUNCTION escalation_append_only() RETURNS trigger AS $$
+       BEGIN RAISE EXCEPTION 'receipts are append-only'; END $$ LANGUAGE plpgsql""",
+    "DROP TRIGGER IF EXISTS escalation_receipts_append_only ON escalation_receipts",
+    """CREATE TRIGGER escalation_receipts_append_only BEFORE UPDATE OR DELETE
+       ON escalation_receipts FOR EACH ROW EXECUTE FUNCTION escalation_append_only()""",
+]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+class JobRecord(BaseModel):
+    """One job's durable row (the job itself plus where it stands)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    job_id: str
+    tenant: str
+    idempotency_key: str
+    fingerprint: str
+    job: SandboxJob
+    backend: str
+    status: str
+    attempt: int
+    owner: str | None
+    lease_until: float | None
+    provider_ids: dict[str, str]
+    side_effects_possible: bool
+    cancel_requested: str | None
+    created_at: str
+    updated_at: str
+
+    @property
+    def terminal(self) -> bool:
+        return self.status not in ACTIVE
+
+
+_COLUMNS = ("job_id, tenant, idempotency_key, fingerprint, job_json, backend, status, attempt, "
+            "owner, lease_until, provider_ids, side_effects_possible, cancel_requested, "
+            "created_at, updated_at")
+
+
+def _record(row: Sequence[Any]) -> JobRecord:
+    return JobRecord(
+        job_id=row[0], tenant=row[1], idempotency_key=row[2], fingerprint=row[3],
+        job=SandboxJob.model_validate_json(row[4]), backend=row[5], status=row[6],
+        attempt=int(row[7]), owner=row[8], lease_until=row[9],
+        provider_ids=json.loads(row[10]), side_effects_possible=bool(row[11]),
+        cancel_requested=row[12], created_at=row[13], updated_at=row[14])
+
+
+class JobStore(ABC):
+    """SQL shared by both databases; subclasses provide connections and placeholders."""
+
+    placeholder = "?"
+
+    @abstractmethod
+    def _run(self, sql: str, params: Sequence[Any] = (), *, fetch: str = "none",
+             lock_receipts: bool = False) -> Any: ...
+
+    @abstractmethod
+    def _transaction(self, steps: list[tuple[str, Sequence[Any]]], *,
+                     lock_receipts: bool = False, chain: tuple[str, str, int, str, str] | None
+                     = None) -> None: ...
+
+    def close(self) -> None:
+        """Release the connection."""
+
+    def _sql(self, sql: str) -> str:
+        return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
+
+    # -- jobs --------------------------------------------------------------------------------
+
+    def create(self, job: SandboxJob, backend: str) -> tuple[JobRecord, bool]:
+        existing = self.by_key(job.tenant, job.idempotency_key)
+        fingerprint = job.fingerprint()
+        if existing is None:
+            now = _now()
+            try:
+                self._run(f"INSERT INTO escalation_jobs ({_COLUMNS}) VALUES "
+                          "(?, ?, ?, ?, ?, ?, 'queued', 1, NULL, NULL, '{}', ?, NULL, ?, ?)",
+                          (str(job.job_id), job.tenant, job.idempotency_key, fingerprint,
+                           job.model_dump_json(), backend, int(job.side_effects_possible), now,
+                           now))
+                record = self.get(str(job.job_id))
+                assert record is not None
+                return record, True
+            except Exception as exc:  # a concurrent insert of the same key: read it back
+                existing = self.by_key(job.tenant, job.idempotency_key)
+                if existing is None:
+                    raise EscalationError(f"could not store job: {exc}", code="E901") from None
+        if existing.fingerprint != fingerprint:
+            raise EscalationError(
+                f"idempotency key {job.idempotency_key!r} was already used for a different "
+                f"job ({existing.job_id})", code="E603",
+                hint="one key, one job: use a new key for new work")
+        return existing, False
+
+    def get(self, job_id: str) -> JobRecord | None:
+        row = self._run(f"SELECT {_COLUMNS} FROM escalation_jobs WHERE job_id = ?", (job_id,),
+                        fetch="one")
+        return _record(row) if row else None
+
+    def by_key(self, tenant: str, key: str) -> JobRecord | None:
+        row = self._run(f"SELECT {_COLUMNS} FROM escalation_jobs WHERE tenant = ? AND "
+                        "idempotency_key = ?", (tenant, key), fetch="one")
+        return _record(row) if row else None
+
+    def jobs(self, statuses: Iterable[str] | None = None) -> list[JobRecord]:
+        if statuses is None:
+            rows = self._run(f"SELECT {_COLUMNS} FROM escalation_jobs ORDER BY created_at",
+                             fetch="all")
+        else:
+            wanted = list(statuses)
+            marks = ", ".join("?" for _ in wanted)
+            rows = self._run(f"SELECT {_COLUMNS} FROM escalation_jobs WHERE status IN ({marks}) "
+                             "ORDER BY created_at", wanted, fetch="all")
+        return [_record(r) for r in rows]
+
+    def claim(self, job_id: str, owner: str, lease_s: float) -> JobRecord | None:
+        count = self._run("UPDATE escalation_jobs SET status = 'running', owner = ?, "
+                          "lease_until = ?, updated_at = ? WHERE job_id = ? AND status = 'queued'"
+                          " AND cancel_requested IS NULL",
+                          (owner, time.time() + lease_s, _now(), job_id), fetch="rowcount")
+        return self.get(job_id) if count == 1 else None
+
+    def renew(self, owner: str, lease_s: float) -> None:
+        self._run("UPDATE escalation_jobs SET lease_until = ? WHERE owner = ? AND status = "
+                  "'running'", (time.time() + lease_s, owner))
+
+    def set_provider_ids(self, job_id: str, ids: dict[str, str]) -> None:
+        self._run("UPDATE escalation_jobs SET provider_ids = ?, updated_at = ? WHERE job_id = ?",
+                  (json.dumps(ids, sort_keys=True), _now(), job_id))
+
+    def request_cancel(self, job_id: str, reason: str) -> None:
+        self._run("UPDATE escalation_jobs SET cancel_requested = ?, updated_at = ? WHERE job_id "
+                  "= ? AND status IN ('queued', 'running', 'lost')", (reason, _now(), job_id))
+
+    def mark(self, job_id: str, status: str, *, expect: str | None = None) -> bool:
+        sql = "UPDATE escalation_jobs SET status = ?, updated_at = ? WHERE job_id = ?"
+        params: list[Any] = [status, _now(), job_id]
+        if expect is not None:
+            sql += " AND status = ?"
+            params.append(expect)
+        return self._run(sql, params, fetch="rowcount") == 1
+
+    def requeue(self, job_id: str) -> None:
+        self._run("UPDATE escalation_jobs SET status = 'queued', attempt = attempt + 1, owner = "
+                  "NULL, lease_until = NULL, updated_at = ? WHERE job_id = ?", (_now(), job_id))
+
+    # -- receipts ----------------------------------------------------------------------------
+
+    def append(self, receipt: Receipt, *, status: str | None = None) -> str:
+        """Append one receipt (and set the job's status). Returns the new chain hash."""
+        digest = receipt.sha256
+        now = _now()
+        steps: list[tuple[str, Sequence[Any]]] = []
+        if status is not None:
+            steps.append(("UPDATE escalation_jobs SET status = ?, owner = NULL, lease_until = "
+                          "NULL, updated_at = ? WHERE job_id = ?",
+                          (status, now, receipt.job_id)))
+        for art in receipt.artifacts:
+            steps.append(("INSERT INTO escalation_artifacts (job_id, attempt, path, sha256, size, "
+                          "stored_ref, complete, mime, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, "
+                          "?, ?)", (receipt.job_id, receipt.attempt, art.path, art.sha256,
+                                    art.size, art.stored_ref,
+                                    None if art.complete is None else int(art.complete),
+                                    art.mime, now)))
+        self._transaction(steps, lock_receipts=True, chain=(
+            receipt.job_id, receipt.outcome.value, receipt.attempt,
+            receipt.model_dump_json(), digest))
+        return self.last_chain()
+
+    def _chain_insert(self) -> str:
+        return ("INSERT INTO escalation_receipts (job_id, attempt, outcome, receipt_json, "
+                "receipt_sha256, prev_chain, chain_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, "
+                "?, ?)")
+
+    def last_chain(self) -> str:
+        row = self._run("SELECT chain_sha256 FROM escalation_receipts ORDER BY seq DESC LIMIT 1",
+                        fetch="one")
+        return row[0] if row else GENESIS
+
+    def receipts(self, job_id: str) -> list[Receipt]:
+        rows = self._run("SELECT receipt_json FROM escalation_receipts WHERE job_id = ? ORDER BY "
+                         "seq", (job_id,), fetch="all")
+        return [Receipt.model_validate_json(r[0]) for r in rows]
+
+    def latest(self, job_id: str) -> Receipt | None:
+        found = self.receipts(job_id)
+        return found[-1] if found else None
+
+    def artifacts(self, job_id: str) -> list[ArtifactRecord]:
+        rows = self._run("SELECT path, size, sha256, mime, complete, stored_ref FROM "
+                         "escalation_artifacts WHERE job_id = ? ORDER BY attempt, path",
+                         (job_id,), fetch="all")
+        return [ArtifactRecord(path=r[0], size=r[1], sha256=r[2], mime=r[3],
+                               complete=None if r[4] is None else bool(r[4]), stored_ref=r[5])
+                for r in rows]
+
+    def verify_chain(self) -> bool:
+        rows = self._run("SELECT receipt_json, receipt_sha256, prev_chain, chain_sha256 FROM "
+                         "escalation_receipts ORDER BY seq", fetch="all")
+        prev = GENESIS
+        for receipt_json, digest, stored_prev, chain in rows:
+            if Receipt.model_validate_json(receipt_json).sha256 != digest:
+                return False
+            if stored_prev != prev or chain != _link(prev, digest):
+                return False
+            prev = chain
+        return True
+
+
+def _link(prev: str, digest: str) -> str:
+    return hashlib.sha256((prev + digest).encode()).hexdigest()
+
+
+class SQLiteJobStore(JobStore):
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+                                     timeout=30)
+        self._lock = threading.RLock()
+        with self._lock:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA busy_timeout=30000")
+            self._conn.executescript(_TABLES.format(serial="INTEGER PRIMARY KEY AUTOINCREMENT")
+                                     + _SQLITE_TRIGGERS)
+
+    def _run(self, sql: str, params: Sequence[Any] = (), *, fetch: str = "none",
+             lock_receipts: bool = False) -> Any:
+        with self._lock:
+            cur = self._conn.execute(sql, tuple(params))
+            if fetch == "one":
+                return cur.fetchone()
+            if fetch == "all":
+                return cur.fetchall()
+            if fetch == "rowcount":
+                return cur.rowcount
+            return None
+
+    def _transaction(self, steps: list[tuple[str, Sequence[Any]]], *,
+                     lock_receipts: bool = False, chain: tuple[str, str, int, str, str] | None
+                     = None) -> None:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                if chain is not None:
+                    row = self._conn.execute("SELECT chain_sha256 FROM escalation_receipts ORDER "
+                                             "BY seq DESC LIMIT 1").fetchone()
+                    prev = row[0] if row else GENESIS
+                    job_id, outcome, attempt, body, digest = chain
+                    self._conn.execute(self._chain_insert(), (job_id, attempt, outcome, body,
+                                                              digest, prev, _link(prev, digest),
+                                                              _now()))
+                for sql, params in steps:
+                    self._conn.execute(sql, tuple(params))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+class PostgresJobStore(JobStore):
+    placeholder = "%s"
+
+    def __init__(self, url: str, *, schema: str | None = None) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise EscalationError("PostgreSQL job store needs psycopg 3", code="E602",
+                                  hint="pip install 'formulane[postgres]'") from None
+        parsed = urlparse(url)
+        query = parse_qs(parsed.query)
+        schema = schema or (query.pop("schema", [None])[0])
+        clean = urlunparse(parsed._replace(query="&".join(
+            f"{k}={v[0]}" for k, v in query.items())))
+        if schema is not None and not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", schema):
+            raise EscalationError(f"schema name {schema!r} is not a plain identifier", code="E603")
+        self.schema = schema
+        self._conn = psycopg.connect(clean, autocommit=True)
+        self._lock = threading.RLock()
+        with self._lock:
+            if schema:
+                self._conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+                self._conn.execute(f"SET search_path TO {schema}")
+            with self._conn.transaction():
+                self._conn.execute("SELECT pg_advisory_xact_lock(7203117)")
+                for statement in _TABLES.format(serial="BIGSERIAL PRIMARY KEY").split(";"):
+                    if statement.strip():
+                        self._conn.execute(statement)
+                for statement in _PG_TRIGGERS:
+                    self._conn.execute(statement)
+
+    def _run(self, sql: str, params: Sequence[Any] = (), *, fetch: str = "none",
+             lock_receipts: bool = False) -> Any:
+        with self._lock:
+            cur = self._conn.execute(self._sql(sql), tuple(params))
+            if fetch == "one":
+                return cur.fetchone()
+            if fetch == "all":
+                return cur.fetchall()
+            if fetch == "rowcount":
+                return cur.rowcount
+            return None
+
+    def _transaction(self, steps: list[tuple[str, Sequence[Any]]], *,
+                     lock_receipts: bool = False, chain: tuple[str, str, int, str, str] | None
+                     = None) -> None:
+        with self._lock, self._conn.transaction():
+            if chain is not None:
+                # One writer at a time extends the chain, across every server sharing the table.
+                self._conn.execute("LOCK TABLE escalation_receipts IN EXCLUSIVE MODE")
+                row = self._conn.execute("SELECT chain_sha256 FROM escalation_receipts ORDER BY "
+                                         "seq DESC LIMIT 1").fetchone()
+                prev = row[0] if row else GENESIS
+                job_id, outcome, attempt, body, digest = chain
+                self._conn.execute(self._sql(self._chain_insert()),
+                                   (job_id, attempt, outcome, body, digest, prev,
+                                    _link(prev, digest), _now()))
+            for sql, params in steps:
+                self._conn.execute(self._sql(sql), tuple(params))
+
+    def drop_schema(self) -> None:
+        """Tests only: remove this store's schema and everything in it."""
+        if self.schema:
+            with self._lock:
+                self._conn.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def open_store(url: str | Path | None = None) -> JobStore:
+    """SQLite for None, ':memory:' or a path; PostgreSQL for postgres:// URLs."""
+    if url is None:
+        return SQLiteJobStore(":memory:")
+    text = str(url)
+    if text.startswith(("postgresql://", "postgres://")):
+        return PostgresJobStore(text)
+    if "://" in text and not text.startswith("sqlite://"):
+        raise EscalationError(f"unsupported job store URL {text!r}", code="E603",
+                              hint="use a file path, sqlite:///path or postgresql://...")
+    return SQLiteJobStore(text.removeprefix("sqlite://") or ":memory:")

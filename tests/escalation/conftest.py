@@ -1,0 +1,108 @@
+"""Shared fixtures for the escalation lane: a real bubblewrap backend and suite-wide hygiene.
+
+The hygiene fixtures are the suite's own containment check: after every test no process may run
+under the test job uids, and at the end of the session no formulane thread, job cgroup or
+workspace mount may be left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from formulane.escalation.backends import BubblewrapBackend
+from formulane.escalation.backends.cgroups import ROOT_NAME, discover, instance_name
+from formulane.escalation.capabilities import probe
+from formulane.escalation.contract import SandboxJob
+from formulane.escalation.environments import EnvironmentStore
+
+UID_FIRST = 191_000
+UID_COUNT = 48
+_UIDS = range(UID_FIRST, UID_FIRST + UID_COUNT)
+
+
+def job_processes() -> list[tuple[int, int]]:
+    """(pid, uid) of every live, non-zombie process owned by a test job uid."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            uid = entry.stat(follow_symlinks=False).st_uid
+            if uid not in _UIDS:
+                continue
+            state = Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue
+        if state not in ("Z", "X"):
+            found.append((int(entry.name), uid))
+    return found
+
+
+def shared_environments() -> EnvironmentStore:
+    """Environments are content-addressed, so test sessions may share one store (faster)."""
+    root = Path(os.environ.get("FORMULANE_TEST_ENV_CACHE", "/tmp/formulane-test-environments"))
+    return EnvironmentStore(root)
+
+
+def make_job(code: str, **kw: Any) -> SandboxJob:
+    base: dict[str, Any] = dict(idempotency_key=kw.pop("key", f"k-{os.urandom(6).hex()}"),
+                                tenant="acme", principal="ana", purpose="test: " + code[:40])
+    base.update(kw)
+    return SandboxJob(code=code, **base)
+
+
+@pytest.fixture(scope="session")
+def state_dir() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="formulane-test-", dir="/tmp"))
+    os.chmod(path, 0o711)
+    yield path
+    mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
+              if line.split()[4].startswith(str(path))]
+    shutil.rmtree(path, ignore_errors=True)
+    assert not mounts, f"workspace mounts left behind: {mounts}"
+
+
+@pytest.fixture(scope="session")
+def sandbox(state_dir: Path) -> Iterator[BubblewrapBackend]:
+    caps = probe()
+    if not caps.bwrap:
+        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
+    backend = BubblewrapBackend(state_dir / "bwrap", uid_first=UID_FIRST, uid_count=UID_COUNT,
+                                environments=shared_environments())
+    available = backend.capabilities()
+    if not available.available:
+        if os.geteuid() != 0:
+            pytest.skip(f"bubblewrap cannot build a sandbox here: {available.unavailable_reason}")
+        pytest.fail(f"bubblewrap is installed but unusable as root: {available.unavailable_reason}")
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_job_processes_after_each_test() -> Iterator[None]:
+    yield
+    left = job_processes()
+    assert not left, f"processes of sandbox job uids survived the test: {left}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _suite_hygiene() -> Iterator[None]:
+    before = {t.ident for t in threading.enumerate()}
+    yield
+    threads = [t.name for t in threading.enumerate()
+               if t.ident not in before and t.is_alive()]
+    assert not threads, f"harness threads still alive after the suite: {threads}"
+    assert not job_processes(), f"orphans after the suite: {job_processes()}"
+    leftovers = []
+    for mount in set(discover().paths.values()):
+        inst = mount / ROOT_NAME / instance_name()
+        if inst.is_dir():
+            leftovers += [p.name for p in inst.iterdir() if p.is_dir()]
+    assert not leftovers, f"job cgroups left behind: {leftovers}"

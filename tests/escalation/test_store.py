@@ -1,0 +1,124 @@
+"""The durable job store, on SQLite and (when FORMULANE_TEST_POSTGRES_URL is set) PostgreSQL.
+
+Every test runs against both databases through the ``store`` fixture.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from formulane.errors import EscalationError
+from formulane.escalation.backends.base import static_receipt
+from formulane.escalation.contract import BackendInfo, Isolation, Outcome
+from formulane.escalation.store import (
+    GENESIS, JobStore, PostgresJobStore, SQLiteJobStore, open_store,
+)
+
+from .conftest import make_job
+
+PG_URL = os.environ.get("FORMULANE_TEST_POSTGRES_URL")
+INFO = BackendInfo(name="test", version="1", isolation=Isolation.NAMESPACE, mechanism="test")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[JobStore]:
+    if request.param == "sqlite":
+        s: JobStore = SQLiteJobStore(tmp_path / "jobs.db")
+        yield s
+        s.close()
+        return
+    if not PG_URL:
+        pytest.skip("FORMULANE_TEST_POSTGRES_URL is not set: PostgreSQL store not tested")
+    pg = PostgresJobStore(PG_URL, schema=f"esc_test_{uuid.uuid4().hex[:12]}")
+    try:
+        yield pg
+    finally:
+        pg.drop_schema()
+        pg.close()
+
+
+def receipt_for(record_job, outcome: Outcome = Outcome.SUCCEEDED, attempt: int = 1):  # type: ignore[no-untyped-def]
+    return static_receipt(record_job, backend=INFO, outcome=outcome, detail="test",
+                          attempt=attempt)
+
+
+def test_create_is_idempotent_per_tenant_and_key(store: JobStore) -> None:
+    job = make_job("print(1)", key="invoice-42")
+    first, created = store.create(job, "bubblewrap")
+    again, created_again = store.create(job.model_copy(update={"job_id": uuid.uuid4()}),
+                                        "bubblewrap")
+    assert created and not created_again and again.job_id == first.job_id
+    other_tenant, created_other = store.create(make_job("print(1)", key="invoice-42",
+                                                        tenant="globex"), "bubblewrap")
+    assert created_other and other_tenant.job_id != first.job_id
+    with pytest.raises(EscalationError) as err:
+        store.create(make_job("print(2)", key="invoice-42"), "bubblewrap")
+    assert err.value.code == "E603" and "different job" in err.value.message
+
+
+def test_claim_is_exclusive(store: JobStore) -> None:
+    record, _ = store.create(make_job("print(1)"), "bubblewrap")
+    assert store.claim(record.job_id, "owner-a", 30) is not None
+    assert store.claim(record.job_id, "owner-b", 30) is None
+    current = store.get(record.job_id)
+    assert current is not None and current.status == "running" and current.owner == "owner-a"
+
+
+def test_cancel_request_blocks_claim(store: JobStore) -> None:
+    record, _ = store.create(make_job("print(1)"), "bubblewrap")
+    store.request_cancel(record.job_id, "user asked")
+    assert store.claim(record.job_id, "owner-a", 30) is None
+
+
+def test_receipts_are_chained_and_append_only(store: JobStore) -> None:
+    record, _ = store.create(make_job("print(1)"), "bubblewrap")
+    assert store.last_chain() == GENESIS
+    store.append(receipt_for(record.job, Outcome.LOST).model_copy(
+        update={"outcome_basis": "unknown"}), status="lost")
+    store.append(receipt_for(record.job, Outcome.SUCCEEDED, attempt=2), status="succeeded")
+    assert [r.outcome for r in store.receipts(record.job_id)] == [Outcome.LOST, Outcome.SUCCEEDED]
+    assert store.verify_chain()
+    current = store.get(record.job_id)
+    assert current is not None and current.terminal and current.status == "succeeded"
+    for statement in ("UPDATE escalation_receipts SET outcome = 'succeeded'",
+                      "DELETE FROM escalation_receipts"):
+        with pytest.raises(Exception, match="append-only"):
+            store._run(statement)
+    assert len(store.receipts(record.job_id)) == 2
+
+
+def test_tampering_is_detected_by_the_chain(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.db"
+    store = SQLiteJobStore(path)
+    record, _ = store.create(make_job("print(1)"), "bubblewrap")
+    store.append(receipt_for(record.job), status="succeeded")
+    store.close()
+    raw = sqlite3.connect(path)
+    raw.execute("DROP TRIGGER escalation_receipts_no_update")  # an attacker with file access
+    raw.execute("UPDATE escalation_receipts SET receipt_json = replace(receipt_json, "
+                "'succeeded', 'crashed')")
+    raw.commit()
+    raw.close()
+    assert not SQLiteJobStore(path).verify_chain()
+
+
+def test_requeue_counts_attempts(store: JobStore) -> None:
+    record, _ = store.create(make_job("print(1)"), "bubblewrap")
+    store.claim(record.job_id, "a", 30)
+    store.requeue(record.job_id)
+    again = store.claim(record.job_id, "b", 30)
+    assert again is not None and again.attempt == 2
+
+
+def test_open_store_urls(tmp_path: Path) -> None:
+    assert isinstance(open_store(None), SQLiteJobStore)
+    assert isinstance(open_store(tmp_path / "a.db"), SQLiteJobStore)
+    assert isinstance(open_store(f"sqlite://{tmp_path}/b.db"), SQLiteJobStore)
+    with pytest.raises(EscalationError, match="unsupported job store URL"):
+        open_store("mysql://x")
