@@ -1,0 +1,1078 @@
+"""The scalar backend's fast path: checked IR -> one Python function, built node by node.
+
+`compile.py` turns the IR into nested closures; this module turns the same IR into a single
+Python function whose body is an `ast` tree built node by node, then compiled with
+``compile(<ast.Module>)``. No source text is ever produced or parsed: every literal is an
+`ast.Constant` (str, int, bool, None) or a closed-over object, every Python name is one we
+generate (`NAME_PATTERN`), and a user's variable names and texts appear only as constant
+strings (dictionary keys, text literals). The function runs against a globals dict holding
+only our helper objects, with empty builtins.
+
+The semantics are those of the closure backend, node for node:
+
+* inputs are bound as `Program.evaluate` binds them (the same fast checks, the same converters,
+  the same errors: E301/E302/E303), in slot order;
+* constants are folded by the closure compiler itself (`Compiler.build`), so folding is the same;
+* eager calls evaluate their arguments left to right; a call of at most two arguments without
+  the context or list arguments stops at the first argument that is an error value (as the
+  closures' ``call2e``/``call1e``); other shapes evaluate every argument, then return the first
+  error value (list items included, `_first_error`); implementations' exceptions become error
+  values at the call's span through `compile.to_error`;
+* error propagation is compiled, not scanned: a call whose parent would only pass its error
+  value up writes the error straight into the result of the outermost such ancestor (the
+  "region") and continues in the ``else`` of its ``try`` or ``if``, so a chain like
+  ``a * b + c / 2 - d`` has no type test at all;
+* IF, IFERROR, IFNA, ??, IFBLANK, COALESCE, AND, OR and the operators ``and``/``or`` are
+  inlined (Python ``if`` and conditional expressions, short-circuit kept); other lazy functions
+  (IFS, SWITCH, CHOOSE, host functions) get generated thunks; lambdas become nested Python
+  functions of engine values, LET names local variables;
+* Number arithmetic: outside a decimal-context swap, ``+ - * /``, unary minus/plus and ``%`` call
+  the bound methods of `values.CONTEXT` (``CONTEXT.add``...), so the caller's decimal context is
+  never touched; ints stay ints exactly where the closures keep them (int + int). When the
+  program calls an implementation that needs the engine context, or when the arithmetic is long
+  enough that Python's operators under one context swap are cheaper (`_SWAP_PENALTY`), the
+  function sets `CONTEXT` once per call, as `Program.evaluate` does, and uses the operators.
+
+Metered programs (static cost bound over budget) are not generated: `generate` returns None and
+the caller keeps the closures, whose meter charges every call.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import decimal
+import itertools
+import operator
+import re
+import types
+from decimal import Decimal
+from typing import Any, Callable, Mapping, NamedTuple
+
+from ..errors import EvalError, FormulaError, InternalError, LimitExceeded
+from ..limits import Limits
+from ..types import Type
+from ..values import CONTEXT, DIV0, MAX_NUMBER, NA, REF, ErrorValue, XLError
+from . import ir
+from .compile import _CAUGHT, _COERCIONS, _NOT_CONST, Compiler, _first_error, to_error
+from .ir import IR
+from .meter import EvalContext
+
+#: Every Python identifier in a generated module matches this (tests walk the AST to prove it).
+NAME_PATTERN = re.compile(r"_[a-z][0-9]+\Z")
+
+#: Generated functions take (variables, now) and return the engine value.
+Generated = Callable[[Any, Any], Any]
+
+_SMALL = 10**15  # as program._SMALL: small ints are taken as they are
+#: Arithmetic steps that would cost a CONTEXT method call more than an operator under a swapped
+#: context; above this many, one swap per call is cheaper (measured, see bench/CODEGEN.md).
+_SWAP_PENALTY = 6
+#: Nesting of routed error continuations before a region is cut (keeps the AST shallow).
+_CAP = 24
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_UTC = dt.timezone.utc
+#: Spec names program._uses_decimal treats as free of decimal arithmetic (plus category logic).
+_NO_DECIMAL = frozenset(("=", "<>", "<", "<=", ">", ">=", "OP_AND", "OP_OR", "??", "NOT"))
+_FREE_COERCIONS = frozenset(("blank_to_number", "blank_to_text", "blank_to_boolean",
+                             "boolean_to_number", "number_to_boolean", "text_to_boolean"))
+_COMPARE = {operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.lt: ast.Lt,
+            operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE}
+_HUNDRED = Decimal(100)
+
+
+class _V(NamedTuple):
+    """A generated value: its expression, whether it may hold an error value, its Number
+    representation when known ('int' or 'dec'), and its constant value when folded."""
+
+    expr: ast.expr
+    maybe: bool
+    kind: str | None = None
+    value: Any = _NOT_CONST
+
+
+# ------------------------------------------------------------------------------ ast helpers
+
+
+def _load(name: str) -> ast.Name:
+    return ast.Name(id=name, ctx=ast.Load())
+
+
+def _store(name: str) -> ast.Name:
+    return ast.Name(id=name, ctx=ast.Store())
+
+
+def _assign(name: str, value: ast.expr) -> ast.Assign:
+    return ast.Assign(targets=[_store(name)], value=value)
+
+
+def _call(fn: ast.expr, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=fn, args=list(args), keywords=[])
+
+
+def _cmp(left: ast.expr, op: ast.cmpop, right: ast.expr) -> ast.Compare:
+    return ast.Compare(left=left, ops=[op], comparators=[right])
+
+
+def _const(value: Any) -> ast.Constant:
+    return ast.Constant(value=value)
+
+
+def _atom(expr: ast.expr) -> bool:
+    return isinstance(expr, (ast.Name, ast.Constant))
+
+
+def _join(a: str | None, b: str | None) -> str | None:
+    return a if a == b else None
+
+
+def _function(name: str, params: list[str], body: list[ast.stmt],
+              defaults: list[ast.expr] | None = None) -> ast.FunctionDef:
+    fields: dict[str, Any] = dict(
+        name=name,
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
+                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=defaults or []),
+        body=body, decorator_list=[], returns=None, type_comment=None)
+    if "type_params" in ast.FunctionDef._fields:  # Python 3.12+
+        fields["type_params"] = []
+    return ast.FunctionDef(**fields)
+
+
+# ---------------------------------------------------------------------------- known functions
+
+
+def _known() -> dict[str, Any]:
+    """The implementations this module recognises by identity (never by user text)."""
+    from ..functions import logic, operators
+
+    known: dict[str, Any] = {
+        "add": operator.add, "sub": operator.sub, "mul": operators._multiply,
+        "div": operators._divide, "neg": operator.neg, "pos": operator.pos,
+        "percent": operators.percent.impl, "not": operators.not_.impl,
+        "concat": operators.concat.impl,
+        "lazy": {logic.if_.impl: "if_", logic.iferror.impl: "iferror", logic.ifna.impl: "ifna",
+                 logic.coalesce.impl: "coalesce", logic.ifblank.impl: "coalesce",
+                 logic.and_.impl: "all_and", logic.or_.impl: "all_or",
+                 operators.and_op.impl: "lazy_and", operators.or_op.impl: "lazy_or",
+                 operators.coalesce_op.impl: "coalesce"},
+        "free": set(),
+    }
+    try:  # text functions audited to use no decimal context
+        from ..functions import text
+
+        known["free"] = {text.upper.impl, text.lower.impl, text.trim.impl, text.len_.impl}
+    except (ImportError, AttributeError):
+        pass
+    return known
+
+
+class _Folder(Compiler):
+    """The closure compiler, memoised per node: folds constants exactly as the closures do."""
+
+    def __init__(self, limits: Limits) -> None:
+        super().__init__(False, limits)
+        self.memo: dict[int, tuple[Any, Any]] = {}
+
+    def build(self, node: IR) -> tuple[Any, Any]:
+        key = id(node)
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = super().build(node)
+        return hit
+
+
+class _Unsupported(Exception):
+    """This program is left to the closures (never raised for checked, unmetered programs)."""
+
+
+# ----------------------------------------------------------------------------- the generator
+
+
+class _Gen:
+    def __init__(self, *, limits: Limits, swap: bool, folder: _Folder, known: dict[str, Any],
+                 consts: dict[int, Any]) -> None:
+        self.limits = limits
+        self.swap = swap
+        self.folder = folder
+        self.known = known
+        self._consts = consts
+        self.helpers: dict[str, Any] = {}
+        self._helper_ids: dict[int, str] = {}
+        self._count = itertools.count(1)
+        self.block: list[ast.stmt] = []
+        self.depth = 0
+        self.slots: dict[int, _V] = {}
+        self.input_slots: set[int] = set()
+        self.regions: dict[str, tuple[list[ast.stmt], int]] = {}
+        self.routed: set[str] = set()  # regions some error path writes to
+        self.risky: set[str] = set()  # regions that may end holding an error value
+        self.uses_ctx = False  # a needs_ctx call runs: Program.evaluate would build the context
+        self.ctx_used = False  # the generated code reads _c0
+        self.needs_swap = False  # some implementation reads the ambient decimal context
+        self.penalty = 0
+        self.weight = 1
+        self.clock = False  # a volatile or foreign needs_ctx call may read ctx.now
+        self.EV = self.helper(ErrorValue)
+        self.TYPE = self.helper(type)
+
+    # ------------------------------------------------------------------------ names, helpers
+
+    def name(self, prefix: str) -> str:
+        return f"_{prefix}{next(self._count)}"
+
+    def helper(self, obj: Any) -> ast.Name:
+        """A closed-over object, as a global of the generated function."""
+        key = id(obj)
+        name = self._helper_ids.get(key)
+        if name is None:
+            name = self._helper_ids[key] = self.name("h")
+            self.helpers[name] = obj
+        return _load(name)
+
+    def constant(self, value: Any) -> _V:
+        tv = type(value)
+        expr = _const(value) if tv in (str, int, bool) or value is None else self.helper(value)
+        kind = "int" if tv is int else "dec" if tv is Decimal else None
+        return _V(expr, tv is ErrorValue, kind, value)
+
+    def ctx(self) -> ast.Name:
+        self.ctx_used = True
+        return _load("_c0")
+
+    def is_error(self, expr: ast.expr) -> ast.Compare:
+        return _cmp(_call(self.TYPE, expr), ast.Is(), self.EV)
+
+    def not_error(self, expr: ast.expr) -> ast.Compare:
+        return _cmp(_call(self.TYPE, expr), ast.IsNot(), self.EV)
+
+    def charge(self, units: int) -> None:
+        self.penalty += units * self.weight
+
+    # --------------------------------------------------------------------------- statements
+
+    def materialize(self, v: _V) -> _V:
+        if _atom(v.expr):
+            return v
+        t = self.name("t")
+        self.block.append(_assign(t, v.expr))
+        return v._replace(expr=_load(t))
+
+    def into_temp(self, v: _V) -> str:
+        t = self.name("t")
+        self.block.append(_assign(t, v.expr))
+        return t
+
+    def mark(self) -> tuple[list[ast.stmt], int]:
+        return self.block, len(self.block)
+
+    def keep_order(self, vals: list[_V], mark: tuple[list[ast.stmt], int]) -> None:
+        """Earlier arguments held as expressions are evaluated before a later argument's
+        statements, so evaluation stays left to right and each runs once."""
+        blk, at = mark
+        if self.block is blk and len(blk) == at:
+            return
+        for i, v in enumerate(vals):
+            if not _atom(v.expr):
+                t = self.name("t")
+                blk.insert(at, _assign(t, v.expr))
+                at += 1
+                vals[i] = v._replace(expr=_load(t))
+
+    def sub(self, fn: Callable[[], _V]) -> tuple[list[ast.stmt], _V]:
+        """Generate into a fresh nested block (a branch)."""
+        saved, depth = self.block, self.depth
+        self.block, self.depth = [], depth + 1
+        try:
+            v = fn()
+            return self.block, v
+        finally:
+            self.block, self.depth = saved, depth
+
+    def open(self, route: str | None) -> tuple[str, bool]:
+        if route is not None:
+            return route, False
+        route = self.name("t")
+        self.regions[route] = (self.block, self.depth)
+        return route, True
+
+    def close(self, route: str, own: bool, result: _V) -> _V:
+        if not own:
+            return result
+        start, depth = self.regions.pop(route)
+        if route not in self.routed:
+            return result
+        self.block.append(_assign(route, result.expr))
+        self.block, self.depth = start, depth
+        return _V(_load(route), route in self.risky or result.maybe, result.kind)
+
+    def guard(self, v: _V, route: str) -> _V:
+        """``if type(v) is ErrorValue: <region result> = v``, else continue (nested)."""
+        if not v.maybe:
+            return v
+        v = self.materialize(v)
+        branch = ast.If(test=self.is_error(v.expr), body=[_assign(route, v.expr)], orelse=[])
+        self.block.append(branch)
+        self.block = branch.orelse
+        self.depth += 1
+        self.routed.add(route)
+        self.risky.add(route)
+        return v._replace(maybe=False)
+
+    def attempt(self, expr: ast.expr, span: Any, route: str, kind: str | None,
+                maybe: bool, trusted: bool = False) -> _V:
+        """``try: t = expr`` / ``except _CAUGHT: <region result> = to_error(exc, span)``,
+        continuing in the ``else``. ``trusted``: a spec declared ``can_error=False`` called
+        with clean arguments (the handler stays, as in the closures, but the region is not
+        counted as possibly holding an error: the checker's may_error trusts it the same way)."""
+        t, e = self.name("t"), self.name("e")
+        handler = ast.ExceptHandler(
+            type=self.helper(_CAUGHT), name=e,
+            body=[_assign(route, _call(self.helper(to_error), _load(e), self.helper(span)))])
+        node = ast.Try(body=[_assign(t, expr)], handlers=[handler], orelse=[], finalbody=[])
+        self.block.append(node)
+        self.block = node.orelse
+        self.depth += 1
+        self.routed.add(route)
+        if not trusted:
+            self.risky.add(route)
+        return _V(_load(t), maybe, kind)
+
+    def settle(self, route: str, vals: list[_V]) -> None:
+        """Cut a region whose continuations nest too deep: the nesting ends with the region's
+        result set to None (not an error), and one test resumes at the region's own depth."""
+        start, depth = self.regions.get(route, (None, 0))
+        if start is None or self.depth - depth <= _CAP:
+            return
+        for i, v in enumerate(vals):
+            vals[i] = self.materialize(v)
+        self.block.append(_assign(route, _const(None)))
+        cont: list[ast.stmt] = []
+        start.append(ast.If(test=self.not_error(_load(route)), body=cont, orelse=[]))
+        self.block, self.depth = cont, depth + 1
+
+    # --------------------------------------------------------------------------------- nodes
+
+    def const(self, node: IR) -> Any:
+        """The node's folded value (or _NOT_CONST), decided as Compiler.build decides it."""
+        key = id(node)
+        if key in self._consts:
+            return self._consts[key]
+        kind = type(node)
+        value = _NOT_CONST
+        if kind is ir.Const:
+            value = node.value  # type: ignore[union-attr]
+        elif kind is ir.Call:
+            spec = node.spec  # type: ignore[union-attr]
+            args = node.args  # type: ignore[union-attr]
+            if not spec.volatile and not spec.needs_ctx \
+                    and not any(isinstance(a, ir.Lambda) for a in args) \
+                    and all(self.const(a) is not _NOT_CONST for a in args):
+                value = self.folder.build(node)[1]
+        elif kind is ir.ListOf:
+            if all(self.const(i) is not _NOT_CONST for i in node.items):  # type: ignore[union-attr]
+                value = self.folder.build(node)[1]
+        elif kind is ir.Coerce:
+            if self.const(node.node) is not _NOT_CONST:  # type: ignore[union-attr]
+                value = self.folder.build(node)[1]
+        self._consts[key] = value
+        return value
+
+    def gen(self, node: IR, route: str | None = None) -> _V:
+        value = self.const(node)
+        if value is not _NOT_CONST:
+            return self.constant(value)
+        kind = type(node)
+        if kind is ir.Var:
+            return self.slots[node.slot]  # type: ignore[union-attr]
+        if kind is ir.Call:
+            return self.call(node, route)  # type: ignore[arg-type]
+        if kind is ir.Let:
+            return self.let(node, route)  # type: ignore[arg-type]
+        if kind is ir.Lambda:
+            return self.lam(node)  # type: ignore[arg-type]
+        if kind is ir.ListOf:
+            return self.list_of(node)  # type: ignore[arg-type]
+        if kind is ir.IndexOf:
+            return self.index_of(node)  # type: ignore[arg-type]
+        if kind is ir.FieldOf:
+            return self.field_of(node)  # type: ignore[arg-type]
+        if kind is ir.Coerce:
+            return self.coerce(node, route)  # type: ignore[arg-type]
+        raise _Unsupported(kind.__name__)
+
+    def gen_all(self, nodes: tuple[IR, ...]) -> list[_V]:
+        vals: list[_V] = []
+        for node in nodes:
+            mark = self.mark()
+            v = self.gen(node)
+            self.keep_order(vals, mark)
+            vals.append(v)
+        return vals
+
+    # ------------------------------------------------------------------------------- LET, fn
+
+    def let(self, node: ir.Let, route: str | None) -> _V:
+        for slot, value in zip(node.slots, node.values):
+            v = self.gen(value)
+            if not _atom(v.expr):
+                name = f"_v{slot}"
+                self.block.append(_assign(name, v.expr))
+                v = v._replace(expr=_load(name))
+            self.slots[slot] = v
+        return self.gen(node.body, route)
+
+    def lam(self, node: ir.Lambda) -> _V:
+        name = self.name("l")
+        params = [f"_v{s}" for s in node.slots]
+        for s in node.slots:
+            self.slots[s] = _V(_load(f"_v{s}"), True)
+        body = self.function_body(lambda: self.gen(node.body), weight=4)
+        self.block.append(_function(name, params, body))
+        return _V(_load(name), False)
+
+    def function_body(self, fn: Callable[[], _V], weight: int = 1) -> list[ast.stmt]:
+        saved = self.block, self.depth
+        self.block, self.depth = [], 0
+        self.weight *= weight
+        try:
+            v = fn()
+            return self.block + [ast.Return(value=v.expr)]
+        finally:
+            self.weight //= weight
+            self.block, self.depth = saved
+
+    # ------------------------------------------------------------------- lists, index, field
+
+    def list_of(self, node: ir.ListOf) -> _V:
+        vals = self.gen_all(node.items)
+        return _V(ast.Tuple(elts=[v.expr for v in vals], ctx=ast.Load()), False)
+
+    def index_of(self, node: ir.IndexOf) -> _V:
+        xs, i = self.gen_all((node.obj, node.index))
+        expr = _call(self.helper(_index_of), xs.expr, i.expr, self.helper(node.span))
+        return self.materialize(_V(expr, True))
+
+    def field_of(self, node: ir.FieldOf) -> _V:
+        obj = node.obj
+        o = self.materialize(self.gen(obj))
+        sure = (type(obj) is ir.Var and obj.slot in self.input_slots
+                and obj.type.kind == "Record" and not obj.type.nullable and not o.maybe)
+        t = self.name("t")
+        lookup = ast.Subscript(value=o.expr if sure else _load(t), slice=_const(node.name),
+                               ctx=ast.Load())
+        attempt = ast.Try(body=[_assign(t, lookup)], handlers=[ast.ExceptHandler(
+            type=self.helper((KeyError, TypeError)), name=None,
+            body=[_assign(t, _const(None))])], orelse=[], finalbody=[])
+        if sure:
+            self.block.append(attempt)
+        else:
+            self.block.append(_assign(t, o.expr))
+            test = ast.BoolOp(op=ast.And(), values=[
+                _cmp(_load(t), ast.IsNot(), _const(None)), self.not_error(_load(t))])
+            self.block.append(ast.If(test=test, body=[attempt], orelse=[]))
+        return _V(_load(t), o.maybe or not sure)
+
+    # ------------------------------------------------------------------------------- coerce
+
+    def coerce(self, node: ir.Coerce, route: str | None) -> _V:
+        mode = node.mode
+        if mode not in _FREE_COERCIONS:
+            self.needs_swap = True
+        route, own = self.open(route)
+        v = self.gen(node.node, route if self.depth < _CAP else None)
+        v = self.materialize(self.guard(v, route))
+        x = v.expr
+        if mode == "blank_to_number":
+            out = _V(ast.IfExp(test=_cmp(x, ast.Is(), _const(None)), body=_const(0), orelse=x),
+                     False, "int" if v.kind == "int" else None)
+        elif mode in ("blank_to_text", "blank_to_boolean"):
+            fill = "" if mode == "blank_to_text" else False
+            out = _V(ast.IfExp(test=_cmp(x, ast.Is(), _const(None)), body=_const(fill),
+                               orelse=x), False)
+        elif mode == "boolean_to_number":
+            out = _V(ast.IfExp(test=x, body=_const(1), orelse=_const(0)), False, "int")
+        elif mode == "number_to_boolean":
+            out = _V(_cmp(x, ast.NotEq(), _const(0)), False)
+        else:
+            kind = "dec" if mode == "text_to_number" else None
+            out = self.attempt(_call(self.helper(_COERCIONS[mode]), x), node.span, route, kind,
+                               False)
+        return self.close(route, own, out)
+
+    # -------------------------------------------------------------------------------- calls
+
+    def call(self, node: ir.Call, route: str | None) -> _V:
+        spec = node.spec
+        impl = node.sig.impl or spec.impl
+        if impl is None:
+            raise _Unsupported(spec.name)
+        if spec.needs_ctx:
+            self.uses_ctx = True
+            module = getattr(impl, "__module__", "") or ""
+            if spec.volatile or not module.startswith("formulane.functions"):
+                self.clock = True
+        if spec.name in ("OP_AND", "OP_OR") and not any(a.may_error for a in node.args):
+            return self.fused(node, spec.name == "OP_AND")
+        if spec.lazy:
+            inline = next((m for f, m in self.known["lazy"].items() if f is impl), None)
+            if inline is not None and not spec.needs_ctx:
+                return getattr(self, inline)(node)
+            return self.lazy_generic(node, impl)
+        return self.eager(node, impl, route)
+
+    def fused(self, node: ir.Call, is_and: bool) -> _V:
+        """`a and b` over values that cannot be errors (compile._FUSED): Python's own."""
+        a = self.gen(node.args[0])
+        stmts, b = self.sub(lambda: self.gen(node.args[1]))
+        if not stmts:
+            return _V(ast.BoolOp(op=ast.And() if is_and else ast.Or(), values=[a.expr, b.expr]),
+                      a.maybe or b.maybe)
+        t = self.into_temp(a)
+        test = _load(t) if is_and else ast.UnaryOp(op=ast.Not(), operand=_load(t))
+        self.block.append(ast.If(test=test, body=stmts + [_assign(t, b.expr)], orelse=[]))
+        return _V(_load(t), a.maybe or b.maybe)
+
+    def eager(self, node: ir.Call, impl: Any, route: str | None) -> _V:
+        spec = node.spec
+        args = node.args
+        n = len(args)
+        scan = [a.may_error and not spec.accepts_errors for a in args]
+        lists = [a.type.kind in ("List", "Many") for a in args]
+        # compile._eager: at most two arguments, no context, no lists -> stop at the first
+        # error value; otherwise evaluate every argument, then take the first error value.
+        immediate = not spec.needs_ctx and not any(lists) and n <= 2
+        route, own = self.open(route)
+        vals: list[_V] = []
+        if immediate:
+            for i, a in enumerate(args):
+                mark = self.mark()
+                if scan[i]:
+                    v = self.guard(self.gen(a, route if self.depth < _CAP else None), route)
+                else:
+                    v = self.gen(a)
+                self.keep_order(vals, mark)
+                vals.append(v)
+                self.settle(route, vals)
+        else:
+            vals = self.gen_all(args)
+            if any(scan):
+                self.first_error(vals, scan, lists, route)
+        result = self.apply(node, impl, vals, route)
+        return self.close(route, own, result)
+
+    def first_error(self, vals: list[_V], scan: list[bool], lists: list[bool],
+                    route: str) -> None:
+        for i, v in enumerate(vals):
+            vals[i] = self.materialize(v)
+        if any(s and is_list for s, is_list in zip(scan, lists)) or sum(scan) > 3:
+            err = self.name("t")
+            self.block.append(_assign(err, _call(
+                self.helper(_first_error),
+                ast.Tuple(elts=[v.expr for v in vals], ctx=ast.Load()),
+                self.helper(tuple(scan)), self.helper(tuple(lists)))))
+            branch = ast.If(test=_cmp(_load(err), ast.IsNot(), _const(None)),
+                            body=[_assign(route, _load(err))], orelse=[])
+            self.block.append(branch)
+            self.block = branch.orelse
+            self.depth += 1
+            self.routed.add(route)
+            self.risky.add(route)
+        else:
+            for i, v in enumerate(vals):
+                if scan[i]:
+                    vals[i] = self.guard(v, route)
+        for i, v in enumerate(vals):
+            if scan[i]:
+                vals[i] = v._replace(maybe=False)
+
+    def apply(self, node: ir.Call, impl: Any, vals: list[_V], route: str) -> _V:
+        spec = node.spec
+        built = self.inline(node, impl, vals)
+        if built is not None:
+            expr, kind, raises = built
+            if not raises:
+                return _V(expr, False, kind)
+            return self.attempt(expr, node.span, route, kind, False)
+        if not (spec.category == "logic" or spec.name in _NO_DECIMAL
+                or any(impl is f for f in self.known["free"])):
+            self.needs_swap = True
+        head = [self.ctx()] if spec.needs_ctx else []
+        expr = _call(self.helper(impl), *head, *(v.expr for v in vals))
+        maybe = spec.can_error or spec.accepts_errors or any(v.maybe for v in vals)
+        return self.attempt(expr, node.span, route, None, maybe, trusted=not maybe)
+
+    # ------------------------------------------------------------------ inline operators
+
+    def inline(self, node: ir.Call, impl: Any,
+               vals: list[_V]) -> tuple[ast.expr, str | None, bool] | None:
+        """The expression of a known operator (by implementation identity), its Number kind
+        and whether it may raise; None for any other implementation."""
+        k = self.known
+        if len(vals) == 2 and any(impl is op for op in _COMPARE):
+            a, b = (self.int_const(v) for v in vals)
+            return _cmp(a, _COMPARE[impl](), b), None, False
+        if impl is k["not"] and len(vals) == 1:
+            return ast.UnaryOp(op=ast.Not(), operand=vals[0].expr), None, False
+        if impl is k["concat"] and len(vals) == 2 and not any(v.maybe for v in vals) and all(
+                a.type.kind == "Text" and not a.type.nullable for a in node.args):
+            return self.concat(vals)
+        if not all(a.type.kind == "Number" and not a.type.nullable for a in node.args):
+            return None
+        if len(vals) == 2:
+            if impl is k["add"]:
+                return self.add_sub(vals, ast.Add(), CONTEXT.add)
+            if impl is k["sub"]:
+                return self.add_sub(vals, ast.Sub(), CONTEXT.subtract)
+            if impl is k["mul"]:
+                return self.mul(vals)
+            if impl is k["div"]:
+                return self.div(vals)
+        elif len(vals) == 1:
+            if impl is k["neg"]:
+                return self.unary(vals[0], ast.USub(), CONTEXT.minus)
+            if impl is k["pos"]:
+                return self.unary(vals[0], ast.UAdd(), CONTEXT.plus)
+            if impl is k["percent"]:
+                a = vals[0]
+                if self.swap:
+                    return ast.BinOp(left=a.expr, op=ast.Div(),
+                                     right=self.helper(_HUNDRED)), "dec", True
+                self.charge(1)
+                return _call(self.helper(CONTEXT.divide), a.expr, self.helper(_HUNDRED)), \
+                    "dec", True
+        return None
+
+    def int_const(self, v: _V) -> ast.expr:
+        """An integral Decimal constant compared as an int (comparisons are exact either way;
+        int against int is the fast path for small-int inputs)."""
+        value = v.value
+        if type(value) is Decimal and value.is_finite() and abs(value) < _SMALL \
+                and value == value.to_integral_value(context=CONTEXT):
+            return _const(int(value))
+        return v.expr
+
+    def add_sub(self, vals: list[_V], op: ast.operator,
+                method: Callable[..., Any]) -> tuple[ast.expr, str | None, bool]:
+        a, b = vals
+        if a.kind == "int" and b.kind == "int":
+            return ast.BinOp(left=a.expr, op=op, right=b.expr), "int", False
+        dec = "dec" in (a.kind, b.kind)
+        if self.swap:  # operator.add itself, under CONTEXT
+            return ast.BinOp(left=a.expr, op=op, right=b.expr), "dec" if dec else None, True
+        self.charge(1)
+        if dec:
+            return _call(self.helper(method), a.expr, b.expr), "dec", True
+        # int + int stays an exact int, as operator.add keeps it; anything else in CONTEXT.
+        vals[0] = a = self.materialize(a)
+        vals[1] = b = self.materialize(b)
+        both = [_cmp(_call(self.TYPE, x.expr), ast.Is(), self.helper(int)) for x in (a, b)
+                if x.kind != "int"]
+        test = both[0] if len(both) == 1 else ast.BoolOp(op=ast.And(), values=both)
+        return ast.IfExp(test=test, body=ast.BinOp(left=a.expr, op=op, right=b.expr),
+                         orelse=_call(self.helper(method), a.expr, b.expr)), None, True
+
+    def mul(self, vals: list[_V]) -> tuple[ast.expr, str | None, bool]:
+        a, b = vals
+        # operators._multiply: int * int goes through Decimal, anything else is a * b; both are
+        # CONTEXT.multiply exactly.
+        dec = "dec" in (a.kind, b.kind)
+        if self.swap and dec:
+            return ast.BinOp(left=a.expr, op=ast.Mult(), right=b.expr), "dec", True
+        if dec:
+            self.charge(1)
+        return _call(self.helper(CONTEXT.multiply), a.expr, b.expr), "dec", True
+
+    def div(self, vals: list[_V]) -> tuple[ast.expr, str | None, bool]:
+        a, b = vals
+        dec = "dec" in (a.kind, b.kind)
+        if dec and not self.swap:
+            self.charge(1)
+        if b.value is not _NOT_CONST and type(b.value) in (int, Decimal) and b.value:
+            if self.swap and dec:
+                return ast.BinOp(left=a.expr, op=ast.Div(), right=b.expr), "dec", True
+            return _call(self.helper(CONTEXT.divide), a.expr, b.expr), "dec", True
+        # operators._divide: a zero divisor is #DIV/0! "division by zero" (0/0 included).
+        vals[0] = a = self.materialize(a)
+        vals[1] = b = self.materialize(b)
+        quotient: ast.expr = ast.BinOp(left=a.expr, op=ast.Div(), right=b.expr) \
+            if self.swap and dec else _call(self.helper(CONTEXT.divide), a.expr, b.expr)
+        return ast.IfExp(test=b.expr, body=quotient,
+                         orelse=_call(self.helper(_divide_by_zero))), "dec", True
+
+    def unary(self, a: _V, op: ast.unaryop,
+              method: Callable[..., Any]) -> tuple[ast.expr, str | None, bool]:
+        if a.kind == "int":
+            return ast.UnaryOp(op=op, operand=a.expr), "int", False
+        if self.swap:
+            return ast.UnaryOp(op=op, operand=a.expr), a.kind, True
+        self.charge(1)
+        if a.kind == "dec":
+            return _call(self.helper(method), a.expr), "dec", True
+        a = self.materialize(a)
+        test = _cmp(_call(self.TYPE, a.expr), ast.Is(), self.helper(int))
+        return ast.IfExp(test=test, body=ast.UnaryOp(op=op, operand=a.expr),
+                         orelse=_call(self.helper(method), a.expr)), None, True
+
+    def concat(self, vals: list[_V]) -> tuple[ast.expr, str | None, bool]:
+        """`&` of two texts: operators.concat without the context (the length is checked
+        before joining, by the same check_text)."""
+        a, b = (self.materialize(v) for v in vals)
+        lengths = [_const(len(v.value)) if type(v.value) is str
+                   else _call(self.helper(len), v.expr) for v in (a, b)]
+        n = self.name("t")
+        self.block.append(_assign(n, ast.BinOp(left=lengths[0], op=ast.Add(), right=lengths[1])))
+        check = EvalContext(self.limits, _EPOCH, False).check_text
+        self.block.append(ast.If(
+            test=_cmp(_load(n), ast.Gt(), _const(self.limits.max_text_length)),
+            body=[ast.Expr(value=_call(self.helper(check), _load(n)))], orelse=[]))
+        return ast.BinOp(left=a.expr, op=ast.Add(), right=b.expr), None, False
+
+    # ----------------------------------------------------------------------- lazy functions
+
+    def lazy_generic(self, node: ir.Call, impl: Any) -> _V:
+        """Call the lazy implementation with generated thunks (IFS, SWITCH, CHOOSE...)."""
+        spec = node.spec
+        if not (spec.category == "logic" or spec.name in _NO_DECIMAL):
+            self.needs_swap = True
+        thunks = []
+        for arg in node.args:
+            name = self.name("l")
+            body = self.function_body(lambda arg=arg: self.gen(arg))
+            self.block.append(_function(name, [self.name("p")], body))
+            thunks.append(_load(name))
+        # The frame a lazy implementation receives: only slot 0 (the context) is defined.
+        frame = ast.List(elts=[self.ctx()], ctx=ast.Load()) if spec.needs_ctx else _const(None)
+        t, e = self.name("t"), self.name("e")
+        self.block.append(ast.Try(
+            body=[_assign(t, _call(self.helper(impl), frame, *thunks))],
+            handlers=[ast.ExceptHandler(type=self.helper(_CAUGHT), name=e, body=[_assign(
+                t, _call(self.helper(to_error), _load(e), self.helper(node.span)))])],
+            orelse=[], finalbody=[]))
+        return _V(_load(t), True)
+
+    def if_(self, node: ir.Call) -> _V:
+        args = node.args
+        if len(args) not in (2, 3):
+            return self.lazy_generic(node, node.sig.impl or node.spec.impl)
+        cond = args[0]
+        c = self.gen(cond)
+        clean = not c.maybe and cond.type.kind == "Boolean" and not cond.type.nullable
+        then_stmts, tv = self.sub(lambda: self.gen(args[1]))
+        if len(args) == 3:
+            else_stmts, ev = self.sub(lambda: self.gen(args[2]))
+        else:
+            else_stmts, ev = [], _V(_const(None), False)
+        kind = _join(tv.kind, ev.kind)
+        maybe = tv.maybe or ev.maybe or (not clean and c.maybe)
+        if clean and not then_stmts and not else_stmts:
+            return _V(ast.IfExp(test=c.expr, body=tv.expr, orelse=ev.expr), maybe, kind)
+        t = self.name("t")
+        then_body = then_stmts + [_assign(t, tv.expr)]
+        else_body = else_stmts + [_assign(t, ev.expr)]
+        if clean:
+            self.block.append(ast.If(test=c.expr, body=then_body, orelse=else_body))
+        else:
+            # logic.if_: True -> then, False -> else, anything else (an error value) is the value.
+            c = self.materialize(c)
+            self.block.append(ast.If(
+                test=_cmp(c.expr, ast.Is(), _const(True)), body=then_body,
+                orelse=[ast.If(test=_cmp(c.expr, ast.Is(), _const(False)), body=else_body,
+                               orelse=[_assign(t, c.expr)])]))
+        return _V(_load(t), maybe, kind)
+
+    def iferror(self, node: ir.Call) -> _V:
+        v = self.gen(node.args[0])
+        if not v.maybe:
+            return v  # never an error value: the fallback never runs
+        t = self.into_temp(v)
+        stmts, fb = self.sub(lambda: self.gen(node.args[1]))
+        self.block.append(ast.If(test=self.is_error(_load(t)),
+                                 body=stmts + [_assign(t, fb.expr)], orelse=[]))
+        return _V(_load(t), fb.maybe, _join(v.kind, fb.kind))
+
+    def ifna(self, node: ir.Call) -> _V:
+        v = self.gen(node.args[0])
+        if not v.maybe:
+            return v
+        t = self.into_temp(v)
+        stmts, fb = self.sub(lambda: self.gen(node.args[1]))
+        test = ast.BoolOp(op=ast.And(), values=[
+            self.is_error(_load(t)),
+            _cmp(_call(self.helper(_code_of), _load(t)), ast.Eq(), _const(NA))])
+        self.block.append(ast.If(test=test, body=stmts + [_assign(t, fb.expr)], orelse=[]))
+        return _V(_load(t), True, _join(v.kind, fb.kind))
+
+    def coalesce(self, node: ir.Call) -> _V:
+        """COALESCE, ?? and IFBLANK: the first value that is not blank, left to right."""
+        first = self.gen(node.args[0])
+        if len(node.args) == 1:
+            return first
+        t = self.into_temp(first)
+        maybe, kind = first.maybe, first.kind
+        for arg in node.args[1:]:
+            stmts, v = self.sub(lambda arg=arg: self.gen(arg))
+            self.block.append(ast.If(test=_cmp(_load(t), ast.Is(), _const(None)),
+                                     body=stmts + [_assign(t, v.expr)], orelse=[]))
+            maybe, kind = maybe or v.maybe, _join(kind, v.kind)
+        return _V(_load(t), maybe, kind)
+
+    def chain(self, node: ir.Call, stop: bool, finish: bool) -> _V:
+        """logic._all_true and operators._lazy_and/_lazy_or: stop at `stop` or an error value.
+        The test is repeated after each step (flat, not nested): a value that stopped the
+        chain keeps failing it."""
+        first = self.gen(node.args[0])
+        t = self.into_temp(first)
+
+        def go() -> ast.expr:
+            return ast.BoolOp(op=ast.And(), values=[
+                _cmp(_load(t), ast.IsNot(), _const(stop)), self.not_error(_load(t))])
+
+        for arg in node.args[1:]:
+            stmts, v = self.sub(lambda arg=arg: self.gen(arg))
+            self.block.append(ast.If(test=go(), body=stmts + [_assign(t, v.expr)], orelse=[]))
+        if finish:
+            self.block.append(ast.If(test=go(), body=[_assign(t, _const(not stop))], orelse=[]))
+        return _V(_load(t), True)
+
+    def all_and(self, node: ir.Call) -> _V:
+        return self.chain(node, False, True)
+
+    def all_or(self, node: ir.Call) -> _V:
+        return self.chain(node, True, True)
+
+    def lazy_and(self, node: ir.Call) -> _V:
+        if len(node.args) != 2:
+            return self.lazy_generic(node, node.sig.impl or node.spec.impl)
+        return self.chain(node, False, False)
+
+    def lazy_or(self, node: ir.Call) -> _V:
+        if len(node.args) != 2:
+            return self.lazy_generic(node, node.sig.impl or node.spec.impl)
+        return self.chain(node, True, False)
+
+    # ------------------------------------------------------------------------------- inputs
+
+    def bind_inputs(self, inputs: list[tuple[int, str, Type]]) -> list[ast.stmt]:
+        """Program.evaluate's binding: every value fetched (a KeyError takes the ordered slow
+        path of converters, which words E302), then the fast checks in slot order, with the
+        same converters for anything else."""
+        from ..values import to_internal
+        from .program import _bind, _converter
+
+        out: list[ast.stmt] = [ast.If(
+            test=_cmp(_call(self.TYPE, _load("_x0")), ast.IsNot(), self.helper(dict)),
+            body=[_assign("_x0", _call(self.helper(_as_mapping), _load("_x0")))], orelse=[])]
+        if not inputs:
+            return out
+        names = [f"_v{slot}" for slot, _, _ in inputs]
+        for slot, _, _ in inputs:
+            self.slots[slot] = _V(_load(f"_v{slot}"), False)
+            self.input_slots.add(slot)
+        fetch: list[ast.stmt] = [
+            _assign(v, ast.Subscript(value=_load("_x0"), slice=_const(name), ctx=ast.Load()))
+            for v, (_, name, _) in zip(names, inputs)]
+        converters = tuple(_converter(name, slot, t) for slot, name, t in inputs)
+        slow = _call(self.helper(_slow_inputs), _load("_x0"), self.helper(converters),
+                     self.helper(tuple(slot for slot, _, _ in inputs)))
+        unpack = ast.Tuple(elts=[_store(v) for v in names], ctx=ast.Store())
+        checks: list[ast.stmt] = []
+        for v, (slot, name, t) in zip(names, inputs):
+            x = _load(v)
+            again = [_assign(v, _call(self.helper(_bind(to_internal, t, name)), x))]
+            if t.nullable or t.kind not in ("Number", "Text", "Boolean"):
+                checks += again
+            elif t.kind == "Number":
+                k = self.name("t")
+                small = ast.Compare(left=_const(-_SMALL), ops=[ast.Lt(), ast.Lt()],
+                                    comparators=[x, _const(_SMALL)])
+                # values.number_in for a finite Decimal: CONTEXT.plus, which overflows exactly
+                # where number_in refuses (|x| >= 1e308); the converter then words the error.
+                fits = ast.BoolOp(op=ast.And(), values=[
+                    _cmp(_load(k), ast.Is(), self.helper(Decimal)),
+                    _call(self.helper(Decimal.is_finite), x)])
+                rounded = ast.Try(
+                    body=[_assign(v, _call(self.helper(CONTEXT.plus), x))],
+                    handlers=[ast.ExceptHandler(type=self.helper(ArithmeticError), name=None,
+                                                body=list(again))], orelse=[], finalbody=[])
+                checks += [_assign(k, _call(self.TYPE, x)), ast.If(
+                    test=_cmp(_load(k), ast.Is(), self.helper(int)),
+                    body=[ast.If(test=ast.UnaryOp(op=ast.Not(), operand=small), body=again,
+                                 orelse=[])],
+                    orelse=[ast.If(test=fits, body=[rounded], orelse=list(again))])]
+            elif t.kind == "Text":
+                test = ast.BoolOp(op=ast.Or(), values=[
+                    _cmp(_call(self.TYPE, x), ast.IsNot(), self.helper(str)),
+                    ast.UnaryOp(op=ast.Not(), operand=_call(self.helper(str.isascii), x))])
+                checks.append(ast.If(test=test, body=again, orelse=[]))
+            else:
+                checks.append(ast.If(test=_cmp(_call(self.TYPE, x), ast.IsNot(),
+                                               self.helper(bool)), body=again, orelse=[]))
+        out.append(ast.Try(
+            body=fetch,
+            handlers=[ast.ExceptHandler(type=self.helper(KeyError), name=None,
+                                        body=[ast.Assign(targets=[unpack], value=slow)])],
+            orelse=checks, finalbody=[]))
+        return out
+
+
+# -------------------------------------------------------------------------- runtime helpers
+
+
+def _as_mapping(variables: Any) -> Mapping[str, Any]:
+    from .program import _as_mapping as as_mapping
+
+    return as_mapping(variables)
+
+
+def _slow_inputs(variables: Mapping[str, Any], converters: tuple[Any, ...],
+                 slots: tuple[int, ...]) -> tuple[Any, ...]:
+    """Program.evaluate after a KeyError: each converter in slot order (E302 for a missing
+    variable that is not nullable, blank for one that is)."""
+    frame: dict[int, Any] = {}
+    for convert in converters:
+        convert(variables, frame)
+    return tuple(frame[s] for s in slots)
+
+
+def _index_of(xs: Any, i: Any, span: Any) -> Any:
+    """compile.Compiler.build_index's closure, given the evaluated operands."""
+    if type(xs) is ErrorValue:
+        return xs
+    if type(i) is ErrorValue:
+        return i
+    if xs is None:
+        return None
+    n = int(i)
+    if 1 <= n <= len(xs):
+        return xs[n - 1]
+    return ErrorValue(REF, f"index {n} is outside 1..{len(xs)}", span)
+
+
+def _divide_by_zero() -> Any:
+    raise XLError(DIV0, "division by zero")  # operators._divide's words
+
+
+_code_of = operator.attrgetter("code")
+
+
+def _context_maker(limits: Limits, clock: bool) -> Callable[[Any], EvalContext]:
+    """Program.evaluate's context: `now` checked, the clock read when none was given (only
+    when a function may read it: every builtin that does is volatile)."""
+
+    def make(now: Any) -> EvalContext:
+        if now is None:
+            now = dt.datetime.now(_UTC) if clock else _EPOCH
+        elif now.tzinfo is None or now.utcoffset() is None:
+            raise EvalError("now must be an aware datetime", code="E301")
+        return EvalContext(limits, now, False)
+
+    return make
+
+
+def _now_checker(now: Any) -> None:
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise EvalError("now must be an aware datetime", code="E301")
+
+
+def _fault_mapper(source: str) -> Callable[[Exception], Exception]:
+    """Program.evaluate's mapping of what escapes a run: nothing but FormulaError leaves."""
+
+    def fault(exc: Exception) -> Exception:
+        if isinstance(exc, FormulaError):
+            return exc.with_source(source)
+        if isinstance(exc, RecursionError):
+            err: Exception = LimitExceeded("evaluation nested too deeply", code="E403")
+        elif isinstance(exc, MemoryError):
+            err = LimitExceeded("evaluation ran out of memory", code="E407")
+        else:
+            err = InternalError(f"internal error while evaluating: {type(exc).__name__}: "
+                                f"{exc}", source=source)
+            err.__cause__ = exc
+            return err
+        err.__cause__ = None
+        err.__suppress_context__ = True
+        return err
+
+    return fault
+
+
+# ------------------------------------------------------------------------------ entry points
+
+
+def _assemble(root: IR, *, variables: Mapping[str, tuple[int, Type]], limits: Limits,
+              source: str, swap: bool, folder: _Folder, known: dict[str, Any],
+              consts: dict[int, Any]) -> tuple[ast.Module, dict[str, Any], _Gen]:
+    g = _Gen(limits=limits, swap=swap, folder=folder, known=known, consts=consts)
+    inputs = sorted((slot, name, t) for name, (slot, t) in variables.items())
+    binding = g.bind_inputs(inputs)
+    result = g.gen(root)
+    body: list[ast.stmt] = g.block + [ast.Return(value=result.expr)]
+    if swap:  # Program.evaluate's context switch, once per call
+        body = [_assign("_s0", _call(g.helper(decimal.getcontext))),
+                ast.Expr(value=_call(g.helper(decimal.setcontext), g.helper(CONTEXT))),
+                ast.Try(body=body, handlers=[], orelse=[], finalbody=[ast.Expr(
+                    value=_call(g.helper(decimal.setcontext), _load("_s0")))])]
+    guarded = ast.Try(body=body, handlers=[ast.ExceptHandler(
+        type=g.helper(Exception), name="_e0",
+        body=[ast.Raise(exc=_call(g.helper(_fault_mapper(source)), _load("_e0")), cause=None)])],
+        orelse=[], finalbody=[])
+    prelude = list(binding)
+    if g.ctx_used:
+        prelude.append(_assign("_c0", _call(g.helper(_context_maker(limits, g.clock)),
+                                            _load("_w0"))))
+    elif g.uses_ctx:  # the closures would build a context: `now` is checked all the same
+        prelude.append(ast.If(test=_cmp(_load("_w0"), ast.IsNot(), _const(None)),
+                              body=[ast.Expr(value=_call(g.helper(_now_checker), _load("_w0")))],
+                              orelse=[]))
+    fn = _function("_f0", ["_x0", "_w0"], prelude + [guarded], defaults=[_const(None)])
+    module = ast.Module(body=[fn], type_ignores=[])
+    ast.fix_missing_locations(module)
+    return module, {"__builtins__": {}, **g.helpers}, g
+
+
+def _plan(root: IR, *, variables: Mapping[str, tuple[int, Type]], limits: Limits,
+          source: str) -> tuple[ast.Module, dict[str, Any], _Gen]:
+    folder, known, consts = _Folder(limits), _known(), {}
+    with decimal.localcontext(CONTEXT):  # as Program.__init__ builds the closures
+        plan = _assemble(root, variables=variables, limits=limits, source=source, swap=False,
+                         folder=folder, known=known, consts=consts)
+        g = plan[2]
+        if g.needs_swap or g.penalty > _SWAP_PENALTY:
+            plan = _assemble(root, variables=variables, limits=limits, source=source, swap=True,
+                             folder=folder, known=known, consts=consts)
+    return plan
+
+
+def generate_ast(root: IR, *, variables: Mapping[str, tuple[int, Type]], limits: Limits,
+                 source: str = "") -> tuple[ast.Module, dict[str, Any]]:
+    """The module `generate` compiles and the globals its function runs with (for tests, and
+    for reading what a formula became: ``ast.unparse(module)``)."""
+    module, namespace, _ = _plan(root, variables=variables, limits=limits, source=source)
+    return module, namespace
+
+
+def generate(root: IR, *, variables: Mapping[str, tuple[int, Type]], limits: Limits,
+             metered: bool, source: str = "", strict: bool = False) -> Generated | None:
+    """One Python function ``f(variables, now=None) -> engine value`` with the closure
+    backend's semantics (see the module doc); None for a metered program (keep the closures,
+    they meter) or when generation fails (``strict=True`` raises instead).
+
+    ``variables`` is the checker's ``{name: (slot, type)}`` (`Program.variables`). Like
+    `Program.evaluate`, the function accepts any mapping or None, raises E301/E302/E303 for
+    bad inputs and E301 for a naive ``now`` (both without the source, as evaluate does), and
+    while running raises nothing but `FormulaError` (with the source). The caller converts
+    the engine value out (`values.to_external`)."""
+    if metered:
+        return None
+    try:
+        module, namespace, _ = _plan(root, variables=variables, limits=limits, source=source)
+        code = compile(module, "<formulane>", "exec", dont_inherit=True)  # safe: compiled from an ast built node by node, no user text
+        body = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+        return types.FunctionType(body, namespace, "_f0", (None,))  # safe: our code object, globals = our helpers only, no builtins
+    except Exception:  # RecursionError (too deep for Python's compiler) included
+        if strict:
+            raise
+        return None  # the closures run it
+
+
+__all__ = ["Generated", "NAME_PATTERN", "generate", "generate_ast"]
