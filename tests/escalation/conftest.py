@@ -78,11 +78,14 @@ def sandbox(state_dir: Path) -> Iterator[BubblewrapBackend]:
                                 environments=shared_environments())
     available = backend.capabilities()
     if not available.available:
+        backend.close()
         if os.geteuid() != 0:
             pytest.skip(f"bubblewrap cannot build a sandbox here: {available.unavailable_reason}")
         pytest.fail(f"bubblewrap is installed but unusable as root: {available.unavailable_reason}")
-    yield backend
-    backend.close()
+    try:
+        yield backend
+    finally:
+        backend.close()
 
 
 @pytest.fixture(autouse=True)
@@ -92,7 +95,9 @@ def _no_job_processes_after_each_test() -> Iterator[None]:
     assert not left, f"processes of sandbox job uids survived the test: {left}"
 
 
-@pytest.fixture(scope="session", autouse=True)
+# Package scope: the check covers the escalation suite only, not threads that other suites
+# (typed tools' receipt writers) start later in the same pytest session.
+@pytest.fixture(scope="package", autouse=True)
 def _suite_hygiene() -> Iterator[None]:
     before = {t.ident for t in threading.enumerate()}
     yield
