@@ -2,7 +2,8 @@
 
 The hygiene fixtures are the suite's own containment check: after every test no process may run
 under the test job uids, and at the end of the session no formulane thread, job cgroup or
-workspace mount may be left behind.
+workspace mount may be left behind. The backend fixtures are package-scoped
+so that they are torn down (pools, sessions, threads closed) before the hygiene check runs.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def make_job(code: str, **kw: Any) -> SandboxJob:
     return SandboxJob(code=code, **base)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def state_dir() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="formulane-test-", dir="/tmp"))
     os.chmod(path, 0o711)
@@ -69,7 +70,7 @@ def state_dir() -> Iterator[Path]:
     assert not mounts, f"workspace mounts left behind: {mounts}"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def sandbox(state_dir: Path) -> Iterator[BubblewrapBackend]:
     caps = probe()
     if not caps.bwrap:

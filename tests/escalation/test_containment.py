@@ -102,7 +102,7 @@ def test_exponential_fork_bomb_ends_at_the_deadline_with_nothing_left(
     assert receipt.outcome is Outcome.TIMEOUT_WALL
     assert receipt.cleanup.survivors == 0 and not job_processes()
     assert any("pids.max" in e for e in receipt.events)
-    assert time.monotonic() - t0 < 6
+    assert time.monotonic() - t0 < 20
 
 
 def test_memory_hog_is_oom_killed(sandbox: BubblewrapBackend) -> None:
@@ -128,7 +128,7 @@ def test_a_gigabyte_stdout_flood_is_capped_keeping_head_and_tail(
     assert out.kept_bytes <= 1 * MiB
     assert out.total_bytes <= 16 * MiB + 65536, "the host kept reading past the kill limit"
     assert receipt.artifacts == (), "the job ran to completion instead of being killed"
-    assert elapsed < 10
+    assert elapsed < 30
 
 
 def test_sigterm_ignorer_and_detached_grandchild_are_gone_after_the_timeout(
@@ -143,7 +143,8 @@ def test_sigterm_ignorer_and_detached_grandchild_are_gone_after_the_timeout(
     assert receipt.outcome is Outcome.TIMEOUT_WALL
     assert receipt.cleanup.group_killed and receipt.cleanup.survivors == 0
     assert not job_processes()
-    assert elapsed < 1 + 0.3 + 1.5, f"harness stalled for {elapsed:.2f} s"
+    # A grandchild holding the pipes once stretched a 1.5 s timeout to 12 s of harness time.
+    assert elapsed < 1 + 0.3 + 5, f"harness stalled for {elapsed:.2f} s"
 
 
 def test_host_environment_variables_are_absent(sandbox: BubblewrapBackend,

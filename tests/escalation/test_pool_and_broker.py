@@ -21,10 +21,13 @@ from .conftest import UID_COUNT, UID_FIRST, job_processes, make_job, shared_envi
 def pooled(state_dir: Path, sandbox: BubblewrapBackend) -> Iterator[BubblewrapBackend]:
     backend = BubblewrapBackend(state_dir / "pooled", uid_first=UID_FIRST, uid_count=UID_COUNT,
                                 environments=shared_environments())
-    pool = backend.enable_pool(2)
-    assert pool.wait_ready(timeout=30), pool.errors
-    yield backend
-    backend.close()
+    try:
+        pool = backend.enable_pool(2)
+        # Generous: on a heavily loaded machine a sandbox start can take seconds.
+        assert pool.wait_ready(timeout=180), pool.errors
+        yield backend
+    finally:
+        backend.close()  # also when the setup failed: never leave a pool running
     assert not job_processes()
 
 
@@ -33,7 +36,7 @@ def test_pooled_jobs_run_and_never_share_a_sandbox(pooled: BubblewrapBackend) ->
     assert pool is not None
     first = pooled.run(make_job("open('/tmp/leftover', 'w').write('x')\n"
                                 "open('mine.txt', 'w').write('x')\nprint('one')"))
-    pool.wait_ready(timeout=30)
+    assert pool.wait_ready(timeout=180), pool.errors
     second = pooled.run(make_job("import os\nprint(os.path.exists('/tmp/leftover'), "
                                  "os.path.exists('mine.txt'), inputs['n'] * 2)",
                                  inputs={"n": 21}))
@@ -82,8 +85,10 @@ def brokered(state_dir: Path, sandbox: BubblewrapBackend) -> Iterator[Bubblewrap
     backend = BubblewrapBackend(state_dir / "brokered", uid_first=UID_FIRST,
                                 uid_count=UID_COUNT, environments=shared_environments(),
                                 broker=Broker(_catalog(), max_calls=5))
-    yield backend
-    backend.close()
+    try:
+        yield backend
+    finally:
+        backend.close()
 
 
 CALLS = """

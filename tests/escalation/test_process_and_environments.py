@@ -24,9 +24,13 @@ def process(state_dir: Path) -> Iterator[ProcessBackend]:
     backend = ProcessBackend(state_dir / "process", uid_first=UID_FIRST, uid_count=UID_COUNT,
                              environments=shared_environments())
     if not backend.capabilities().available:
-        pytest.skip(f"process backend unavailable: {backend.capabilities().unavailable_reason}")
-    yield backend
-    backend.close()
+        reason = backend.capabilities().unavailable_reason
+        backend.close()
+        pytest.skip(f"process backend unavailable: {reason}")
+    try:
+        yield backend
+    finally:
+        backend.close()
 
 
 def pjob(code: str, **kw: object):  # type: ignore[no-untyped-def]

@@ -90,7 +90,7 @@ class Resources:
                 pass
         self.fds.clear()
         if self.cgroup is not None:
-            empty = self.cgroup.kill_all(1.0)
+            empty = self.cgroup.kill_all(5.0)
             if self.cgroup_shared:
                 self.cgroup_removed = empty
             else:
@@ -114,9 +114,10 @@ class LocalRunner(SandboxBackend):
 
     wrapper = True  # the spawned command wraps the job (bwrap) rather than being it
     #: v1 controllers a job group joins. Each is one more (slow) migration per job, so only
-    #: what the backend needs: bubblewrap kills through its pid namespace and reads CPU time
-    #: from rusage; the plain-process backend also wants the freezer for a race-free kill.
-    cgroup_controllers: tuple[str, ...] = ("memory", "pids")
+    #: what the backend needs: memory and pids limits, cpuacct for the receipt's CPU time
+    #: (rusage misses the job when bwrap's namespace init reaps it); bubblewrap kills through
+    #: its pid namespace, the plain-process backend also wants the freezer.
+    cgroup_controllers: tuple[str, ...] = ("memory", "pids", "cpuacct")
 
     def __init__(self, state_dir: Path | str, *, environments: EnvironmentStore | None = None,
                  artifacts: ArtifactStore | None = None, broker: JobBroker | None = None,
@@ -374,7 +375,7 @@ class LocalRunner(SandboxBackend):
                                          memory_bytes=limits.memory_bytes,
                                          max_processes=limits.max_processes)
                 self._slot_groups[uid] = group
-        if not group.kill_all(1.0):
+        if not group.kill_all(5.0):
             raise EscalationError(f"uid slot {uid} still has processes", code="E602")
         group.set_limits(memory_bytes=limits.memory_bytes, max_processes=limits.max_processes)
         group.rebase()

@@ -34,7 +34,7 @@ _DRAIN_WINDOW_S = 0.5
 #: util-linux setpriv, when present and we are root (it is how the uid switch stays vfork-able).
 SETPRIV = shutil.which("setpriv") if os.geteuid() == 0 else None
 _POLL_S = 0.05
-_VERIFY_S = 2.0
+_VERIFY_S = 10.0  # an upper bound: the check returns as soon as nothing is left
 
 
 class UidPool:
