@@ -45,13 +45,22 @@ EXAMPLES = [(spec, ex) for spec in sorted(REGISTRY, key=lambda s: s.name) for ex
 
 
 def build(source: str, schema: Any, *, profile: str = "strict", registry: Any = None,
-          limits: formulane.Limits | None = None) -> tuple[Any, Any]:
+          limits: formulane.Limits | None = None, external: bool = False) -> tuple[Any, Any]:
     program = compile_program(source, normalize_schema(schema), profile=profile,
                               limits=limits or formulane.Limits(),
                               registry=registry or default_registry())
     fn = codegen.generate(program.root, variables=program.variables, limits=program.limits,
-                          metered=program.metered, source=source, strict=True)
+                          metered=program.metered, source=source, external=external,
+                          strict=True)
     return program, fn
+
+
+def external_outcome(fn: Any, variables: Any, now: Any = None) -> tuple:
+    """A function generated with external=True returns what Program.evaluate returns."""
+    try:
+        return ("value", fn(variables, now))
+    except FormulaError as exc:
+        return ("raise", exc.code, exc.message)
 
 
 def closure_outcome(program: Any, variables: Any, now: Any = None) -> tuple:
@@ -114,6 +123,10 @@ def check_both(source: str, schema: Any, variables: Any, *, now: Any = None,
         return
     closure = closure_outcome(program, variables, now)
     generated = generated_outcome(fn, variables, now)
+    fn_out = codegen.generate(program.root, variables=program.variables, limits=program.limits,
+                              metered=program.metered, source=source, external=True,
+                              strict=True)
+    assert same_outcome(closure, external_outcome(fn_out, variables, now)), (source, variables)
     assert same_outcome(closure, generated), \
         f"{source!r} with {variables!r}:\n  closures {closure!r}\n  codegen  {generated!r}\n" \
         + ast.unparse(codegen.generate_ast(program.root, variables=program.variables,
@@ -330,7 +343,8 @@ def test_generated_module_shape(source: str) -> None:
     module, namespace = codegen.generate_ast(program.root, variables=program.variables,
                                              limits=program.limits, source=source)
     _walk_module(module)
-    assert [type(n) for n in module.body] == [ast.FunctionDef]
+    assert all(isinstance(n, ast.FunctionDef) for n in module.body)
+    assert module.body[-1].name == "_f0" and len(module.body) <= 2
 
 
 def test_no_source_text_is_compiled() -> None:
@@ -415,3 +429,32 @@ def test_compiled_arithmetic_has_no_type_tests_and_no_context_switch() -> None:
     called = {namespace[n.func.id] for n in ast.walk(body) if isinstance(n, ast.Call)}
     assert decimal.setcontext not in called and type not in called
     assert {CONTEXT.multiply, CONTEXT.divide, CONTEXT.add, CONTEXT.subtract} <= called
+
+
+def test_program_tiers_up_after_a_few_calls_and_answers_the_same() -> None:
+    """Program.evaluate runs closures first, then the generated function: same answers, same
+    errors, on both sides of the switch; a metered program stays on the closures."""
+    from formulane.interpreter.program import TIER_UP_CALLS
+
+    program = compile_program("IF(a > 0, a * 2, 1 / a)", normalize_schema({"a": "Number"}),
+                              profile="strict", limits=formulane.Limits(),
+                              registry=default_registry())
+    inputs = [{"a": 3}, {"a": 0}, {"a": Decimal("-1.5")}]
+    before = [program.evaluate(v) for v in inputs]
+    assert program._fast is None or TIER_UP_CALLS <= len(inputs)
+    for _ in range(TIER_UP_CALLS):
+        program.evaluate({"a": 1})
+    assert program._fast is not None, "the program never generated its fast function"
+    assert [program.evaluate(v) for v in inputs] == before
+    with pytest.raises(FormulaError) as late:
+        program.evaluate({})
+    assert late.value.code == "E302"
+
+    metered = compile_program("SUM(SEQUENCE(n))", normalize_schema({"n": "Number"}),
+                              profile="strict", limits=formulane.Limits(max_cost=10),
+                              registry=default_registry())
+    assert metered.metered
+    for _ in range(TIER_UP_CALLS + 2):
+        with pytest.raises(FormulaError):
+            metered.evaluate({"n": 1000})
+    assert metered._fast is None

@@ -40,9 +40,11 @@ the caller keeps the closures, whose meter charges every call.
 from __future__ import annotations
 
 import ast
+import contextvars
 import datetime as dt
 import decimal
 import itertools
+import math
 import operator
 import re
 import types
@@ -52,7 +54,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 from ..errors import EvalError, FormulaError, InternalError, LimitExceeded
 from ..limits import Limits
 from ..types import Type
-from ..values import CONTEXT, DIV0, MAX_NUMBER, NA, REF, ErrorValue, XLError
+from ..values import CONTEXT, DIV0, MAX_NUMBER, NA, REF, ErrorValue, XLError, to_external
 from . import ir
 from .compile import _CAUGHT, _COERCIONS, _NOT_CONST, Compiler, _first_error, to_error
 from .ir import IR
@@ -67,7 +69,7 @@ Generated = Callable[[Any, Any], Any]
 _SMALL = 10**15  # as program._SMALL: small ints are taken as they are
 #: Arithmetic steps that would cost a CONTEXT method call more than an operator under a swapped
 #: context; above this many, one swap per call is cheaper (measured, see bench/CODEGEN.md).
-_SWAP_PENALTY = 6
+_SWAP_PENALTY = 3
 #: Nesting of routed error continuations before a region is cut (keeps the AST shallow).
 _CAP = 24
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -79,6 +81,24 @@ _FREE_COERCIONS = frozenset(("blank_to_number", "blank_to_text", "blank_to_boole
 _COMPARE = {operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.lt: ast.Lt,
             operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE}
 _HUNDRED = Decimal(100)
+
+
+def _located(cls: type) -> type:
+    """An `ast` node class whose instances carry a fixed source position (line 1): the
+    compiler needs one on every statement and expression, and setting it per node with
+    `ast.fix_missing_locations` costs more than building the tree."""
+    return type(cls.__name__, (cls,), {"lineno": 1, "col_offset": 0, "end_lineno": 1,
+                                      "end_col_offset": 0, "__module__": __name__})
+
+
+class _N:
+    """The node classes this module builds (subclasses of the `ast` ones, positioned)."""
+
+
+for _name in ("If", "BoolOp", "BinOp", "IfExp", "UnaryOp", "Try", "ExceptHandler", "Expr",
+              "Compare", "Tuple", "Return", "Subscript", "Name", "Assign", "Raise", "List",
+              "FunctionDef", "Constant", "Call", "arg"):
+    setattr(_N, _name, _located(getattr(ast, _name)))
 
 
 class _V(NamedTuple):
@@ -94,28 +114,32 @@ class _V(NamedTuple):
 # ------------------------------------------------------------------------------ ast helpers
 
 
+# Nodes are built with positional fields (keyword construction is several times slower).
+_LOAD, _STORE = ast.Load(), ast.Store()
+
+
 def _load(name: str) -> ast.Name:
-    return ast.Name(id=name, ctx=ast.Load())
+    return _N.Name(name, _LOAD)
 
 
 def _store(name: str) -> ast.Name:
-    return ast.Name(id=name, ctx=ast.Store())
+    return _N.Name(name, _STORE)
 
 
 def _assign(name: str, value: ast.expr) -> ast.Assign:
-    return ast.Assign(targets=[_store(name)], value=value)
+    return _N.Assign([_N.Name(name, _STORE)], value)
 
 
 def _call(fn: ast.expr, *args: ast.expr) -> ast.Call:
-    return ast.Call(func=fn, args=list(args), keywords=[])
+    return _N.Call(fn, list(args), [])
 
 
 def _cmp(left: ast.expr, op: ast.cmpop, right: ast.expr) -> ast.Compare:
-    return ast.Compare(left=left, ops=[op], comparators=[right])
+    return _N.Compare(left, [op], [right])
 
 
 def _const(value: Any) -> ast.Constant:
-    return ast.Constant(value=value)
+    return _N.Constant(value)
 
 
 def _atom(expr: ast.expr) -> bool:
@@ -127,15 +151,16 @@ def _join(a: str | None, b: str | None) -> str | None:
 
 
 def _function(name: str, params: list[str], body: list[ast.stmt],
-              defaults: list[ast.expr] | None = None) -> ast.FunctionDef:
+              defaults: list[ast.expr] | None = None, vararg: str | None = None) -> ast.FunctionDef:
     fields: dict[str, Any] = dict(
         name=name,
-        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
+        args=ast.arguments(posonlyargs=[], args=[_N.arg(arg=p) for p in params],
+                           vararg=_N.arg(arg=vararg) if vararg else None,
                            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=defaults or []),
         body=body, decorator_list=[], returns=None, type_comment=None)
     if "type_params" in ast.FunctionDef._fields:  # Python 3.12+
         fields["type_params"] = []
-    return ast.FunctionDef(**fields)
+    return _N.FunctionDef(**fields)
 
 
 # ---------------------------------------------------------------------------- known functions
@@ -212,6 +237,7 @@ class _Gen:
         self.penalty = 0
         self.weight = 1
         self.clock = False  # a volatile or foreign needs_ctx call may read ctx.now
+        self.foreign = False  # a host function (not formulane's) runs: keep the caller's context
         self.EV = self.helper(ErrorValue)
         self.TYPE = self.helper(type)
 
@@ -234,6 +260,13 @@ class _Gen:
         expr = _const(value) if tv in (str, int, bool) or value is None else self.helper(value)
         kind = "int" if tv is int else "dec" if tv is Decimal else None
         return _V(expr, tv is ErrorValue, kind, value)
+
+    def impl(self, impl: Any) -> ast.Name:
+        """An implementation we call (not inline): a host function's is noted."""
+        module = getattr(impl, "__module__", "") or ""
+        if not module.startswith("formulane."):
+            self.foreign = True
+        return self.helper(impl)
 
     def ctx(self) -> ast.Name:
         self.ctx_used = True
@@ -310,7 +343,7 @@ class _Gen:
         if not v.maybe:
             return v
         v = self.materialize(v)
-        branch = ast.If(test=self.is_error(v.expr), body=[_assign(route, v.expr)], orelse=[])
+        branch = _N.If(test=self.is_error(v.expr), body=[_assign(route, v.expr)], orelse=[])
         self.block.append(branch)
         self.block = branch.orelse
         self.depth += 1
@@ -325,10 +358,10 @@ class _Gen:
         with clean arguments (the handler stays, as in the closures, but the region is not
         counted as possibly holding an error: the checker's may_error trusts it the same way)."""
         t, e = self.name("t"), self.name("e")
-        handler = ast.ExceptHandler(
+        handler = _N.ExceptHandler(
             type=self.helper(_CAUGHT), name=e,
             body=[_assign(route, _call(self.helper(to_error), _load(e), self.helper(span)))])
-        node = ast.Try(body=[_assign(t, expr)], handlers=[handler], orelse=[], finalbody=[])
+        node = _N.Try(body=[_assign(t, expr)], handlers=[handler], orelse=[], finalbody=[])
         self.block.append(node)
         self.block = node.orelse
         self.depth += 1
@@ -347,7 +380,7 @@ class _Gen:
             vals[i] = self.materialize(v)
         self.block.append(_assign(route, _const(None)))
         cont: list[ast.stmt] = []
-        start.append(ast.If(test=self.not_error(_load(route)), body=cont, orelse=[]))
+        start.append(_N.If(test=self.not_error(_load(route)), body=cont, orelse=[]))
         self.block, self.depth = cont, depth + 1
 
     # --------------------------------------------------------------------------------- nodes
@@ -427,7 +460,9 @@ class _Gen:
         for s in node.slots:
             self.slots[s] = _V(_load(f"_v{s}"), True)
         body = self.function_body(lambda: self.gen(node.body), weight=4)
-        self.block.append(_function(name, params, body))
+        # The closures take 1 or 2 arguments exactly, and from 3 on ignore extra ones.
+        extra = self.name("p") if len(params) >= 3 else None
+        self.block.append(_function(name, params, body, vararg=extra))
         return _V(_load(name), False)
 
     def function_body(self, fn: Callable[[], _V], weight: int = 1) -> list[ast.stmt]:
@@ -436,7 +471,7 @@ class _Gen:
         self.weight *= weight
         try:
             v = fn()
-            return self.block + [ast.Return(value=v.expr)]
+            return self.block + [_N.Return(value=v.expr)]
         finally:
             self.weight //= weight
             self.block, self.depth = saved
@@ -445,7 +480,7 @@ class _Gen:
 
     def list_of(self, node: ir.ListOf) -> _V:
         vals = self.gen_all(node.items)
-        return _V(ast.Tuple(elts=[v.expr for v in vals], ctx=ast.Load()), False)
+        return _V(_N.Tuple(elts=[v.expr for v in vals], ctx=ast.Load()), False)
 
     def index_of(self, node: ir.IndexOf) -> _V:
         xs, i = self.gen_all((node.obj, node.index))
@@ -458,18 +493,18 @@ class _Gen:
         sure = (type(obj) is ir.Var and obj.slot in self.input_slots
                 and obj.type.kind == "Record" and not obj.type.nullable and not o.maybe)
         t = self.name("t")
-        lookup = ast.Subscript(value=o.expr if sure else _load(t), slice=_const(node.name),
+        lookup = _N.Subscript(value=o.expr if sure else _load(t), slice=_const(node.name),
                                ctx=ast.Load())
-        attempt = ast.Try(body=[_assign(t, lookup)], handlers=[ast.ExceptHandler(
+        attempt = _N.Try(body=[_assign(t, lookup)], handlers=[_N.ExceptHandler(
             type=self.helper((KeyError, TypeError)), name=None,
             body=[_assign(t, _const(None))])], orelse=[], finalbody=[])
         if sure:
             self.block.append(attempt)
         else:
             self.block.append(_assign(t, o.expr))
-            test = ast.BoolOp(op=ast.And(), values=[
+            test = _N.BoolOp(op=ast.And(), values=[
                 _cmp(_load(t), ast.IsNot(), _const(None)), self.not_error(_load(t))])
-            self.block.append(ast.If(test=test, body=[attempt], orelse=[]))
+            self.block.append(_N.If(test=test, body=[attempt], orelse=[]))
         return _V(_load(t), o.maybe or not sure)
 
     # ------------------------------------------------------------------------------- coerce
@@ -483,14 +518,14 @@ class _Gen:
         v = self.materialize(self.guard(v, route))
         x = v.expr
         if mode == "blank_to_number":
-            out = _V(ast.IfExp(test=_cmp(x, ast.Is(), _const(None)), body=_const(0), orelse=x),
+            out = _V(_N.IfExp(test=_cmp(x, ast.Is(), _const(None)), body=_const(0), orelse=x),
                      False, "int" if v.kind == "int" else None)
         elif mode in ("blank_to_text", "blank_to_boolean"):
             fill = "" if mode == "blank_to_text" else False
-            out = _V(ast.IfExp(test=_cmp(x, ast.Is(), _const(None)), body=_const(fill),
+            out = _V(_N.IfExp(test=_cmp(x, ast.Is(), _const(None)), body=_const(fill),
                                orelse=x), False)
         elif mode == "boolean_to_number":
-            out = _V(ast.IfExp(test=x, body=_const(1), orelse=_const(0)), False, "int")
+            out = _V(_N.IfExp(test=x, body=_const(1), orelse=_const(0)), False, "int")
         elif mode == "number_to_boolean":
             out = _V(_cmp(x, ast.NotEq(), _const(0)), False)
         else:
@@ -506,9 +541,9 @@ class _Gen:
         impl = node.sig.impl or spec.impl
         if impl is None:
             raise _Unsupported(spec.name)
+        module = getattr(impl, "__module__", "") or ""
         if spec.needs_ctx:
             self.uses_ctx = True
-            module = getattr(impl, "__module__", "") or ""
             if spec.volatile or not module.startswith("formulane.functions"):
                 self.clock = True
         if spec.name in ("OP_AND", "OP_OR") and not any(a.may_error for a in node.args):
@@ -525,11 +560,11 @@ class _Gen:
         a = self.gen(node.args[0])
         stmts, b = self.sub(lambda: self.gen(node.args[1]))
         if not stmts:
-            return _V(ast.BoolOp(op=ast.And() if is_and else ast.Or(), values=[a.expr, b.expr]),
+            return _V(_N.BoolOp(op=ast.And() if is_and else ast.Or(), values=[a.expr, b.expr]),
                       a.maybe or b.maybe)
         t = self.into_temp(a)
-        test = _load(t) if is_and else ast.UnaryOp(op=ast.Not(), operand=_load(t))
-        self.block.append(ast.If(test=test, body=stmts + [_assign(t, b.expr)], orelse=[]))
+        test = _load(t) if is_and else _N.UnaryOp(op=ast.Not(), operand=_load(t))
+        self.block.append(_N.If(test=test, body=stmts + [_assign(t, b.expr)], orelse=[]))
         return _V(_load(t), a.maybe or b.maybe)
 
     def eager(self, node: ir.Call, impl: Any, route: str | None) -> _V:
@@ -568,9 +603,9 @@ class _Gen:
             err = self.name("t")
             self.block.append(_assign(err, _call(
                 self.helper(_first_error),
-                ast.Tuple(elts=[v.expr for v in vals], ctx=ast.Load()),
+                _N.Tuple(elts=[v.expr for v in vals], ctx=ast.Load()),
                 self.helper(tuple(scan)), self.helper(tuple(lists)))))
-            branch = ast.If(test=_cmp(_load(err), ast.IsNot(), _const(None)),
+            branch = _N.If(test=_cmp(_load(err), ast.IsNot(), _const(None)),
                             body=[_assign(route, _load(err))], orelse=[])
             self.block.append(branch)
             self.block = branch.orelse
@@ -597,7 +632,7 @@ class _Gen:
                 or any(impl is f for f in self.known["free"])):
             self.needs_swap = True
         head = [self.ctx()] if spec.needs_ctx else []
-        expr = _call(self.helper(impl), *head, *(v.expr for v in vals))
+        expr = _call(self.impl(impl), *head, *(v.expr for v in vals))
         maybe = spec.can_error or spec.accepts_errors or any(v.maybe for v in vals)
         return self.attempt(expr, node.span, route, None, maybe, trusted=not maybe)
 
@@ -612,7 +647,7 @@ class _Gen:
             a, b = (self.int_const(v) for v in vals)
             return _cmp(a, _COMPARE[impl](), b), None, False
         if impl is k["not"] and len(vals) == 1:
-            return ast.UnaryOp(op=ast.Not(), operand=vals[0].expr), None, False
+            return _N.UnaryOp(op=ast.Not(), operand=vals[0].expr), None, False
         if impl is k["concat"] and len(vals) == 2 and not any(v.maybe for v in vals) and all(
                 a.type.kind == "Text" and not a.type.nullable for a in node.args):
             return self.concat(vals)
@@ -635,7 +670,7 @@ class _Gen:
             if impl is k["percent"]:
                 a = vals[0]
                 if self.swap:
-                    return ast.BinOp(left=a.expr, op=ast.Div(),
+                    return _N.BinOp(left=a.expr, op=ast.Div(),
                                      right=self.helper(_HUNDRED)), "dec", True
                 self.charge(1)
                 return _call(self.helper(CONTEXT.divide), a.expr, self.helper(_HUNDRED)), \
@@ -655,10 +690,10 @@ class _Gen:
                 method: Callable[..., Any]) -> tuple[ast.expr, str | None, bool]:
         a, b = vals
         if a.kind == "int" and b.kind == "int":
-            return ast.BinOp(left=a.expr, op=op, right=b.expr), "int", False
+            return _N.BinOp(left=a.expr, op=op, right=b.expr), "int", False
         dec = "dec" in (a.kind, b.kind)
         if self.swap:  # operator.add itself, under CONTEXT
-            return ast.BinOp(left=a.expr, op=op, right=b.expr), "dec" if dec else None, True
+            return _N.BinOp(left=a.expr, op=op, right=b.expr), "dec" if dec else None, True
         self.charge(1)
         if dec:
             return _call(self.helper(method), a.expr, b.expr), "dec", True
@@ -667,8 +702,8 @@ class _Gen:
         vals[1] = b = self.materialize(b)
         both = [_cmp(_call(self.TYPE, x.expr), ast.Is(), self.helper(int)) for x in (a, b)
                 if x.kind != "int"]
-        test = both[0] if len(both) == 1 else ast.BoolOp(op=ast.And(), values=both)
-        return ast.IfExp(test=test, body=ast.BinOp(left=a.expr, op=op, right=b.expr),
+        test = both[0] if len(both) == 1 else _N.BoolOp(op=ast.And(), values=both)
+        return _N.IfExp(test=test, body=_N.BinOp(left=a.expr, op=op, right=b.expr),
                          orelse=_call(self.helper(method), a.expr, b.expr)), None, True
 
     def mul(self, vals: list[_V]) -> tuple[ast.expr, str | None, bool]:
@@ -677,7 +712,7 @@ class _Gen:
         # CONTEXT.multiply exactly.
         dec = "dec" in (a.kind, b.kind)
         if self.swap and dec:
-            return ast.BinOp(left=a.expr, op=ast.Mult(), right=b.expr), "dec", True
+            return _N.BinOp(left=a.expr, op=ast.Mult(), right=b.expr), "dec", True
         if dec:
             self.charge(1)
         return _call(self.helper(CONTEXT.multiply), a.expr, b.expr), "dec", True
@@ -689,28 +724,28 @@ class _Gen:
             self.charge(1)
         if b.value is not _NOT_CONST and type(b.value) in (int, Decimal) and b.value:
             if self.swap and dec:
-                return ast.BinOp(left=a.expr, op=ast.Div(), right=b.expr), "dec", True
+                return _N.BinOp(left=a.expr, op=ast.Div(), right=b.expr), "dec", True
             return _call(self.helper(CONTEXT.divide), a.expr, b.expr), "dec", True
         # operators._divide: a zero divisor is #DIV/0! "division by zero" (0/0 included).
         vals[0] = a = self.materialize(a)
         vals[1] = b = self.materialize(b)
-        quotient: ast.expr = ast.BinOp(left=a.expr, op=ast.Div(), right=b.expr) \
+        quotient: ast.expr = _N.BinOp(left=a.expr, op=ast.Div(), right=b.expr) \
             if self.swap and dec else _call(self.helper(CONTEXT.divide), a.expr, b.expr)
-        return ast.IfExp(test=b.expr, body=quotient,
+        return _N.IfExp(test=b.expr, body=quotient,
                          orelse=_call(self.helper(_divide_by_zero))), "dec", True
 
     def unary(self, a: _V, op: ast.unaryop,
               method: Callable[..., Any]) -> tuple[ast.expr, str | None, bool]:
         if a.kind == "int":
-            return ast.UnaryOp(op=op, operand=a.expr), "int", False
+            return _N.UnaryOp(op=op, operand=a.expr), "int", False
         if self.swap:
-            return ast.UnaryOp(op=op, operand=a.expr), a.kind, True
+            return _N.UnaryOp(op=op, operand=a.expr), a.kind, True
         self.charge(1)
         if a.kind == "dec":
             return _call(self.helper(method), a.expr), "dec", True
         a = self.materialize(a)
         test = _cmp(_call(self.TYPE, a.expr), ast.Is(), self.helper(int))
-        return ast.IfExp(test=test, body=ast.UnaryOp(op=op, operand=a.expr),
+        return _N.IfExp(test=test, body=_N.UnaryOp(op=op, operand=a.expr),
                          orelse=_call(self.helper(method), a.expr)), None, True
 
     def concat(self, vals: list[_V]) -> tuple[ast.expr, str | None, bool]:
@@ -720,12 +755,12 @@ class _Gen:
         lengths = [_const(len(v.value)) if type(v.value) is str
                    else _call(self.helper(len), v.expr) for v in (a, b)]
         n = self.name("t")
-        self.block.append(_assign(n, ast.BinOp(left=lengths[0], op=ast.Add(), right=lengths[1])))
+        self.block.append(_assign(n, _N.BinOp(left=lengths[0], op=ast.Add(), right=lengths[1])))
         check = EvalContext(self.limits, _EPOCH, False).check_text
-        self.block.append(ast.If(
+        self.block.append(_N.If(
             test=_cmp(_load(n), ast.Gt(), _const(self.limits.max_text_length)),
-            body=[ast.Expr(value=_call(self.helper(check), _load(n)))], orelse=[]))
-        return ast.BinOp(left=a.expr, op=ast.Add(), right=b.expr), None, False
+            body=[_N.Expr(value=_call(self.helper(check), _load(n)))], orelse=[]))
+        return _N.BinOp(left=a.expr, op=ast.Add(), right=b.expr), None, False
 
     # ----------------------------------------------------------------------- lazy functions
 
@@ -741,11 +776,11 @@ class _Gen:
             self.block.append(_function(name, [self.name("p")], body))
             thunks.append(_load(name))
         # The frame a lazy implementation receives: only slot 0 (the context) is defined.
-        frame = ast.List(elts=[self.ctx()], ctx=ast.Load()) if spec.needs_ctx else _const(None)
+        frame = _N.List(elts=[self.ctx()], ctx=ast.Load()) if spec.needs_ctx else _const(None)
         t, e = self.name("t"), self.name("e")
-        self.block.append(ast.Try(
-            body=[_assign(t, _call(self.helper(impl), frame, *thunks))],
-            handlers=[ast.ExceptHandler(type=self.helper(_CAUGHT), name=e, body=[_assign(
+        self.block.append(_N.Try(
+            body=[_assign(t, _call(self.impl(impl), frame, *thunks))],
+            handlers=[_N.ExceptHandler(type=self.helper(_CAUGHT), name=e, body=[_assign(
                 t, _call(self.helper(to_error), _load(e), self.helper(node.span)))])],
             orelse=[], finalbody=[]))
         return _V(_load(t), True)
@@ -765,18 +800,18 @@ class _Gen:
         kind = _join(tv.kind, ev.kind)
         maybe = tv.maybe or ev.maybe or (not clean and c.maybe)
         if clean and not then_stmts and not else_stmts:
-            return _V(ast.IfExp(test=c.expr, body=tv.expr, orelse=ev.expr), maybe, kind)
+            return _V(_N.IfExp(test=c.expr, body=tv.expr, orelse=ev.expr), maybe, kind)
         t = self.name("t")
         then_body = then_stmts + [_assign(t, tv.expr)]
         else_body = else_stmts + [_assign(t, ev.expr)]
         if clean:
-            self.block.append(ast.If(test=c.expr, body=then_body, orelse=else_body))
+            self.block.append(_N.If(test=c.expr, body=then_body, orelse=else_body))
         else:
             # logic.if_: True -> then, False -> else, anything else (an error value) is the value.
             c = self.materialize(c)
-            self.block.append(ast.If(
+            self.block.append(_N.If(
                 test=_cmp(c.expr, ast.Is(), _const(True)), body=then_body,
-                orelse=[ast.If(test=_cmp(c.expr, ast.Is(), _const(False)), body=else_body,
+                orelse=[_N.If(test=_cmp(c.expr, ast.Is(), _const(False)), body=else_body,
                                orelse=[_assign(t, c.expr)])]))
         return _V(_load(t), maybe, kind)
 
@@ -786,7 +821,7 @@ class _Gen:
             return v  # never an error value: the fallback never runs
         t = self.into_temp(v)
         stmts, fb = self.sub(lambda: self.gen(node.args[1]))
-        self.block.append(ast.If(test=self.is_error(_load(t)),
+        self.block.append(_N.If(test=self.is_error(_load(t)),
                                  body=stmts + [_assign(t, fb.expr)], orelse=[]))
         return _V(_load(t), fb.maybe, _join(v.kind, fb.kind))
 
@@ -796,10 +831,10 @@ class _Gen:
             return v
         t = self.into_temp(v)
         stmts, fb = self.sub(lambda: self.gen(node.args[1]))
-        test = ast.BoolOp(op=ast.And(), values=[
+        test = _N.BoolOp(op=ast.And(), values=[
             self.is_error(_load(t)),
             _cmp(_call(self.helper(_code_of), _load(t)), ast.Eq(), _const(NA))])
-        self.block.append(ast.If(test=test, body=stmts + [_assign(t, fb.expr)], orelse=[]))
+        self.block.append(_N.If(test=test, body=stmts + [_assign(t, fb.expr)], orelse=[]))
         return _V(_load(t), True, _join(v.kind, fb.kind))
 
     def coalesce(self, node: ir.Call) -> _V:
@@ -811,7 +846,7 @@ class _Gen:
         maybe, kind = first.maybe, first.kind
         for arg in node.args[1:]:
             stmts, v = self.sub(lambda arg=arg: self.gen(arg))
-            self.block.append(ast.If(test=_cmp(_load(t), ast.Is(), _const(None)),
+            self.block.append(_N.If(test=_cmp(_load(t), ast.Is(), _const(None)),
                                      body=stmts + [_assign(t, v.expr)], orelse=[]))
             maybe, kind = maybe or v.maybe, _join(kind, v.kind)
         return _V(_load(t), maybe, kind)
@@ -824,14 +859,14 @@ class _Gen:
         t = self.into_temp(first)
 
         def go() -> ast.expr:
-            return ast.BoolOp(op=ast.And(), values=[
+            return _N.BoolOp(op=ast.And(), values=[
                 _cmp(_load(t), ast.IsNot(), _const(stop)), self.not_error(_load(t))])
 
         for arg in node.args[1:]:
             stmts, v = self.sub(lambda arg=arg: self.gen(arg))
-            self.block.append(ast.If(test=go(), body=stmts + [_assign(t, v.expr)], orelse=[]))
+            self.block.append(_N.If(test=go(), body=stmts + [_assign(t, v.expr)], orelse=[]))
         if finish:
-            self.block.append(ast.If(test=go(), body=[_assign(t, _const(not stop))], orelse=[]))
+            self.block.append(_N.If(test=go(), body=[_assign(t, _const(not stop))], orelse=[]))
         return _V(_load(t), True)
 
     def all_and(self, node: ir.Call) -> _V:
@@ -859,7 +894,7 @@ class _Gen:
         from ..values import to_internal
         from .program import _bind, _converter
 
-        out: list[ast.stmt] = [ast.If(
+        out: list[ast.stmt] = [_N.If(
             test=_cmp(_call(self.TYPE, _load("_x0")), ast.IsNot(), self.helper(dict)),
             body=[_assign("_x0", _call(self.helper(_as_mapping), _load("_x0")))], orelse=[])]
         if not inputs:
@@ -869,12 +904,12 @@ class _Gen:
             self.slots[slot] = _V(_load(f"_v{slot}"), False)
             self.input_slots.add(slot)
         fetch: list[ast.stmt] = [
-            _assign(v, ast.Subscript(value=_load("_x0"), slice=_const(name), ctx=ast.Load()))
+            _assign(v, _N.Subscript(value=_load("_x0"), slice=_const(name), ctx=ast.Load()))
             for v, (_, name, _) in zip(names, inputs)]
         converters = tuple(_converter(name, slot, t) for slot, name, t in inputs)
         slow = _call(self.helper(_slow_inputs), _load("_x0"), self.helper(converters),
                      self.helper(tuple(slot for slot, _, _ in inputs)))
-        unpack = ast.Tuple(elts=[_store(v) for v in names], ctx=ast.Store())
+        unpack = _N.Tuple(elts=[_store(v) for v in names], ctx=ast.Store())
         checks: list[ast.stmt] = []
         for v, (slot, name, t) in zip(names, inputs):
             x = _load(v)
@@ -883,34 +918,51 @@ class _Gen:
                 checks += again
             elif t.kind == "Number":
                 k = self.name("t")
-                small = ast.Compare(left=_const(-_SMALL), ops=[ast.Lt(), ast.Lt()],
+                small = _N.Compare(left=_const(-_SMALL), ops=[ast.Lt(), ast.Lt()],
                                     comparators=[x, _const(_SMALL)])
                 # values.number_in for a finite Decimal: CONTEXT.plus, which overflows exactly
                 # where number_in refuses (|x| >= 1e308); the converter then words the error.
-                fits = ast.BoolOp(op=ast.And(), values=[
+                fits = _N.BoolOp(op=ast.And(), values=[
                     _cmp(_load(k), ast.Is(), self.helper(Decimal)),
                     _call(self.helper(Decimal.is_finite), x)])
-                rounded = ast.Try(
+                rounded = _N.Try(
                     body=[_assign(v, _call(self.helper(CONTEXT.plus), x))],
-                    handlers=[ast.ExceptHandler(type=self.helper(ArithmeticError), name=None,
+                    handlers=[_N.ExceptHandler(type=self.helper(ArithmeticError), name=None,
                                                 body=list(again))], orelse=[], finalbody=[])
-                checks += [_assign(k, _call(self.TYPE, x)), ast.If(
+                # values.number_in for a float: by its shortest repr (integral ones exactly).
+                whole = _N.BoolOp(op=ast.And(), values=[
+                    _call(self.helper(float.is_integer), x),
+                    _N.Compare(left=_const(-2.0 ** 53), ops=[ast.Lt(), ast.Lt()],
+                                comparators=[x, _const(2.0 ** 53)])])
+                floating = _N.If(
+                    test=_N.BoolOp(op=ast.And(), values=[
+                        _cmp(_load(k), ast.Is(), self.helper(float)),
+                        _call(self.helper(math.isfinite), x),
+                        _N.Compare(left=_const(-1e308), ops=[ast.Lt(), ast.Lt()],
+                                    comparators=[x, _const(1e308)])]),
+                    body=[_N.If(test=whole,
+                                 body=[_assign(v, _call(self.helper(Decimal),
+                                                        _call(self.helper(int), x)))],
+                                 orelse=[_assign(v, _call(self.helper(Decimal),
+                                                          _call(self.helper(repr), x)))])],
+                    orelse=list(again))
+                checks += [_assign(k, _call(self.TYPE, x)), _N.If(
                     test=_cmp(_load(k), ast.Is(), self.helper(int)),
-                    body=[ast.If(test=ast.UnaryOp(op=ast.Not(), operand=small), body=again,
+                    body=[_N.If(test=_N.UnaryOp(op=ast.Not(), operand=small), body=again,
                                  orelse=[])],
-                    orelse=[ast.If(test=fits, body=[rounded], orelse=list(again))])]
+                    orelse=[_N.If(test=fits, body=[rounded], orelse=[floating])])]
             elif t.kind == "Text":
-                test = ast.BoolOp(op=ast.Or(), values=[
+                test = _N.BoolOp(op=ast.Or(), values=[
                     _cmp(_call(self.TYPE, x), ast.IsNot(), self.helper(str)),
-                    ast.UnaryOp(op=ast.Not(), operand=_call(self.helper(str.isascii), x))])
-                checks.append(ast.If(test=test, body=again, orelse=[]))
+                    _N.UnaryOp(op=ast.Not(), operand=_call(self.helper(str.isascii), x))])
+                checks.append(_N.If(test=test, body=again, orelse=[]))
             else:
-                checks.append(ast.If(test=_cmp(_call(self.TYPE, x), ast.IsNot(),
+                checks.append(_N.If(test=_cmp(_call(self.TYPE, x), ast.IsNot(),
                                                self.helper(bool)), body=again, orelse=[]))
-        out.append(ast.Try(
+        out.append(_N.Try(
             body=fetch,
-            handlers=[ast.ExceptHandler(type=self.helper(KeyError), name=None,
-                                        body=[ast.Assign(targets=[unpack], value=slow)])],
+            handlers=[_N.ExceptHandler(type=self.helper(KeyError), name=None,
+                                        body=[_N.Assign(targets=[unpack], value=slow)])],
             orelse=checks, finalbody=[]))
         return out
 
@@ -999,76 +1051,126 @@ def _fault_mapper(source: str) -> Callable[[Exception], Exception]:
 # ------------------------------------------------------------------------------ entry points
 
 
+def _prepared_context() -> contextvars.Context:
+    """An otherwise empty `contextvars.Context` whose decimal context is `CONTEXT`: entering a
+    copy of it (``Context.run``) is the engine's context switch in ~30 ns instead of the
+    ~150 ns of ``decimal.setcontext`` twice."""
+    prepared = contextvars.Context()
+    prepared.run(decimal.setcontext, CONTEXT)
+    return prepared
+
+
+_PREPARED = _prepared_context()  # never entered itself, only copied: nothing is shared
+
+
+def _external(value: Any) -> Any:
+    """Program.evaluate's conversion of the engine value out."""
+    tv = type(value)
+    if tv is bool or tv is str or value is None or tv is ErrorValue or tv is Decimal:
+        return value
+    return to_external(value)
+
+
+def _returned(g: _Gen, v: _V, t: Type) -> ast.expr:
+    """The value `Program.evaluate` would return for an engine value of static type t."""
+    if t.kind in ("Boolean", "Text", "Date", "DateTime", "Duration", "Blank"):
+        return v.expr  # bool, str, date, datetime, timedelta, None or an error value: as is
+    if t.kind == "Number":
+        if v.kind == "dec":  # a Decimal, or an error value: returned as they are
+            return v.expr
+        v = g.materialize(v)
+        return _N.IfExp(test=_cmp(_call(g.TYPE, v.expr), ast.Is(), g.helper(int)),
+                         body=_call(g.helper(Decimal), v.expr), orelse=v.expr)
+    return _call(g.helper(_external), v.expr)
+
+
 def _assemble(root: IR, *, variables: Mapping[str, tuple[int, Type]], limits: Limits,
-              source: str, swap: bool, folder: _Folder, known: dict[str, Any],
+              source: str, swap: str, external: bool, folder: _Folder, known: dict[str, Any],
               consts: dict[int, Any]) -> tuple[ast.Module, dict[str, Any], _Gen]:
-    g = _Gen(limits=limits, swap=swap, folder=folder, known=known, consts=consts)
+    """``swap``: "no" (CONTEXT methods, no switch), "run" (the body runs in a copy of
+    `_PREPARED`) or "set" (decimal.setcontext around the body, when a host function runs: it
+    sees the caller's context variables)."""
+    g = _Gen(limits=limits, swap=swap != "no", folder=folder, known=known, consts=consts)
     inputs = sorted((slot, name, t) for name, (slot, t) in variables.items())
     binding = g.bind_inputs(inputs)
     result = g.gen(root)
-    body: list[ast.stmt] = g.block + [ast.Return(value=result.expr)]
-    if swap:  # Program.evaluate's context switch, once per call
+    out = _returned(g, result, root.type) if external else result.expr
+    body: list[ast.stmt] = g.block + [_N.Return(value=out)]
+    functions = []
+    if swap == "run":
+        params = [f"_v{slot}" for slot, _, _ in inputs] + (["_c0"] if g.ctx_used else [])
+        functions.append(_function("_f1", params, body))
+        body = [_N.Return(value=_call(
+            g.helper(contextvars.Context.run),
+            _call(g.helper(contextvars.Context.copy), g.helper(_PREPARED)), _load("_f1"),
+            *(_load(p) for p in params)))]
+    elif swap == "set":  # Program.evaluate's context switch, once per call
         body = [_assign("_s0", _call(g.helper(decimal.getcontext))),
-                ast.Expr(value=_call(g.helper(decimal.setcontext), g.helper(CONTEXT))),
-                ast.Try(body=body, handlers=[], orelse=[], finalbody=[ast.Expr(
+                _N.Expr(value=_call(g.helper(decimal.setcontext), g.helper(CONTEXT))),
+                _N.Try(body=body, handlers=[], orelse=[], finalbody=[_N.Expr(
                     value=_call(g.helper(decimal.setcontext), _load("_s0")))])]
-    guarded = ast.Try(body=body, handlers=[ast.ExceptHandler(
+    guarded = _N.Try(body=body, handlers=[_N.ExceptHandler(
         type=g.helper(Exception), name="_e0",
-        body=[ast.Raise(exc=_call(g.helper(_fault_mapper(source)), _load("_e0")), cause=None)])],
+        body=[_N.Raise(exc=_call(g.helper(_fault_mapper(source)), _load("_e0")), cause=None)])],
         orelse=[], finalbody=[])
     prelude = list(binding)
     if g.ctx_used:
         prelude.append(_assign("_c0", _call(g.helper(_context_maker(limits, g.clock)),
                                             _load("_w0"))))
     elif g.uses_ctx:  # the closures would build a context: `now` is checked all the same
-        prelude.append(ast.If(test=_cmp(_load("_w0"), ast.IsNot(), _const(None)),
-                              body=[ast.Expr(value=_call(g.helper(_now_checker), _load("_w0")))],
+        prelude.append(_N.If(test=_cmp(_load("_w0"), ast.IsNot(), _const(None)),
+                              body=[_N.Expr(value=_call(g.helper(_now_checker), _load("_w0")))],
                               orelse=[]))
-    fn = _function("_f0", ["_x0", "_w0"], prelude + [guarded], defaults=[_const(None)])
-    module = ast.Module(body=[fn], type_ignores=[])
-    ast.fix_missing_locations(module)
+    main = _function("_f0", ["_x0", "_w0"], prelude + [guarded], defaults=[_const(None)])
+    module = ast.Module(body=functions + [main], type_ignores=[])
     return module, {"__builtins__": {}, **g.helpers}, g
 
 
 def _plan(root: IR, *, variables: Mapping[str, tuple[int, Type]], limits: Limits,
-          source: str) -> tuple[ast.Module, dict[str, Any], _Gen]:
+          source: str, external: bool) -> tuple[ast.Module, dict[str, Any], _Gen]:
     folder, known, consts = _Folder(limits), _known(), {}
+    kw = dict(variables=variables, limits=limits, source=source, external=external,
+              folder=folder, known=known, consts=consts)
     with decimal.localcontext(CONTEXT):  # as Program.__init__ builds the closures
-        plan = _assemble(root, variables=variables, limits=limits, source=source, swap=False,
-                         folder=folder, known=known, consts=consts)
+        plan = _assemble(root, swap="no", **kw)  # type: ignore[arg-type]
         g = plan[2]
         if g.needs_swap or g.penalty > _SWAP_PENALTY:
-            plan = _assemble(root, variables=variables, limits=limits, source=source, swap=True,
-                             folder=folder, known=known, consts=consts)
+            plan = _assemble(root, swap="set" if g.foreign else "run", **kw)  # type: ignore[arg-type]
     return plan
 
 
 def generate_ast(root: IR, *, variables: Mapping[str, tuple[int, Type]], limits: Limits,
-                 source: str = "") -> tuple[ast.Module, dict[str, Any]]:
-    """The module `generate` compiles and the globals its function runs with (for tests, and
+                 source: str = "", external: bool = False) -> tuple[ast.Module, dict[str, Any]]:
+    """The module `generate` compiles and the globals its functions run with (for tests, and
     for reading what a formula became: ``ast.unparse(module)``)."""
-    module, namespace, _ = _plan(root, variables=variables, limits=limits, source=source)
+    module, namespace, _ = _plan(root, variables=variables, limits=limits, source=source,
+                                 external=external)
     return module, namespace
 
 
 def generate(root: IR, *, variables: Mapping[str, tuple[int, Type]], limits: Limits,
-             metered: bool, source: str = "", strict: bool = False) -> Generated | None:
-    """One Python function ``f(variables, now=None) -> engine value`` with the closure
-    backend's semantics (see the module doc); None for a metered program (keep the closures,
-    they meter) or when generation fails (``strict=True`` raises instead).
+             metered: bool, source: str = "", external: bool = False,
+             strict: bool = False) -> Generated | None:
+    """One Python function ``f(variables, now=None)`` with the closure backend's semantics
+    (see the module doc); None for a metered program (keep the closures: they meter) or when
+    generation fails (``strict=True`` raises instead).
 
     ``variables`` is the checker's ``{name: (slot, type)}`` (`Program.variables`). Like
     `Program.evaluate`, the function accepts any mapping or None, raises E301/E302/E303 for
-    bad inputs and E301 for a naive ``now`` (both without the source, as evaluate does), and
-    while running raises nothing but `FormulaError` (with the source). The caller converts
-    the engine value out (`values.to_external`)."""
+    bad inputs and E301 for a naive ``now`` (without the source, as evaluate does), and while
+    running raises nothing but `FormulaError` (with the source). It returns the engine value;
+    with ``external=True``, the value `Program.evaluate` returns (ints as Decimal, lists...)."""
     if metered:
         return None
     try:
-        module, namespace, _ = _plan(root, variables=variables, limits=limits, source=source)
+        module, namespace, _ = _plan(root, variables=variables, limits=limits, source=source,
+                                     external=external)
         code = compile(module, "<formulane>", "exec", dont_inherit=True)  # safe: compiled from an ast built node by node, no user text
-        body = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-        return types.FunctionType(body, namespace, "_f0", (None,))  # safe: our code object, globals = our helpers only, no builtins
+        bodies = {c.co_name: c for c in code.co_consts if isinstance(c, types.CodeType)}
+        for name in sorted(bodies):  # _f0, and _f1 (the body it runs in the engine context)
+            defaults = (None,) if name == "_f0" else None
+            namespace[name] = types.FunctionType(bodies[name], namespace, name, defaults)  # safe: our code object, globals = our helpers only, no builtins
+        return namespace["_f0"]  # type: ignore[no-any-return]
     except Exception:  # RecursionError (too deep for Python's compiler) included
         if strict:
             raise
