@@ -941,8 +941,15 @@ class _Gen:
                         _N.Compare(left=_const(-1e308), ops=[ast.Lt(), ast.Lt()],
                                     comparators=[x, _const(1e308)])]),
                     body=[_N.If(test=whole,
-                                 body=[_assign(v, _call(self.helper(Decimal),
-                                                        _call(self.helper(int), x)))],
+                                 body=[_N.If(
+                                     test=_N.Compare(left=_const(-float(_SMALL)),
+                                                     ops=[ast.Lt(), ast.Lt()],
+                                                     comparators=[x, _const(float(_SMALL))]),
+                                     # a small whole float is taken as the small int it is,
+                                     # exactly as an int input is (no Decimal on the hot path)
+                                     body=[_assign(v, _call(self.helper(int), x))],
+                                     orelse=[_assign(v, _call(self.helper(Decimal),
+                                                              _call(self.helper(int), x)))])],
                                  orelse=[_assign(v, _call(self.helper(Decimal),
                                                           _call(self.helper(repr), x)))])],
                     orelse=list(again))
