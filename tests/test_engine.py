@@ -240,3 +240,25 @@ def test_unknown_profile() -> None:
 def test_formula_must_be_text() -> None:
     with pytest.raises(FormulaError):
         formulane.compile(42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ('CONCAT([1, 2.5])', "12.5"),
+    ('TEXTJOIN(",", TRUE, SEQUENCE(3))', "1,2,3"),
+    ('TEXTJOIN("-", TRUE, [1, n])', "1"),       # a blank item stays blank and is skipped
+    ('TEXTJOIN("-", FALSE, [1, n])', "1-"),
+    ('CONCAT([TRUE, FALSE])', "TRUEFALSE"),
+])
+def test_excel_profile_turns_a_list_of_scalars_into_texts_item_by_item(
+        source: str, expected: str) -> None:
+    variables = {"n": None}
+    schema = {"n": "Number?"}
+    assert formulane.evaluate(source, variables, schema=schema, profile="excel") == expected
+    with pytest.raises(CheckError) as strict:
+        formulane.compile(source, schema)
+    assert strict.value.code == "E202"
+
+
+def test_excel_list_to_text_keeps_an_items_error() -> None:
+    result = formulane.evaluate('TEXTJOIN("-", FALSE, [1, 1/0])', profile="excel")
+    assert isinstance(result, ErrorValue) and result.code == "#DIV/0!"

@@ -453,6 +453,12 @@ def _text_to_boolean(text: str) -> bool:
     raise XLError(VALUE, f"cannot read {text!r} as TRUE or FALSE")
 
 
+def _each_to_text(items: Any) -> tuple:
+    """A list of scalars as texts, item by item (Excel's CONCAT/TEXTJOIN over numbers): blanks
+    stay blank (TEXTJOIN may skip them) and error values stay (the function reports them)."""
+    return tuple(x if x is None or type(x) is ErrorValue else display_text(x) for x in items)
+
+
 _COERCIONS: dict[str, Callable[[Any], Any]] = {
     "blank_to_number": lambda v: 0 if v is None else v,
     "blank_to_text": lambda v: "" if v is None else v,
@@ -462,6 +468,7 @@ _COERCIONS: dict[str, Callable[[Any], Any]] = {
     "number_to_boolean": lambda v: v != 0,
     "text_to_boolean": _text_to_boolean,
     "to_text": display_text,
+    "each_to_text": _each_to_text,
 }
 
 __all__ = ["Compiler", "to_error", "general_text"]

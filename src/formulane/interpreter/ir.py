@@ -125,10 +125,11 @@ class Coerce:
 
 
 #: Coercion modes: blank->zero value, text->number, boolean->number, number->boolean,
-#: text->boolean, any scalar->text, number->date... each a total function or an error value.
+#: text->boolean, any scalar->text, a list of scalars->a list of texts (item by item)... each a
+#: total function or an error value.
 COERCIONS = (
     "blank_to_number", "blank_to_text", "blank_to_boolean", "text_to_number", "boolean_to_number",
-    "number_to_boolean", "text_to_boolean", "to_text",
+    "number_to_boolean", "text_to_boolean", "to_text", "each_to_text",
 )
 
 IR = Union[Const, Var, Call, Lambda, Let, ListOf, IndexOf, FieldOf, Coerce]

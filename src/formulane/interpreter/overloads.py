@@ -238,7 +238,9 @@ class OverloadResolver:
             elem = expected.elem
             assert elem is not None
             if a.kind == "List":
-                return arg if _unify(elem, non_null(a.elem), bindings) else None  # type: ignore[arg-type]
+                if _unify(elem, non_null(a.elem), bindings):  # type: ignore[arg-type]
+                    return arg
+                return self.each_to_text(arg) if elem.kind == "Text" else None
             return self.match(optional(elem), arg, bindings)
         if k == "List":
             if a.kind == "Blank":
@@ -247,7 +249,9 @@ class OverloadResolver:
                 return None
             if a.nullable and not expected.nullable:
                 return FAIL_NULLABLE
-            return arg if _unify(expected.elem, a.elem, bindings) else None  # type: ignore[arg-type]
+            if _unify(expected.elem, a.elem, bindings):  # type: ignore[arg-type]
+                return arg
+            return self.each_to_text(arg) if expected.elem.kind == "Text" else None  # type: ignore[union-attr]
         if k == "Record":
             from ..types import is_assignable
 
@@ -299,6 +303,18 @@ class OverloadResolver:
         return ir.Coerce(node, mode, non_null(Type(target.kind)), arg.span,
                          mode in ("text_to_number", "text_to_boolean") or arg.may_error,
                          arg.cost + 1)
+
+    def each_to_text(self, arg: IR) -> IR | None:
+        """A list of scalars where a list of texts is expected: Excel converts item by item
+        (``CONCAT({1,2})`` is "12"); excel profile only, blanks and error values kept."""
+        elem = arg.type.elem
+        if not self.excel_coercions or elem is None or not elem.is_scalar \
+                or elem.kind in ("Never", "Blank"):
+            return None
+        text = Type("Text", nullable=elem.nullable)
+        # Two units an item: formatting a number as text costs about two list steps.
+        return ir.Coerce(arg, "each_to_text", Type("List", elem=text, nullable=arg.type.nullable),
+                         arg.span, arg.may_error, arg.cost + 1 + 2 * arg.size, arg.size)
 
     def expect(self, t: Type, arg: IR, what: str) -> IR:
         matched = self.match(t, arg, {})
