@@ -214,8 +214,11 @@ TARGET_S, REPEATS, TIMER = 0.04, 7, time.process_time  # CPU time: robust on a s
 
 
 def time_call(f, arg):
-    """Median seconds per `f(arg)`: ~TARGET_S per repeat, REPEATS repeats, GC off."""
-    f(arg)
+    """Median seconds per `f(arg)`: ~TARGET_S per repeat, REPEATS repeats, GC off. Steady
+    state: warmed up first (a formulane Program generates its fast function after a few calls;
+    a cold call is what the compile rows and the one-shot row measure)."""
+    for _ in range(16):
+        f(arg)
     timer, n = timeit.Timer("f(v)", timer=TIMER, globals={"f": f, "v": arg}), 1
     while (t := timer.timeit(n)) < TARGET_S / 4 and n < 10_000_000:
         n *= 4 if t < TARGET_S / 40 else 2
