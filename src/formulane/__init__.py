@@ -10,6 +10,14 @@ The facade of the formula lane::
 `compile` raises `FormulaError` subclasses for static problems; `Program.evaluate` returns
 values (error values included) and raises only `FormulaError` (a `LimitExceeded` when a budget
 runs out). Compiled programs are cached by (source, schema, profile, limits, registry).
+
+Authoring (see docs/authoring.md; the implementations live in `formulane.authoring`)::
+
+    formulane.complete("ROUND(order.", 12, schema)     # completion items, best first
+    formulane.signature_help("ROUND(x, ", 9)           # the call being written
+    formulane.format("if(a>1,'x','y') /* why */")      # 'IF(a > 1, "x", "y") /* why */'
+    formulane.to_json(program)                         # {"call": "IF", "args": [...]}
+    formulane.from_json(obj, schema)                   # a checked Program, as compile gives
 """
 
 from __future__ import annotations
@@ -112,6 +120,71 @@ def prompt(schema: Any = None, *, max_tokens: int = 4000, registry: Registry | N
     return _prompt(schema, max_tokens=max_tokens, registry=registry)
 
 
+def complete(source: str, cursor: int, schema: Any = None, *, profile: str = "strict",
+             registry: Registry | None = None) -> list[Any]:
+    """Completion items (`formulane.authoring.CompletionItem`) at offset ``cursor``, best first;
+    works on the incomplete, broken text being typed."""
+    from .authoring.completion import complete as _complete
+
+    return _complete(source, cursor, schema, profile=profile, registry=registry)
+
+
+def signature_help(source: str, cursor: int, *, registry: Registry | None = None) -> Any:
+    """The innermost call around ``cursor``: its signatures and the active argument (a
+    `formulane.authoring.SignatureHelp`), or None outside a call."""
+    from .authoring.completion import signature_help as _signature_help
+
+    return _signature_help(source, cursor, registry=registry)
+
+
+def hover(source: str, offset: int, schema: Any = None, *, profile: str = "strict",
+          registry: Registry | None = None) -> Any:
+    """Docs or the type of what is at ``offset`` (a `formulane.authoring.HoverInfo`), or None."""
+    from .authoring.hover import hover as _hover
+
+    return _hover(source, offset, schema, profile=profile, registry=registry)
+
+
+def diagnose(source: str, schema: Any = None, *, profile: str = "strict",
+             limits: Limits | None = None, registry: Registry | None = None) -> list[Diagnostic]:
+    """Every parse, check and limit problem and warning of a formula, without compiling it."""
+    from .authoring.hover import diagnose as _diagnose
+
+    return _diagnose(source, schema, profile=profile, limits=limits, registry=registry)
+
+
+def format(source: str, width: int = 80, *, limits: Limits | None = None) -> str:  # noqa: A001
+    """The canonical form of a formula, comments kept, lines broken past ``width`` columns;
+    raises the ParseError of a source that does not parse."""
+    from .authoring.formatter import format as _format
+
+    return _format(source, width, limits=limits)
+
+
+def to_json(formula: Any) -> dict[str, Any]:
+    """The JSON form (``{"call": "IF", "args": [...]}``) of a Program, an AST or formula text."""
+    from .authoring.jsonform import to_json as _to_json
+
+    return _to_json(formula)
+
+
+def from_json(obj: Any, schema: Any = None, *, profile: str = "strict",
+              limits: Limits | None = None, registry: Registry | None = None) -> Program:
+    """Check and compile a JSON form through the same checker, limits and cache as text
+    (`formulane.authoring.compile_json`); errors carry ``json_path``. For the unchecked AST
+    use `formulane.authoring.from_json`."""
+    from .authoring.jsonform import compile_json
+
+    return compile_json(obj, schema, profile=profile, limits=limits, registry=registry)
+
+
+def json_form_schema(*, root_object: bool = False) -> dict[str, Any]:
+    """The JSON Schema (2020-12) of the JSON form, for structured output."""
+    from .authoring.jsonform import json_form_schema as _schema
+
+    return _schema(root_object=root_object)
+
+
 def function_catalog(registry: Registry | None = None) -> list[dict[str, Any]]:
     """Every callable function: name, category, signatures, doc, examples (for docs, prompts
     and tool listings)."""
@@ -133,6 +206,7 @@ def function_catalog(registry: Registry | None = None) -> list[dict[str, Any]]:
 __all__ = [
     "CheckError", "Diagnostic", "ErrorValue", "EvalError", "Fix", "FormulaError",
     "InternalError", "LimitExceeded", "Limits", "ParseError", "Program", "Registry", "Type",
-    "Unsupported", "apply", "check", "compile", "default_registry", "evaluate",
-    "function_catalog", "parse_type", "prompt", "sql_select",
+    "Unsupported", "apply", "check", "compile", "complete", "default_registry", "diagnose",
+    "evaluate", "format", "from_json", "function_catalog", "hover", "json_form_schema",
+    "parse_type", "prompt", "signature_help", "sql_select", "to_json",
 ]

@@ -45,7 +45,9 @@ unary_ops = st.sampled_from(ast.UNARY_OPERATORS)
 
 def _extend(children: st.SearchStrategy[ast.Node]) -> st.SearchStrategy[ast.Node]:
     lambdas = st.builds(ast.Lambda, st.lists(names, max_size=3).map(tuple), children)
-    arguments = st.lists(st.one_of(children, lambdas), max_size=4).map(tuple)
+    omitted = st.just(ast.Omitted())
+    arguments = st.lists(st.one_of(children, lambdas, omitted), max_size=4).map(tuple).filter(
+        lambda args: args != (ast.Omitted(),))  # F() reads back as no argument at all
     return st.one_of(
         st.builds(ast.ListLit, st.lists(children, max_size=4).map(tuple)),
         st.builds(ast.Member, children, names),

@@ -7,10 +7,12 @@ minimal parentheses) such that ``parse(print_formula(ast)) == ast`` for every AS
 can produce. Three forms are always parenthesized although precedence would not require it, so
 strict mode never sees an ambiguous form after printing: a signed left operand of ``^``
 (``(-2) ^ 2``), a ``^`` on the left of ``^`` (``(2 ^ 3) ^ 2``) and a comparison on the left of
-a comparison (``(a < b) = c``). Lambdas print as ``x => body`` or ``(a, b) => body``. The
+a comparison (``(a < b) = c``). Lambdas print as ``x => body`` or ``(a, b) => body``. An
+omitted argument prints as nothing: ``TEXTSPLIT(t, ",", , TRUE)``, ``IF(c, 1, )``. The
 printer walks the tree with an explicit stack, so no AST depth can make it recurse. It raises
 ValueError for nodes that have no spelling (a name containing ``}``, an empty name, a NaN or
-infinite number, an invalid function name).
+infinite number, an invalid function name, an omitted argument outside a call's arguments or
+as a call's only argument, which would read back as no argument).
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ from decimal import Decimal
 from typing import Union
 
 from .ast import (
-    Binary, Boolean, Call, Index, Lambda, ListLit, Member, Name, Node, Number, String, Unary,
+    Binary, Boolean, Call, Index, Lambda, ListLit, Member, Name, Node, Number, Omitted, String,
+    Unary, children,
 )
 
-__all__ = ["print_formula", "to_source", "format_number", "format_name"]
+__all__ = ["print_formula", "to_source", "format_number", "format_name", "format_string",
+           "function_name", "leaf_text", "lambda_head", "needs_parens", "operand_levels",
+           "LOOSEST"]
 
 # Binding strength, loosest first; the parser's grammar layers in the same order.
 _LAMBDA, _COALESCE, _OR, _AND, _NOT, _CMP, _CONCAT, _ADD, _MUL, _POW = range(10)
@@ -43,6 +48,10 @@ _MAX_PADDING_ZEROS = 20
 # A work item is text to emit, or a node to print with the minimum binding strength its
 # position needs.
 _Item = Union[str, tuple[Node, int]]
+
+
+#: The binding strength a whole formula, an argument or a list item needs: anything goes.
+LOOSEST = _LAMBDA
 
 
 def _level(node: Node) -> int:
@@ -90,44 +99,97 @@ def format_name(name: str) -> str:
     return "{" + name + "}"
 
 
-def _format_string(value: str) -> str:
+def format_string(value: str) -> str:
+    """A text literal: double-quoted, ``"`` doubled."""
     return '"' + value.replace('"', '""') + '"'
+
+
+def function_name(name: str) -> str:
+    """A function name as printed (upper-case); ValueError if it cannot be written."""
+    upper = name.upper()
+    if not _FUNCTION.fullmatch(upper):
+        raise ValueError(f"cannot print a call to {name!r}")
+    return upper
+
+
+def _omitted_outside_call(node: Node) -> ValueError:
+    return ValueError("an omitted argument can only be an argument of a call with two or more "
+                      "argument slots")
+
+
+def needs_parens(node: Node, min_level: int) -> bool:
+    """Whether ``node`` must be parenthesized where a binding strength of ``min_level`` is
+    needed (the levels come from `operand_levels`; a whole formula needs `LOOSEST`)."""
+    return _level(node) < min_level
+
+
+def operand_levels(node: Node) -> tuple[int, ...]:
+    """The binding strength each child of ``node`` needs, in ``ast.children`` order."""
+    if isinstance(node, Binary):
+        level = _BINARY_LEVEL[node.op]
+        # Ambiguous left operands are always parenthesized: (-2) ^ 2, (2 ^ 3) ^ 2, (a < b) = c.
+        return (_ATOM + 1 if _ambiguous_left(node.op, node.left) else level, level + 1)
+    if isinstance(node, Unary):
+        if node.op == "%":
+            return (_postfix_operand(node.operand)[1],)
+        return (_NOT,) if node.op == "not" else (_PREFIX,)
+    if isinstance(node, Member):
+        return (_postfix_operand(node.obj)[1],)
+    if isinstance(node, Index):
+        return (_POSTFIX, _LAMBDA)
+    if isinstance(node, (Call, ListLit)):
+        return (_LAMBDA,) * len(children(node))
+    if isinstance(node, Lambda):
+        return (_LAMBDA,)
+    return ()
+
+
+def leaf_text(node: Node) -> str:
+    """The canonical spelling of a leaf (Number, String, Boolean, Name); TypeError otherwise."""
+    if isinstance(node, Number):
+        return format_number(node.value)
+    if isinstance(node, String):
+        return format_string(node.value)
+    if isinstance(node, Boolean):
+        return "TRUE" if node.value else "FALSE"
+    if isinstance(node, Name):
+        return format_name(node.name)
+    raise TypeError(f"not a leaf: {type(node).__name__}")
+
+
+def lambda_head(node: Lambda) -> str:
+    """``x`` or ``(a, b)``: what comes before ``=>``."""
+    params = ", ".join(format_name(p) for p in node.params)
+    return params if len(node.params) == 1 else f"({params})"
 
 
 def _expand(node: Node, min_level: int) -> list[_Item]:
     """The items that print ``node`` (children still unexpanded), parenthesized if needed."""
     items: list[_Item]
-    if isinstance(node, Number):
-        items = [format_number(node.value)]
-    elif isinstance(node, String):
-        items = [_format_string(node.value)]
-    elif isinstance(node, Boolean):
-        items = ["TRUE" if node.value else "FALSE"]
-    elif isinstance(node, Name):
-        items = [format_name(node.name)]
+    levels = operand_levels(node)
+    if isinstance(node, (Number, String, Boolean, Name)):
+        items = [leaf_text(node)]
     elif isinstance(node, ListLit):
         items = ["["] + _joined(node.items) + ["]"]
     elif isinstance(node, Call):
-        name = node.name.upper()
-        if not _FUNCTION.fullmatch(name):
-            raise ValueError(f"cannot print a call to {node.name!r}")
-        items = [name + "("] + _joined(node.args) + [")"]
+        if len(node.args) == 1 and isinstance(node.args[0], Omitted):
+            raise _omitted_outside_call(node)
+        items = [function_name(node.name) + "("] + _joined(node.args, omit=True) + [")"]
     elif isinstance(node, Member):
-        items = [_postfix_operand(node.obj), "." + format_name(node.name)]
+        items = [(node.obj, levels[0]), "." + format_name(node.name)]
     elif isinstance(node, Index):
-        items = [(node.obj, _POSTFIX), "[", (node.index, _LAMBDA), "]"]
+        items = [(node.obj, levels[0]), "[", (node.index, levels[1]), "]"]
     elif isinstance(node, Unary):
-        items = _expand_unary(node)
+        if node.op == "%":
+            items = [(node.operand, levels[0]), "%"]
+        else:
+            items = ["not " if node.op == "not" else node.op, (node.operand, levels[0])]
     elif isinstance(node, Binary):
-        level = _BINARY_LEVEL[node.op]
-        left: _Item = (node.left, level)
-        if _ambiguous_left(node.op, node.left):
-            left = (node.left, _ATOM + 1)  # force parentheses: (-2) ^ 2, (2 ^ 3) ^ 2
-        items = [left, f" {node.op} ", (node.right, level + 1)]
+        items = [(node.left, levels[0]), f" {node.op} ", (node.right, levels[1])]
     elif isinstance(node, Lambda):
-        params = ", ".join(format_name(p) for p in node.params)
-        head = params if len(node.params) == 1 else f"({params})"
-        items = [head + " => ", (node.body, _LAMBDA)]
+        items = [lambda_head(node) + " => ", (node.body, levels[0])]
+    elif isinstance(node, Omitted):
+        raise _omitted_outside_call(node)
     else:
         raise TypeError(f"not an AST node: {type(node).__name__}")
     if _level(node) < min_level:
@@ -149,19 +211,13 @@ def _postfix_operand(node: Node) -> tuple[Node, int]:
     return (node, _ATOM + 1) if isinstance(node, Number) else (node, _POSTFIX)
 
 
-def _expand_unary(node: Unary) -> list[_Item]:
-    if node.op == "%":
-        return [_postfix_operand(node.operand), "%"]
-    if node.op == "not":
-        return ["not ", (node.operand, _NOT)]
-    return [node.op, (node.operand, _PREFIX)]
-
-
-def _joined(nodes: tuple[Node, ...]) -> list[_Item]:
+def _joined(nodes: tuple[Node, ...], omit: bool = False) -> list[_Item]:
     items: list[_Item] = []
     for i, child in enumerate(nodes):
         if i:
             items.append(", ")
+        if omit and isinstance(child, Omitted):
+            continue  # an omitted argument is the empty text between its commas
         items.append((child, _LAMBDA))
     return items
 

@@ -79,6 +79,8 @@ class Checker(OverloadResolver):
         self.diagnostics: list[Diagnostic] = []
         self.warnings: list[Diagnostic] = []
         self.variables: dict[str, tuple[int, Type]] = {}  # schema names actually used
+        #: LET slot -> (may its value be an error value, its list-length bound)
+        self.let_values: dict[int, tuple[bool, int]] = {}
         self.slot_count = 1  # slot 0 holds the evaluation context
         self.coercing = True  # whether excel-profile conversions may fit an argument
 
@@ -175,8 +177,11 @@ class Checker(OverloadResolver):
         found = scope.bindings.get(name)
         if found is not None:
             slot, t, local = found
-            return ir.Var(slot, name, t, node.span, local=local,
-                          size=self.limits.max_list_length if t.kind == "List" else 0)
+            # A LET name carries what its value may be: an error value, a list of some length.
+            may_error, size = self.let_values.get(slot, (False, None))
+            if size is None:
+                size = self.limits.max_list_length if t.kind == "List" else 0
+            return ir.Var(slot, name, t, node.span, may_error=may_error, local=local, size=size)
         if name in self.schema:
             if name not in self.variables:
                 self.variables[name] = (self.new_slot(), self.schema[name])
@@ -341,6 +346,7 @@ class Checker(OverloadResolver):
                           name_node.span)
             value = self.visit(args[i + 1], current)
             slot = self.new_slot()
+            self.let_values[slot] = (value.may_error, value.size)
             current = current.child(**{name_node.name: (slot, value.type, True)})
             slots.append(slot)
             names.append(name_node.name)

@@ -355,7 +355,14 @@ class OverloadResolver:
                             "be blank", arg, prm.type, nullable=True)
             return
         if why and arg is None:
-            self.error("E202", f"{name}: {why}", span, hint="; ".join(spec.describe()[:3]))
+            fixes: tuple[Fix, ...] = ()
+            if index == len(nodes) - 1 and isinstance(nodes[index], ast.Omitted):
+                # `SUM(1, 2,)`: a trailing comma, most likely; offer to remove it.
+                comma = self.source.rfind(",", 0, span.start)
+                if comma >= 0 and not self.source[comma + 1:span.start].strip():
+                    fixes = (Fix(Span(comma, span.start), "", "remove the trailing ','"),)
+            self.error("E202", f"{name}: {why}", span, hint="; ".join(spec.describe()[:3]),
+                       fixes=fixes)
             return
         got = arg.type if arg is not None else "a lambda"
         expected = _describe_expected(prm.type)
