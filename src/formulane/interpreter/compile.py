@@ -427,9 +427,11 @@ def _metered(run: Closure, node: ir.Call, closures: list[Closure]) -> Closure:
 # ------------------------------------------------------------------------------- coercions
 
 
-def _text_to_number(text: str) -> Any:
+def _text_to_number(text: str | None) -> Any:
     from decimal import Decimal, InvalidOperation
 
+    if text is None:  # a blank passes on (the checker follows with blank_to_number)
+        return None
     cleaned = text.strip().replace(",", "")
     percent = cleaned.endswith("%")
     if percent:
@@ -444,7 +446,9 @@ def _text_to_number(text: str) -> Any:
     return value / 100 if percent else value
 
 
-def _text_to_boolean(text: str) -> bool:
+def _text_to_boolean(text: str | None) -> bool | None:
+    if text is None:  # a blank passes on (the checker follows with blank_to_boolean)
+        return None
     upper = text.strip().upper()
     if upper == "TRUE":
         return True

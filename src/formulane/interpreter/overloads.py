@@ -74,7 +74,17 @@ class OverloadResolver:
             self.coercing = coerce
             for s in fitting:
                 mark = len(self.diagnostics)
-                result = self.try_sig(spec, s, nodes, args, span, scope)
+                try:
+                    result = self.try_sig(spec, s, nodes, args, span, scope)
+                except _MeetAtText as meet:
+                    del self.diagnostics[mark:]
+                    result = self.try_sig(spec, s, nodes, args, span, scope,
+                                          {meet.name: Type("Text")})
+                    if not isinstance(result, tuple):
+                        self.warn("E202", f"{name}: values of different types meet as Text "
+                                  "(excel profile; the strict profile refuses this)", span,
+                                  hint="make the types agree, e.g. TEXT(x, \"0.00\") or a "
+                                       "number fallback, to keep numbers numbers")
                 if isinstance(result, tuple):
                     del self.diagnostics[mark:]
                     failures.append(result)
@@ -86,8 +96,8 @@ class OverloadResolver:
         return self.poison(span)
 
     def try_sig(self, spec: FunctionSpec, s: Sig, nodes: list[ast.Node], args: list[IR | None],
-                span: Span, scope: Scope | None) -> Any:
-        bindings: dict[str, Type] = {}
+                span: Span, scope: Scope | None, bound: Mapping[str, Type] | None = None) -> Any:
+        bindings: dict[str, Type] = dict(bound or {})
         out: list[IR] = []
         lambda_cost = 0
         for i, node in enumerate(nodes):
@@ -198,10 +208,11 @@ class OverloadResolver:
                 and "Blank" not in (lt.kind, rt.kind):
             from ..functions.spec import Sig as _Sig
 
+            same = {s.params[0].type.kind: s.impl or spec.impl for s in spec.signatures
+                    if len(s.params) == 2 and s.params[0].type == s.params[1].type}
             mixed = _Sig((Param("left", lt), Param("right", rt)), BOOLEAN, 0,
-                         _mixed_comparison(node.op, _rank(lt), _rank(rt)))
-            return self.make_call(spec, mixed, (self._coerce_null(left), self._coerce_null(right)),
-                                  BOOLEAN, node.span)
+                         _excel_comparison(node.op, lt.kind, rt.kind, same))
+            return self.make_call(spec, mixed, (left, right), BOOLEAN, node.span)
         return self.resolve(spec, [node.left, node.right], [left, right], node.span,
                             node.op_span or node.span, display=node.op)
 
@@ -229,7 +240,14 @@ class OverloadResolver:
                 return arg
             joined = join(bound, a)
             if joined is None:
-                return self.coerce(arg, bound) if self.excel_coercions else None
+                if not self.excel_coercions:
+                    return None
+                if a.kind == "Text" and bound.is_scalar and bound.kind != "Text":
+                    # IF(c, 1, "n/a"), IFERROR(x / y, "n/a"): without unions, the branches
+                    # meet at Text (what Excel shows), never a #VALUE! from reading "n/a"
+                    # as a number. Start over with T bound to Text.
+                    raise _MeetAtText(expected.name)
+                return self.coerce(arg, bound)
             bindings[expected.name] = joined
             return arg
         if k == "Any":
@@ -295,13 +313,21 @@ class OverloadResolver:
             mode = "to_text"
         if mode is None:
             return None
+        may_error = mode in ("text_to_number", "text_to_boolean") or arg.may_error
+        if a.nullable and (a.kind == "Text" or target.kind == "Text"):
+            # A blank is the target's zero (an empty cell reads as 0, "" or FALSE), not the
+            # conversion of the source's zero: a blank Number? joins as "", not "0"; a blank
+            # Text? multiplies as 0, not #VALUE! from "". The conversion passes blanks on.
+            inner = ir.Coerce(arg, mode, optional(Type(target.kind)), arg.span, may_error,
+                              arg.cost + 1)
+            return ir.Coerce(inner, "blank_to_" + target.kind.lower(), Type(target.kind),
+                             arg.span, may_error, arg.cost + 2)
         node = arg
         if a.nullable:
             node = ir.Coerce(arg, "blank_to_" + a.kind.lower(), non_null(a), arg.span,
                              arg.may_error, arg.cost + 1) if a.kind in ("Number", "Text", "Boolean") \
                 else arg
-        return ir.Coerce(node, mode, non_null(Type(target.kind)), arg.span,
-                         mode in ("text_to_number", "text_to_boolean") or arg.may_error,
+        return ir.Coerce(node, mode, non_null(Type(target.kind)), arg.span, may_error,
                          arg.cost + 1)
 
     def each_to_text(self, arg: IR) -> IR | None:
@@ -429,6 +455,15 @@ def per_char_cost(spec: FunctionSpec) -> float:
 _ZERO_VALUE = {"Number": Decimal(0), "Text": "", "Boolean": False}
 
 
+class _MeetAtText(Exception):
+    """Raised while matching, in the excel profile, when a generic T bound to a non-text
+    scalar meets a Text: the signature is tried again with T bound to Text."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
 #: (id(spec), argument count) -> (spec, its signatures of that arity). Specs live as long as
 #: their registry; the spec kept in the value guards against a reused id.
 _FITTING: dict[tuple[int, int], tuple[FunctionSpec, tuple[Sig, ...]]] = {}
@@ -533,16 +568,39 @@ def name_source(name: str) -> str:
 
 
 _RANKS = {"Number": 0, "Date": 0, "DateTime": 0, "Duration": 0, "Text": 1, "Boolean": 2}
+#: Kinds Excel holds as serial numbers (a date is its day count, a time a fraction of a day).
+_SERIAL_KINDS = frozenset(("Number", "Date", "DateTime", "Duration"))
+#: What a blank reads as next to a value of each kind (KB 214244: an empty cell is zero).
+_BLANK_AS = {"Number": (0, "Number"), "Date": (0, "Number"), "DateTime": (0, "Number"),
+             "Duration": (0, "Number"), "Text": ("", "Text"), "Boolean": (False, "Boolean")}
 
 
-def _rank(t: Type) -> int:
-    return _RANKS.get(t.kind, 0)
+def _excel_comparison(op: str, left_kind: str, right_kind: str,
+                      same: Mapping[str, Any]):  # type: ignore[no-untyped-def]
+    """Excel's comparison of two values of different declared types (excel profile):
 
-
-def _mixed_comparison(op: str, left_rank: int, right_rank: int):  # type: ignore[no-untyped-def]
-    """Excel orders values of different types: numbers < text < logicals; never equal."""
+    * a blank is the other side's zero (0, "" or FALSE), so a blank equals 0, "" and FALSE;
+    * numbers, dates, datetimes (by their own wall clock) and durations compare as the serial
+      numbers Excel holds them as: ``DATE(2000, 1, 1) = 36526``;
+    * otherwise numbers < texts < logicals, and values of different ranks are never equal.
+    ``same`` holds the operator's own implementation per kind (texts ignore case)."""
     import operator as _op
 
+    from ..functions._criteria import serial
+
     fn = {"=": _op.eq, "<>": _op.ne, "<": _op.lt, "<=": _op.le, ">": _op.gt, ">=": _op.ge}[op]
-    result = fn(left_rank, right_rank) if left_rank != right_rank else op == "<>"
-    return lambda a, b: result
+
+    def compare(a: Any, b: Any) -> bool:
+        ka, kb = left_kind, right_kind
+        if a is None:
+            a, ka = _BLANK_AS.get(kb, (None, kb)) if b is not None else (0, "Number")
+        if b is None:
+            b, kb = _BLANK_AS.get(ka, (None, ka))
+        if ka == kb:
+            return bool(same.get(ka, fn)(a, b))
+        if ka in _SERIAL_KINDS and kb in _SERIAL_KINDS:
+            return fn(a if ka == "Number" else serial(a), b if kb == "Number" else serial(b))
+        ra, rb = _RANKS.get(ka, 0), _RANKS.get(kb, 0)
+        return fn(ra, rb) if ra != rb else op == "<>"
+
+    return compare
