@@ -12,7 +12,6 @@ import pytest
 from formulane.errors import ToolError
 from formulane.typed_tools import Principal, ToolRegistry
 from formulane.typed_tools.providers import (
-    anthropic_results,
     arun_calls,
     calls_from,
     gemini_results,

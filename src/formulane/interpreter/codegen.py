@@ -44,7 +44,6 @@ import contextvars
 import datetime as dt
 import decimal
 import itertools
-import math
 import operator
 import re
 import types
@@ -54,7 +53,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 from ..errors import EvalError, FormulaError, InternalError, LimitExceeded
 from ..limits import Limits
 from ..types import Type
-from ..values import CONTEXT, DIV0, MAX_NUMBER, NA, REF, ErrorValue, XLError, to_external
+from ..values import CONTEXT, DIV0, NA, REF, ErrorValue, XLError, to_external
 from . import ir
 from .compile import _CAUGHT, _COERCIONS, _NOT_CONST, Compiler, _first_error, to_error
 from .ir import IR
@@ -929,29 +928,30 @@ class _Gen:
                     body=[_assign(v, _call(self.helper(CONTEXT.plus), x))],
                     handlers=[_N.ExceptHandler(type=self.helper(ArithmeticError), name=None,
                                                 body=list(again))], orelse=[], finalbody=[])
-                # values.number_in for a float: by its shortest repr (integral ones exactly).
+                # values.number_in for a float: by its shortest repr, integral ones exactly; a
+                # small whole float is the small int it is (as an int input). The range tests
+                # also refuse inf and NaN (every comparison with NaN is false).
+                small_whole = _N.BoolOp(op=ast.And(), values=[
+                    _N.Compare(left=_const(-float(_SMALL)), ops=[ast.Lt(), ast.Lt()],
+                               comparators=[x, _const(float(_SMALL))]),
+                    _call(self.helper(float.is_integer), x)])
                 whole = _N.BoolOp(op=ast.And(), values=[
                     _call(self.helper(float.is_integer), x),
                     _N.Compare(left=_const(-2.0 ** 53), ops=[ast.Lt(), ast.Lt()],
                                 comparators=[x, _const(2.0 ** 53)])])
                 floating = _N.If(
-                    test=_N.BoolOp(op=ast.And(), values=[
-                        _cmp(_load(k), ast.Is(), self.helper(float)),
-                        _call(self.helper(math.isfinite), x),
-                        _N.Compare(left=_const(-1e308), ops=[ast.Lt(), ast.Lt()],
-                                    comparators=[x, _const(1e308)])]),
-                    body=[_N.If(test=whole,
-                                 body=[_N.If(
-                                     test=_N.Compare(left=_const(-float(_SMALL)),
-                                                     ops=[ast.Lt(), ast.Lt()],
-                                                     comparators=[x, _const(float(_SMALL))]),
-                                     # a small whole float is taken as the small int it is,
-                                     # exactly as an int input is (no Decimal on the hot path)
-                                     body=[_assign(v, _call(self.helper(int), x))],
-                                     orelse=[_assign(v, _call(self.helper(Decimal),
-                                                              _call(self.helper(int), x)))])],
-                                 orelse=[_assign(v, _call(self.helper(Decimal),
-                                                          _call(self.helper(repr), x)))])],
+                    test=_cmp(_load(k), ast.Is(), self.helper(float)),
+                    body=[_N.If(
+                        test=small_whole, body=[_assign(v, _call(self.helper(int), x))],
+                        orelse=[_N.If(
+                            test=_N.Compare(left=_const(-1e308), ops=[ast.Lt(), ast.Lt()],
+                                            comparators=[x, _const(1e308)]),
+                            body=[_N.If(test=whole,
+                                        body=[_assign(v, _call(self.helper(Decimal),
+                                                               _call(self.helper(int), x)))],
+                                        orelse=[_assign(v, _call(self.helper(Decimal),
+                                                                 _call(self.helper(repr), x)))])],
+                            orelse=list(again))])],
                     orelse=list(again))
                 checks += [_assign(k, _call(self.TYPE, x)), _N.If(
                     test=_cmp(_load(k), ast.Is(), self.helper(int)),
