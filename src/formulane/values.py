@@ -172,6 +172,20 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+#: Values a Number, Text or Boolean takes as they are (see `_taken_as_is`), as
+#: `Program.evaluate` does for top-level inputs: no conversion on the common path.
+_FAST_KIND: dict[str, type] = {"Number": int, "Text": str, "Boolean": bool}
+
+
+def _taken_as_is(v: Any, kind: type) -> bool:
+    tv = type(v)
+    if tv is not kind:
+        return False
+    if tv is int:
+        return -10**15 < v < 10**15
+    return tv is bool or v.isascii()
+
+
 def to_internal(value: Any, t: Type, name: str) -> Any:
     """Check ``value`` against type ``t`` and convert it to the engine's representation."""
     if value is None:
@@ -217,13 +231,20 @@ def to_internal(value: Any, t: Type, name: str) -> Any:
         if not isinstance(value, (list, tuple)):
             raise _bad(name, value, str(t))
         elem = t.elem
+        fast = _FAST_KIND.get(elem.kind) if elem is not None else None  # type: ignore[union-attr]
+        if fast is not None and all(_taken_as_is(v, fast) for v in value):
+            return tuple(value)  # small ints, ASCII texts, booleans: nothing to convert
         return tuple(to_internal(v, elem, f"{name}[{i + 1}]") for i, v in enumerate(value))  # type: ignore[arg-type]
     if kind == "Record":
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):
             raise _bad(name, value, str(t))
         out = {}
+        get = value.get
         for fname, ftype in t.fields:
-            out[fname] = to_internal(value.get(fname), ftype, f"{name}.{fname}")
+            v = get(fname)
+            fast = _FAST_KIND.get(ftype.kind)
+            out[fname] = v if fast is not None and _taken_as_is(v, fast) \
+                else to_internal(v, ftype, f"{name}.{fname}")
         return MappingProxyType(out)
     if kind in ("Any", "Blank"):
         # Untyped JSON: keep its shape, but still only our own immutable values.
