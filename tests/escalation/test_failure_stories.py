@@ -62,8 +62,11 @@ def test_interactive_input_fails_in_milliseconds_not_at_the_deadline(
     receipt = sandbox.run(make_job(code, limits={"wall_timeout_s": 30}))
     assert receipt.outcome is Outcome.INPUT_REQUIRED
     waited_ms = float(receipt.stdout.text.strip())
-    assert waited_ms < 250, f"input() waited {waited_ms} ms on /dev/null"
-    assert receipt.wall_ms is not None and receipt.wall_ms < 15_000  # deadline was 30 s
+    # The story: input() on /dev/null fails at once instead of blocking until the 30 s
+    # deadline. Both bounds are far from the deadline (a second, measured inside the job; 15 s
+    # of wall time for the whole run) so scheduling delays on a loaded machine do not matter.
+    assert waited_ms < 1000, f"input() waited {waited_ms} ms on /dev/null"
+    assert receipt.wall_ms is not None and receipt.wall_ms < 15_000
 
 
 def test_syntax_error_spawns_nothing(sandbox: BubblewrapBackend,
@@ -85,7 +88,9 @@ def test_wall_timeout_kills_and_confirms(sandbox: BubblewrapBackend) -> None:
     elapsed = time.monotonic() - t0
     assert receipt.outcome is Outcome.TIMEOUT_WALL and receipt.outcome_basis == "observed"
     assert receipt.cleanup.group_killed and receipt.cleanup.survivors == 0
-    assert elapsed < 1 + 0.3 + 5, f"timeout took {elapsed:.2f} s of harness time"
+    # Functional: the host deadline, not the job's 60 s sleep, ended the run. Half the sleep
+    # separates the two with room for a loaded machine.
+    assert elapsed < 30, f"timeout took {elapsed:.2f} s of harness time"
 
 
 def test_network_is_denied_even_to_a_host_loopback_listener(sandbox: BubblewrapBackend) -> None:
@@ -131,13 +136,13 @@ def test_crash_after_a_completion_manifest_marks_the_artifact_complete(
 def test_caller_gives_up_and_the_job_is_killed_and_confirmed(sandbox: BubblewrapBackend) -> None:
     """The application stops waiting: the run is cancelled, killed, and the kill confirmed."""
     token = CancelToken()
-    code = ("import time, os\nfor i in range(600):\n"
+    code = ("import time, os\nfor i in range(6000):\n"
             "    open('tick', 'w').write(str(i))\n    time.sleep(0.05)\n")
     timer = threading.Timer(0.5, token.cancel, args=("caller timed out after 0.5 s",))
     timer.start()
     try:
         t0 = time.monotonic()
-        receipt = sandbox.run(make_job(code, limits={"wall_timeout_s": 30}), cancel=token)
+        receipt = sandbox.run(make_job(code, limits={"wall_timeout_s": 600}), cancel=token)
         elapsed = time.monotonic() - t0
     finally:
         timer.cancel()
@@ -145,4 +150,6 @@ def test_caller_gives_up_and_the_job_is_killed_and_confirmed(sandbox: Bubblewrap
     assert receipt.outcome is Outcome.CANCELLED and receipt.outcome_basis == "observed"
     assert "caller timed out" in receipt.outcome_detail
     assert receipt.cleanup.group_killed and receipt.cleanup.survivors == 0
-    assert elapsed < 10
+    # Functional: the cancellation ended the run, not the job (300 s of ticks) nor its 600 s
+    # deadline; 60 s leaves room for a loaded machine.
+    assert elapsed < 60, f"cancellation took {elapsed:.2f} s of harness time"

@@ -60,6 +60,30 @@ def test_pooled_job_limits_still_hold(pooled: BubblewrapBackend) -> None:
     assert pooled.pool is not None and pooled.pool.taken == 1
 
 
+def test_a_pooled_jobs_workspace_can_be_salvaged_by_its_job_name(
+        state_dir: Path, sandbox: BubblewrapBackend) -> None:
+    """A pooled box is named when it is built, before any job: the job that takes it records
+    its name in the box, so crash recovery finds the workspace by job and attempt."""
+    from formulane.escalation.backends import workspace as workspaces
+
+    backend = BubblewrapBackend(state_dir / "pooled-kept", uid_first=UID_FIRST,
+                                uid_count=UID_COUNT, environments=shared_environments(),
+                                keep_workspaces=True)  # as if the supervisor died mid-job
+    try:
+        pool = backend.enable_pool(1)
+        assert pool.wait_ready(timeout=180), pool.errors
+        job = make_job("open('report.csv', 'w').write('half')", artifact_globs=("*.csv",))
+        assert backend.run(job).outcome is Outcome.SUCCEEDED and pool.taken == 1
+        box = workspaces.find(backend.workspaces_root, f"{job.job_id}-a1")
+        assert box is not None and box.name.startswith("pool-")
+        [artifact] = backend.salvage(job, 1)
+        assert artifact.path == "report.csv" and artifact.complete is None
+        assert backend.artifacts.get(artifact.stored_ref or "") == b"half"
+        assert workspaces.find(backend.workspaces_root, f"{job.job_id}-a1") is None
+    finally:
+        backend.close()
+
+
 # -- broker -----------------------------------------------------------------------------------
 
 def _catalog() -> StaticCatalog:

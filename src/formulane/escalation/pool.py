@@ -6,13 +6,14 @@ job that fits the pool's fixed shape (same environment, no network, no stdin, no
 environment variables, no read-only input files, the pool's workspace and /tmp sizes) takes
 one: the host stages its files, sets its limits on the sandbox's cgroup and sends the
 configuration, so the job pays only for running. A pooled sandbox is never reused: no state
-crosses from one job to the next. Jobs that do not fit run cold, as usual. `close` kills and
-releases every waiting sandbox and joins the filler thread.
+crosses from one job to the next. Jobs that do not fit run cold, as usual. Refills wait until a
+pooled job has ended (`done`) unless the pool is down to half, so pre-starting does not compete
+with running jobs on a small machine. `close` kills and releases every waiting sandbox and joins
+the filler threads.
 """
 
 from __future__ import annotations
 
-import os
 import select
 import threading
 import uuid
@@ -47,6 +48,8 @@ class WarmPool:
         self.errors: list[str] = []
         self.taken = 0
         self._starting = 0
+        self._in_use = 0  # pooled jobs running now
+        self.low_water = size // 2
         # Sandbox start-up is mostly kernel work (namespaces, mounts); a few fillers overlap it.
         self._threads = [threading.Thread(target=self._fill, name=f"formulane-pool-filler-{i}",
                                           daemon=True) for i in range(fillers)]
@@ -68,20 +71,34 @@ class WarmPool:
                 if not self._ready:
                     return None
                 res, running = self._ready.popleft()
-                self._cond.notify_all()
+                # No wake-up for the fillers here: a refill started now would compete with this
+                # job for the CPUs and the GIL. `done` wakes them once the job has ended, or a
+                # filler wakes on its own when the pool is down to its low-water mark.
             if _alive(running):
                 break
             self._discard(res, running)
-        # Lost-job salvage looks workspaces up by job id and attempt: leave a name for it.
+        with self._cond:
+            self._in_use += 1
+        # Lost-job salvage looks workspaces up by job id and attempt: leave the name in the box
+        # (its own tmpfs, outside what the sandbox mounts; a link on the host disk cost ~2 ms).
         assert res.workspace is not None
-        alias = res.workspace.box.parent / f"{job.job_id}-a1"
-        try:
-            os.symlink(res.workspace.box.name, alias)
-            res.alias = alias
-        except OSError:
-            pass
+        res.workspace.claim(f"{job.job_id}-a1")
         self.taken += 1
         return res, running
+
+    def done(self) -> None:
+        """A job that took a sandbox has ended (its receipt is built): refill now."""
+        with self._cond:
+            self._in_use = max(0, self._in_use - 1)
+            self._cond.notify_all()
+
+    def _full(self) -> bool:
+        have = len(self._ready) + self._starting
+        if have >= self.size:
+            return True
+        # While pooled jobs are running, refill only below the low-water mark (half the pool):
+        # pre-starting is mostly CPU, and on a small machine it slows the running jobs down.
+        return self._in_use > 0 and len(self._ready) > self.low_water
 
     def wait_ready(self, count: int | None = None, timeout: float = 30.0) -> bool:
         """Block until ``count`` (default: size) sandboxes are waiting (benchmarks, tests)."""
@@ -98,7 +115,7 @@ class WarmPool:
     def _fill(self) -> None:
         while not self._stop.is_set():
             with self._cond:
-                while len(self._ready) + self._starting >= self.size and not self._stop.is_set():
+                while self._full() and not self._stop.is_set():
                     self._cond.wait(0.5)
                 if self._stop.is_set():
                     return

@@ -7,8 +7,12 @@ seccomp), prepares ``sys.path`` and the job's globals (``inputs`` and one global
 name), writes ``S`` on the status pipe and closes both control fds, then executes the job.
 Nothing the job does can run before the limits are in place: the bootstrap says ``R`` and
 waits; the host moves this one process into the job's cgroup and only then writes the
-configuration, so every process the job ever creates is born inside the group. In session mode the
-gate and status pipes stay open and carry JSON frames: one request to execute code, one reply.
+configuration, so every process the job ever creates is born inside the group. When the job's
+code ends, `_finish` does what a normal interpreter exit does that the job can observe
+(threads joined, atexit, globals dropped so unclosed files flush, stdio flushed) and exits
+with the same status Python would, skipping the rest of the interpreter teardown. In session
+mode the gate and status pipes stay open and carry JSON frames: one request to execute code, one
+reply.
 This file is copied into the sandbox and run there; the host never imports it.
 """
 
@@ -17,7 +21,10 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-from typing import Any
+
+MYPY = False
+if MYPY:  # type checkers read this; the sandbox never imports typing (~10 ms of start-up)
+    from typing import Any
 
 
 def _read_exact(fd: int, size: int) -> bytes | None:
@@ -156,12 +163,12 @@ def _session(cfg: dict[str, Any], gate: int, status: int, g: dict[str, Any]) -> 
 
 def _main() -> None:
     gate, status = int(sys.argv[1]), int(sys.argv[2])
+    import resource  # before "R": a pooled sandbox has it loaded when its job arrives
     os.write(status, b"R")  # ready: the host now moves this process into the job's cgroup
     raw = _read_frame(gate)
     if raw is None:
         os._exit(70)  # the host went away before starting us
     cfg = marshal.loads(raw)
-    import resource
     for name, soft, hard in cfg["rlimits"]:
         resource.setrlimit(getattr(resource, name), (soft, hard))
     if cfg.get("confine"):
@@ -181,7 +188,56 @@ def _main() -> None:
         source = f.read()
     code = compile(source, cfg["main"], "exec")
     del cfg, raw
-    exec(code, g)
+    try:
+        exec(code, g)
+    except SystemExit as exc:
+        _finish(g, _exit_status(exc))
+    except BaseException:
+        sys.excepthook(*sys.exc_info())  # the job's traceback on stderr, as Python prints it
+        _finish(g, 1)
+    _finish(g, 0)
+
+
+def _exit_status(exc: SystemExit) -> int:
+    """What the interpreter would exit with for an uncaught SystemExit."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    try:
+        sys.stderr.write(str(exc.code) + "\n")
+    except Exception:
+        pass
+    return 1
+
+
+def _finish(g: dict[str, Any], status: int) -> None:
+    """End the job the way the interpreter's shutdown would, as far as the job can observe it,
+    then `os._exit`: wait for non-daemon threads, run atexit handlers, drop the job's globals
+    and collect garbage (unclosed files are flushed and closed, ``__del__`` runs), flush
+    stdout and stderr. The full interpreter teardown that follows a normal exit is skipped:
+    it cost ~8 ms per job inside the sandbox and nothing outside the process can see it."""
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()  # type: ignore[attr-defined]
+        except BaseException:
+            sys.excepthook(*sys.exc_info())
+    import atexit
+    atexit._run_exitfuncs()
+    try:
+        g.clear()
+        import gc
+        gc.collect()
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except BaseException:
+            status = status or 120  # what CPython exits with when flushing stdout fails
+    os._exit(status)
 
 
 _main()

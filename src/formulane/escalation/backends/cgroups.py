@@ -195,6 +195,16 @@ def reap_stale(support: CgroupSupport) -> int:
     return removed
 
 
+def release_instance(support: CgroupSupport) -> None:
+    """Remove this process's (empty) instance groups; one still holding job groups of another
+    backend in this process stays (rmdir refuses a group with children)."""
+    for mount in set(support.paths.values()):
+        try:
+            (mount / ROOT_NAME / instance_name()).rmdir()
+        except OSError:
+            pass
+
+
 def _kill(pid: int, sig: int = signal.SIGKILL) -> None:
     try:
         os.kill(pid, sig)
@@ -218,6 +228,7 @@ class JobCgroup:
         self.groups = groups
         self.removed = False
         self._base = CgroupStats()
+        self._limits: tuple[int, int] | None = None  # last written: reused groups skip rewrites
 
     @classmethod
     def create(cls, support: CgroupSupport, name: str, *, memory_bytes: int,
@@ -243,6 +254,15 @@ class JobCgroup:
             raise
 
     def set_limits(self, *, memory_bytes: int, max_processes: int) -> None:
+        # Only this process writes these files (root-owned, outside the job's view), so the
+        # values last written are the values in force: a reused group skips the writes.
+        if self._limits == (memory_bytes, max_processes):
+            return
+        self._limits = None  # unknown until every write below has succeeded
+        self._write_limits(memory_bytes, max_processes)
+        self._limits = (memory_bytes, max_processes)
+
+    def _write_limits(self, memory_bytes: int, max_processes: int) -> None:
         if self.support.version == "v2":
             leaf = self.groups["unified"]
             (leaf / "memory.max").write_text(str(memory_bytes))

@@ -5,11 +5,13 @@ against modal 1.6): ``Sandbox.create`` in one app with ``timeout`` = the provide
 ``block_network`` unless the policy allowed an open network, ``memory`` in MiB from the limits,
 the job's allowlisted env, and our labels as sandbox tags (``tags=``, also used by
 ``Sandbox.list`` for the startup reaper); ``filesystem.write_bytes / list_files / read_bytes``
-for inputs and artifacts; ``exec`` with an explicit timeout, where ``wait() == -1`` is a
-timeout, not an exit status (letta-evals PR #262); ``terminate`` and ``poll`` (an exit code
-once the sandbox is finished) to confirm destruction. Modal's client speaks gRPC to the control
-plane *and* to a per-task command router (exec and file transfer both go through it); see
-docs/escalation.md for how far this adapter is tested without modal.com.
+for inputs and artifacts (the working directory is created before exec; listing walks
+``FileInfo.is_dir()/is_file()`` and never follows a symlink); ``exec`` with an explicit
+timeout, where ``wait() == -1`` is a timeout, not an exit status (letta-evals PR #262);
+``terminate`` and ``poll`` (an exit code once the sandbox is finished) to confirm destruction.
+Modal's client speaks gRPC to the control plane *and* to a per-task command router (exec and
+file transfer both go through it); the test-suite runs this adapter through the real SDK
+against an in-process stand-in of both (docs/escalation.md says what that covers).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ class ModalSandbox(ProviderSandbox):
 
     def run(self, argv: list[str], *, timeout_s: float, cwd: str,
             on_stdout: Callable[[str], None], on_stderr: Callable[[str], None]) -> ProviderExit:
+        # The working directory must exist before exec (the runtime chdirs into it); a job
+        # without input files has written nothing there yet.
+        self.sb.filesystem.make_directory(cwd, create_parents=True)
         process = self.sb.exec(*argv, timeout=max(1, math.ceil(timeout_s)), workdir=cwd)
         for line in process.stdout:
             on_stdout(line)
@@ -58,16 +63,23 @@ class ModalSandbox(ProviderSandbox):
         return ProviderExit(code, "", "")
 
     def list_files(self, directory: str) -> list[tuple[str, int]]:
+        """Regular files under ``directory`` (relative path, size). Symlinks are skipped, never
+        followed: a link planted by the job must not loop the walk or pull in other files."""
+        modal = _sdk()
         out: list[tuple[str, int]] = []
         pending = [directory]
         while pending:
             current = pending.pop()
-            for info in self.sb.filesystem.list_files(current):
+            try:
+                entries = self.sb.filesystem.list_files(current)
+            except modal.exception.SandboxFilesystemNotFoundError:
+                continue  # nothing was written there
+            for info in entries:  # modal.types.FileInfo
                 path = f"{current}/{info.name}"
-                if getattr(info, "is_dir", False) or getattr(info, "type", "") == "directory":
+                if info.is_dir():
                     pending.append(path)
-                else:
-                    out.append((path[len(directory) + 1:], int(getattr(info, "size", 0))))
+                elif info.is_file():
+                    out.append((path[len(directory) + 1:], int(info.size)))
         return out
 
     def read_file(self, path: str) -> bytes:

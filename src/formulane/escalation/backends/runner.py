@@ -80,7 +80,6 @@ class Resources:
     cgroup_shared: bool = False  # a uid slot's group, kept (empty) for the slot's next job
     used_cgroup: bool = False  # for the receipt, after `release` has let go of the group
     workspace_removed: bool = False
-    alias: Path | None = None  # job-named link to a pooled sandbox's workspace
 
     def release(self, pools: UidPool | None) -> None:
         for fd in self.fds:
@@ -98,12 +97,6 @@ class Resources:
             self.cgroup = None
         if self.workspace is not None and not self.keep_workspace:
             self.workspace_removed = self.workspace.destroy()
-            if self.alias is not None:
-                try:
-                    self.alias.unlink()
-                except OSError:
-                    pass
-                self.alias = None
         if self.uid_lock is not None and pools is not None:
             pools.release(self.uid_lock)
             self.uid_lock = None
@@ -222,8 +215,10 @@ class LocalRunner(SandboxBackend):
         running: Running | None = None
         calls: tuple[BrokerCall, ...] = ()
         started_at = utcnow()
+        pool = self.pool
+        warm = None
         try:
-            warm = self.pool.take(job, env) if self.pool is not None else None
+            warm = pool.take(job, env) if pool is not None else None
             if warm is not None:
                 res, running = warm
                 res.keep_workspace = self.keep_workspaces
@@ -255,6 +250,8 @@ class LocalRunner(SandboxBackend):
             if running is not None:
                 running.close()
             res.release(self.uids)
+            if warm is not None and pool is not None:
+                pool.done()
 
     def precheck(self, job: SandboxJob, attempt: int) -> Receipt | tuple[Environment, float]:
         """Host-side checks before anything is spawned: a receipt if the job ends here."""
@@ -336,6 +333,9 @@ class LocalRunner(SandboxBackend):
         for group in groups:
             group.kill_all(1.0)
             group.remove()
+        if self.cg_support.version is not None:
+            cgroups.release_instance(self.cg_support)
+        workspaces.release_instance_dir(self.workspaces_root)
 
     def _allocate(self, job: SandboxJob | None, attempt: int, res: Resources, *,
                   name: str | None = None, limits: Limits | None = None) -> None:

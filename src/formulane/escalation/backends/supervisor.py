@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -216,6 +217,10 @@ class Running:
         self.started_at = time.monotonic()
         self.closed = False
         self._open_streams = {out_r, err_r}
+        #: pidfds of the wrapper's own processes between it and the interpreter (bwrap's
+        #: namespace init), opened when the interpreter is adopted: with the cgroup they make
+        #: the survivor check exact without scanning /proc (see `sweep`).
+        self.inner_pidfds: list[int] | None = None
 
     # -- control channel ---------------------------------------------------------------------
 
@@ -273,20 +278,32 @@ class Running:
             sel.close()
         self.status_buffer = self.status_buffer[1:]
         self.ready_seen = True
-        pid = self._interpreter_pid()
-        if pid is None:
+        chain = self._chain()
+        if chain is None:
             return False
-        cgroup.join(pid)
+        cgroup.join(chain[-1])
+        if self.wrapper:
+            # Everything between the wrapper and the interpreter is alive now (the interpreter
+            # is blocked at the gate), so these pids cannot have been recycled yet.
+            fds = []
+            try:
+                for pid in chain[1:-1]:
+                    fds.append(os.pidfd_open(pid))
+            except OSError:
+                for fd in fds:
+                    os.close(fd)
+                fds = None  # type: ignore[assignment]
+            self.inner_pidfds = fds
         return True
 
-    def _interpreter_pid(self) -> int | None:
-        """The bootstrap's host pid: the wrapper's deepest descendant on the first branch."""
-        pid = self.pid
+    def _chain(self) -> list[int] | None:
+        """Wrapper pid down to the bootstrap's (the deepest descendant on the first branch)."""
+        chain = [self.pid]
         for _ in range(8):
-            children = _children(pid)
+            children = _children(chain[-1])
             if not children:
-                return pid
-            pid = children[0]
+                return chain
+            chain.append(children[0])
         return None
 
     # -- the loop ----------------------------------------------------------------------------
@@ -400,6 +417,8 @@ class Running:
 
     def sweep(self) -> tuple[int, int]:
         """Kill whatever is left of the job. Returns (found alive, still alive afterwards)."""
+        if self._quick_clean():
+            return 0, 0
         found = self.job_pids() - ({self.pid} if not self.exited else set())
         if not found:
             # Nothing of the job's uid or cgroup is alive, and nothing can appear from nothing:
@@ -414,10 +433,32 @@ class Running:
         remaining = self.job_pids()
         return len(found), len(remaining)
 
+    def _quick_clean(self) -> bool:
+        """True when nothing of the job can be alive, proven without scanning /proc.
+
+        Under a wrapper with a cgroup, the job uid's processes are exactly: the wrapper (our
+        child, reaped), the wrapper's namespace init (held by a pidfd since adoption) and the
+        interpreter with everything it started, all born in the cgroup, which the job cannot
+        leave. So: wrapper reaped, init exited (it is killed with the wrapper; give it a
+        moment) and the cgroup empty. Anything else takes the full path (uid scan, kills)."""
+        if not (self.wrapper and self.exited and self.cgroup is not None
+                and self.inner_pidfds is not None):
+            return False
+        for fd in self.inner_pidfds:
+            if not _pidfd_exited(fd, 0.5):
+                return False
+        return not self.cgroup.pids()
+
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
+        for pidfd in self.inner_pidfds or ():
+            try:
+                os.close(pidfd)
+            except OSError:
+                pass
+        self.inner_pidfds = None
         for fd in (self.out_r, self.err_r, self.status_r, self.gate_w, self.pidfd):
             if fd is not None and fd >= 0:
                 try:
@@ -500,12 +541,14 @@ def spawn(launch: Launch, cgroup: JobCgroup | None) -> Running:
 
 
 def _exited(pidfd: int) -> bool:
-    sel = selectors.DefaultSelector()
-    sel.register(pidfd, selectors.EVENT_READ)
-    try:
-        return bool(sel.select(0.2))
-    finally:
-        sel.close()
+    return _pidfd_exited(pidfd, 0.2)
+
+
+def _pidfd_exited(pidfd: int, timeout: float) -> bool:
+    """Whether the process behind ``pidfd`` has exited, waiting up to ``timeout``."""
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    return bool(poller.poll(max(0, int(timeout * 1000))))
 
 
 def control_pipes() -> tuple[int, int, int, int]:
