@@ -52,8 +52,10 @@ class CpuMeter:
     init, so the init and the interpreter it reaped (start-up included) never reach this
     process's RUSAGE_CHILDREN. When it can, the meter moves this process into its own cpuacct
     group before anything is started: every process it forks (setpriv, bwrap, the namespace
-    init, the interpreter until it joins its job cgroup) is counted there, and the job
-    cgroup's share after the join is each receipt's ``cpu_ms``, added by the caller.
+    init, the interpreter until it joins its job cgroup, early in its start-up) is counted
+    there, and the job cgroup's share after the join is each receipt's ``cpu_ms``, added by
+    the caller; for pooled sandboxes the share before the job took them is the pool's
+    ``prestart_cpu_s``, also added.
     """
 
     def __init__(self) -> None:
@@ -175,13 +177,16 @@ def warm_pool(backend: BubblewrapBackend, jobs: int, size: int, fillers: int,
 
     t0 = time.perf_counter()
     cpu0 = _cpu()
+    # Interpreters join their job group while starting; the pool keeps that share out of the
+    # receipts and counts it here instead.
+    pre0 = pool.prestart_cpu_s
     threads = [threading.Thread(target=worker, name=f"bench-worker-{i}") for i in range(workers)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     total = (time.perf_counter() - t0) * 1000
-    cpu_ms = (_cpu() - cpu0 + sum(job_cpu)) * 1000
+    cpu_ms = (_cpu() - cpu0 + sum(job_cpu) + pool.prestart_cpu_s - pre0) * 1000
     taken = pool.taken
     backend.close()
     return {"jobs": jobs, "pool_size": size, "fillers": fillers, "workers": workers,

@@ -51,7 +51,7 @@ def test_simple_story(sandbox: BubblewrapBackend, story: str, code: str, limits:
         assert receipt.missing_module == detail
     if outcome is Outcome.TIMEOUT_CPU:
         assert receipt.signal == signal.SIGXCPU
-        # The cgroup counts from the moment the interpreter joined (after its start-up).
+        # The cgroup counts from the moment the interpreter joined (early in its start-up).
         assert receipt.cpu_ms is not None and receipt.cpu_ms >= 500
 
 

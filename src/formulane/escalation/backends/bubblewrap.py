@@ -14,13 +14,14 @@ The network namespace has only loopback and the seccomp filter refuses every non
 from __future__ import annotations
 
 import os
+import platform
 from pathlib import Path
 from typing import Any
 
 from ..contract import Isolation, SandboxJob
 from ..environments import Environment
 from .base import BackendCapabilities
-from .runner import LocalRunner, Resources
+from .runner import LocalRunner, Resources, compiled_bootstrap
 from .seccomp import filter_fd
 
 SANDBOX_PYTHON = "/opt/python"
@@ -31,6 +32,11 @@ _NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/
                   "/etc/ca-certificates", "/usr/share/ca-certificates")
 
 
+def _bootstrap_file(env: Environment) -> str:
+    # The compiled bootstrap is bytecode of this interpreter: only the same version runs it.
+    return "bootstrap.pyc" if env.version == platform.python_version() else "bootstrap.py"
+
+
 def _opath(path: Path | str) -> int:
     return os.open(path, os.O_PATH | os.O_CLOEXEC)
 
@@ -38,6 +44,7 @@ def _opath(path: Path | str) -> int:
 class BubblewrapBackend(LocalRunner):
     name = "bubblewrap"
     wrapper = True
+    bootstrap_pyc = compiled_bootstrap(f"{SANDBOX_JOB}/bootstrap.py")
 
     def __init__(self, state_dir: Path | str, **kwargs: Any) -> None:
         super().__init__(state_dir, **kwargs)
@@ -71,7 +78,7 @@ class BubblewrapBackend(LocalRunner):
             isolation=Isolation.NAMESPACE, mechanism=mechanism,
             network_modes=("none", "open"), states=("ephemeral", "session"),
             enforces=enforces,  # type: ignore[arg-type]
-            cold_start="~40 ms (p50 on 2 loaded vCPUs; warm pool ~5-10 ms, bench/SANDBOX.md)")
+            cold_start="~20 ms (p50 on 2 loaded vCPUs; warm pool ~5-6 ms, bench/SANDBOX.md)")
 
     def network_enforcement(self, job: SandboxJob) -> str:
         if job.network.mode == "open":
@@ -131,7 +138,7 @@ class BubblewrapBackend(LocalRunner):
             fds.append(seccomp)
             argv += ["--chdir", SANDBOX_WORKSPACE, "--seccomp", str(seccomp), "--",
                      f"{SANDBOX_PYTHON}/{env.python}", "-I", "-S", "-B", "-X", "utf8",
-                     f"{SANDBOX_JOB}/bootstrap.py", str(gate), str(status)]
+                     f"{SANDBOX_JOB}/{_bootstrap_file(env)}", str(gate), str(status)]
         except BaseException:
             for fd in fds:
                 os.close(fd)

@@ -152,10 +152,20 @@ def _instance_alive(name: str) -> bool:
 
 
 def _read_pids(group: Path) -> list[int]:
+    # os-level reads: this runs several times per job (survivor check, release, slot reuse).
     try:
-        return [int(x) for x in (group / "cgroup.procs").read_text().split()]
+        fd = os.open(f"{group}/cgroup.procs", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return [int(x) for x in b"".join(chunks).split()]
     except (OSError, ValueError):
         return []
+    finally:
+        os.close(fd)
 
 
 def _rmdir(group: Path, attempts: int = 40) -> bool:
@@ -375,6 +385,35 @@ class JobCgroup:
 
     def describe(self) -> str:
         return self.support.describe()
+
+
+class LaunchGroup:
+    """A group a sandbox's wrapper is moved into as soon as it is spawned, for time only.
+
+    A migration first waits for an RCU grace period (the cgroup threadgroup lock; ~8-12 ms
+    here, in scheduler ticks), unless another migration ended less than about one grace period
+    before. Moving bubblewrap's monitor here right after the spawn starts that wait while
+    bubblewrap builds the namespaces, so the interpreter's own move into its job group, a few
+    milliseconds later, does not wait again. No limits are set and nothing is read from it:
+    the wrapper and its namespace init stay outside the job's groups, as before (the survivor
+    check covers them by pidfd and job uid); the interpreter is moved out of it into the job's
+    group before it may run job code. One per backend, in the pids hierarchy on v1 (no side
+    effects without ``pids.max``), removed by the backend's `close`.
+    """
+
+    def __init__(self, support: CgroupSupport, name: str) -> None:
+        if support.version is None:
+            raise OSError(errno.ENOTSUP, f"no usable cgroup hierarchy: {support.reason}")
+        mount = support.paths.get("pids") or support.paths.get("unified") or next(
+            iter(support.paths.values()))
+        self.path = mount / ROOT_NAME / instance_name() / name
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    def enter(self, pid: int) -> bool:
+        return _try_write(self.path / "cgroup.procs", str(pid))
+
+    def remove(self) -> bool:
+        return _rmdir(self.path)
 
 
 def _try_write(path: Path, value: str) -> bool:

@@ -1,8 +1,9 @@
 """Host-side supervision of one sandboxed process tree: spawn, watch, cap, kill, verify.
 
 Contract: `spawn` starts the sandbox command as the job's unprivileged uid in a new session with
-only the listed fds, waits for the bootstrap to report ready, and moves the interpreter into
-the job's cgroup *before* it is allowed to run job code (it waits on the gate for
+only the listed fds, moves the interpreter into the job's cgroup while it starts (or, if it
+was not found in time, once the bootstrap reports ready), and returns only when it is there
+and waiting, *before* it is allowed to run job code (it waits on the gate for
 `Running.configure`). One thread
 supervises with a selector over stdout, stderr, the status pipe and a pidfd: output is
 streamed into bounded head/tail captures, the host deadline is enforced independently of the
@@ -29,12 +30,14 @@ from typing import Callable
 
 from ..contract import CancelToken
 from .capture import StreamCapture
-from .cgroups import CgroupStats, JobCgroup
+from .cgroups import CgroupStats, JobCgroup, LaunchGroup
 
 _DRAIN_WINDOW_S = 0.5
 #: util-linux setpriv, when present and we are root (it is how the uid switch stays vfork-able).
 SETPRIV = shutil.which("setpriv") if os.geteuid() == 0 else None
 _POLL_S = 0.05
+_EARLY_JOIN_S = 5.0  # how long to look for a starting interpreter before waiting for its R
+_EARLY_POLL_S = 0.001
 _VERIFY_S = 10.0  # an upper bound: the check returns as soon as nothing is left
 
 
@@ -149,6 +152,21 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _first_child(pid: int) -> int | None:
+    """The first child of ``pid``'s main thread (bwrap and its init fork from it), or None."""
+    try:
+        fd = os.open(f"/proc/{pid}/task/{pid}/children", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        first = os.read(fd, 64).split(b" ", 1)[0]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return int(first) if first.strip() else None
+
+
 def _inner_pid(pid: int) -> int | None:
     """The pid as seen inside the innermost pid namespace (NSpid's last field)."""
     try:
@@ -254,8 +272,10 @@ class Running:
         self.status_buffer = self.status_buffer[4 + size:]
         return frame
 
-    def adopt(self, cgroup: JobCgroup, timeout: float = 60.0) -> bool:
-        """Wait for the bootstrap's ``R`` and move the interpreter into ``cgroup``.
+    def adopt(self, cgroup: JobCgroup, timeout: float = 60.0,
+              launch: LaunchGroup | None = None) -> bool:
+        """Move the interpreter into ``cgroup`` (while it starts, see `_join_early`, or else
+        once its ``R`` has come); it waits at the gate either way.
 
         Only the interpreter is moved (one migration per controller, the costly part of v1
         cgroups): it is blocked at the gate and has forked nothing, and everything the job
@@ -266,6 +286,7 @@ class Running:
         sel = selectors.DefaultSelector()
         sel.register(self.status_r, selectors.EVENT_READ)
         try:
+            early = self._join_early(cgroup, sel, deadline, launch)
             while not self.status_buffer.startswith(b"R"):
                 left = deadline - time.monotonic()
                 if left <= 0 or not sel.select(left):
@@ -281,7 +302,8 @@ class Running:
         chain = self._chain()
         if chain is None:
             return False
-        cgroup.join(chain[-1])
+        if chain[-1] != early:
+            cgroup.join(chain[-1])
         if self.wrapper:
             # Everything between the wrapper and the interpreter is alive now (the interpreter
             # is blocked at the gate), so these pids cannot have been recycled yet.
@@ -295,6 +317,46 @@ class Running:
                 fds = None  # type: ignore[assignment]
             self.inner_pidfds = fds
         return True
+
+    def _join_early(self, cgroup: JobCgroup, sel: selectors.BaseSelector,
+                    deadline: float, launch: LaunchGroup | None = None) -> int | None:
+        """Move the interpreter into ``cgroup`` while it is still starting, before its ``R``.
+
+        A v1 migration waits for an RCU grace period (~8 ms here, in scheduler ticks), which
+        is idle time: done here it overlaps the interpreter's own start-up instead of
+        following it. The interpreter is the wrapper's grandchild (bwrap, its namespace init,
+        the process it forks and execs), or the spawned process itself without a wrapper; it
+        forks nothing before it has read its configuration, which is sent only after
+        `adopt`, so it is in the group before anything of the job can exist. The pid is read
+        from its parent's children list and written at once: it could name another process
+        only if the interpreter exited, was reaped and its pid was handed out again within
+        those microseconds (pids are allocated upwards to ``pid_max`` before any is reused),
+        the same window the walk after ``R`` has always had. Returns the pid joined, or None when
+        the interpreter was not found before its ``R`` (or the sandbox ended). Either way
+        `adopt` walks the chain again once the ``R`` has come and joins the process found
+        there unless it is the one joined here (a setuid bubblewrap forks a short-lived
+        helper first, which this walk may have caught instead)."""
+        depth = 2 if self.wrapper else 0
+        if depth and launch is not None:
+            # Starts the grace period now (this write waits it out while bubblewrap builds
+            # the namespaces); the interpreter's move just after it is then quick.
+            launch.enter(self.pid)
+        limit = min(deadline, time.monotonic() + _EARLY_JOIN_S)
+        pid, level = self.pid, 0
+        while level < depth:
+            child = _first_child(pid)
+            if child is not None:
+                pid, level = child, level + 1  # each level forks once: never looked at again
+                continue
+            # One procfs read per poll, a millisecond apart: the start-up takes several, and
+            # the fillers of a warm pool run this too, so polling must stay cheap in CPU.
+            if sel.select(_EARLY_POLL_S) or time.monotonic() > limit:
+                return None  # the status pipe spoke first (ready, or the sandbox failed)
+        try:
+            cgroup.join(pid)
+        except OSError:
+            return None  # gone already; the normal path finds out and reports it
+        return pid
 
     def _chain(self) -> list[int] | None:
         """Wrapper pid down to the bootstrap's (the deepest descendant on the first branch)."""
@@ -494,7 +556,8 @@ def _read(fd: int) -> bytes | None:
         return b""
 
 
-def spawn(launch: Launch, cgroup: JobCgroup | None) -> Running:
+def spawn(launch: Launch, cgroup: JobCgroup | None,
+          launch_group: LaunchGroup | None = None) -> Running:
     """Start the command; its interpreter is in ``cgroup`` before any job code can run."""
     out_r, out_w = os.pipe2(os.O_CLOEXEC)
     err_r, err_w = os.pipe2(os.O_CLOEXEC)
@@ -529,7 +592,7 @@ def spawn(launch: Launch, cgroup: JobCgroup | None) -> Running:
         os.set_blocking(fd, False)
     if cgroup is not None:
         try:
-            adopted = running.adopt(cgroup)
+            adopted = running.adopt(cgroup, launch=launch_group)
         except BaseException:
             running.close()
             raise
