@@ -29,6 +29,7 @@ from .errors import (
     CheckError, Diagnostic, EvalError, Fix, FormulaError, InternalError, LimitExceeded,
     ParseError, Unsupported,
 )
+from .functions.host import host_function, with_host_functions
 from .functions.registry import Registry, default_registry
 from .interpreter.program import Program, compile_program
 from .limits import DEFAULT_LIMITS, Limits
@@ -207,6 +208,7 @@ __all__ = [
     "CheckError", "Diagnostic", "ErrorValue", "EvalError", "Fix", "FormulaError",
     "InternalError", "LimitExceeded", "Limits", "ParseError", "Program", "Registry", "Type",
     "Unsupported", "apply", "check", "compile", "complete", "default_registry", "diagnose",
-    "evaluate", "format", "from_json", "function_catalog", "hover", "json_form_schema",
-    "parse_type", "prompt", "signature_help", "sql_select", "to_json",
+    "evaluate", "format", "from_json", "function_catalog", "host_function", "hover",
+    "json_form_schema",
+    "parse_type", "prompt", "signature_help", "sql_select", "to_json", "with_host_functions",
 ]

@@ -20,6 +20,7 @@ CATEGORY_TITLES = {
     "logic": "Logic", "info": "Information and conversion", "math": "Math", "text": "Text",
     "dates": "Dates and times", "lists": "Lists and aggregates", "lookup": "Lookup",
     "finance": "Finance (optional pack)", "statistics": "Statistics (optional pack)",
+    "host": "Application functions",
 }
 
 
@@ -129,7 +130,10 @@ def prompt(schema: Any = None, *, max_tokens: int = 4000, registry: Registry | N
     parts.append("Functions (signature: doc):")
     text = "\n".join(parts) + "\n"
     omitted = 0
-    for category, specs in _categories(reg).items():
+    groups = _categories(reg)
+    # The application's own functions first: they are what no model has seen before.
+    ordered = sorted(groups.items(), key=lambda kv: kv[0] != "host")
+    for category, specs in ordered:
         if categories and category not in categories:
             continue
         for spec in specs:
