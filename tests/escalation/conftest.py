@@ -20,7 +20,7 @@ import pytest
 from formulane.escalation.backends import BubblewrapBackend
 from formulane.escalation.backends.cgroups import ROOT_NAME, discover, instance_name
 from formulane.escalation.capabilities import probe
-from formulane.escalation.contract import SandboxJob
+from formulane.escalation.contract import Outcome, SandboxJob
 from formulane.escalation.environments import EnvironmentStore
 
 UID_FIRST = 191_000
@@ -59,6 +59,15 @@ def shared_environments() -> EnvironmentStore:
     """Environments are content-addressed, so test sessions may share one store (faster)."""
     root = Path(os.environ.get("FORMULANE_TEST_ENV_CACHE", "/tmp/formulane-test-environments"))
     return EnvironmentStore(root)
+
+
+#: (code, outcome) every managed adapter must classify exactly like the local backend.
+MANAGED_STORIES = [
+    ("raise ValueError('bad column')", Outcome.USER_ERROR),
+    ("import definitely_not_installed_pkg", Outcome.MISSING_PACKAGE),
+    ("input('name? ')", Outcome.INPUT_REQUIRED),
+    ("import os\nos.abort()", Outcome.CRASHED),
+]
 
 
 def make_job(code: str, **kw: Any) -> SandboxJob:

@@ -15,6 +15,7 @@ from formulane.escalation.artifacts import ArtifactStore
 from formulane.escalation.backends import BubblewrapBackend
 from formulane.escalation.contract import Outcome
 
+from .conftest import MANAGED_STORIES as STORIES
 from .conftest import make_job
 
 pytest.importorskip("daytona", reason="the daytona SDK is not installed (pip install daytona)")
@@ -65,13 +66,6 @@ def test_a_job_runs_and_the_sandbox_is_deleted(backend: ManagedBackend,
     assert box.network_block_all is True and box.auto_stop >= 1
     assert not box.alive and receipt.cleanup.sandbox_destroyed
     assert [(a.path, a.complete) for a in receipt.artifacts] == [("report.txt", True)]
-
-
-STORIES = [
-    ("raise KeyError('region')", Outcome.USER_ERROR),
-    ("import not_here_pkg", Outcome.MISSING_PACKAGE),
-    ("input()", Outcome.INPUT_REQUIRED),
-]
 
 
 @pytest.mark.parametrize("code,outcome", STORIES, ids=[s[1].value for s in STORIES])

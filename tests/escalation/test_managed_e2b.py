@@ -16,6 +16,7 @@ from formulane.escalation.artifacts import ArtifactStore
 from formulane.escalation.backends import BubblewrapBackend
 from formulane.escalation.contract import Outcome
 
+from .conftest import MANAGED_STORIES as STORIES
 from .conftest import make_job
 
 e2b = pytest.importorskip("e2b", reason="the e2b SDK is not installed (pip install e2b)")
@@ -96,15 +97,6 @@ def test_a_job_runs_labelled_with_a_ttl_and_the_sandbox_is_destroyed(
     [artifact] = receipt.artifacts
     assert artifact.path == "out.csv" and artifact.complete is True
     assert backend.artifacts.get(artifact.stored_ref or "") == b"1"
-
-
-# (code, outcome) classified exactly like the local backend
-STORIES = [
-    ("raise ValueError('bad column')", Outcome.USER_ERROR),
-    ("import definitely_not_installed_pkg", Outcome.MISSING_PACKAGE),
-    ("input('name? ')", Outcome.INPUT_REQUIRED),
-    ("import os\nos.abort()", Outcome.CRASHED),
-]
 
 
 @pytest.mark.parametrize("code,outcome", STORIES, ids=[s[1].value for s in STORIES])

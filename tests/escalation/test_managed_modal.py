@@ -27,6 +27,7 @@ from formulane.escalation.backends.managed import (
 )
 from formulane.escalation.contract import Isolation, MiB, Outcome, SandboxJob
 
+from .conftest import MANAGED_STORIES as STORIES
 from .conftest import make_job
 
 modal = pytest.importorskip("modal", reason="the modal SDK is not installed (pip install modal)")
@@ -114,15 +115,6 @@ def test_a_job_runs_through_the_sdk_labelled_with_a_ttl_and_is_terminated(
     [artifact] = receipt.artifacts
     assert artifact.path == "sub/out.csv" and artifact.complete is True
     assert backend.artifacts.get(artifact.stored_ref or "") == b"ABC"
-
-
-# (code, outcome) classified exactly like the local backend
-STORIES = [
-    ("raise ValueError('bad column')", Outcome.USER_ERROR),
-    ("import definitely_not_installed_pkg", Outcome.MISSING_PACKAGE),
-    ("input('name? ')", Outcome.INPUT_REQUIRED),
-    ("import os\nos.abort()", Outcome.CRASHED),
-]
 
 
 @pytest.mark.parametrize("code,outcome", STORIES, ids=[s[1].value for s in STORIES])
