@@ -1,4 +1,4 @@
-"""The `formulane` command line: eval, check, functions, fmt, lsp, mcp.
+"""The `formulane` command line: eval, check, functions, apply, fmt, lsp, mcp.
 
 Exit codes: 0 success (an error *value* such as #DIV/0! is a result, printed as such), 1 a
 formula error (rendered with carets, the same text the API and tool results carry), 2 a usage
@@ -126,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     mcp = sub.add_parser("mcp", help="serve the typed tools over MCP (stdio or HTTP)")
     mcp.add_argument("rest", nargs=argparse.REMAINDER)
+    try:  # `apply` needs the columnar extra (polars)
+        from .vectorized.cli_apply import add_parser as add_apply
+
+        add_apply(sub)
+    except ImportError:
+        pass
     from .authoring.cli_commands import add_parser as add_authoring  # lsp, fmt
 
     add_authoring(sub)
@@ -155,6 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .authoring.cli_commands import run as run_authoring
 
             return run_authoring(args)
+        if args.command == "apply":
+            from .vectorized.cli_apply import run as run_apply
+
+            return run_apply(args)
     except UsageError as exc:
         print(f"formulane: {exc}", file=sys.stderr)
         return 2

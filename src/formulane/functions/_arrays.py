@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import functools
+import importlib
 from decimal import Decimal
 from typing import Any, Callable, Mapping, Sequence
 
@@ -23,7 +24,32 @@ from ..types import ANY, BOOLEAN, NUMBER, T, U, fn, list_of, optional, var
 from ..values import VALUE, ErrorValue, XLError
 from ._criteria import eq_key, sort_positions, sort_values, to_int, truthy
 from ._listnum import WIDE, finish
-from .spec import Cost, builtin, p, sig
+from .spec import Cost, Refuse, builtin, p, sig
+
+
+def list_form(backend: str, name: str) -> Callable[..., Any]:
+    """A polars or SQL form defined in `_list_forms` as ``<backend>_<name>``, imported on first
+    use (declaring a function never imports polars). The form sees the IR call being translated
+    (argument types, constant arguments) as ``call=``: ``wants_call`` asks the backends for it."""
+
+    def form(*args: Any, call: Any = None) -> Any:
+        module = importlib.import_module("formulane.functions._list_forms")
+        return module.run(backend, name, form, args, call)
+
+    form.__name__ = f"{backend}:{name}"
+    form.wants_call = True  # type: ignore[attr-defined] # for a backend that passes call=node
+    return form
+
+
+def LP(name: str) -> Callable[..., Any]:
+    """The polars form ``polars_<name>`` (reads like ``P("name")`` in logic.py)."""
+    return list_form("polars", name)
+
+
+def LS(name: str) -> Callable[..., Any]:
+    """The SQL form ``sql_<name>``."""
+    return list_form("sql", name)
+
 
 #: These specs belong to the "lists" category (the module name would say "_arrays").
 _lists_builtin = functools.partial(builtin, category="lists")
@@ -51,6 +77,7 @@ def _order(value: Any) -> bool:
         returns=_LIST),
     doc="The distinct items of a list in first-seen order; text compares ignoring case (as "
         "Excel's UNIQUE does) and the first spelling is kept.",
+    polars=LP("unique"), sql=LS("unique"),
     examples=['UNIQUE([3, 1, 3, 2, 1]) -> [3, 1, 2]', 'UNIQUE(["a", "A", "b"]) -> ["a", "b"]',
               'UNIQUE([1, 2, 1], FALSE, TRUE) -> [2]',
               'UNIQUE([1, BLANK(), BLANK()]) -> [1, BLANK()]'],
@@ -101,6 +128,7 @@ def _sort_excel(values: tuple, sort_index: Any, order: Any, by_col: bool = False
         returns=_LIST, impl=_sort_excel),
     doc="A list sorted (stable): numbers, then text ignoring case, then logicals, blanks last; "
         "Excel's SORT(list, 1, order) form works too.",
+    polars=LP("sort"), sql=LS("sort"),
     examples=['SORT([3, 1, 2]) -> [1, 2, 3]', 'SORT(["b", "C", "a"], -1) -> ["C", "b", "a"]',
               'SORT([2, BLANK(), 1], -1) -> [2, 1, BLANK()]', 'SORT([3, 1, 2], 1, -1) -> [3, 2, 1]',
               'SORT([1, 2], 0) -> #VALUE!', 'SORT(["b", "A", "a"]) -> ["A", "a", "b"]'],
@@ -130,6 +158,10 @@ def _sortby_multi(values: tuple, *pairs: Any) -> tuple:
     return tuple(values[i] for i in positions)
 
 
+_SEVERAL_KEYS = Refuse("several (keys, order) pairs: each pass would need every key list inside "
+                       "one list evaluation")
+
+
 def _sortby_list(values: tuple, keys: tuple, order: Any = 1) -> tuple:
     return _sortby_multi(values, keys, order)
 
@@ -141,9 +173,10 @@ def _sortby_list(values: tuple, keys: tuple, order: Any = 1) -> tuple:
     sig(p("list", _LIST), p("by_list", list_of(U), doc="the sort keys, position by position"),
         p("order", NUMBER, 1, "1 ascending, -1 descending"), returns=_LIST, impl=_sortby_list),
     sig(p("list", _LIST), p("by_list", list_of(ANY)), p("order", NUMBER),
-        returns=_LIST, repeat=2, impl=_sortby_multi),
+        returns=_LIST, repeat=2, impl=_sortby_multi, polars=_SEVERAL_KEYS, sql=_SEVERAL_KEYS),
     doc="A list sorted (stable) by keys from a lambda or from a list of the same length; "
         "several (keys, order) pairs sort by each in turn.",
+    polars=LP("sortby"), sql=LS("sortby"),
     examples=['SORTBY(["bb", "a", "ccc"], s => LEN(s)) -> ["a", "bb", "ccc"]',
               'SORTBY(["x", "y", "z"], [3, 1, 2]) -> ["y", "z", "x"]',
               'SORTBY(["x", "y", "z"], [3, 1, 2], -1) -> ["x", "z", "y"]',
@@ -209,6 +242,7 @@ _IF_EMPTY = p("if_empty", ANY, None, "the single item returned when nothing is k
         impl=_filter_mask),
     doc="The items a lambda accepts (or whose include entry is TRUE / non-zero), in order; [] "
         "when none are (Excel says #CALC!), or [if_empty] when given with the items' type.",
+    polars=LP("filter"), sql=LS("filter"),
     examples=['FILTER([1, 5, 10], x => x > 3) -> [5, 10]',
               'FILTER(["a", "b", "c"], [TRUE, FALSE, TRUE]) -> ["a", "c"]',
               'FILTER([1, 2], x => x > 5) -> []', 'FILTER([1, 2], x => x > 5, 0) -> [0]',
@@ -242,9 +276,11 @@ def _map2(first: tuple, second: tuple, f: Callable[[Any, Any], Any]) -> tuple:
     sig(p("list", _LIST), p("fn", fn([T], U), doc="a lambda such as x => x * 2"),
         returns=list_of(U)),
     sig(p("list1", _LIST), p("list2", list_of(U)), p("fn", fn([T, U], _V)),
-        returns=list_of(_V), impl=_map2),
+        returns=list_of(_V), impl=_map2,
+        polars=Refuse("a two-parameter lambda: list.eval binds one element at a time")),
     doc="Each item transformed by a lambda (two lists of one length: pairs of items); an "
         "error value from the lambda stays in its place.",
+    polars=LP("map"), sql=LS("map"),
     examples=['MAP([1, 2, 3], x => x * 2) -> [2, 4, 6]',
               'MAP([1, 2], [10, 20], LAMBDA(a, b, a + b)) -> [11, 22]',
               'MAP(["a", "b"], s => UPPER(s)) -> ["A", "B"]',
@@ -264,6 +300,7 @@ def map_(values: tuple, f: Callable[[Any], Any]) -> tuple:
         returns=U),
     doc="Folds a list from the left: the lambda gets the running value and each item; the "
         "first error value it returns is the result.",
+    polars=Refuse("a fold: list.eval has no running accumulator"), sql=LS("reduce"),
     examples=['REDUCE(0, [1, 2, 3], LAMBDA(acc, x, acc + x)) -> 6',
               'REDUCE(1, [2, 3, 4], LAMBDA(acc, x, acc * x)) -> 24',
               'REDUCE("", ["a", "b"], LAMBDA(acc, s, acc & s)) -> "ab"',
@@ -290,6 +327,7 @@ def reduce_(initial: Any, values: tuple, f: Callable[[Any, Any], Any]) -> Any:
         p("start", NUMBER, 1), p("step", NUMBER, 1), returns=list_of(NUMBER)),
     doc="A list of rows * columns numbers counting from start by step (Excel's argument order; "
         "the grid is read row by row into one list); 0 rows gives [].",
+    polars=LP("sequence"), sql=LS("sequence"),
     examples=['SEQUENCE(4) -> [1, 2, 3, 4]', 'SEQUENCE(3, 1, 10, 5) -> [10, 15, 20]',
               'SEQUENCE(2, 2, 0, 0.5) -> [0, 0.5, 1, 1.5]', 'SEQUENCE(0) -> []',
               'SEQUENCE(-1) -> #VALUE!', 'SEQUENCE(2.9) -> [1, 2]'],
@@ -323,6 +361,7 @@ def sequence(ctx: EvalContext, rows: Any, columns: Any = 1, start: Any = 1, step
     sig(p("list", _LIST), p("count", NUMBER, doc="negative: from the end"), returns=_LIST),
     doc="The first count items (the last -count when negative); the whole list when count is "
         "larger; [] for 0 (Excel says #CALC!).",
+    polars=LP("take"), sql=LS("take"),
     examples=['TAKE([1, 2, 3, 4], 2) -> [1, 2]', 'TAKE([1, 2, 3, 4], -1) -> [4]',
               'TAKE([1, 2], 10) -> [1, 2]', 'TAKE([1, 2], 0) -> []'],
     cost=Cost.linear(1, 1),
@@ -340,6 +379,7 @@ def take(values: tuple, count: Any) -> tuple:
     sig(p("list", _LIST), p("count", NUMBER, doc="negative: from the end"), returns=_LIST),
     doc="The list without its first count items (its last -count when negative); [] when all "
         "are dropped (Excel says #CALC!).",
+    polars=LP("drop"), sql=LS("drop"),
     examples=['DROP([1, 2, 3, 4], 1) -> [2, 3, 4]', 'DROP([1, 2, 3, 4], -2) -> [1, 2]',
               'DROP([1, 2], 5) -> []', 'DROP([1, 2], 0) -> [1, 2]'],
     cost=Cost.linear(1, 1),
@@ -362,6 +402,7 @@ def drop(values: tuple, count: Any) -> tuple:
     sig(p("list", _LIST), returns=_LIST, impl=lambda ctx, values: values),
     doc="A list of lists joined into one list, one level deep (blank inner lists skipped; a "
         "flat list is returned as it is).",
+    polars=LP("flatten"), sql=LS("flatten"),
     examples=['FLATTEN([[1, 2], [3], []]) -> [1, 2, 3]',
               'FLATTEN([["a"], ["b", "c"]]) -> ["a", "b", "c"]', 'FLATTEN([1, 2]) -> [1, 2]',
               'FLATTEN([[[1], [2]], [[3]]]) -> [[1], [2], [3]]'],

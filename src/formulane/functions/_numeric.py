@@ -15,7 +15,7 @@ from __future__ import annotations
 import decimal
 import math
 from decimal import Decimal
-from typing import Iterable, Literal
+from typing import Callable, Iterable, Literal
 
 from ..values import CONTEXT, DIV0, NUM, XLError
 
@@ -274,5 +274,32 @@ def flatten_numbers(args: Iterable[object]) -> list[Number]:
 __all__ = [
     "Mode", "Number", "ONE", "PI", "WIDE", "ZERO", "clamp_digits", "dec", "finish",
     "flatten_numbers", "from_float", "from_parts", "int_mod", "int_quotient", "parts", "power",
-    "round_digits", "round_multiple", "trunc_int",
+    "round_digits", "round_multiple", "trunc_int", "backend_form", "polars_form", "sql_form",
 ]
+
+
+# ------------------------------------------------------------------------- backend forms
+
+
+def backend_form(backend: str, name: str) -> Callable[..., object]:
+    """A polars or SQL form of `_math_forms` (``polars_<name>`` / ``sql_<name>``), resolved on
+    first use: declaring a function never imports polars (nor the forms module)."""
+    import importlib
+
+    attribute = f"{backend}_{name}"
+
+    def form(*args: object) -> object:
+        module = importlib.import_module("formulane.functions._math_forms")
+        return getattr(module, attribute)(*args)
+
+    form.__name__ = f"{backend}:{name}"
+    form.__qualname__ = form.__name__
+    return form
+
+
+def polars_form(name: str) -> Callable[..., object]:
+    return backend_form("polars", name)
+
+
+def sql_form(name: str) -> Callable[..., object]:
+    return backend_form("sql", name)

@@ -22,15 +22,16 @@ replicated there only. Differences from Excel, all deliberate:
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import itertools
 from decimal import ROUND_DOWN, ROUND_FLOOR, Decimal
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..interpreter.meter import EvalContext
 from ..types import DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional
 from ..values import NUM, VALUE, XLError
 from . import _calendar as cal
-from .spec import Cost, Param, Sig, builtin, p, sig
+from .spec import Cost, Param, Refuse, Sig, builtin, p, sig
 
 Number = Decimal | int
 _MIDNIGHT = dt.time(0)
@@ -38,21 +39,53 @@ _MICROS_PER_DAY = 86_400_000_000
 HOLIDAYS = list_of(optional(DATE))
 
 
+def _form(backend: str, name: str, kinds: tuple[str | None, ...]) -> Any:
+    """A polars or SQL form from `_date_forms`, imported on first use (declaring a function
+    never imports polars); ``kinds`` are the overload's parameter kinds (Date, DateTime...)."""
+
+    def form(*args: Any) -> Any:
+        module = importlib.import_module("formulane.functions._date_forms")
+        return getattr(module, backend)(name, kinds, *args)
+
+    form.__name__ = f"{backend}:{name}"
+    return form
+
+
+def _P(name: str, *kinds: str | None) -> Any:
+    return _form("polars", name, kinds)
+
+
+def _S(name: str, *kinds: str | None) -> Any:
+    return _form("sql", name, kinds)
+
+
+def _forms(name: str, *params: Param | Type) -> dict[str, Any]:
+    """polars= and sql= keyword arguments for an overload with these parameters."""
+    kinds = tuple((x.type if isinstance(x, Param) else x).kind for x in params)
+    return {"polars": _P(name, *kinds), "sql": _S(name, *kinds)}
+
+
+_CLOCK_REFUSED = Refuse("reads the evaluation's injected clock, and the columnar and SQL "
+                        "compilers have no clock to pass as a literal")
+
+
 def _date_of(value: dt.date) -> dt.date:
     """The calendar date of a Date, or of a DateTime in its own time zone."""
     return value.date() if isinstance(value, dt.datetime) else value
 
 
-def _date_sigs(*params: Param, returns: Type) -> tuple[Sig, ...]:
+def _date_sigs(*params: Param, returns: Type, form: str) -> tuple[Sig, ...]:
     """One overload per Date/DateTime combination of the parameters typed DATE (DateTime
-    arguments count by their local calendar date, as Excel truncates a date-time serial)."""
+    arguments count by their local calendar date, as Excel truncates a date-time serial),
+    each with its polars and SQL form ``form``."""
     slots = [i for i, prm in enumerate(params) if prm.type == DATE]
     out = []
     for kinds in itertools.product((DATE, DATETIME), repeat=len(slots)):
         ps = list(params)
         for i, kind in zip(slots, kinds):
             ps[i] = Param(ps[i].name, kind, ps[i].default, ps[i].doc)
-        out.append(Sig(tuple(ps), returns))
+        f = _forms(form, *ps)
+        out.append(Sig(tuple(ps), returns, polars=f["polars"], sql=f["sql"]))
     return tuple(out)
 
 
@@ -72,6 +105,8 @@ def _date_sigs(*params: Param, returns: Type) -> tuple[Sig, ...]:
     needs_ctx=True,
     volatile=True,
     can_error=False,
+    polars=_CLOCK_REFUSED,
+    sql=_CLOCK_REFUSED,
 )
 def today(ctx: EvalContext) -> dt.date:
     return ctx.today
@@ -86,6 +121,8 @@ def today(ctx: EvalContext) -> dt.date:
     needs_ctx=True,
     volatile=True,
     can_error=False,
+    polars=_CLOCK_REFUSED,
+    sql=_CLOCK_REFUSED,
 )
 def now(ctx: EvalContext) -> dt.datetime:
     return ctx.now
@@ -109,6 +146,8 @@ def now(ctx: EvalContext) -> dt.datetime:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
+    polars=_P("date"),
+    sql=_S("date"),
 )
 def date_(year: Number, month: Number, day: Number) -> dt.date:
     return cal.make_date(cal.to_int(year), cal.to_int(month), cal.to_int(day))
@@ -141,6 +180,8 @@ def _clock_seconds(hour: Number, minute: Number, second: Number) -> int:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
+    polars=_P("time"),
+    sql=_S("time"),
 )
 def time_(hour: Number, minute: Number, second: Number) -> dt.timedelta:
     return dt.timedelta(seconds=_clock_seconds(hour, minute, second) % 86400)
@@ -160,6 +201,8 @@ def time_(hour: Number, minute: Number, second: Number) -> dt.timedelta:
     ],
     cost=Cost.const(10),
     errors=("#NUM!", "#VALUE!"),
+    polars=_P("datetime"),
+    sql=_S("datetime"),
 )
 def datetime_(year: Number, month: Number, day: Number, hour: Number, minute: Number,
               second: Number, time_zone: str) -> dt.datetime:
@@ -190,6 +233,10 @@ def datetime_(year: Number, month: Number, day: Number, hour: Number, minute: Nu
     ],
     cost=Cost.const(20),
     errors=("#VALUE!",),
+    polars=Refuse("DATEVALUE's reading of dates (several layouts, month names, weekday "
+                  "checks, the day/month ambiguity rule) has no exact native form"),
+    sql=Refuse("DATEVALUE's reading of dates (several layouts, month names, weekday checks, "
+               "the day/month ambiguity rule) has no exact SQL form"),
 )
 def datevalue(date_text: str) -> dt.date:
     return cal.parse_date_text(date_text)
@@ -207,6 +254,10 @@ def datevalue(date_text: str) -> dt.date:
     ],
     cost=Cost.const(15),
     errors=("#VALUE!",),
+    polars=Refuse("TIMEVALUE's reading of times (AM/PM, fractions, a date before the time) has "
+                  "no exact native form"),
+    sql=Refuse("TIMEVALUE's reading of times (AM/PM, fractions, a date before the time) has "
+               "no exact SQL form"),
 )
 def timevalue(time_text: str) -> dt.timedelta:
     return cal.parse_time_text(time_text)
@@ -216,17 +267,19 @@ def timevalue(time_text: str) -> dt.timedelta:
 # Reading fields
 
 
-def _field_sigs(name: str) -> tuple[Sig, ...]:
-    return (sig(p(name, DATE), returns=NUMBER), sig(p(name, DATETIME), returns=NUMBER))
+def _field_sigs(name: str, form: str) -> tuple[Sig, ...]:
+    return tuple(sig(p(name, t), returns=NUMBER, **_forms(form, t)) for t in (DATE, DATETIME))
 
 
 @builtin(
     "YEAR",
-    *_field_sigs("date"),
+    *_field_sigs("date", "year"),
     doc="The year of a date (of a DateTime in its own time zone).",
     examples=["YEAR(DATE(2024, 3, 1)) -> 2024", "YEAR(DATE(2024, 12, 32)) -> 2025"],
     cost=Cost.const(1),
     can_error=False,
+    polars=_P("year", "Date"),
+    sql=_S("year", "Date"),
 )
 def year(value: dt.date) -> int:
     return value.year
@@ -234,11 +287,13 @@ def year(value: dt.date) -> int:
 
 @builtin(
     "MONTH",
-    *_field_sigs("date"),
+    *_field_sigs("date", "month"),
     doc="The month of a date, 1 to 12.",
     examples=["MONTH(DATE(2023, 12, 25)) -> 12", "MONTH(DATE(2024, 0, 1)) -> 12"],
     cost=Cost.const(1),
     can_error=False,
+    polars=_P("month", "Date"),
+    sql=_S("month", "Date"),
 )
 def month(value: dt.date) -> int:
     return value.month
@@ -246,11 +301,13 @@ def month(value: dt.date) -> int:
 
 @builtin(
     "DAY",
-    *_field_sigs("date"),
+    *_field_sigs("date", "day"),
     doc="The day of the month of a date, 1 to 31.",
     examples=["DAY(DATE(2024, 2, 29)) -> 29", "DAY(DATE(2023, 2, 29)) -> 1"],
     cost=Cost.const(1),
     can_error=False,
+    polars=_P("day", "Date"),
+    sql=_S("day", "Date"),
 )
 def day(value: dt.date) -> int:
     return value.day
@@ -270,14 +327,14 @@ def _seconds_of_day(value: dt.date | dt.timedelta) -> int:
     return (seconds + (1 if micros >= 500_000 else 0)) % 86400
 
 
-def _clock_sigs() -> tuple[Sig, ...]:
-    return (sig(p("time", DATETIME), returns=NUMBER), sig(p("time", DURATION), returns=NUMBER),
-            sig(p("time", DATE), returns=NUMBER))
+def _clock_sigs(form: str) -> tuple[Sig, ...]:
+    return tuple(sig(p("time", t), returns=NUMBER, **_forms(form, t))
+                 for t in (DATETIME, DURATION, DATE))
 
 
 @builtin(
     "HOUR",
-    *_clock_sigs(),
+    *_clock_sigs("hour"),
     doc="The hour of a DateTime or of a Duration's time of day, 0 to 23.",
     examples=[
         "HOUR(TIME(18, 45, 0)) -> 18",
@@ -286,6 +343,8 @@ def _clock_sigs() -> tuple[Sig, ...]:
     ],
     cost=Cost.const(1),
     errors=("#NUM!",),
+    polars=_P("hour", "DateTime"),
+    sql=_S("hour", "DateTime"),
 )
 def hour(value: dt.date | dt.timedelta) -> int:
     return _seconds_of_day(value) // 3600
@@ -293,11 +352,13 @@ def hour(value: dt.date | dt.timedelta) -> int:
 
 @builtin(
     "MINUTE",
-    *_clock_sigs(),
+    *_clock_sigs("minute"),
     doc="The minute of a DateTime or of a Duration's time of day, 0 to 59.",
     examples=["MINUTE(TIME(18, 45, 0)) -> 45", "MINUTE(TIME(0, 750, 0)) -> 30"],
     cost=Cost.const(1),
     errors=("#NUM!",),
+    polars=_P("minute", "DateTime"),
+    sql=_S("minute", "DateTime"),
 )
 def minute(value: dt.date | dt.timedelta) -> int:
     return _seconds_of_day(value) // 60 % 60
@@ -305,11 +366,13 @@ def minute(value: dt.date | dt.timedelta) -> int:
 
 @builtin(
     "SECOND",
-    *_clock_sigs(),
+    *_clock_sigs("second"),
     doc="The second of a DateTime or of a Duration's time of day, 0 to 59.",
     examples=["SECOND(TIME(0, 0, 2000)) -> 20", "SECOND(DATETIME(2024, 1, 1, 0, 0, 59.5)) -> 0"],
     cost=Cost.const(1),
     errors=("#NUM!",),
+    polars=_P("second", "DateTime"),
+    sql=_S("second", "DateTime"),
 )
 def second(value: dt.date | dt.timedelta) -> int:
     return _seconds_of_day(value) % 60
@@ -317,7 +380,8 @@ def second(value: dt.date | dt.timedelta) -> int:
 
 @builtin(
     "WEEKDAY",
-    *_date_sigs(p("date", DATE), p("return_type", NUMBER, 1), returns=NUMBER),
+    *_date_sigs(p("date", DATE), p("return_type", NUMBER, 1), returns=NUMBER,
+                form="weekday"),
     doc="The day of the week: type 1 Sunday=1..Saturday=7, 2 Monday=1..Sunday=7, 3 "
         "Monday=0..Sunday=6, 11-17 weeks starting Monday..Sunday at 1.",
     examples=[
@@ -328,6 +392,8 @@ def second(value: dt.date | dt.timedelta) -> int:
     ],
     cost=Cost.const(1),
     errors=("#NUM!",),
+    polars=_P("weekday", "Date", None),
+    sql=_S("weekday", "Date", None),
 )
 def weekday(value: dt.date, return_type: Number) -> int:
     return cal.weekday(_date_of(value), cal.to_int(return_type))
@@ -335,7 +401,8 @@ def weekday(value: dt.date, return_type: Number) -> int:
 
 @builtin(
     "WEEKNUM",
-    *_date_sigs(p("date", DATE), p("return_type", NUMBER, 1), returns=NUMBER),
+    *_date_sigs(p("date", DATE), p("return_type", NUMBER, 1), returns=NUMBER,
+                form="weeknum"),
     doc="The week of the year: week 1 holds January 1 and weeks start on Sunday (type 1), "
         "Monday (2, 11) ... Sunday (17); type 21 is the ISO week.",
     examples=[
@@ -346,6 +413,8 @@ def weekday(value: dt.date, return_type: Number) -> int:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
+    polars=_P("weeknum", "Date", None),
+    sql=_S("weeknum", "Date", None),
 )
 def weeknum(value: dt.date, return_type: Number) -> int:
     return cal.weeknum(_date_of(value), cal.to_int(return_type))
@@ -353,11 +422,13 @@ def weeknum(value: dt.date, return_type: Number) -> int:
 
 @builtin(
     "ISOWEEKNUM",
-    *_date_sigs(p("date", DATE), returns=NUMBER),
+    *_date_sigs(p("date", DATE), returns=NUMBER, form="isoweeknum"),
     doc="The ISO 8601 week number (weeks start on Monday; week 1 holds the first Thursday).",
     examples=["ISOWEEKNUM(DATE(2021, 1, 3)) -> 53", "ISOWEEKNUM(DATE(2024, 12, 30)) -> 1"],
     cost=Cost.const(2),
     can_error=False,
+    polars=_P("isoweeknum", "Date"),
+    sql=_S("isoweeknum", "Date"),
 )
 def isoweeknum(value: dt.date) -> int:
     return _date_of(value).isocalendar()[1]
@@ -369,7 +440,7 @@ def isoweeknum(value: dt.date) -> int:
 
 @builtin(
     "EDATE",
-    *_date_sigs(p("start_date", DATE), p("months", NUMBER), returns=DATE),
+    *_date_sigs(p("start_date", DATE), p("months", NUMBER), returns=DATE, form="edate"),
     doc="The date a number of months away, clamped to the end of a shorter month.",
     examples=[
         "EDATE(DATE(2024, 1, 31), 1) -> DATE(2024, 2, 29)",
@@ -378,6 +449,8 @@ def isoweeknum(value: dt.date) -> int:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
+    polars=_P("edate", "Date", None),
+    sql=_S("edate", "Date", None),
 )
 def edate(start_date: dt.date, months: Number) -> dt.date:
     return cal.add_months(_date_of(start_date), cal.to_int(months))
@@ -385,7 +458,7 @@ def edate(start_date: dt.date, months: Number) -> dt.date:
 
 @builtin(
     "EOMONTH",
-    *_date_sigs(p("start_date", DATE), p("months", NUMBER), returns=DATE),
+    *_date_sigs(p("start_date", DATE), p("months", NUMBER), returns=DATE, form="eomonth"),
     doc="The last day of the month a number of months away.",
     examples=[
         "EOMONTH(DATE(2024, 1, 15), 1) -> DATE(2024, 2, 29)",
@@ -394,6 +467,8 @@ def edate(start_date: dt.date, months: Number) -> dt.date:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
+    polars=_P("eomonth", "Date", None),
+    sql=_S("eomonth", "Date", None),
 )
 def eomonth(start_date: dt.date, months: Number) -> dt.date:
     return cal.end_of_month(_date_of(start_date), cal.to_int(months))
@@ -410,8 +485,10 @@ _CLOCK_UNITS = {"hour": 3600, "minute": 60, "second": 1}
 
 @builtin(
     "DATEADD",
-    sig(p("date", DATE), p("amount", NUMBER), p("unit", TEXT), returns=DATE),
-    sig(p("date", DATETIME), p("amount", NUMBER), p("unit", TEXT), returns=DATETIME),
+    sig(p("date", DATE), p("amount", NUMBER), p("unit", TEXT), returns=DATE,
+        **_forms("dateadd", DATE, NUMBER, TEXT)),
+    sig(p("date", DATETIME), p("amount", NUMBER), p("unit", TEXT), returns=DATETIME,
+        **_forms("dateadd", DATETIME, NUMBER, TEXT)),
     doc="A date moved by a whole number of \"year\", \"quarter\", \"month\", \"week\" or "
         "\"day\" units (month-end clamped); DateTimes also take \"hour\", \"minute\", "
         "\"second\" (elapsed time).",
@@ -425,6 +502,8 @@ _CLOCK_UNITS = {"hour": 3600, "minute": 60, "second": 1}
     ],
     cost=Cost.const(5),
     errors=("#VALUE!", "#NUM!"),
+    polars=_P("dateadd", "Date", "Number", "Text"),
+    sql=_S("dateadd", "Date", "Number", "Text"),
 )
 def dateadd(value: dt.date, amount: Number, unit: str) -> dt.date:
     key = _UNITS.get(unit.strip().lower())
@@ -459,7 +538,8 @@ def dateadd(value: dt.date, amount: Number, unit: str) -> dt.date:
 
 @builtin(
     "DATEDIF",
-    *_date_sigs(p("start_date", DATE), p("end_date", DATE), p("unit", TEXT), returns=NUMBER),
+    *_date_sigs(p("start_date", DATE), p("end_date", DATE), p("unit", TEXT), returns=NUMBER,
+                form="datedif"),
     doc="Whole \"Y\" years, \"M\" months or \"D\" days between two dates, or the remainder "
         "\"MD\" days, \"YM\" months, \"YD\" days (Excel's rules, MD quirk included).",
     examples=[
@@ -471,6 +551,8 @@ def dateadd(value: dt.date, amount: Number, unit: str) -> dt.date:
     ],
     cost=Cost.const(3),
     errors=("#NUM!",),
+    polars=_P("datedif", "Date", "Date", None),
+    sql=_S("datedif", "Date", "Date", None),
 )
 def datedif(start_date: dt.date, end_date: dt.date, unit: str) -> int:
     return cal.datedif(_date_of(start_date), _date_of(end_date), unit)
@@ -478,7 +560,7 @@ def datedif(start_date: dt.date, end_date: dt.date, unit: str) -> int:
 
 @builtin(
     "DAYS",
-    *_date_sigs(p("end_date", DATE), p("start_date", DATE), returns=NUMBER),
+    *_date_sigs(p("end_date", DATE), p("start_date", DATE), returns=NUMBER, form="days"),
     doc="The number of days from start_date to end_date (note the order: end first).",
     examples=[
         "DAYS(DATE(2024, 3, 1), DATE(2024, 2, 1)) -> 29",
@@ -486,6 +568,8 @@ def datedif(start_date: dt.date, end_date: dt.date, unit: str) -> int:
     ],
     cost=Cost.const(1),
     can_error=False,
+    polars=_P("days", "Date", "Date"),
+    sql=_S("days", "Date", "Date"),
 )
 def days(end_date: dt.date, start_date: dt.date) -> int:
     return _date_of(end_date).toordinal() - _date_of(start_date).toordinal()
@@ -494,7 +578,7 @@ def days(end_date: dt.date, start_date: dt.date) -> int:
 @builtin(
     "YEARFRAC",
     *_date_sigs(p("start_date", DATE), p("end_date", DATE), p("basis", NUMBER, 0),
-                returns=NUMBER),
+                returns=NUMBER, form="yearfrac"),
     doc="The fraction of a year between two dates: basis 0 US 30/360, 1 actual/actual, 2 "
         "actual/360, 3 actual/365, 4 European 30/360 (Excel's rules).",
     examples=[
@@ -507,6 +591,8 @@ def days(end_date: dt.date, start_date: dt.date) -> int:
     ],
     cost=Cost.const(3),
     errors=("#NUM!",),
+    polars=_P("yearfrac", "Date", "Date", None),
+    sql=_S("yearfrac", "Date", "Date", None),
 )
 def yearfrac(start_date: dt.date, end_date: dt.date, basis: Number) -> Decimal:
     return cal.yearfrac(_date_of(start_date), _date_of(end_date), cal.to_int(basis))
@@ -551,6 +637,8 @@ _WEEKEND_MON_FRI = cal.weekend_mask(1, allow_all=False)
     ],
     cost=Cost.linear(2, 10),
     can_error=False,
+    polars=_P("networkdays"),
+    sql=_S("networkdays"),
 )
 def networkdays(start_date: dt.date, end_date: dt.date,
                 holidays: Sequence[dt.date | None]) -> int:
@@ -577,6 +665,8 @@ _INTL_DOC = ("weekend is a code (1 Saturday-Sunday ... 7 Friday-Saturday, 11-17 
     ],
     cost=Cost.linear(2, 10),
     errors=("#NUM!", "#VALUE!"),
+    polars=_P("networkdays"),
+    sql=_S("networkdays"),
 )
 def networkdays_intl(start_date: dt.date, end_date: dt.date, weekend: Number | str,
                      holidays: Sequence[dt.date | None]) -> int:
@@ -597,6 +687,8 @@ def networkdays_intl(start_date: dt.date, end_date: dt.date, weekend: Number | s
     ],
     cost=Cost.linear(3, 10),
     errors=("#NUM!",),
+    polars=_P("workday"),
+    sql=_S("workday"),
 )
 def workday(start_date: dt.date, days: Number, holidays: Sequence[dt.date | None]) -> dt.date:
     return _workday(start_date, days, _WEEKEND_MON_FRI, holidays)
@@ -617,6 +709,8 @@ def workday(start_date: dt.date, days: Number, holidays: Sequence[dt.date | None
     ],
     cost=Cost.linear(3, 10),
     errors=("#NUM!", "#VALUE!"),
+    polars=_P("workday"),
+    sql=_S("workday"),
 )
 def workday_intl(start_date: dt.date, days: Number, weekend: Number | str,
                  holidays: Sequence[dt.date | None]) -> dt.date:
@@ -640,6 +734,8 @@ def workday_intl(start_date: dt.date, days: Number, weekend: Number | str,
     ],
     cost=Cost.const(10),
     errors=("#VALUE!", "#NUM!"),
+    polars=_P("tzconvert", "DateTime", "Text"),
+    sql=_S("tzconvert", "DateTime", "Text"),
 )
 def tzconvert(value: dt.datetime, time_zone: str) -> dt.datetime:
     tz = cal.zone(time_zone)
@@ -651,9 +747,8 @@ def tzconvert(value: dt.datetime, time_zone: str) -> dt.datetime:
 
 @builtin(
     "SERIAL",
-    sig(p("value", DATE), returns=NUMBER),
-    sig(p("value", DATETIME), returns=NUMBER),
-    sig(p("value", DURATION), returns=NUMBER),
+    *(sig(p("value", t), returns=NUMBER, **_forms("serial", t))
+      for t in (DATE, DATETIME, DURATION)),
     doc="Excel's serial number of a date (1900 system: 1 is 1900-01-01, with Excel's phantom "
         "1900-02-29 at 60), of a DateTime (local time as a day fraction) or a Duration in days.",
     examples=[
@@ -665,6 +760,8 @@ def tzconvert(value: dt.datetime, time_zone: str) -> dt.datetime:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
+    polars=_P("serial", "Date"),
+    sql=_S("serial", "Date"),
 )
 def serial(value: dt.date | dt.timedelta) -> Number:
     if isinstance(value, dt.timedelta):
@@ -691,6 +788,8 @@ def serial(value: dt.date | dt.timedelta) -> Number:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
+    polars=_P("fromserial", "Number"),
+    sql=_S("fromserial", "Number"),
 )
 def fromserial(serial_number: Number) -> dt.date:
     whole = serial_number if type(serial_number) is int else int(

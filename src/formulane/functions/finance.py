@@ -19,7 +19,9 @@ from ..types import NUMBER, list_of, many, optional
 from ..values import DIV0, NUM, XLError
 from . import _numeric as nm
 from ._numeric import Number
-from .spec import Cost, builtin, p, sig
+from ._numeric import polars_form as P
+from ._numeric import sql_form as S
+from .spec import Cost, Refuse, builtin, p, sig
 
 _N = NUMBER
 _ZERO = Decimal(0)
@@ -31,6 +33,15 @@ _ACCEPTABLE = Decimal("1e-10")  # relative step still accepted when the cap is r
 _TINY = Decimal("1e-30")
 _W = nm.WIDE
 _ARITH = (decimal.Overflow, decimal.InvalidOperation, decimal.DivisionByZero, ZeroDivisionError)
+
+# Columnar and SQL decisions (forms in `_math_forms`: PMT, PV, FV and NPV in float64).
+_ITERATIVE = (
+    "Newton's method in 50-digit decimals for up to 50 steps, stopping at a data-dependent "
+    "step: a fixed number of float steps unrolled into an expression would give other "
+    "answers and other #NUM! rows than the scalar engine")
+_LISTS_SQL = (
+    "its cash flows may be lists or numbers, and a SQL form receives them without their "
+    "types, so it cannot flatten them into one series")
 
 
 def _timing(type_: Number) -> Decimal:
@@ -60,6 +71,7 @@ def _guarded(compute: Callable[[], Decimal]) -> Decimal:
     doc="The payment per period of a loan or annuity at a constant rate (negative: paid out).",
     examples=["ROUND(PMT(0.05/12, 60, 10000), 7) -> -188.7123364", "PMT(0, 10, 1000) -> -100",
               "ROUND(PMT(0.08/12, 10, 10000, 0, 1), 2) -> -1030.16", "PMT(0, 0, 1000) -> #DIV/0!"],
+    polars=P("pmt"), sql=S("pmt"),
     cost=Cost.const(500),
     pack="finance",
     errors=("#NUM!", "#DIV/0!"),
@@ -85,6 +97,7 @@ def pmt(rate: Number, nper: Number, pv: Number, fv: Number = 0, type: Number = 0
     doc="The present value of a series of equal payments at a constant rate.",
     examples=["ROUND(PV(0.08/12, 12*20, 500), 2) -> -59777.15", "PV(0, 10, -100) -> 1000",
               "PV(-1, 10, 100) -> #DIV/0!"],
+    polars=P("pv"), sql=S("pv"),
     cost=Cost.const(500),
     pack="finance",
     errors=("#NUM!", "#DIV/0!"),
@@ -108,6 +121,7 @@ def pv(rate: Number, nper: Number, pmt: Number, fv: Number = 0, type: Number = 0
     doc="The future value of an investment of equal payments at a constant rate.",
     examples=["ROUND(FV(0.06/12, 10, -200, -500, 1), 2) -> 2581.4", "FV(0, 12, -100) -> 1200",
               "FV(0.1, 1E9, -1) -> #NUM!"],
+    polars=P("fv"), sql=S("fv"),
     cost=Cost.const(500),
     pack="finance",
     errors=("#NUM!",),
@@ -131,6 +145,7 @@ def fv(rate: Number, nper: Number, pmt: Number, pv: Number = 0, type: Number = 0
     doc="The net present value of cash flows at the ends of periods 1, 2, ... (blanks skipped).",
     examples=["ROUND(NPV(0.1, -10000, 3000, 4200, 6800), 2) -> 1188.44", "NPV(0, [1, 2], 3) -> 6",
               "NPV(-1, 5) -> #DIV/0!"],
+    polars=P("npv"), sql=Refuse(_LISTS_SQL),
     cost=Cost.linear(25, 50),
     pack="finance",
     errors=("#NUM!", "#DIV/0!"),
@@ -197,6 +212,7 @@ def _newton(step: Callable[[Decimal], Decimal], guess: Decimal, what: str) -> De
     doc="The internal rate of return of periodic cash flows (Newton's method from guess).",
     examples=["ROUND(IRR([-70000, 12000, 15000, 18000, 21000, 26000]), 6) -> 0.086631",
               "ROUND(IRR([-100, 110]), 12) -> 0.1", "IRR([100, 200]) -> #NUM!"],
+    polars=Refuse(_ITERATIVE), sql=Refuse(_ITERATIVE),
     cost=Cost.linear(3 * MAX_ITERATIONS, 500),
     pack="finance",
     errors=("#NUM!",),
@@ -264,6 +280,7 @@ def _rate_step(nper: Decimal, pmt: Decimal, pv: Decimal, fv: Decimal, t: Decimal
     doc="The interest rate per period of an annuity (Newton's method from guess).",
     examples=["ROUND(RATE(4*12, -200, 8000), 9) -> 0.007701472", "ROUND(RATE(10, -100, 1000), 12) -> 0",
               "RATE(10, 100, 1000) -> #NUM!", "RATE(0, -100, 1000) -> #NUM!"],
+    polars=Refuse(_ITERATIVE), sql=Refuse(_ITERATIVE),
     cost=Cost.const(100 * MAX_ITERATIONS),
     pack="finance",
     errors=("#NUM!",),

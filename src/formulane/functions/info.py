@@ -20,13 +20,26 @@ from typing import Any, Mapping
 from ..types import ANY, BOOLEAN, NEVER, NUMBER, TEXT, Type, non_null
 from ..values import CONTEXT, ERROR_TYPE_NUMBER, NA, NUM, VALUE, ErrorValue, XLError
 from ._numeric import Number, finish, trunc_int
-from .spec import Cost, builtin, p, sig
+from ._numeric import polars_form as P
+from ._numeric import sql_form as S
+from .spec import Cost, Refuse, builtin, p, sig
 
 #: Excel's serial 0 is 1899-12-31; from 1900-03-01 on serials count Lotus's phantom 1900-02-29
 #: (the same rule as the dates family's SERIAL helper).
 _SERIAL_EPOCH = dt.date(1899, 12, 31)
 _MARCH_1900 = dt.date(1900, 3, 1)
 _DAY_SECONDS = 86400
+
+# Columnar and SQL decisions (forms in `_math_forms`). The error-inspecting tests and the
+# type-dispatching conversions need what an eager form is not given today:
+_SEES_ERRORS = (
+    "it inspects its argument's error and type (an eager function declared accepts_errors, "
+    "with an Any parameter), but the backends hand an eager form only the argument's value "
+    "and return the argument's error before it: it needs the argument's Column (value, error "
+    "code, static type), as lazy forms receive")
+_NEEDS_TYPE = (
+    "its result depends on the argument's static type (an Any parameter: a Number, a Text, a "
+    "Date... each converts differently), which the backends do not pass to an eager form")
 
 
 def _is_error(value: Any) -> bool:
@@ -47,6 +60,7 @@ def _is_number(value: Any) -> bool:
     doc="TRUE when the value is blank (an empty text is not blank).",
     examples=["ISBLANK(BLANK()) -> TRUE", 'ISBLANK("") -> FALSE', "ISBLANK(0) -> FALSE",
               "ISBLANK(1/0) -> FALSE"],
+    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -60,6 +74,7 @@ def isblank(value: Any) -> bool:
     sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is any error value.",
     examples=["ISERROR(1/0) -> TRUE", "ISERROR(NA()) -> TRUE", "ISERROR(1) -> FALSE"],
+    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -73,6 +88,7 @@ def iserror(value: Any) -> bool:
     sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is an error other than #N/A.",
     examples=["ISERR(1/0) -> TRUE", "ISERR(NA()) -> FALSE", 'ISERR("x") -> FALSE'],
+    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -86,6 +102,7 @@ def iserr(value: Any) -> bool:
     sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is the #N/A error.",
     examples=["ISNA(NA()) -> TRUE", "ISNA(1/0) -> FALSE", "ISNA(0) -> FALSE"],
+    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -100,6 +117,7 @@ def isna(value: Any) -> bool:
     doc="TRUE when the value is a Number (not text that looks like one, not a date).",
     examples=["ISNUMBER(4) -> TRUE", 'ISNUMBER("4") -> FALSE', "ISNUMBER(1/0) -> FALSE",
               "ISNUMBER(DATE(2024, 1, 1)) -> FALSE"],
+    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -114,6 +132,7 @@ def isnumber(value: Any) -> bool:
     doc="TRUE when the value is a Text (the empty text included).",
     examples=['ISTEXT("a") -> TRUE', 'ISTEXT("") -> TRUE', "ISTEXT(1) -> FALSE",
               "ISTEXT(BLANK()) -> FALSE"],
+    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -128,6 +147,7 @@ def istext(value: Any) -> bool:
     doc="TRUE when the value is not a Text (blanks and errors included).",
     examples=["ISNONTEXT(1) -> TRUE", 'ISNONTEXT("a") -> FALSE', "ISNONTEXT(BLANK()) -> TRUE",
               "ISNONTEXT(NA()) -> TRUE"],
+    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -141,6 +161,7 @@ def isnontext(value: Any) -> bool:
     sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is a Boolean.",
     examples=["ISLOGICAL(TRUE) -> TRUE", "ISLOGICAL(1) -> FALSE", 'ISLOGICAL("TRUE") -> FALSE'],
+    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -155,6 +176,7 @@ def islogical(value: Any) -> bool:
     doc="TRUE when the value is a Date or a DateTime (text is never a date).",
     examples=["ISDATE(DATE(2024, 2, 29)) -> TRUE", 'ISDATE("2024-02-29") -> FALSE',
               "ISDATE(45351) -> FALSE"],
+    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -168,6 +190,7 @@ def isdate(value: Any) -> bool:
     sig(p("number", NUMBER), returns=BOOLEAN),
     doc="TRUE when the number, truncated to an integer, is even.",
     examples=["ISEVEN(4) -> TRUE", "ISEVEN(2.5) -> TRUE", "ISEVEN(-1) -> FALSE", "ISEVEN(0) -> TRUE"],
+    polars=P("iseven"), sql=S("iseven"),
     cost=Cost.const(1),
     can_error=False,
 )
@@ -180,6 +203,7 @@ def iseven(number: Number) -> bool:
     sig(p("number", NUMBER), returns=BOOLEAN),
     doc="TRUE when the number, truncated to an integer, is odd.",
     examples=["ISODD(3) -> TRUE", "ISODD(-3.7) -> TRUE", "ISODD(2) -> FALSE", "ISODD(0) -> FALSE"],
+    polars=P("isodd"), sql=S("isodd"),
     cost=Cost.const(1),
     can_error=False,
 )
@@ -197,6 +221,7 @@ def isodd(number: Number) -> bool:
         "6 #NUM!, 7 #N/A, 14 #CALC!, 99 ERROR()); #N/A when the value is not an error.",
     examples=["ERROR.TYPE(1/0) -> 2", "ERROR.TYPE(NA()) -> 7", "ERROR.TYPE(SQRT(-1)) -> 6",
               "ERROR.TYPE(1) -> #N/A"],
+    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
     cost=Cost.const(1),
     accepts_errors=True,
     errors=("#N/A",),
@@ -214,6 +239,7 @@ def error_type(error_val: Any) -> int:
         "4 Boolean, 16 error, 64 List, 128 Record.",
     examples=["TYPE(1) -> 1", 'TYPE("a") -> 2', "TYPE(TRUE) -> 4", "TYPE(1/0) -> 16",
               "TYPE([1, 2]) -> 64", "TYPE(DATE(2024, 1, 1)) -> 1"],
+    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -238,6 +264,7 @@ def type_(value: Any) -> int:
     sig(returns=NEVER),
     doc="The #N/A error value (\"not available\"); fits wherever a value is expected.",
     examples=["NA() -> #N/A", "ISNA(NA()) -> TRUE", "IFERROR(NA(), 0) -> 0"],
+    polars=P("na"), sql=S("na"),
     cost=Cost.const(1),
     errors=("#N/A",),
 )
@@ -263,6 +290,7 @@ def _serial(value: dt.date) -> int:
         "days, text and blank 0.",
     examples=["N(7) -> 7", "N(TRUE) -> 1", 'N("7") -> 0', "N(DATE(2024, 1, 1)) -> 45292",
               "N(1/0) -> #DIV/0!"],
+    polars=Refuse(_NEEDS_TYPE), sql=Refuse(_NEEDS_TYPE),
     cost=Cost.const(2),
     errors=("#VALUE!", "#NUM!"),
 )
@@ -292,6 +320,7 @@ def n(value: Any) -> Number:
     sig(p("value", ANY), returns=TEXT),
     doc="The value when it is a Text, else the empty text.",
     examples=['T("abc") -> "abc"', 'T(12) -> ""', 'T(TRUE) -> ""', "T(1/0) -> #DIV/0!"],
+    polars=Refuse(_NEEDS_TYPE), sql=Refuse(_NEEDS_TYPE),
     cost=Cost.const(1),
     can_error=False,
 )
@@ -320,13 +349,15 @@ def _boolean_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
 
 @builtin(
     "BOOLEAN",
-    sig(p("value", BOOLEAN), returns=BOOLEAN),
-    sig(p("value", NUMBER), returns=BOOLEAN),
-    sig(p("value", TEXT), returns=BOOLEAN),
+    sig(p("value", BOOLEAN), returns=BOOLEAN, polars=P("boolean_identity"),
+        sql=S("boolean_identity")),
+    sig(p("value", NUMBER), returns=BOOLEAN, polars=P("boolean_number"), sql=S("boolean_number")),
+    sig(p("value", TEXT), returns=BOOLEAN, polars=P("boolean_text"), sql=S("boolean_text")),
     doc="A value as a Boolean: numbers are TRUE unless 0; the texts true/yes/1 and "
         "false/no/0 (any case, spaces trimmed) are TRUE and FALSE; other texts #VALUE!.",
     examples=['BOOLEAN("Yes") -> TRUE', 'BOOLEAN(" false ") -> FALSE', "BOOLEAN(0) -> FALSE",
               "BOOLEAN(-2.5) -> TRUE", 'BOOLEAN("maybe") -> #VALUE!', "BOOLEAN(TRUE) -> TRUE"],
+    polars=P("boolean_identity"), sql=S("boolean_identity"),
     cost=Cost.const(1),
     check=_boolean_check,
     errors=("#VALUE!",),

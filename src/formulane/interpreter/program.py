@@ -128,7 +128,7 @@ class Program:
         when known, so decimal mode keeps each Decimal column's own scale."""
         from ..vectorized.frame import to_polars_form
 
-        return to_polars_form(self.root, numbers)
+        return to_polars_form(self.root, numbers, dtypes)
 
     def to_sql(self, dialect: str = "duckdb", numbers: str = "decimal") -> Any:
         """This program as SQL (`SqlForm`: value and error-code expressions, ``.value_sql``).
@@ -136,7 +136,7 @@ class Program:
         Number columns are DECIMAL, "float" when they are DOUBLE."""
         from ..vectorized.frame import to_sql_form
 
-        return to_sql_form(self.root, dialect)
+        return to_sql_form(self.root, dialect, numbers)
 
     def _tier_up(self) -> None:
         """Generate the fast function (see the module doc). Racing threads may both generate;

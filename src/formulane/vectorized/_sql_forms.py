@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from .sql import SqlColumn, case, first_error
+from .sql import SqlColumn, case, cases, first_error
 
 _ZERO = exp.Literal.number(0)
 
@@ -21,7 +21,7 @@ def _not_null(e: exp.Expression) -> exp.Expression:
 
 def _cases(pairs: list[tuple[exp.Expression, exp.Expression]],
            default: exp.Expression | None = None) -> exp.Expression:
-    return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
+    return cases(pairs, default)
 
 
 def _paren(e: exp.Expression) -> exp.Expression:
@@ -44,22 +44,28 @@ def mul(a: exp.Expression, b: exp.Expression) -> exp.Expression:
 
 
 def divide(a: exp.Expression, b: exp.Expression) -> Any:
-    # NULLIF keeps engines that raise on division by zero (PostgreSQL) from failing the query;
-    # the error column says #DIV/0! for that row.
-    exact = exp.cast(_paren(a), exp.DataType.build("DECIMAL(38, 18)"))
-    value = exp.Div(this=exact, expression=exp.Nullif(this=_paren(b), expression=_ZERO),
+    # Division computes in DOUBLE on every dialect (engines' decimal-division scale rules
+    # differ: DuckDB gives DOUBLE anyway, Spark keeps 6 places). NULLIF keeps engines that
+    # raise on division by zero (PostgreSQL) from failing the query; the error column says
+    # #DIV/0! for that row.
+    value = exp.Div(this=exp.cast(_paren(a), exp.DataType.build("DOUBLE")),
+                    expression=exp.Nullif(this=_paren(b), expression=_ZERO),
                     typed=False, safe=False)
     return value, [(exp.EQ(this=_paren(b), expression=_ZERO), "#DIV/0!")]
 
 
 def power(a: exp.Expression, b: exp.Expression) -> Any:
-    value = exp.Pow(this=_paren(a), expression=_paren(b))
+    base = exp.cast(_paren(a), exp.DataType.build("DOUBLE"))
+    value = exp.Pow(this=base, expression=_paren(b))
     a_zero = exp.EQ(this=_paren(a), expression=_ZERO)
     return value, [
         (exp.and_(a_zero, exp.EQ(this=_paren(b), expression=_ZERO)), "#NUM!"),
         (exp.and_(a_zero, exp.LT(this=_paren(b), expression=_ZERO)), "#DIV/0!"),
         (exp.and_(exp.LT(this=_paren(a), expression=_ZERO),
                   exp.NEQ(this=_paren(b), expression=exp.Floor(this=_paren(b)))), "#NUM!"),
+        # POWER(10, 400) is Infinity on DOUBLE engines; the scalar engine's bound is 1e308.
+        (exp.GTE(this=exp.Abs(this=value.copy()), expression=exp.Literal.number("1e308")),
+         "#NUM!"),
     ]
 
 
@@ -75,18 +81,45 @@ def percent(a: exp.Expression) -> exp.Expression:
     return exp.Div(this=_paren(a), expression=exp.Literal.number(100), typed=False, safe=False)
 
 
-def date_plus_days(d: exp.Expression, n: exp.Expression) -> exp.Expression:
-    return exp.DateAdd(this=d, expression=exp.cast(n, exp.DataType.build("INT")),
-                       unit=exp.var("DAY"))
+def _date_checked(value: exp.Expression) -> Any:
+    """A date result (DuckDB's DATE + INTERVAL is a TIMESTAMP: cast back), #NUM! outside the
+    years 1..9999 that the scalar engine's dates cover."""
+    date = exp.cast(value, exp.DataType.build("DATE"))
+    year = exp.Extract(this=exp.var("YEAR"), expression=date.copy())
+    return date, [(exp.or_(exp.LT(this=year, expression=exp.Literal.number(1)),
+                           exp.GT(this=year.copy(), expression=exp.Literal.number(9999))),
+                   "#NUM!")]
 
 
-def days_plus_date(n: exp.Expression, d: exp.Expression) -> exp.Expression:
+#: More days than the calendar spans (0001-01-01 .. 9999-12-31): #NUM!, and never cast to INT
+#: (an engine aborts the whole query on an INT overflow).
+_MAX_DAYS = exp.Literal.number(3652059)
+
+
+def _whole_days(n: exp.Expression) -> exp.Expression:
+    """The scalar engine truncates a day count toward zero (CAST to INT rounds on DuckDB)."""
+    truncated = exp.Mul(this=exp.func("SIGN", _paren(n)),
+                        expression=exp.Floor(this=exp.Abs(this=_paren(n))))
+    fits = exp.LTE(this=exp.Abs(this=_paren(n.copy())), expression=_MAX_DAYS.copy())
+    return case(fits, exp.cast(truncated, exp.DataType.build("INT")))
+
+
+def _moved(value: exp.Expression, n: exp.Expression) -> Any:
+    date, errors = _date_checked(value)
+    too_far = exp.GT(this=exp.Abs(this=_paren(n.copy())), expression=_MAX_DAYS.copy())
+    return date, [(too_far, "#NUM!"), *errors]
+
+
+def date_plus_days(d: exp.Expression, n: exp.Expression) -> Any:
+    return _moved(exp.DateAdd(this=d, expression=_whole_days(n), unit=exp.var("DAY")), n)
+
+
+def days_plus_date(n: exp.Expression, d: exp.Expression) -> Any:
     return date_plus_days(d, n)
 
 
-def date_minus_days(d: exp.Expression, n: exp.Expression) -> exp.Expression:
-    return exp.DateSub(this=d, expression=exp.cast(n, exp.DataType.build("INT")),
-                       unit=exp.var("DAY"))
+def date_minus_days(d: exp.Expression, n: exp.Expression) -> Any:
+    return _moved(exp.DateSub(this=d, expression=_whole_days(n), unit=exp.var("DAY")), n)
 
 
 def date_diff(a: exp.Expression, b: exp.Expression) -> exp.Expression:
@@ -124,13 +157,14 @@ def concat_text(a: exp.Expression, b: exp.Expression) -> exp.Expression:
 
 def if_(cond: SqlColumn, then: SqlColumn, otherwise: SqlColumn | None = None) -> SqlColumn:
     value = case(cond.value, then.value, otherwise.value if otherwise is not None else None)
-    if cond.error is None and then.error is None and (otherwise is None or otherwise.error is None):
+    other_error = otherwise.error if otherwise is not None else None
+    if cond.error is None and then.error is None and other_error is None:
         return SqlColumn(value)
     pairs = []
     if cond.error is not None:
         pairs.append((_not_null(cond.error), cond.error))
     pairs.append((cond.value, _err(then)))
-    return SqlColumn(value, _cases(pairs, _err(otherwise) if otherwise is not None else None))
+    return SqlColumn(value, cases(pairs, other_error))
 
 
 def ifs(*args: SqlColumn) -> SqlColumn:
@@ -142,7 +176,7 @@ def ifs(*args: SqlColumn) -> SqlColumn:
         if c.error is not None:
             error_pairs.append((_not_null(c.error), c.error))
         error_pairs.append((c.value, _err(v)))
-    return SqlColumn(_cases(value_pairs), _cases(error_pairs, exp.Literal.string("#N/A")))
+    return SqlColumn(cases(value_pairs), cases(error_pairs, exp.Literal.string("#N/A")))
 
 
 def op_and(a: SqlColumn, b: SqlColumn) -> SqlColumn:
@@ -221,7 +255,8 @@ def ifna(value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
 
 
 def choose(index: SqlColumn, *values: SqlColumn) -> SqlColumn:
-    i = exp.cast(index.value, exp.DataType.build("INT"))
+    # the scalar CHOOSE truncates the index (CAST to INT rounds on some engines)
+    i = exp.cast(exp.Floor(this=index.value), exp.DataType.build("INT"))
     value_pairs = [(exp.EQ(this=i, expression=exp.Literal.number(n)), v.value)
                    for n, v in enumerate(values, start=1)]
     error_pairs = [(exp.EQ(this=i, expression=exp.Literal.number(n)), _err(v))
@@ -231,11 +266,18 @@ def choose(index: SqlColumn, *values: SqlColumn) -> SqlColumn:
 
 
 def switch(subject: SqlColumn, *args: SqlColumn) -> SqlColumn:
+    """Text compares ignoring case, as the scalar SWITCH (and `=`) do; blank matches blank."""
     pairs = len(args) - len(args) % 2
+    text = subject.type is not None and subject.type.kind == "Text"
+    s = exp.Lower(this=subject.value) if text else _paren(subject.value)
     value_pairs = []
     error_pairs = []
     for i in range(0, pairs, 2):
-        match = exp.EQ(this=_paren(subject.value), expression=_paren(args[i].value))
+        candidate = exp.Lower(this=args[i].value) if text else _paren(args[i].value)
+        if args[i].error is not None:
+            value_pairs.append((_not_null(args[i].error), exp.Null()))
+            error_pairs.append((_not_null(args[i].error), args[i].error))
+        match = exp.NullSafeEQ(this=s, expression=candidate)
         value_pairs.append((match, args[i + 1].value))
         error_pairs.append((match, _err(args[i + 1])))
     default_value = args[-1].value if len(args) % 2 else None

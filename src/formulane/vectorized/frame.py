@@ -9,7 +9,10 @@ LazyFrame alike (lazy in, lazy out), so it streams when the caller sinks the res
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Mapping
 
 import polars as pl
@@ -23,6 +26,9 @@ from . import polars as pl_backend
 from . import sql as sql_backend
 
 ERROR_SUFFIX = "__error"
+DECIMAL_LIMIT = Decimal("1e20")
+_QUANTUM = Decimal("1e-18")
+_WIDE = decimal.Context(prec=80)
 
 
 @dataclass(frozen=True)
@@ -88,9 +94,90 @@ def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame) -> dict[str, Type]:
             for name, dtype in frame.schema.items()}
 
 
+def polars_dtype(t: Type, numbers: str = "float") -> pl.DataType:
+    """The polars dtype that holds a formula type (Number: Float64, or Decimal(38, 18) in
+    decimal mode)."""
+    token = pl_backend._MODE.set(numbers)
+    try:
+        return pl_backend.dtype_of(t)
+    finally:
+        pl_backend._MODE.reset(token)
+
+
+def _to_polars_value(value: Any, t: Type, numbers: str) -> Any:
+    if value is None:
+        return None
+    kind = t.kind
+    if kind == "Number":
+        if numbers != "decimal":
+            return float(value)
+        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+        if not abs(number) < DECIMAL_LIMIT or number != number.quantize(_QUANTUM,
+                                                                          context=_WIDE):
+            raise ValueError(f"{value!r} does not fit Decimal(38, 18)")
+        return number
+    if kind == "DateTime":
+        return value.astimezone(dt.timezone.utc)
+    if kind == "List":
+        return [_to_polars_value(v, t.elem, numbers) for v in value]  # type: ignore[arg-type]
+    if kind == "Record":
+        return {name: _to_polars_value(value.get(name), ft, numbers) for name, ft in t.fields}
+    return value
+
+
+def frame_from_rows(rows: list[Mapping[str, Any]], schema: Any, numbers: str = "float"
+                    ) -> pl.DataFrame:
+    """A DataFrame of formula values (as `Program.evaluate` takes them) with the dtypes the
+    schema's types have in the given numeric mode. A frame of no columns still has its rows."""
+    from ..schema import normalize_schema
+
+    types = normalize_schema(schema)
+    if not types:
+        return pl.DataFrame({"__row": list(range(len(rows)))})
+    data = {name: [_to_polars_value(r.get(name), t, numbers) for r in rows]
+            for name, t in types.items()}
+    return pl.DataFrame(data, schema={n: polars_dtype(t, numbers) for n, t in types.items()},
+                        strict=False)
+
+
+def from_polars_value(value: Any, t: Type) -> Any:
+    """A polars cell as the scalar engine returns it (numbers as Decimal: a float by its
+    shortest representation)."""
+    if value is None:
+        return None
+    kind = t.kind
+    if kind == "Number":
+        if isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                return value
+            return Decimal(repr(value)) if not value.is_integer() else Decimal(int(value))
+        return Decimal(value)
+    if kind == "List":
+        return [from_polars_value(v, t.elem) for v in value]  # type: ignore[arg-type]
+    if kind == "Record":
+        return {name: from_polars_value(value.get(name), ft) for name, ft in t.fields}
+    return value
+
+
 def numbers_mode(frame_schema: Mapping[str, pl.DataType], used: tuple[str, ...]) -> str:
-    decimal = any(isinstance(frame_schema.get(n), pl.Decimal) for n in used)
-    return "decimal" if decimal else "float"
+    """Decimal when a column the formula reads is Decimal (or, reading no number column, when
+    the frame has one); float otherwise."""
+    def numeric(dtype: Any) -> bool:
+        while isinstance(dtype, pl.List):
+            dtype = dtype.inner
+        return dtype is not None and dtype.is_numeric()
+
+    def decimal(dtype: Any) -> bool:
+        while isinstance(dtype, pl.List):
+            dtype = dtype.inner
+        return isinstance(dtype, pl.Decimal)
+
+    if any(decimal(frame_schema.get(n)) for n in used):
+        return "decimal"
+    if not any(numeric(frame_schema.get(n)) for n in used) and \
+            any(decimal(d) for d in frame_schema.values()):
+        return "decimal"
+    return "float"
 
 
 def apply(
@@ -118,7 +205,7 @@ def apply(
         program = compile_formula(source, schema, profile=profile, limits=limits,
                                   registry=registry)
         mode = numbers if numbers != "auto" else numbers_mode(dtypes, program.uses)
-        exprs += program.to_polars(numbers=mode).exprs(name, error_suffix)
+        exprs += to_polars_form(program.root, mode, dtypes).exprs(name, error_suffix)
     return frame.with_columns(exprs)
 
 
@@ -129,15 +216,19 @@ def sql_select(
     *,
     dialect: str = "duckdb",
     profile: str = "strict",
+    numbers: str = "decimal",
     error_suffix: str = ERROR_SUFFIX,
     keep_columns: bool = True,
+    registry: Any = None,
 ) -> str:
-    """``SELECT *, <formula> AS name, <error> AS name__error FROM table`` in a dialect."""
+    """``SELECT *, <formula> AS name, <error> AS name__error FROM table`` in a dialect.
+    ``numbers``: "decimal" when the table's Number columns are DECIMAL, "float" for DOUBLE."""
     from .. import compile as compile_formula
 
     columns: list[exp.Expression] = [exp.Star()] if keep_columns else []
     for name, source in formulas.items():
-        form = compile_formula(source, schema, profile=profile).to_sql(dialect)
+        program = compile_formula(source, schema, profile=profile, registry=registry)
+        form = to_sql_form(program.root, dialect, numbers)
         columns.append(exp.alias_(form.value, name, quoted=True))
         if form.error is not None:
             columns.append(exp.alias_(form.error, name + error_suffix, quoted=True))
@@ -145,14 +236,16 @@ def sql_select(
     return query.sql(dialect)
 
 
-def to_polars_form(root: Any, numbers: str) -> PolarsForm:
-    value, error = pl_backend.to_polars(root, numbers_mode=numbers)
+def to_polars_form(root: Any, numbers: str, dtypes: Any = None) -> PolarsForm:
+    """Polars expressions for a checked program; ``dtypes`` (the frame's, when known) lets
+    decimal mode keep each Decimal column's own scale."""
+    value, error = pl_backend.to_polars(root, numbers_mode=numbers, dtypes=dtypes)
     return PolarsForm(value, error)
 
 
-def to_sql_form(root: Any, dialect: str) -> SqlForm:
+def to_sql_form(root: Any, dialect: str, numbers: str = "decimal") -> SqlForm:
     if dialect not in sql_backend.DIALECTS:
         raise CheckError(f"unknown SQL dialect {dialect!r}; known: "
                          f"{', '.join(sql_backend.DIALECTS)}", code="E209")
-    value, error = sql_backend.to_sql(root)
+    value, error = sql_backend.to_sql(root, numbers=numbers)
     return SqlForm(value, error, dialect)

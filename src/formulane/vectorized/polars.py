@@ -2,28 +2,39 @@
 
 Each sub-expression becomes a `Column`: a value expression and an error-code expression (Utf8,
 null where the row is fine), or no error expression at all when the checker proved the node
-cannot produce an error value. Errors combine left to right, as in the scalar engine; lazy forms
-(IF, IFERROR, and, or...) select both value and error with the condition, so polars computing
-both branches never leaks an error or a different answer. A function whose spec has no polars
-form (or an explicit `Refuse`) makes `to_polars` raise `Unsupported` at compile time, with the
-reason; nothing falls back to Python silently.
+cannot produce an error value (``may_error``). Errors combine left to right, as in the scalar
+engine; lazy forms (IF, IFERROR, and, or...) select both value and error with the condition, so
+polars computing both branches never leaks an error or a different answer. A function whose
+spec has no polars form (or an explicit `Refuse`) makes `to_polars` raise `Unsupported` at
+compile time, with the reason; nothing falls back to Python silently.
 
 Form protocol (the ``polars=`` slot of a spec or signature):
 - eager functions: ``form(*values: pl.Expr) -> pl.Expr | (pl.Expr, error_expr | None)``; the
-  arguments' errors are combined for you, your error expression (if any) is added last;
+  arguments' errors are combined for you, your error expression (if any) is added last; the
+  error list form ``[(condition, code), ...]`` is checked in order;
 - lazy functions (``lazy=True``): ``form(*columns: Column) -> Column``, full control;
-- a form may read `numbers()` ("float" or "decimal") to pick the arithmetic.
+- a form may read `numbers()` ("float" or "decimal") to pick the arithmetic;
+- a form whose ``wants_call`` attribute is true also gets ``call=node``, the `ir.Call` being
+  translated (argument types, constant arguments), as a keyword.
 
-Numeric policy: Number columns compute in their own dtype. Float64 (and integer) columns compute
-in float64 with Excel's error rules (division by zero is #DIV/0!, a non-finite result #NUM!);
-Decimal columns compute in polars' Decimal (sums and products exact; division carried to 18
-decimal places). Literals take the mode of the program.
+Numeric policy (see docs/columnar.md):
+- float mode (Float64 and integer columns): IEEE float64. Division by zero is #DIV/0!; a result
+  that is not finite or whose magnitude reaches 1e308 (the scalar engine's bound) is #NUM!. The
+  finiteness test is placed where a non-finite value could stop propagating (a comparison, a
+  function argument, a divisor, the result), never repeated along a chain of + - * that carries
+  it anyway. Input NaN/inf are not validated (fill them to null first: they are not values of
+  the formula lane).
+- decimal mode (any Decimal input column): every Number is Decimal(38, 18). +, - and * are exact
+  while the exact result has at most 18 decimal places; otherwise (and for /) the result is
+  rounded half-even at 18 places. A result of magnitude 1e20 or more does not fit and is #NUM!
+  (polars would abort the whole query: the operands of that row are masked first).
+Literals take the mode of the program.
 """
 
 from __future__ import annotations
 
 import contextvars
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Callable, Mapping
 
@@ -37,7 +48,85 @@ from ..values import ErrorValue
 
 _MODE: contextvars.ContextVar[str] = contextvars.ContextVar("formulane_polars_numbers",
                                                            default="float")
+#: True while a lambda body is compiled for ``list.eval`` (pl.element() context).
+_ELEMENT: contextvars.ContextVar[bool] = contextvars.ContextVar("formulane_polars_element",
+                                                               default=False)
 DECIMAL_DTYPE = pl.Decimal(38, 18)
+#: Decimal(38, 18) holds magnitudes below 1e20.
+DECIMAL_LIMIT = 1e20
+#: The scalar engine's bound on numbers (|x| < 1e308); float results beyond it are #NUM!.
+FLOAT_LIMIT = 1e308
+NULL_TEXT = pl.lit(None, dtype=pl.Utf8)
+
+#: Operators through which a non-finite float propagates (inf stays inf or becomes NaN): the
+#: #NUM! test can wait until the value reaches something that could hide it.
+_CARRIERS = frozenset({"+", "-", "*", "NEG", "POS", "%"})
+_COMPARISONS = frozenset({"=", "<>", "<", "<=", ">", ">="})
+_DECIMAL_OPS = frozenset({"+", "-", "*", "/"})
+#: The largest decimal scale: quotients and long products round half-even there.
+MAX_SCALE = 18
+
+
+def _decimal_fit(scale: int) -> float:
+    """Decimal(38, scale) holds |x| < 10^(38 - scale); estimates are tested with a margin."""
+    return 10.0 ** (38 - scale) * (1 - 1e-12)
+
+
+def _literal_scale(value: Any) -> int:
+    exponent = Decimal(value).normalize().as_tuple().exponent
+    return min(max(0, -int(exponent)), MAX_SCALE)  # type: ignore[arg-type]
+
+
+def _decimal_column(expr: pl.Expr, dtype: Any) -> Column:
+    """A Number column read in decimal mode: a Decimal keeps its scale (widened to precision
+    38), an integer becomes Decimal(38, 0), anything else Decimal(38, 18)."""
+    bound = None
+    if isinstance(dtype, pl.Decimal) and dtype.scale is not None and dtype.scale <= MAX_SCALE:
+        scale = dtype.scale
+        value = expr.cast(pl.Decimal(38, scale)) if dtype.precision != 38 else expr
+        if dtype.precision is not None:
+            bound = 10.0 ** (dtype.precision - scale)
+    elif dtype is not None and dtype.is_integer():
+        scale, value = 0, expr.cast(pl.Decimal(38, 0))
+        bound = 2.0 ** (8 * _INT_BYTES.get(str(dtype), 16))
+    else:
+        scale, value = MAX_SCALE, expr.cast(DECIMAL_DTYPE)
+    return Column(value, estimate=_estimate(value, scale), scale=scale, bound=bound)
+
+
+_INT_BYTES = {"Int8": 1, "Int16": 2, "Int32": 4, "Int64": 8, "UInt8": 1, "UInt16": 2,
+              "UInt32": 4, "UInt64": 8}
+
+
+def _estimate(value: pl.Expr, scale: int) -> pl.Expr:
+    # the raw integer of a Decimal(38, s) to float, scaled: a cast of the decimal itself to
+    # Float64 is an order of magnitude slower in polars
+    return value.to_physical().cast(pl.Float64) * (10.0 ** -scale)
+
+
+_SELECTING = frozenset({"IF", "IFS", "SWITCH", "CHOOSE", "IFERROR", "IFNA", "COALESCE", "??",
+                        "IFBLANK", "OP_AND", "OP_OR", "AND", "OR", "NOT", "=", "<>", "<", "<=",
+                        ">", ">="})
+
+
+def _as_scale18(col: Column) -> Column:
+    if col.scale is None or col.scale == MAX_SCALE:
+        return col
+    if col.value.meta.is_literal():
+        # a literal stays a literal (forms specialise on constants: a weekend code...)
+        constant = _literal_value(col.value)
+        if isinstance(constant, Decimal):
+            return replace(col, value=pl.lit(constant, dtype=DECIMAL_DTYPE), scale=MAX_SCALE)
+    return replace(col, value=col.value.cast(DECIMAL_DTYPE), scale=MAX_SCALE)
+
+
+def _as_decimal(col: Column) -> Column:
+    """A decimal Column with its scale and estimate known (a form's result is re-read)."""
+    if col.scale is not None and col.estimate is not None:
+        return col
+    value = col.value.cast(DECIMAL_DTYPE)
+    return Column(value, col.error, col.unchecked, col.type, _estimate(value, MAX_SCALE),
+                  MAX_SCALE)
 
 
 def numbers() -> str:
@@ -47,11 +136,23 @@ def numbers() -> str:
 
 @dataclass(frozen=True)
 class Column:
+    """A compiled sub-expression. ``unchecked``: a float value that may be non-finite and has
+    not been tested yet (float mode only; see the module docs)."""
+
     value: pl.Expr
     error: pl.Expr | None = None
+    unchecked: bool = False
+    type: Type | None = None  # the node's static type (set by the compiler)
+    #: decimal mode: a float64 estimate of the value, carried alongside so overflow guards
+    #: never have to repeat (and so re-expand) the decimal expression itself
+    estimate: pl.Expr | None = None
+    #: decimal mode: the scale of the value's Decimal(38, scale) dtype, when known
+    scale: int | None = None
+    #: decimal mode: an upper bound of |value| known from the dtypes (None: unknown)
+    bound: float | None = None
 
     def error_or_null(self) -> pl.Expr:
-        return self.error if self.error is not None else pl.lit(None, dtype=pl.Utf8)
+        return self.error if self.error is not None else NULL_TEXT
 
 
 def first_error(*errors: pl.Expr | None) -> pl.Expr | None:
@@ -65,7 +166,12 @@ def first_error(*errors: pl.Expr | None) -> pl.Expr | None:
 
 
 def error_when(condition: pl.Expr, code: str) -> pl.Expr:
-    return pl.when(condition).then(pl.lit(code)).otherwise(pl.lit(None, dtype=pl.Utf8))
+    return pl.when(condition).then(pl.lit(code)).otherwise(NULL_TEXT)
+
+
+def not_finite(value: pl.Expr) -> pl.Expr:
+    """Float values the scalar engine could not hold: NaN, infinities, |x| >= 1e308."""
+    return error_when(~(value.abs() < FLOAT_LIMIT), "#NUM!")
 
 
 def own_errors(spec: Any) -> pl.Expr | None:
@@ -76,7 +182,7 @@ def own_errors(spec: Any) -> pl.Expr | None:
     chain: Any = None
     for condition, code in spec:
         chain = (pl.when(condition) if chain is None else chain.when(condition)).then(pl.lit(code))
-    return None if chain is None else chain.otherwise(pl.lit(None, dtype=pl.Utf8))
+    return None if chain is None else chain.otherwise(NULL_TEXT)
 
 
 def literal(value: Any, t: Type) -> pl.Expr:
@@ -87,8 +193,35 @@ def literal(value: Any, t: Type) -> pl.Expr:
     if value is None:
         return pl.lit(None, dtype=dtype_of(t))
     if isinstance(value, tuple):
-        return pl.lit(pl.Series([list(value)], dtype=dtype_of(t)))
+        # a one-row Series literal, taken as a scalar so it broadcasts over the frame
+        return pl.lit(pl.Series([[_plain(v) for v in value]], dtype=dtype_of(t))).first()
     return pl.lit(value)
+
+
+def _literal_value(e: pl.Expr) -> Any:
+    """The value of a literal expression (for forms that specialise on constants), else None."""
+    try:
+        if not e.meta.is_literal():
+            return None
+        return pl.select(e).item()
+    except Exception:
+        return None
+
+
+def _fits_decimal(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_fits_decimal(v) for v in value)
+    if isinstance(value, (Decimal, int)) and not isinstance(value, bool):
+        return abs(value) < DECIMAL_LIMIT
+    return True
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (Decimal, int)) and not isinstance(value, bool):
+        return Decimal(value) if numbers() == "decimal" else float(value)
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 def dtype_of(t: Type) -> pl.DataType:
@@ -107,21 +240,58 @@ def dtype_of(t: Type) -> pl.DataType:
         return pl.Duration("us")
     if kind == "List":
         return pl.List(dtype_of(t.elem))  # type: ignore[arg-type]
+    if kind == "Record":
+        return pl.Struct({name: dtype_of(ft) for name, ft in t.fields})
     return pl.Null()
 
 
+def number_dtype_cast(expr: pl.Expr, t: Type) -> pl.Expr:
+    """A column read as the program's numbers (integers and other widths cast; a no-op when
+    the column already has the dtype)."""
+    if t.kind == "Number":
+        return expr.cast(dtype_of(t))
+    if t.kind == "List" and t.elem is not None and t.elem.kind == "Number":
+        return expr.cast(pl.List(dtype_of(t.elem)))
+    return expr
+
+
 class PolarsCompiler:
-    def __init__(self, columns: Mapping[str, str]) -> None:
+    def __init__(self, columns: Mapping[str, str],
+                 dtypes: Mapping[str, pl.DataType] | None = None) -> None:
         self.columns = columns  # variable name -> column name
+        self.dtypes = dtypes or {}  # column name -> dtype, when the frame is known
         self.slots: dict[int, Column] = {}
         self.element_slot: int | None = None
 
     def compile(self, node: ir.IR) -> Column:
+        col = self._compile(node)
+        if col.error is not None and not node.may_error and type(node) is ir.Call \
+                and not _reads_locals(node):
+            # The checker proved this node error-free: no error plumbing above it. (Its proof
+            # does not see through LET names and lambda parameters, so those keep theirs.)
+            col = replace(col, error=None, unchecked=False)
+        if not isinstance(node, ir.Lambda):
+            col = replace(col, type=node.type)
+        return col
+
+    def _compile(self, node: ir.IR) -> Column:
         kind = type(node)
         if kind is ir.Const:
             value = node.value  # type: ignore[union-attr]
             if type(value) is ErrorValue:
                 return Column(pl.lit(None, dtype=dtype_of(node.type)), pl.lit(value.code))
+            if numbers() == "decimal" and not _fits_decimal(value):
+                # Decimal(38, 18) cannot hold it: #NUM!, as for a result that large
+                return Column(pl.lit(None, dtype=dtype_of(node.type)), pl.lit("#NUM!"))
+            if isinstance(value, (Decimal, int)) and not isinstance(value, bool) \
+                    and numbers() == "float":
+                return Column(literal(value, node.type), bound=abs(float(value)))
+            if numbers() == "decimal" and isinstance(value, (Decimal, int)) \
+                    and not isinstance(value, bool):
+                scale = _literal_scale(value)
+                return Column(pl.lit(Decimal(value), dtype=pl.Decimal(38, scale)),
+                              estimate=pl.lit(float(value)), scale=scale,
+                              bound=abs(float(value)))
             return Column(literal(value, node.type))
         if kind is ir.Var:
             slot = node.slot  # type: ignore[union-attr]
@@ -129,10 +299,20 @@ class PolarsCompiler:
                 return Column(pl.element())
             if slot in self.slots:
                 return self.slots[slot]
-            return Column(pl.col(self.columns.get(node.name, node.name)))  # type: ignore[union-attr]
+            name = self.columns.get(node.name, node.name)  # type: ignore[union-attr]
+            dtype = self.dtypes.get(name)
+            if numbers() == "decimal" and node.type.kind == "Number":  # type: ignore[union-attr]
+                return _decimal_column(pl.col(name), dtype)
+            bound = None
+            if node.type.kind == "Number":  # type: ignore[union-attr]
+                # the lane's numbers are below 1e308 in magnitude (the scalar engine refuses
+                # others); an integer column's dtype bounds it further
+                bound = 2.0 ** (8 * _INT_BYTES[str(dtype)]) if str(dtype) in _INT_BYTES \
+                    else FLOAT_LIMIT
+            return Column(number_dtype_cast(pl.col(name), node.type), bound=bound)
         if kind is ir.Let:
             for slot, value in zip(node.slots, node.values):  # type: ignore[union-attr]
-                self.slots[slot] = self.compile(value)
+                self.slots[slot] = self.checked(self.compile(value))
             return self.compile(node.body)  # type: ignore[union-attr]
         if kind is ir.Call:
             return self.call(node)  # type: ignore[arg-type]
@@ -142,19 +322,61 @@ class PolarsCompiler:
             obj = self.compile(node.obj)  # type: ignore[union-attr]
             return Column(obj.value.struct.field(node.name), obj.error)  # type: ignore[union-attr]
         if kind is ir.IndexOf:
+            if type(node.obj) is ir.ListOf and node.obj.items:  # type: ignore[union-attr]
+                return self.index_literal(node)  # type: ignore[arg-type]
             obj = self.compile(node.obj)  # type: ignore[union-attr]
-            index = self.compile(node.index)  # type: ignore[union-attr]
-            position = index.value.cast(pl.Int64) - 1
+            index = self.checked(self.compile(node.index))  # type: ignore[union-attr]
+            position = index.value.cast(pl.Int64, strict=False) - 1
             value = obj.value.list.get(position, null_on_oob=True)
             oob = (position < 0) | (position >= obj.value.list.len())
             return Column(value, first_error(obj.error, index.error, error_when(oob, "#REF!")))
         if kind is ir.ListOf:
-            items = [self.compile(i) for i in node.items]  # type: ignore[union-attr]
+            items = [self.checked(self.compile(i)) for i in node.items]  # type: ignore[union-attr]
             if not items:
                 return Column(literal((), node.type))
-            return Column(pl.concat_list([i.value for i in items]),
-                          first_error(*[i.error for i in items]))
+            values = [i.value for i in items]
+            elem = node.type.elem  # type: ignore[union-attr]
+            constant = _constant_list(node)
+            if elem is not None and elem.kind == "List" and constant is not None:
+                # a nested literal: one typed Series literal (polars mis-scales decimals read
+                # back from the struct-wrapped form below once the list is sliced)
+                return Column(pl.lit(pl.Series([constant], dtype=dtype_of(node.type))).first())
+            if elem is not None and elem.kind == "List":
+                # concat_list splices list operands into one flat list: wrap each item in a
+                # one-field struct (kept whole) and unwrap inside the result
+                # (each item cast to the list's dtype first: polars mis-scales Decimal fields
+                # of different scales when it unifies the structs)
+                values = [pl.struct(_item=v.cast(dtype_of(elem))) for v in values]
+                return Column(pl.concat_list(values).list.eval(
+                    pl.element().struct.field("_item")), first_error(*[i.error for i in items]))
+            if elem is not None and elem.kind == "Number":
+                # one scale for all items: polars 2.1's concat_list misreads Decimals of
+                # different scales (0.001 and 2 as 1 and 2000)
+                values = [v.cast(dtype_of(elem)) for v in values]
+            return Column(pl.concat_list(values), first_error(*[i.error for i in items]))
         raise self.refuse(node, getattr(node, "type", "?"), f"{kind.__name__} nodes")
+
+    def index_literal(self, node: ir.IndexOf) -> Column:
+        """``[a, b, c][i]``: a list literal holds its items' errors one by one (as the scalar
+        engine does), so only the selected item's error reaches the result."""
+        items = [self.checked(self.compile(i)) for i in node.obj.items]  # type: ignore[union-attr]
+        index = self.checked(self.compile(node.index))
+        position = index.value.cast(pl.Int64, strict=False)
+        value: Any = None
+        error: Any = None
+        for n, item in enumerate(items, start=1):
+            value = (pl.when(position == n) if value is None else value.when(position == n)) \
+                .then(item.value)
+            error = (pl.when(position == n) if error is None else error.when(position == n)) \
+                .then(item.error_or_null())
+        return Column(value, first_error(index.error, error.otherwise(pl.lit("#REF!"))))
+
+    @staticmethod
+    def checked(col: Column) -> Column:
+        """The column with its pending non-finite test applied (#NUM!, after its own errors)."""
+        if not col.unchecked:
+            return col
+        return Column(col.value, first_error(col.error, not_finite(col.value)), False, col.type)
 
     def refuse(self, node: ir.IR, name: Any, reason: str) -> Unsupported:
         return Unsupported(f"polars cannot evaluate {name}: {reason}", function=str(name),
@@ -163,24 +385,118 @@ class PolarsCompiler:
     def call(self, node: ir.Call) -> Column:
         spec = node.spec
         form = node.sig.polars or spec.polars
-        if isinstance(form, Refuse):
+        if spec.name == "&":
+            form = concat_any
+        elif spec.name in _COMPARISONS and node.args[0].type.kind == "Number" \
+                and node.args[1].type.kind == "Number" and not spec.lazy:
+            from . import _polars_forms
+
+            form = _polars_forms.number_compare(spec.name)
+        elif isinstance(form, Refuse):
             raise self.refuse(node, spec.name, form.reason)
-        if not callable(form):
+        elif not callable(form):
             raise self.refuse(node, spec.name, "no polars form is declared")
-        if spec.check is not None and _concrete_mismatch(node):
+        elif spec.check is not None and not spec.lazy and _concrete_mismatch(node):
             raise self.refuse(node, spec.name, "only the declared operand types vectorize "
                               f"({', '.join(str(p.type) for p in node.sig.params)})")
+        never = _never_arg(node)
+        if never is not None:
+            # an argument that is always an error (NA(), ERROR(...)): an eager call returns
+            # the first error left to right, and its form never sees a value of no type
+            before = [self.checked(self.compile(a)) for a in node.args[:never + 1]]
+            return Column(pl.lit(None, dtype=dtype_of(node.type)),
+                          first_error(*[c.error for c in before]))
         if any(isinstance(a, ir.Lambda) for a in node.args):
             return self.higher_order(node, form)
         args = [self.compile(a) for a in node.args]
+        if numbers() == "decimal" and spec.name in _DECIMAL_OPS and node.type.kind == "Number" \
+                and all(a.type is not None and a.type.kind == "Number" for a in args):
+            return self.decimal_op(spec.name, args[0], args[1])
+        if numbers() == "decimal" and spec.name not in _SELECTING:
+            # forms compute on Decimal(38, 18) (their contract); only the selecting forms and
+            # comparisons take any scale as it is
+            args = [_as_scale18(a) for a in args]
         if spec.lazy:
-            out = form(*args)
+            out = form(*[self.checked(a) for a in args], **_call_kw(form, node))
             return out if isinstance(out, Column) else Column(out)
-        out = form(*[a.value for a in args])
+        if spec.name == "&":
+            args = [self.checked(a) for a in args]
+            return Column(form(*[to_text(a.value, n.type) for a, n in zip(args, node.args)]),
+                          first_error(*[a.error for a in args]))
+        out = form(*[a.value for a in args], **_call_kw(form, node))
         own_error = None
         if isinstance(out, tuple):
             out, own_error = out[0], own_errors(out[1])
-        return Column(out, first_error(*[a.error for a in args], own_error))
+        floats = numbers() == "float" and node.type.kind == "Number"
+        carrier = floats and spec.name in _CARRIERS
+        errors: list[pl.Expr | None] = []
+        pending = False
+        for i, a in enumerate(args):
+            later = own_error is not None or any(b.error is not None for b in args[i + 1:])
+            if a.unchecked and carrier and not later:
+                pending = True  # carried to the consumer: inf + x is still not finite
+                errors.append(a.error)
+            else:
+                errors.append(self.checked(a).error)
+        # A float result may be non-finite (overflow, or a function's NaN) unless the checker
+        # proved the call error-free, or the operands' bounds prove it finite (x * 0.9 when
+        # |x| < 1e308); + - * defer the test to the consumer.
+        bound = _float_bound(spec.name, args) if carrier else None
+        unchecked = floats and (node.may_error or pending) and not (
+            bound is not None and not pending and bound * (1 + 1e-12) < FLOAT_LIMIT)
+        return Column(out, first_error(*errors, own_error), unchecked, bound=bound)
+
+    @staticmethod
+    def decimal_op(op: str, a: Column, b: Column) -> Column:
+        """+ - * / in decimal mode. Values keep the scale they need (a sum the larger of its
+        operands', a product the sum of theirs, a quotient 18; at most 18, rounded half-even
+        there), so ``price * qty`` on Decimal(38, 2) and Decimal(38, 0) columns is one native
+        multiplication. A row whose result would not fit Decimal(38, scale) is #NUM! and its
+        operand masked before polars computes it (polars aborts the whole query on a decimal
+        overflow or division by zero); the test runs on float64 estimates carried beside the
+        values, with a margin, so the decimal expressions are never repeated."""
+        a, b = _as_decimal(a), _as_decimal(b)
+        sa, sb = a.scale, b.scale
+        assert sa is not None and sb is not None
+        ea, eb = a.estimate, b.estimate
+        left, right = a.value, b.value
+        if op in ("+", "-"):
+            scale = max(sa, sb)
+            estimate = ea + eb if op == "+" else ea - eb  # type: ignore[operator]
+        elif op == "*":
+            scale = min(sa + sb, MAX_SCALE)
+            estimate = ea * eb  # type: ignore[operator]
+            # polars gives a product the larger operand scale: widen one side to the exact one
+            if max(sa, sb) < scale:
+                if sa >= sb:
+                    left = left.cast(pl.Decimal(38, scale))
+                else:
+                    right = right.cast(pl.Decimal(38, scale))
+        else:
+            scale = MAX_SCALE
+            estimate = ea / eb  # type: ignore[operator]
+            left = left.cast(pl.Decimal(38, MAX_SCALE))
+        ba, bb = a.bound, b.bound
+        bound = None
+        if ba is not None and bb is not None and op != "/":
+            bound = ba + bb if op in ("+", "-") else ba * bb
+        if bound is not None and bound * (1 + 1e-9) < _decimal_fit(scale):
+            # the dtypes prove the result fits: no guard, no error (e.g. Decimal(12, 2) *
+            # Decimal(10, 0) cannot reach 1e36)
+            value = {"+": left + right, "-": left - right, "*": left * right}[op]
+            return Column(value, first_error(a.error, b.error), estimate=estimate, scale=scale,
+                          bound=bound)
+        over = ~(estimate.abs() < _decimal_fit(scale))
+        if op == "/":
+            zero = eb == 0  # type: ignore[operator]
+            value = left / pl.when(~(zero | over)).then(right)
+            own = own_errors([(zero, "#DIV/0!"), (over, "#NUM!")])
+        else:
+            masked = pl.when(~over).then(right)
+            value = {"+": left + masked, "-": left - masked, "*": left * masked}[op]
+            own = error_when(over, "#NUM!")
+        return Column(value, first_error(a.error, b.error, own), estimate=estimate, scale=scale,
+                      bound=bound if bound is not None and bound < _decimal_fit(scale) else None)
 
     def higher_order(self, node: ir.Call, form: Callable[..., Any]) -> Column:
         """MAP/FILTER-style calls: the lambda body runs inside ``list.eval`` on pl.element()."""
@@ -190,29 +506,33 @@ class PolarsCompiler:
             if isinstance(a, ir.Lambda):
                 if len(a.slots) != 1:
                     raise self.refuse(node, node.spec.name, "lambdas with several parameters")
-                inner = PolarsCompiler(self.columns)
-                inner.slots = dict(self.slots)
-                inner.element_slot = a.slots[0]
-                body = inner.compile(a.body)
                 if _references_columns(a.body, a.slots[0]):
                     raise self.refuse(node, node.spec.name,
                                       "a lambda that reads other columns (list.eval sees only "
                                       "the element)")
+                inner = PolarsCompiler(self.columns, self.dtypes)
+                inner.slots = dict(self.slots)
+                inner.element_slot = a.slots[0]
+                token = _ELEMENT.set(True)
+                try:
+                    body = inner.checked(inner.compile(a.body))
+                finally:
+                    _ELEMENT.reset(token)
                 if body.error is not None:
                     raise self.refuse(node, node.spec.name, "a lambda whose body may error")
                 args.append(body.value)
             else:
-                col = self.compile(a)
+                col = self.checked(self.compile(a))
                 args.append(col.value)
                 errors.append(col.error)
-        out = form(*args)
+        out = form(*args, **_call_kw(form, node))
         own_error = None
         if isinstance(out, tuple):
             out, own_error = out[0], own_errors(out[1])
         return Column(out, first_error(*errors, own_error))
 
     def coerce(self, node: ir.Coerce) -> Column:
-        inner = self.compile(node.node)
+        inner = self.checked(self.compile(node.node))
         v = inner.value
         mode = node.mode
         if mode == "blank_to_number":
@@ -222,20 +542,124 @@ class PolarsCompiler:
         if mode == "blank_to_boolean":
             return Column(v.fill_null(pl.lit(False)), inner.error)
         if mode == "boolean_to_number":
-            return Column(v.cast(dtype_of(node.type)), inner.error)
+            return Column(v.cast(pl.Int8).cast(dtype_of(node.type)), inner.error)
         if mode == "number_to_boolean":
             return Column(v != 0, inner.error)
+        if mode == "to_text":
+            if node.node.type.kind not in _TEXT_FORMS:
+                raise self.refuse(node, mode, f"{node.node.type} to text has no polars form")
+            return Column(to_text(v, node.node.type), inner.error)
         if mode == "text_to_number":
             cleaned = v.str.strip_chars().str.replace_all(",", "")
             number = cleaned.cast(pl.Float64, strict=False)
             if numbers() == "decimal":
                 number = cleaned.cast(DECIMAL_DTYPE, strict=False)
+            else:
+                number = pl.when(number.abs() < FLOAT_LIMIT).then(number)
             return Column(number, first_error(inner.error, error_when(number.is_null(), "#VALUE!")))
         if mode == "text_to_boolean":
             upper = v.str.strip_chars().str.to_uppercase()
             value = pl.when(upper == "TRUE").then(True).when(upper == "FALSE").then(False)
             return Column(value, first_error(inner.error, error_when(value.is_null(), "#VALUE!")))
         raise self.refuse(node, mode, "this coercion has no polars form")
+
+
+# ------------------------------------------------------------------------------- text forms
+
+_TEXT_FORMS = ("Text", "Number", "Boolean", "Date")
+_ZEROS = "0" * 40
+
+
+def concat_any(*parts: pl.Expr) -> pl.Expr:
+    return pl.concat_str(list(parts))
+
+
+def to_text(value: pl.Expr, t: Type) -> pl.Expr:
+    """A value as `&` and text coercions show it (`values.display_text`)."""
+    kind = t.kind
+    if kind == "Text":
+        return value
+    if kind == "Boolean":
+        return pl.when(value).then(pl.lit("TRUE")).otherwise(pl.lit("FALSE"))
+    if kind == "Number":
+        return general_text(value)
+    if kind == "Date":
+        return value.dt.to_string("%Y-%m-%d")
+    raise Unsupported(f"polars cannot show {t} as text", function="&", backend="polars",
+                      reason=f"{t} to text is not vectorized")
+
+
+def general_text(value: pl.Expr) -> pl.Expr:
+    """Excel's General format natively: 15 significant digits rounded half up, no exponent for
+    magnitudes 1e-9 .. <1e15, else ``d.dddE+XX`` (as `values.general_text`).
+
+    The digits come from the value's exact decimal text: a Decimal column's own digits, and for
+    a float its shortest round-trip representation (the digits Python's ``repr`` shows), so the
+    rounding is decimal rounding, never a binary approximation of it."""
+    text = value.abs().cast(pl.Utf8)
+    parts = text.str.split_exact("e", 1)
+    mantissa = parts.struct.field("field_0")
+    shift = parts.struct.field("field_1").cast(pl.Int64, strict=False).fill_null(0)
+    halves = mantissa.str.split_exact(".", 1)
+    int_part = halves.struct.field("field_0").str.strip_chars_start("0")
+    frac_part = halves.struct.field("field_1").fill_null("")
+    frac_digits = frac_part.str.strip_chars_start("0")
+    has_int = int_part.str.len_chars() > 0
+    exponent = pl.when(has_int).then(int_part.str.len_chars().cast(pl.Int64) - 1).otherwise(
+        frac_digits.str.len_chars().cast(pl.Int64) - frac_part.str.len_chars().cast(pl.Int64) - 1
+    ) + shift
+    digits = pl.when(has_int).then(int_part + frac_part).otherwise(frac_digits) \
+        .str.strip_chars_end("0")
+    # (strict=False: a non-finite float's "inf" reaches here on rows already flagged #NUM!)
+    head = digits.str.slice(0, 15).str.pad_end(15, "0").cast(pl.Int64, strict=False)
+    round_up = digits.str.slice(15) >= pl.lit("5")
+    mant = head + round_up.cast(pl.Int64)
+    carry = mant >= 10**15
+    mant = pl.when(carry).then(mant // 10).otherwise(mant)
+    exponent = exponent + carry.cast(pl.Int64)
+    sig = mant.cast(pl.Utf8).str.strip_chars_end("0")
+    n = sig.str.len_chars().cast(pl.Int64)
+    # Fixed notation.
+    whole = pl.when(exponent >= 0).then(
+        sig.str.slice(0, (exponent + 1).clip(lower_bound=0))
+        + pl.lit(_ZEROS).str.slice(0, (exponent + 1 - n).clip(lower_bound=0))
+    ).otherwise(pl.lit("0"))
+    fraction = pl.when(exponent >= 0).then(sig.str.slice((exponent + 1).clip(lower_bound=0))) \
+        .otherwise(pl.lit(_ZEROS).str.slice(0, (-exponent - 1).clip(lower_bound=0)) + sig)
+    fixed = pl.when(fraction.str.len_chars() > 0).then(whole + pl.lit(".") + fraction) \
+        .otherwise(whole)
+    # Scientific notation.
+    sci_mantissa = pl.when(n > 1).then(sig.str.slice(0, 1) + pl.lit(".") + sig.str.slice(1)) \
+        .otherwise(sig)
+    sci = sci_mantissa + pl.when(exponent < 0).then(pl.lit("E-")).otherwise(pl.lit("E+")) \
+        + exponent.abs().cast(pl.Utf8).str.pad_start(2, "0")
+    body = pl.when((exponent > -10) & (exponent < 15)).then(fixed).otherwise(sci)
+    signed = pl.when(value < 0).then(pl.lit("-") + body).otherwise(body)
+    return pl.when(digits.str.len_chars() == 0).then(pl.lit("0")).otherwise(signed)
+
+
+def _float_bound(op: str, args: list[Column]) -> float | None:
+    """An upper bound of |result| for + - * NEG POS % from the operands' bounds."""
+    bounds = [a.bound for a in args]
+    if any(b is None for b in bounds):
+        return None
+    if op in ("+", "-"):
+        return bounds[0] + bounds[1]  # type: ignore[operator]
+    if op == "*":
+        return bounds[0] * bounds[1]  # type: ignore[operator]
+    if op == "%":
+        return bounds[0] / 100  # type: ignore[operator]
+    return bounds[0]
+
+
+def _reads_locals(node: ir.IR) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ir.Var) and n.local:
+            return True
+        stack.extend(ir.ir_children(n))
+    return False
 
 
 def _references_columns(body: ir.IR, element_slot: int) -> bool:
@@ -249,13 +673,16 @@ def _references_columns(body: ir.IR, element_slot: int) -> bool:
 
 
 def to_polars(root: ir.IR, *, numbers_mode: str = "float",
-              columns: Mapping[str, str] | None = None) -> tuple[pl.Expr, pl.Expr | None]:
+              columns: Mapping[str, str] | None = None,
+              dtypes: Mapping[str, pl.DataType] | None = None
+              ) -> tuple[pl.Expr, pl.Expr | None]:
     """(value expression, error-code expression or None) for a checked program."""
     if numbers_mode not in ("float", "decimal"):
         raise ValueError("numbers_mode must be 'float' or 'decimal'")
     token = _MODE.set(numbers_mode)
     try:
-        col = PolarsCompiler(columns or {}).compile(root)
+        compiler = PolarsCompiler(columns or {}, dtypes)
+        col = compiler.checked(compiler.compile(root))
     finally:
         _MODE.reset(token)
     if col.error is None:
@@ -264,8 +691,36 @@ def to_polars(root: ir.IR, *, numbers_mode: str = "float",
     return pl.when(col.error.is_null()).then(col.value), col.error
 
 
+def _constant_list(node: ir.IR) -> Any:
+    """The Python value of a list literal made only of number, text and boolean constants
+    (nested lists included), else None."""
+    if type(node) is ir.ListOf:
+        items = [_constant_list(i) for i in node.items]  # type: ignore[union-attr]
+        return None if any(i is None for i in items) else items
+    if type(node) is ir.Const and isinstance(node.value, (Decimal, int, str, bool)):
+        return _plain(node.value)
+    return None
+
+
+def _never_arg(node: ir.Call) -> int | None:
+    """The position of the first argument typed Never (always an error) of an eager call that
+    does not inspect errors, else None."""
+    spec = node.spec
+    if spec.lazy or spec.accepts_errors:
+        return None
+    for i, a in enumerate(node.args):
+        if not isinstance(a, ir.Lambda) and a.type.kind == "Never":
+            return i
+    return None
+
+
+def _call_kw(form: Any, node: ir.Call) -> dict[str, Any]:
+    """``{"call": node}`` for a form that declares ``wants_call`` (see the module docs)."""
+    return {"call": node} if getattr(form, "wants_call", False) else {}
+
+
 def _concrete_mismatch(node: ir.Call) -> bool:
-    """A custom-typed call (``&``) whose arguments are not the declared concrete types."""
+    """A custom-typed call whose arguments are not the declared concrete types."""
     for arg, prm in zip(node.args, node.sig.params):
         if prm.type.kind in ("Var", "Any", "Many", "Fn"):
             continue

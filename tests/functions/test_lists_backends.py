@@ -1,0 +1,599 @@
+"""The lists, lookup and statistics families on three engines: scalar, polars and DuckDB SQL.
+
+Each table below is a schema, rows (with blanks, zeros, negatives, empty lists and texts, month
+ends, huge and tiny numbers...) and formulas. Every formula runs three ways: `Program.evaluate`
+row by row, polars through `formulane.apply` on a frame built from the rows, and DuckDB on the
+SQL of `formulane.sql_select` over a table built from the same rows (DOUBLE columns with
+``numbers="float"``; tables marked ``decimal`` use polars Decimal and DuckDB DECIMAL(38, 18)).
+Values must be equal and error codes identical, row by row; numbers compare within 1e-9
+relative (1e-12 absolute near zero), the float policy of the columnar backends. A formula
+marked ``refuse={"polars": "..."}`` must be refused by that backend at compile time with a
+reason containing the text, and still agree on the others. The last tests check that every
+signature of these families has an explicit polars and SQL decision (a form or a `Refuse`),
+and that every function appears in a table.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+import formulane
+from formulane.errors import LimitExceeded, Unsupported
+from formulane.functions import _arrays, lists, lookup, statistics
+from formulane.functions.registry import default_registry
+from formulane.functions.spec import UNDECIDED, FunctionSpec, Refuse
+from formulane.types import Type, parse_type
+from formulane.values import ErrorValue
+
+pl = pytest.importorskip("polars")
+duckdb = pytest.importorskip("duckdb")
+
+STATS = default_registry().with_packs("statistics")
+OUT, ERR = "fx", "fx__error"  # the result columns (no table has a column of these names)
+UTC = dt.timezone.utc
+D = dt.date
+
+
+@dataclass
+class F:
+    """A formula, and the backends expected to refuse it (backend -> part of the reason)."""
+
+    source: str
+    refuse: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Table:
+    name: str
+    schema: dict[str, str]
+    rows: list[tuple]
+    formulas: list[F | str]
+    stats: bool = False  # needs the statistics pack
+    decimal: bool = False  # Number columns are decimals (polars Decimal, SQL DECIMAL(38, 18))
+    profile: str = "strict"
+
+
+# ------------------------------------------------------------------------------------ types
+
+
+def _pl_dtype(t: Type, decimal: bool = False) -> Any:
+    k = t.kind
+    if k == "Number":
+        return pl.Decimal(38, 18) if decimal else pl.Float64
+    if k == "Text":
+        return pl.Utf8
+    if k == "Boolean":
+        return pl.Boolean
+    if k == "Date":
+        return pl.Date
+    if k == "DateTime":
+        return pl.Datetime("us", "UTC")
+    if k == "Duration":
+        return pl.Duration("us")
+    if k == "List":
+        return pl.List(_pl_dtype(t.elem, decimal))
+    raise AssertionError(k)
+
+
+def _sql_type(t: Type, decimal: bool = False) -> str:
+    k = t.kind
+    if k == "List":
+        return _sql_type(t.elem, decimal) + "[]"
+    if k == "Number" and decimal:
+        return "DECIMAL(38, 18)"
+    return {"Number": "DOUBLE", "Text": "VARCHAR", "Boolean": "BOOLEAN", "Date": "DATE",
+            "DateTime": "TIMESTAMPTZ", "Duration": "INTERVAL"}[k]
+
+
+# ------------------------------------------------------------------------------- comparing
+
+
+def _norm(v: Any) -> Any:
+    """A comparable form of a value from any engine."""
+    if isinstance(v, ErrorValue):
+        return ("error", v.code)
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (int, float, Decimal)):
+        return float(v)
+    if isinstance(v, dt.datetime):
+        return v.astimezone(UTC) if v.tzinfo else v.replace(tzinfo=UTC)
+    if isinstance(v, (list, tuple)):
+        return [_norm(x) for x in v]
+    return v
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if type(a) is not type(b):
+        return False
+    return a == b
+
+
+def _outcome(value: Any, error: Any) -> Any:
+    return ("error", error) if error is not None else _norm(value)
+
+
+# -------------------------------------------------------------------------------- engines
+
+
+def _schema(table: Table) -> dict[str, Type]:
+    return {name: parse_type(text) for name, text in table.schema.items()}
+
+
+def _registry(table: Table) -> Any:
+    return STATS if table.stats else default_registry()
+
+
+def run_scalar(table: Table, source: str) -> list[Any]:
+    program = formulane.compile(source, table.schema, registry=_registry(table),
+                                profile=table.profile)
+    names = list(table.schema)
+    out = []
+    for row in table.rows:
+        try:
+            out.append(_norm(program.evaluate(dict(zip(names, row)))))
+        except LimitExceeded as exc:  # a budget, not a value: only refusing backends meet it
+            out.append(("limit", exc.code))
+    return out
+
+
+def run_polars(table: Table, source: str) -> list[Any]:
+    schema = _schema(table)
+    frame = pl.DataFrame([list(r) for r in table.rows],
+                         schema={n: _pl_dtype(t, table.decimal) for n, t in schema.items()},
+                         orient="row")
+    out = formulane.apply(frame, {OUT: source}, table.schema, registry=_registry(table),
+                          numbers="decimal" if table.decimal else "float",
+                          profile=table.profile)
+    values = out[OUT].to_list()
+    errors = out[ERR].to_list() if ERR in out.columns else [None] * len(values)
+    return [_outcome(v, e) for v, e in zip(values, errors)]
+
+
+def run_duckdb(table: Table, source: str) -> list[Any]:
+    schema = _schema(table)
+    con = duckdb.connect()
+    columns = ", ".join(f'"{n}" {_sql_type(t, table.decimal)}' for n, t in schema.items())
+    con.execute(f"CREATE TABLE t (rid INTEGER, {columns})")
+    marks = ", ".join("?" for _ in range(len(schema) + 1))
+    con.executemany(f"INSERT INTO t VALUES ({marks})",
+                    [(i, *row) for i, row in enumerate(table.rows)])
+    query = formulane.sql_select("t", {OUT: source}, table.schema,
+                                 numbers="decimal" if table.decimal else "float",
+                                 registry=_registry(table), profile=table.profile)
+    cursor = con.execute(f"SELECT * FROM ({query}) ORDER BY rid")
+    names = [d[0] for d in cursor.description]
+    rows = cursor.fetchall()
+    out = []
+    for row in rows:
+        got = dict(zip(names, row))
+        out.append(_outcome(got[OUT], got.get(ERR)))
+    return out
+
+
+RUNNERS = {"polars": run_polars, "sql": run_duckdb}
+
+
+def check(table: Table, formula: F | str) -> None:
+    f = formula if isinstance(formula, F) else F(formula)
+    expected = run_scalar(table, f.source)
+    for backend, runner in RUNNERS.items():
+        if backend in f.refuse:
+            with pytest.raises(Unsupported) as info:
+                runner(table, f.source)
+            assert f.refuse[backend] in info.value.reason, info.value.reason
+            continue
+        got = runner(table, f.source)
+        for i, (want, have) in enumerate(zip(expected, got)):
+            assert _same(want, have), (
+                f"{backend}: {f.source} on row {i} {table.rows[i]}: scalar {want!r}, "
+                f"{backend} {have!r}")
+        assert len(got) == len(expected)
+
+
+# ---------------------------------------------------------------------------------- tables
+
+NUMS = {"xs": "List<Number?>", "a": "Number?", "k": "Number"}
+NUM_ROWS = [
+    ([1.0, 2.0, None, 4.0], 1.0, 2.0),
+    ([3.0], None, 1.0),
+    ([], 2.0, 0.0),
+    ([-5.0, 0.0, 2.5, -5.0], -1.5, -1.0),
+    ([None, None], 0.0, 1.5),
+    ([0.1, 0.1, 0.1], 0.1, 3.0),
+    ([1e200, 1e200], 1e200, 2.9),
+    ([7.0, 7.0, 3.0, 9.0, 3.0, 7.0], 3.0, 4.0),
+]
+
+TABLES: list[Table] = [
+    Table("aggregates", {"xs": "List<Number?>?", "a": "Number?", "b": "Number"}, [
+        ([1.0, 2.0, None, 4.0], 1.0, 2.0),
+        ([3.0], None, -1.0),
+        (None, 2.0, 0.0),
+        ([], 3.0, 0.5),
+        ([-5.0, 0.0, 2.5], -1.5, 1e300),
+        ([None, None], 0.0, 1.0),
+        ([1e308 / 2, 1e308 / 2, 1e308 / 2], 1.0, 2.0),
+        ([1e200, 1e200], 1e200, 1.0),
+        ([0.1, 0.2], 0.3, -0.3),
+    ], [
+        "SUM(xs)", "SUM(a, xs, b)", "SUM(a, b, 10)", "SUM(xs, xs)", "SUM(a)",
+        "PRODUCT(xs)", "PRODUCT(a, xs)", "PRODUCT(xs, b)",
+        "AVERAGE(xs)", "AVERAGE(xs, a)", "AVERAGE(a)",
+        "MIN(xs)", "MIN(xs, a)", "MIN(a)", "MAX(xs)", "MAX(b, xs)", "MAX(a, b)",
+        "COUNT(xs)", "COUNT(xs, a, b)", "COUNTA(xs, a)", "COUNTA(a, b, xs)",
+        "MEDIAN(xs)", "MEDIAN(xs, a, b)",
+        "STDEV.S(xs)", "STDEV.P(xs)", "VAR.S(xs)", "VAR.P(xs, a)", "STDEV.S(a, b)",
+        "VAR.P(a)",
+    ]),
+    Table("order statistics", NUMS, NUM_ROWS, [
+        "LARGE(xs, k)", "SMALL(xs, k)", "LARGE(xs, 1)", "SMALL(xs, 2.5)",
+        "PERCENTILE.INC(xs, 0.3)", "PERCENTILE.INC(xs, k / 4)", "PERCENTILE.INC(xs, 1)",
+        "PERCENTILE.INC(xs, 0)", "SUMPRODUCT(xs, xs)", "SUMPRODUCT(xs)",
+        "SUMPRODUCT(xs, [1, 2, 3, 4])", "COUNTBLANK(xs)",
+    ]),
+]
+
+CRIT = {"xs": "List<Number?>", "ys": "List<Number?>", "ns": "List<Number>", "t": "List<Text?>",
+        "ds": "List<Date?>", "bs": "List<Boolean?>", "a": "Number?", "d": "Date"}
+CRIT_ROWS = [
+    ([1.0, 5.0, 10.0, 15.0], [10.0, 20.0, 30.0, 40.0], [1.0, 5.0, 10.0, 15.0],
+     ["apple", "Avocado", "kiwi", None], [D(2024, 1, 31), D(2024, 2, 29), None, D(2023, 1, 1)],
+     [True, False, None, True], 5.0, D(2024, 2, 29)),
+    ([], [], [], [], [], [], None, D(2024, 1, 31)),
+    ([None, 2.0, 2.0, -3.0], [1.0, None, 3.0, 4.0], [0.0, 2.0, 2.0, -3.0],
+     ["", "a*b", "A?c", "x~y"], [D(2023, 12, 31), None, None, None], [False, None, None, None],
+     2.0, D(2023, 12, 31)),
+    ([0.0, 0.5, 10.0], [1.0, 2.0], [0.0, 0.5, 10.0], ["b", "B", "bb"], [], [True, True],
+     0.0, D(2000, 2, 29)),
+    ([1e200, 1e200, -1.0], [1e308 / 2, 1e308 / 2, 1e308 / 2], [-1.0, 1.0, 3.0],
+     ["Ab", "ab", "ba"], [D(2024, 3, 31), D(2024, 4, 30), D(2024, 2, 29)], [None, None, None],
+     -3.0, D(2024, 4, 30)),
+]
+TEXT_CRITERIA_REFUSED = "numeric criteria over text items"
+
+TABLES += [
+    Table("COUNTIF family", CRIT, CRIT_ROWS, [
+        'COUNTIF(xs, ">=10")', 'COUNTIF(xs, "<>1")', 'COUNTIF(xs, "")', 'COUNTIF(xs, "=")',
+        'COUNTIF(xs, "<>")', "COUNTIF(xs, 2)", "COUNTIF(xs, a)", "COUNTIF(ns, x => x > 3)",
+        'COUNTIF(xs, "<0")', 'COUNTIF(xs, "=0.5")', 'COUNTIF(xs, ">abc")',
+        'COUNTIF(t, "a*")', 'COUNTIF(t, "A?C")', 'COUNTIF(t, "*~**")', 'COUNTIF(t, "<b")',
+        'COUNTIF(t, "")', 'COUNTIF(t, "<>a*")', 'COUNTIF(t, "=")', 'COUNTIF(t, "*")',
+        'COUNTIF(t, "?")', 'COUNTIF(t, "x~~y")', 'COUNTIF(t, ">=B")', 'COUNTIF(t, "TRUE")',
+        F('COUNTIF(t, "5")', {"polars": TEXT_CRITERIA_REFUSED, "sql": TEXT_CRITERIA_REFUSED}),
+        'COUNTIF(xs, ">" & "5")', 'SUMIF(t, "<>" & "a*", ys)',
+        F('COUNTIF(ds, "<" & d)', {"polars": "not a literal", "sql": "not a literal"}),
+        'COUNTIF(ds, ">=2024-01-31")', 'COUNTIF(ds, "2024-02-29")', "COUNTIF(ds, d)",
+        'COUNTIF(ds, "<45000")', 'COUNTIF(ds, "")',
+        "COUNTIF(bs, TRUE)", 'COUNTIF(bs, "true")', 'COUNTIF(bs, ">false")',
+        'COUNTIF(bs, "<>TRUE")', 'COUNTIF(bs, "=1")',
+        'SUMIF(xs, ">2")', 'SUMIF(xs, ">2", ys)', 'SUMIF(t, "a*", ys)',
+        "SUMIF(ns, x => x <> 2)", "SUMIF(ns, x => x <> 2, ys)", 'SUMIF(t, "b")',
+        "SUMIF(xs, a, ys)", 'SUMIF(ds, ">2024-01-01", ys)',
+        'AVERAGEIF(xs, ">0")', 'AVERAGEIF(xs, ">0", ys)', 'AVERAGEIF(xs, ">100")',
+        'AVERAGEIF(t, "<>kiwi", ys)', "AVERAGEIF(ns, x => x >= 0, ys)",
+        'COUNTIFS(xs, ">1", ys, "<35")', 'COUNTIFS(xs, ">0")', 'COUNTIFS(t, "a*", xs, ">=1")',
+        "COUNTIFS(xs, a)", 'COUNTIFS(ds, "<>", bs, TRUE)',
+        'SUMIFS(ys, xs, ">1")', 'SUMIFS(ys, xs, ">1", t, "<>kiwi")', 'SUMIFS(xs, ds, "")',
+        'AVERAGEIFS(ys, xs, ">=0")', 'AVERAGEIFS(ys, t, "zz")', 'MAXIFS(ys, xs, ">0")',
+        'MINIFS(ys, t, "*")', 'MAXIFS(xs, ns, "<2")', 'MINIFS(xs, xs, "<>")',
+        F('COUNTIFS(xs, [1, 2])', {"polars": "list or record", "sql": "list or record"}),
+    ]),
+]
+
+ARR = {"xs": "List<Number?>", "ns": "List<Number>", "ks": "List<Number?>", "t": "List<Text?>",
+       "ts": "List<Text>", "bs": "List<Boolean?>", "ds": "List<Date?>",
+       "g": "List<List<Number?>?>", "o": "Number", "n": "Number", "b": "Boolean"}
+ARR_ROWS = [
+    ([3.0, 1.0, None, 3.0, 2.0], [3.0, 1.0, 2.0], [2.0, None, 1.0, 1.0, 0.0],
+     ["b", "A", None, "a", "B"], ["bb", "a", "ccc"], [True, None, False, True, True],
+     [D(2024, 2, 29), None, D(2023, 12, 31), D(2024, 2, 29)], [[1.0, 2.0], None, [], [None]],
+     1.0, 2.0, True),
+    ([], [], [], [], [], [], [], [], -1.0, -1.0, False),
+    ([None, 0.0, -2.5], [0.0, -2.5, 7.0], [1.0, 1.0, 1.0], ["", "x", "X"], ["", "x", "X"],
+     [False, False, True], [None], [None, [5.0]], 1.9, 0.0, True),
+    ([5.0], [5.0], [None], [None], ["z"], [None], [D(2000, 1, 31)], [[3.0], [1.0, 2.0]],
+     -1.2, 2.7, False),
+    ([4.0, 3.0, 2.0, 1.0], [4.0, 3.0, 2.0, 1.0], [1.0, 2.0, 3.0, 4.0], ["d", "c", "b", "a"],
+     ["d", "C", "b", "A"], [True, True, True, True], [D(2024, 1, 31)] * 4, [[]], 0.0, -2.5,
+     True),
+    ([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [1.0, 2.0], ["a", "b", "c"], ["a", "b", "c"],
+     [True, False], [], [[1.0]], 2.0, 1e300, False),
+]
+SEVERAL_KEYS = "several (keys, order) pairs"
+
+TABLES += [
+    Table("shaping", ARR, ARR_ROWS, [
+        "UNIQUE(xs)", "UNIQUE(t)", "UNIQUE(xs, FALSE, TRUE)", "UNIQUE(t, FALSE, TRUE)",
+        "UNIQUE(ds)", "UNIQUE(bs)", "UNIQUE(ks, FALSE, b)", "UNIQUE(ts, TRUE, b)",
+        "SORT(xs)", "SORT(xs, -1)", "SORT(t)", "SORT(t, -1)", "SORT(xs, o)", "SORT(t, o)",
+        "SORT(xs, 1, -1)", "SORT(xs, 2, 1)", "SORT(xs, 0)", "SORT(ds, -1)", "SORT(bs)",
+        "SORT(ts, n, o)", "SORT(ns, 1, 1, TRUE)",
+        "SORTBY(ts, s => s)", "SORTBY(ns, x => -x)", "SORTBY(ns, x => x, -1)",
+        "SORTBY(t, ks)", "SORTBY(t, ks, -1)", "SORTBY(ns, ts, o)", "SORTBY(xs, t, -1)",
+        "SORTBY(ts, s => s = \"x\", o)",
+        F("SORTBY(xs, ks, 1, ns, -1)", {"polars": SEVERAL_KEYS, "sql": SEVERAL_KEYS}),
+        "FILTER(ns, x => x > 2)", "FILTER(ns, x => x > 100, 0)",
+        'FILTER(ns, x => x > 100, "none")', "FILTER(t, bs)", "FILTER(xs, ks)",
+        "FILTER(xs, ks, 7)", 'FILTER(ts, s => s > "a", "-")', "FILTER(ns, x => TRUE)",
+        "FILTER(ds, bs)",
+        F("FILTER(ns, x => x <> n, n)", {"polars": "reads other columns"}),
+        F("MAP(ns, x => x * 2 + 1)", {"polars": "may error"}),
+        "MAP(ns, x => -x)", "MAP(ns, x => x > 1)", 'MAP(ts, s => s & "!")',
+        "MAP(ns, x => 7)", "MAP(ns, x => IF(x > 1, 1, 0))",
+        F("MAP(ns, ns, LAMBDA(a, b, a > b))", {"polars": "two-parameter lambda"}),
+        F("MAP(ns, ts, LAMBDA(a, b, b & \"-\"))", {"polars": "two-parameter lambda"}),
+        F("REDUCE(0, ns, LAMBDA(acc, x, acc + x))", {"polars": "a fold"}),
+        F('REDUCE("", ts, LAMBDA(acc, s, acc & s))', {"polars": "a fold"}),
+        F("REDUCE(n, ns, LAMBDA(acc, x, MAX(acc, x)))", {"polars": "a fold"}),
+        "SEQUENCE(4)", "SEQUENCE(2, 3, n, 0.5)", "SEQUENCE(0)", "SEQUENCE(-1)",
+        "SEQUENCE(2.9, 1, o, n)", "SEQUENCE(3, 1, n, 1E307)", "SEQUENCE(1, 0)",
+        F("SEQUENCE(n)", {"polars": "literal number", "sql": "literal number"}),
+        F("SEQUENCE(1000, 1000)", {"polars": "list limit", "sql": "list limit"}),
+        "TAKE(xs, 2)", "TAKE(xs, -1)", "TAKE(xs, n)", "TAKE(xs, 0)", "TAKE(t, o)",
+        "DROP(xs, 1)", "DROP(xs, -2)", "DROP(xs, n)", "DROP(xs, 100)", "DROP(t, o)",
+        "FLATTEN(g)", "FLATTEN(xs)", "FLATTEN([ns, ks])",
+    ]),
+]
+
+LOOK = {"v": "Number", "keys": "List<Number?>", "res": "List<Text?>", "tv": "Text",
+        "tk": "List<Text?>", "nf": "Text?", "r": "Number", "col": "Number",
+        "grid": "List<List<Number?>>", "ns": "List<Number>", "bs": "List<Boolean?>",
+        "dk": "List<Date?>", "dv": "Date"}
+LOOK_ROWS = [
+    (20.0, [10.0, 20.0, 30.0, 20.0], ["a", "b", "c", "d"], "B", ["a", "b", "B", None], "none",
+     2.0, 1.0, [[1.0, 2.0], [3.0, 4.0, 5.0]], [3.0, 8.0, 12.0], [False, True],
+     [D(2024, 1, 31), D(2024, 2, 29), None], D(2024, 2, 1)),
+    (25.0, [10.0, 20.0, 30.0], ["lo", "mid", "hi"], "z", ["apple", "banana"], None, 0.0, 0.0,
+     [[1.0]], [1.0], [None], [], D(2024, 2, 29)),
+    (-1.0, [], [], "", [], "", 3.0, 2.0, [], [], [], [D(2023, 12, 31)], D(2023, 12, 31)),
+    (5.0, [None, 5.0, 5.0], ["x", "y"], "a*", ["A*x", "a*", "b", "A"], "n/a", -1.0, 2.0,
+     [[None, 7.0]], [0.0, -2.0], [False, False], [None, D(2000, 2, 29)], D(2000, 3, 1)),
+    (100.0, [30.0, 20.0, 10.0], ["p", "q", "r"], "BANANA", ["banana", "Banana"], None, 4.0,
+     3.0, [[1.0], [2.0], [3.0], [4.0, 4.5, 9.0]], [9.0, 10.0], [True, True],
+     [D(2024, 3, 31), D(2024, 1, 1)], D(2024, 12, 31)),
+    (20.0, [20.0], [None], "b", ["", "b"], None, 1.9, -1.0, [[2.0]], [6.0, 7.0], [],
+     [D(2024, 2, 1)], D(2024, 2, 1)),
+]
+BINARY = "binary search"
+NOT_LITERAL = "not a literal"
+
+TABLES += [
+    Table("lookup", LOOK, LOOK_ROWS, [
+        "XLOOKUP(v, keys, res)", "XLOOKUP(v, keys, res, nf)", 'XLOOKUP(v, keys, res, "none", -1)',
+        'XLOOKUP(v, keys, res, "none", 1)', 'XLOOKUP(v, keys, res, "", 0, -1)',
+        'XLOOKUP(v, keys, res, "", -1, -1)', 'XLOOKUP(v, keys, res, "", 1, -1)',
+        "XLOOKUP(tv, tk, tk)", 'XLOOKUP("b*", tk, tk, "none", 2)',
+        'XLOOKUP("B", tk, tk, "-", 0, -1)', 'XLOOKUP(v, keys, res, "", 3)',
+        'XLOOKUP(v, keys, res, "", 0, 3)', 'XLOOKUP(tv, tk, tk, "none", 1)',
+        'XLOOKUP(tv, tk, tk, "none", -1)', "XLOOKUP(dv, dk, dk, dv, -1)",
+        'XLOOKUP("?", tk, tk, nf, 2, -1)', 'XLOOKUP("*", tk, tk, nf, 2, 2)',
+        'XLOOKUP(v, keys, keys, v, 1.5)',
+        F('XLOOKUP(v, keys, res, "", 0, 2)', {"polars": BINARY, "sql": BINARY}),
+        F('XLOOKUP(v, keys, res, "", 1, -2)', {"polars": BINARY, "sql": BINARY}),
+        'XLOOKUP(tv, tk, tk, "", 2)', 'XLOOKUP(tv, tk, tk, "", 2, -1)', "MATCH(tv, tk, 0)",
+        F("XLOOKUP(v, keys, res, nf, r)", {"polars": "literal number", "sql": "literal number"}),
+        "XMATCH(v, keys)", "XMATCH(v, keys, 1)", "XMATCH(v, keys, -1, -1)", "XMATCH(tv, tk)",
+        'XMATCH("?", tk, 2)', "XMATCH(v, keys, 5)", "XMATCH(TRUE, bs)", "XMATCH(dv, dk, 1)",
+        'XMATCH("~*", tk, 2)', 'XMATCH("a~*", tk, 2, -1)',
+        F("XMATCH(v, keys, 0, -2)", {"polars": BINARY, "sql": BINARY}),
+        "MATCH(v, keys, 0)", "MATCH(tv, tk, 0)", 'MATCH("a~*", tk, 0)', 'MATCH("b?", tk, 0)',
+        "MATCH(v, keys, 0.5)", "MATCH(dv, dk, 0)",
+        F("MATCH(v, keys)", {"polars": "binary search", "sql": "binary search"}),
+        F("MATCH(v, keys, -1)", {"polars": "binary search", "sql": "binary search"}),
+        "INDEX(keys, r)", "INDEX(keys, r, col)", "INDEX(grid, r, col)", "INDEX(res, 2)",
+        "INDEX(keys, 1, r)", "INDEX(grid, r)", "INDEX(tk, col, 1)", "INDEX(ns, -r)",
+        "LOOKUP(ns, x => x > 5)", "LOOKUP(ns, x => x > 5, x => x > 10)",
+        "LOOKUP(ns, x => x > 5, x => -x)", "LOOKUP(ns, x => TRUE)",
+        F("LOOKUP(v, keys)", {"polars": "binary search", "sql": "binary search"}),
+        F("LOOKUP(v, keys, res)", {"polars": "binary search", "sql": "binary search"}),
+        "ANY(ns, x => x > 8)", "ALL(ns, x => x > 0)", "ANY(bs)", "ALL(bs)",
+        "ANY(ns, x => TRUE)", "ALL(ns, x => FALSE)",
+        F("ANY(ns, x => x = v)", {"polars": "reads other columns"}),
+    ]),
+]
+
+STAT = {"xs": "List<Number?>", "ys": "List<Number?>", "a": "Number", "k": "Number",
+        "o": "Number"}
+STAT_ROWS = [
+    ([1.0, 2.0, 2.0, 3.0, 3.0], [2.0, 4.0, 4.0, 6.0, 7.0], 2.0, 1.0, 0.0),
+    ([1.0, 3.0, 9.0], [3.0, 2.0, 1.0], 3.0, 4.0, 1.0),
+    ([], [], 0.0, 0.0, -1.0),
+    ([5.0, None, 5.0], [1.0, 2.0, None], 5.0, 2.0, 0.0),
+    ([-1.0, 2.0], [1.0], -1.0, 3.9, 2.0),
+    ([1e200, -1e200, 3e200], [1e-200, 2e-200, 5e-200], 1e200, 5.0, 0.0),
+    ([0.1, 0.1, 0.1], [0.2, 0.4, 0.6], 0.1, -1.0, 1.0),
+    ([4.0, 4.0, 1.5, None], [1.0, 2.0, 2.5, 3.0], 4.0, 3.0, -0.5),
+    ([2.0, 8.0, 0.5, 7.25], [-3.0, 0.0, 1.5, 2.0], 7.25, 2.0, 1.0),
+]
+NORM = {"x": "Number", "m": "Number", "sd": "Number", "cum": "Boolean"}
+NORM_ROWS = [(z, 0.0, 1.0, i % 2 == 0) for i, z in enumerate([
+    -40.0, -37.5, -27.0, -8.0, -3.0, -2.8284271247461903, -2.0, -1.97, -0.5, 0.0, 0.5, 1.999,
+    2.0, 2.8284271247461903, 5.0, 9.0, 38.0, 1e300, -1e300])] + [
+    (42.0, 40.0, 1.5, True), (42.0, 40.0, 1.5, False), (1.0, 0.0, 0.0, True),
+    (1.0, 2.0, -1.0, False), (-5.0, 5.0, 1e-300, False), (3.0, 1.0, 1e-200, True),
+    (0.1, 0.2, 0.3, False), (1e250, -1e250, 1e-100, True)]
+
+TABLES += [
+    Table("statistics", STAT, STAT_ROWS, [
+        "MODE.SNGL(xs)", "MODE.SNGL(a, xs)", "MODE.SNGL(ys, xs)", "GEOMEAN(xs)",
+        "GEOMEAN(a, xs)", "HARMEAN(xs)", "HARMEAN(ys)", "AVEDEV(xs)", "AVEDEV(a, ys)",
+        "DEVSQ(xs)", "DEVSQ(a)", "DEVSQ(xs, ys)", "QUARTILE.INC(xs, k)", "QUARTILE.INC(xs, 1)",
+        "QUARTILE.INC(ys, 4)", "RANK.EQ(a, xs)", "RANK.EQ(a, xs, o)", "RANK.AVG(a, xs)",
+        "RANK.AVG(a, xs, 1)", "RANK.AVG(k, ys, o)", "CORREL(xs, ys)", "RSQ(ys, xs)",
+        "COVARIANCE.P(xs, ys)", "COVARIANCE.S(xs, ys)", "SLOPE(ys, xs)", "INTERCEPT(ys, xs)",
+        "SLOPE(xs, ys)", "INTERCEPT(xs, ys)", "CORREL(ys, ys)",
+    ], stats=True),
+    Table("normal distribution", NORM, NORM_ROWS, [
+        "NORM.DIST(x, m, sd, cum)", "NORM.DIST(x, m, sd, TRUE)", "NORM.DIST(x, m, sd, FALSE)",
+        "NORM.S.DIST(x, cum)", "NORM.S.DIST(x, TRUE)", "NORM.S.DIST(x, FALSE)",
+        "NORM.S.DIST(x / 7, TRUE)",
+    ], stats=True),
+]
+
+DEC = {"xs": "List<Number?>", "ys": "List<Number?>", "t": "List<Text?>", "a": "Number",
+       "k": "Number"}
+Q = Decimal
+DEC_ROWS = [
+    ([Q("0.1"), Q("0.2"), None, Q("0.3")], [Q("1.5"), Q("2.25"), Q("3"), Q("-4")],
+     ["a", "b", "a", None], Q("0.1"), Q("2")),
+    ([], [], [], Q("0"), Q("1")),
+    ([Q("123456789.123456789"), Q("-0.000000001"), Q("1")], [Q("1"), Q("2"), Q("3")],
+     ["x", "y", "z"], Q("1"), Q("-1")),
+    ([Q("7"), Q("7"), Q("3.5")], [Q("0.5"), None], ["q", "q"], Q("7"), Q("3.9")),
+    ([None], [Q("99999999999999999")], [None], Q("-2.5"), Q("0")),
+]
+
+TABLES += [
+    Table("decimal columns", DEC, DEC_ROWS, [
+        "SUM(xs)", "SUM(a, xs, ys)", "PRODUCT(xs)", "AVERAGE(xs, a)", "MIN(xs)", "MAX(xs, ys)",
+        "COUNT(xs, a)", "COUNTA(t, a)", "MEDIAN(ys)", "LARGE(ys, k)", "SMALL(xs, 1)",
+        "PERCENTILE.INC(ys, 0.25)", "SUMPRODUCT(xs, ys)", 'COUNTIF(xs, ">0.15")',
+        "COUNTIF(xs, a)", 'SUMIF(t, "a", ys)', 'AVERAGEIF(ys, ">=1.5")',
+        'SUMIFS(ys, xs, "<>0.2", t, "<>b")', 'MAXIFS(ys, t, "?")', "XLOOKUP(a, xs, ys, -1)",
+        "XMATCH(a, xs, 1)", "INDEX(ys, k)", "SORT(ys, -1)", "UNIQUE(xs)", "TAKE(ys, k)",
+        "SEQUENCE(3, 1, a, 0.1)", "FILTER(ys, xs)", "STDEV.S(ys)", "VAR.P(xs)",
+        "COUNTBLANK(xs)",
+    ], decimal=True),
+    Table("decimal statistics", DEC, DEC_ROWS, [
+        "RANK.EQ(a, xs)", "RANK.AVG(a, ys, 1)", "MODE.SNGL(xs)", "GEOMEAN(ys)", "DEVSQ(xs)",
+        "QUARTILE.INC(xs, 3)", "CORREL(xs, ys)", "SLOPE(ys, xs)", "NORM.S.DIST(a, TRUE)",
+    ], stats=True, decimal=True),
+]
+
+TD = dt.timedelta
+TIMES = {"ds": "List<Date?>", "dts": "List<DateTime?>", "durs": "List<Duration?>", "d": "Date",
+         "when": "DateTime"}
+TIME_ROWS = [
+    ([D(2024, 2, 29), None, D(2023, 12, 31)],
+     [dt.datetime(2024, 1, 31, 23, 59, tzinfo=UTC), dt.datetime(2024, 1, 31, 0, 0, tzinfo=UTC)],
+     [TD(days=1), TD(hours=-3), None], D(2024, 1, 31), dt.datetime(2024, 2, 1, tzinfo=UTC)),
+    ([], [], [], D(2000, 2, 29), dt.datetime(1999, 12, 31, 23, 59, 59, tzinfo=UTC)),
+    ([D(1999, 1, 1)], [None], [TD(seconds=1), TD(days=30), TD(0)], D(1999, 1, 1),
+     dt.datetime(2024, 12, 31, 12, tzinfo=UTC)),
+]
+DURATION_ORDER = "Duration ordering"
+
+TABLES += [
+    Table("dates and times", TIMES, TIME_ROWS, [
+        "MIN(ds)", "MAX(ds, d)", "MIN(dts)", "MAX(dts, when)", "COUNT(ds, dts, durs)",
+        "COUNTA(ds, d, durs)", "SORT(dts, -1)", "UNIQUE(dts)", "XLOOKUP(d, ds, ds, d, 1)",
+        "XMATCH(d, ds, -1)", "XMATCH(when, dts)", 'COUNTIF(ds, "<=2024-01-31")',
+        "COUNTBLANK(durs)", "TAKE(durs, -1)",
+        F("MIN(durs)", {"sql": DURATION_ORDER}), F("MAX(durs)", {"sql": DURATION_ORDER}),
+        F("SORT(durs)", {"sql": DURATION_ORDER}),
+        F("SUM(durs)", {"polars": "Duration totals", "sql": "Duration totals"}),
+        F('COUNTIF(dts, ">1")', {"polars": "numeric criteria over DateTime",
+                                 "sql": "numeric criteria over DateTime"}),
+    ]),
+]
+
+TABLES += [
+    Table("excel profile", CRIT, CRIT_ROWS, [
+        "COUNTIF(xs, 5)", "COUNTIF(xs, 2)", "SUMIF(xs, 10, ys)", "COUNTIF(bs, TRUE)",
+        "SUM(TRUE, xs)", "AVERAGE(a, xs)", "MAX(a)",
+        F('COUNTIFS(xs, ">=" & 2)', {"sql": "General format"}),
+        "XMATCH(a, xs)", "COUNT(a, TRUE)",
+    ], profile="excel"),
+]
+
+
+def _cases() -> list[Any]:
+    out = []
+    for table in TABLES:
+        for formula in table.formulas:
+            source = formula.source if isinstance(formula, F) else formula
+            out.append(pytest.param(table, formula, id=f"{table.name}: {source}"))
+    return out
+
+
+@pytest.mark.parametrize("table, formula", _cases())
+def test_three_engines_agree(table: Table, formula: F | str) -> None:
+    check(table, formula)
+
+
+# ---------------------------------------------------------------------------- decisions
+
+FAMILY_MODULES = (lists, _arrays, lookup, statistics)
+
+
+def _family_specs() -> list[FunctionSpec]:
+    seen: dict[int, FunctionSpec] = {}
+    for module in FAMILY_MODULES:
+        for value in vars(module).values():
+            if isinstance(value, FunctionSpec):
+                seen[id(value)] = value
+    return sorted(seen.values(), key=lambda s: s.name)
+
+
+def _decided(form: Any) -> bool:
+    return isinstance(form, Refuse) or (callable(form) and form is not UNDECIDED)
+
+
+@pytest.mark.parametrize("spec", _family_specs(), ids=lambda s: s.name)
+def test_every_signature_has_an_explicit_decision(spec: FunctionSpec) -> None:
+    for sig in spec.signatures:
+        for backend in ("polars", "sql"):
+            form = getattr(sig, backend) or getattr(spec, backend)
+            assert _decided(form), f"{spec.name} {sig.describe(spec.name)}: no {backend} decision"
+            if isinstance(form, Refuse):
+                assert len(form.reason) > 20, "a refusal says why"
+
+
+def test_every_function_of_the_family_is_in_a_table() -> None:
+    import re
+
+    used = set()
+    for table in TABLES:
+        for formula in table.formulas:
+            source = formula.source if isinstance(formula, F) else formula
+            used |= {m.upper() for m in re.findall(r"([A-Za-z][A-Za-z0-9.]*)\s*\(", source)}
+    missing = [s.name for s in _family_specs() if s.name not in used]
+    assert not missing, f"no three-engine case for {missing}"
+
+
+def test_refusals_are_typed_and_at_compile_time() -> None:
+    """A refused call raises `Unsupported` naming the function, the backend and the reason when
+    compiling, before any data is read."""
+    program = formulane.compile("XMATCH(v, keys, 0, 2)", {"v": "Number", "keys": "List<Number?>"})
+    for compile_for, backend in ((program.to_polars, "polars"),
+                                 (lambda: program.to_sql("duckdb"), "sql")):
+        with pytest.raises(Unsupported) as info:
+            compile_for()
+        assert info.value.function == "XMATCH" and info.value.backend == backend
+        assert "binary search" in info.value.reason
+
+
+def test_declaring_and_sql_forms_do_not_import_polars() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, formulane; from formulane.vectorized.sql import to_sql; "
+            "p = formulane.compile('SUMIF(xs, \">1\") + XMATCH(2, xs, 0)', "
+            "{'xs': 'List<Number?>'}); to_sql(p.root); print('polars' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_forms_take_the_call_when_the_backend_passes_it() -> None:
+    """`call=node` (what a backend can pass to forms marked ``wants_call``) is used as is; the
+    frame lookup is only the fallback."""
+    program = formulane.compile("SUMIF(xs, \">1\")", {"xs": "List<Number?>"})
+    root = program.root
+    form = root.sig.polars or root.spec.polars
+    assert getattr(form, "wants_call", False)
+    value, _errors = form(pl.col("xs"), pl.lit(">1"), pl.lit(None), call=root)
+    frame = pl.DataFrame({"xs": [[0.5, 2.0, 3.0]]})
+    assert frame.select(value.alias("v"))["v"].to_list() == [5.0]
+    with pytest.raises(Unsupported, match="needs the call"):
+        form(pl.col("xs"), pl.lit(">1"), pl.lit(None))  # no backend frame above: refused
