@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import os
 from collections import Counter
 from decimal import Decimal
 from typing import Any
@@ -30,7 +31,6 @@ from hypothesis import strategies as st
 import formulane
 from formulane import ErrorValue, FormulaError, Unsupported
 from formulane.functions.registry import Registry, default_registry
-from formulane.schema import normalize_schema
 from formulane.testing import formulas
 
 pl = pytest.importorskip("polars")
@@ -237,22 +237,26 @@ def _exact_in_decimal(root: Any) -> bool:
 
 # --------------------------------------------------------------------------------- tests
 
+#: The same draws in every run (CI stays reproducible across three engines, and a random draw
+#: once built a 4 GB case); FORMULANE_EXPLORE=1 draws new ones, for exploring locally.
+_FIXED = os.environ.get("FORMULANE_EXPLORE") != "1"
 
-@settings(max_examples=40)
+
+@settings(max_examples=40, derandomize=_FIXED)
 @given(source=formulas(SCHEMA, returns="Number", registry=REGISTRY, max_depth=3),
        data=rows(SCHEMA, nulls=False))
 def test_numbers_agree(source: str, data: list[dict[str, Any]]) -> None:
     differential(source, SCHEMA, data, "strict")
 
 
-@settings(max_examples=40)
+@settings(max_examples=40, derandomize=_FIXED)
 @given(source=formulas(SCHEMA, registry=REGISTRY, max_depth=3),
        data=rows(SCHEMA, nulls=False))
 def test_any_type_agrees(source: str, data: list[dict[str, Any]]) -> None:
     differential(source, SCHEMA, data, "strict")
 
 
-@settings(max_examples=30)
+@settings(max_examples=30, derandomize=_FIXED)
 @given(source=formulas(SCHEMA, registry=REGISTRY, max_depth=2), data=rows(NULLABLE, nulls=True))
 def test_blanks_agree_in_the_excel_profile(source: str, data: list[dict[str, Any]]) -> None:
     """The same formulas over columns with nulls, in the excel profile (blanks coerce)."""

@@ -458,3 +458,23 @@ def test_ascii_case_classes_match_python_lower() -> None:
                                   ("m", 's <> "SAM"'), ("d", 's = "a.b"'))}
     for name, values in expected.items():
         assert out[name].to_list() == values, name
+
+
+@pytest.mark.parametrize("formula", ["v * 2", "IF(v, 1, 2)", 'n & "x"', 'b & "x"', "LEN(n)"])
+def test_excel_blanks_coerce_to_the_targets_zero_in_polars_as_in_scalar(formula: str) -> None:
+    """A blank Text? multiplies as 0; a blank of any type joins as "" (excel profile): the
+    coercions pass the blank on and fill it with the target's zero on every backend."""
+    schema = {"v": "Text?", "n": "Number?", "b": "Boolean?"}
+    rows = [(None, None, None), ("3", 1.5, True), ("x", 2.0, False)]
+    df = pl.DataFrame({"v": [r[0] for r in rows], "n": [r[1] for r in rows],
+                       "b": [r[2] for r in rows]},
+                      schema={"v": pl.Utf8, "n": pl.Float64, "b": pl.Boolean})
+    out = formulane.apply(df, {"r": formula}, schema, profile="excel")
+    errors = out["r__error"].to_list() if "r__error" in out.columns else [None] * len(rows)
+    for (v, n, b), got, code in zip(rows, out["r"].to_list(), errors):
+        want = formulane.evaluate(formula, {"v": v, "n": n, "b": b}, schema=schema,
+                                  profile="excel")
+        if isinstance(want, formulane.ErrorValue):
+            assert code == want.code, (formula, v, n, b)
+        else:
+            assert code is None and (got == want or Decimal(str(got)) == want), (formula, got, want)

@@ -99,18 +99,33 @@ def check(source: str, schema: Any = None, *, profile: str = "strict",
     return compile(source, schema, profile=profile, limits=limits, registry=registry).type
 
 
-def apply(frame: Any, formulas: Mapping[str, str], schema: Any = None, **options: Any) -> Any:
-    """Add formula columns to a polars DataFrame/LazyFrame (see `formulane.vectorized.frame`)."""
+def apply(frame: Any, formulas: Mapping[str, str], schema: Any = None, *,
+          profile: str = "strict", numbers: str = "auto", error_suffix: str | None = None,
+          limits: Limits | None = None, registry: Registry | None = None) -> Any:
+    """Add one column per formula (and ``<name>__error`` where errors are possible) to a polars
+    DataFrame or LazyFrame, with native polars expressions only (docs/columnar.md). The schema
+    is inferred from the frame's dtypes when not given; ``numbers``: "auto" (decimal when a
+    Number column is Decimal), "float" or "decimal"."""
+    from .vectorized.forms import ERROR_SUFFIX
     from .vectorized.frame import apply as _apply
 
-    return _apply(frame, formulas, schema, **options)
+    return _apply(frame, formulas, schema, profile=profile, numbers=numbers,
+                  error_suffix=error_suffix or ERROR_SUFFIX, limits=limits, registry=registry)
 
 
-def sql_select(table: str, formulas: Mapping[str, str], schema: Any, **options: Any) -> str:
-    """A SELECT adding formula columns to ``table``, in a SQL dialect (default DuckDB)."""
+def sql_select(table: str, formulas: Mapping[str, str], schema: Any, *, dialect: str = "duckdb",
+               profile: str = "strict", numbers: str = "decimal",
+               error_suffix: str | None = None, keep_columns: bool = True,
+               registry: Registry | None = None) -> str:
+    """``SELECT *, <formula> AS name, <error code> AS name__error FROM table`` in a SQL dialect
+    (duckdb, postgres, spark, trino, bigquery, snowflake...). ``numbers``: "decimal" when the
+    table's Number columns are DECIMAL, "float" for DOUBLE."""
+    from .vectorized.forms import ERROR_SUFFIX
     from .vectorized.frame import sql_select as _sql_select
 
-    return _sql_select(table, formulas, schema, **options)
+    return _sql_select(table, formulas, schema, dialect=dialect, profile=profile,
+                       numbers=numbers, error_suffix=error_suffix or ERROR_SUFFIX,
+                       keep_columns=keep_columns, registry=registry)
 
 
 def prompt(schema: Any = None, *, max_tokens: int = 4000, registry: Registry | None = None) -> str:

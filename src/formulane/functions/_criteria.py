@@ -186,15 +186,27 @@ def serial(v: Any) -> Decimal | int | None:
 
 
 def _parse_iso(text: str) -> Decimal | int | None:
-    """An ISO date or datetime operand (``"2024-01-31"``) as a serial number, else None."""
+    """A date operand as a serial number, else None: ISO dates and datetimes
+    (``"2024-01-31"``), and whatever DATEVALUE reads (``"5/13/2011"``, ``"13 May 2011"``), as
+    Excel reads a criteria date in the locale's format. A day/month order that two readings fit
+    (``"5/3/2011"``) stays text, as DATEVALUE refuses it."""
     s = text.strip(" ")
-    if len(s) < 10 or len(s) > 40 or s[4:5] != "-":
+    if len(s) > 40:
         return None
+    if len(s) >= 10 and s[4:5] == "-":
+        try:
+            if len(s) == 10:
+                return serial(dt.date.fromisoformat(s))
+            return serial(dt.datetime.fromisoformat(s))
+        except ValueError:
+            pass
+    if not any(c.isdigit() for c in s):
+        return None  # every date DATEVALUE reads has a day or a year
+    from ._calendar import parse_date_text
+
     try:
-        if len(s) == 10:
-            return serial(dt.date.fromisoformat(s))
-        return serial(dt.datetime.fromisoformat(s))
-    except ValueError:
+        return serial(parse_date_text(s))
+    except XLError:
         return None
 
 

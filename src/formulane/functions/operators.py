@@ -19,6 +19,7 @@ from ..types import (
 from ..values import DIV0, NUM, ErrorValue, XLError, display_text
 from ..vectorized.forms import polars_form as P
 from ..vectorized.forms import sql_form as S
+from ._numeric import POWER_COST
 from .spec import Cost, Refuse, builtin, p, sig
 
 _EPOCH_UTC = dt.timezone.utc
@@ -117,6 +118,7 @@ def _duration_ratio(a: dt.timedelta, b: dt.timedelta) -> Decimal:
     sig(DATETIME, DURATION, returns=DATETIME, impl=_dt_plus),
     sig(DURATION, DATETIME, returns=DATETIME, impl=lambda d, t: _dt_plus(t, d)),
     sig(DATE, DURATION, returns=DATETIME, impl=_checked(_date_plus_duration)),
+    sig(DURATION, DATE, returns=DATETIME, impl=_checked(lambda s, d: _date_plus_duration(d, s))),
     sig(DURATION, DURATION, returns=DURATION, impl=_checked(operator.add)),
     doc="Addition; a Date plus a Number adds days, a DateTime plus a Duration adds time.",
     polars=Refuse("DateTime and Duration arithmetic is not vectorized yet"),
@@ -138,6 +140,7 @@ def add(a: Any, b: Any) -> Any:
     sig(DATE, DATE, returns=NUMBER, impl=_date_diff, polars=P("date_diff"), sql=S("date_diff")),
     sig(DATETIME, DATETIME, returns=DURATION, impl=_dt_minus),
     sig(DATETIME, DURATION, returns=DATETIME, impl=_dt_minus_duration),
+    sig(DATE, DURATION, returns=DATETIME, impl=_checked(lambda d, s: _date_plus_duration(d, -s))),
     sig(DURATION, DURATION, returns=DURATION, impl=_checked(operator.sub)),
     doc="Subtraction; Date minus Date gives days, DateTime minus DateTime a Duration.",
     polars=Refuse("DateTime and Duration arithmetic is not vectorized yet"),
@@ -213,7 +216,7 @@ def power_of(base: Any, exponent: Any) -> Decimal:
     polars=P("power"), sql=S("power"),
     examples=["2 ^ 10 -> 1024", "0 ^ 0 -> #NUM!", "4 ^ 0.5 -> 2", "9 ^ (9 ^ 9) -> #NUM!", "(-8) ^ (1/3) -> #NUM!"],
     category="operators",
-    cost=Cost.const(4),
+    cost=POWER_COST,
     errors=("#NUM!", "#DIV/0!"),
 )
 def power(a: Any, b: Any) -> Any:
@@ -225,8 +228,12 @@ def _concat_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     for i, t in enumerate(types):
         if not (t.is_scalar or t.kind in ("Blank", "Never", "Any")):
             raise TypeError(i, f"& joins single values, got {t}")
-        # Blanks are not silently empty text in strict: `x ?? ""` says so (excel coerces).
-        params.append(TEXT if t.kind in ("Blank", "Any") else non_null(t))
+        # Blanks are not silently empty text in strict: `x ?? ""` says so. In excel a blank
+        # of any type joins as "" (an empty cell): asking for Text makes the checker coerce
+        # the value to text and the blank to "".
+        joins_as_text = t.kind in ("Blank", "Any") or (profile == "excel" and t.nullable
+                                                        and t.kind != "Text")
+        params.append(TEXT if joins_as_text else non_null(t))
     return params, TEXT
 
 

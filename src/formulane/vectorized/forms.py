@@ -10,6 +10,9 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable
 
+#: The suffix of an output's error-code column (`total` -> `total__error`), for every backend.
+ERROR_SUFFIX = "__error"
+
 
 def polars_form(name: str) -> Callable[..., Any]:
     def form(*args: Any) -> Any:

@@ -24,8 +24,8 @@ from ..types import (
 )
 from . import polars as pl_backend
 from . import sql as sql_backend
+from .forms import ERROR_SUFFIX  # re-exported: callers import it from here
 
-ERROR_SUFFIX = "__error"
 DECIMAL_LIMIT = Decimal("1e20")
 _QUANTUM = Decimal("1e-18")
 _WIDE = decimal.Context(prec=80)

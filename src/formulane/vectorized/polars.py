@@ -556,11 +556,16 @@ class PolarsCompiler:
                 number = cleaned.cast(DECIMAL_DTYPE, strict=False)
             else:
                 number = pl.when(number.abs() < FLOAT_LIMIT).then(number)
-            return Column(number, first_error(inner.error, error_when(number.is_null(), "#VALUE!")))
+            # A blank passes on as blank (the checker follows with blank_to_number).
+            bad = number.is_null() & v.is_not_null() if node.node.type.nullable \
+                else number.is_null()
+            return Column(number, first_error(inner.error, error_when(bad, "#VALUE!")))
         if mode == "text_to_boolean":
             upper = v.str.strip_chars().str.to_uppercase()
             value = pl.when(upper == "TRUE").then(True).when(upper == "FALSE").then(False)
-            return Column(value, first_error(inner.error, error_when(value.is_null(), "#VALUE!")))
+            bad = value.is_null() & v.is_not_null() if node.node.type.nullable \
+                else value.is_null()
+            return Column(value, first_error(inner.error, error_when(bad, "#VALUE!")))
         raise self.refuse(node, mode, "this coercion has no polars form")
 
 
@@ -580,11 +585,16 @@ def to_text(value: pl.Expr, t: Type) -> pl.Expr:
     if kind == "Text":
         return value
     if kind == "Boolean":
-        return pl.when(value).then(pl.lit("TRUE")).otherwise(pl.lit("FALSE"))
-    if kind == "Number":
-        return general_text(value)
-    if kind == "Date":
+        shown = pl.when(value).then(pl.lit("TRUE")).otherwise(pl.lit("FALSE"))
+    elif kind == "Number":
+        shown = general_text(value)
+    elif kind == "Date":
         return value.dt.to_string("%Y-%m-%d")
+    else:
+        shown = None
+    if shown is not None:
+        # A blank stays blank (the checker follows with blank_to_text where it joins as "").
+        return shown if not t.nullable else pl.when(value.is_not_null()).then(shown)
     raise Unsupported(f"polars cannot show {t} as text", function="&", backend="polars",
                       reason=f"{t} to text is not vectorized")
 

@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..errors import CheckError
-
-ERROR_SUFFIX = "__error"
+from .forms import ERROR_SUFFIX
 
 
 def local_session(app_name: str = "formulane", cores: int = 2) -> Any:

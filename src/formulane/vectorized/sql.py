@@ -436,16 +436,20 @@ class SqlCompiler:
                 v, exp.Literal.string(","), exp.Literal.string("")]))
             target = "DOUBLE" if self.numbers == "float" else "DECIMAL(38, 10)"
             number = exp.TryCast(this=cleaned, to=exp.DataType.build(target), safe=True)
-            return SqlColumn(number, first_error(inner.error, error_when(is_null(number),
-                                                                         "#VALUE!")), False)
+            bad = is_null(number)
+            if node.node.type.nullable:  # a blank passes on (blank_to_number follows)
+                bad = exp.and_(bad, exp.Not(this=is_null(v)))
+            return SqlColumn(number, first_error(inner.error, error_when(bad, "#VALUE!")), False)
         if mode == "text_to_boolean":
             upper = exp.Upper(this=exp.Trim(this=v))
             value = cases([(exp.EQ(this=upper, expression=exp.Literal.string("TRUE")),
                             exp.Boolean(this=True)),
                            (exp.EQ(this=upper, expression=exp.Literal.string("FALSE")),
                             exp.Boolean(this=False))])
-            return SqlColumn(value, first_error(inner.error, error_when(is_null(value),
-                                                                        "#VALUE!")), False)
+            bad = is_null(value)
+            if node.node.type.nullable:  # a blank passes on (blank_to_boolean follows)
+                bad = exp.and_(bad, exp.Not(this=is_null(v)))
+            return SqlColumn(value, first_error(inner.error, error_when(bad, "#VALUE!")), False)
         raise self.refuse(node, mode, "this coercion has no SQL form")
 
 
