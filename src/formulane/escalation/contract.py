@@ -20,7 +20,7 @@ import uuid
 from datetime import datetime
 from enum import Enum
 from pathlib import PurePosixPath
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -444,15 +444,7 @@ class SandboxJob(_Frozen):
     @classmethod
     def parse(cls, data: Mapping[str, Any] | str | bytes) -> "SandboxJob":
         """Validate untrusted data into a job; every problem becomes one E603 error."""
-        try:
-            if isinstance(data, (str, bytes)):
-                return cls.model_validate_json(data)
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "job"
-            raise EscalationError(f"invalid sandbox job: {where}: {first['msg']}", code="E603",
-                                  hint=f"{exc.error_count()} problem(s) in total") from None
+        return parse_untrusted(cls, data, "sandbox job", "job", count_in_hint=True)
 
     @property
     def source(self) -> str:
@@ -635,3 +627,22 @@ def canonical_json(data: Any) -> bytes:
 
 def sha256_json(data: Any) -> str:
     return hashlib.sha256(canonical_json(data)).hexdigest()
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def parse_untrusted(model: type[_M], data: Mapping[str, Any] | str | bytes, what: str,
+                    root: str, *, count_in_hint: bool = False) -> _M:
+    """``model`` validated from untrusted JSON text or a mapping; the first problem becomes
+    one E603 `EscalationError` naming the field (``root`` when it is the whole object)."""
+    try:
+        if isinstance(data, (str, bytes)):
+            return model.model_validate_json(data)
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or root
+        hint = f"{exc.error_count()} problem(s) in total" if count_in_hint else ""
+        raise EscalationError(f"invalid {what}: {where}: {first['msg']}", code="E603",
+                              hint=hint) from None

@@ -22,14 +22,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import EscalationError
 from .backends.base import SandboxBackend, syntax_problem
 from .broker import ToolCatalog
 from .contract import (
     FileSpec, Isolation, JobState, Limits, NetworkPolicy, Principal, Receipt, RuntimeSpec,
-    SandboxJob, SideEffectClass,
+    SandboxJob, SideEffectClass, parse_untrusted,
 )
 from .demotion import demote
 from .policy import Policy, PolicyBook, Reason, ReasonCode
@@ -79,15 +79,7 @@ class EscalationRequest(BaseModel):
     @classmethod
     def parse(cls, data: Mapping[str, Any] | str | bytes) -> "EscalationRequest":
         """Validate untrusted data; every problem becomes one E603 error naming the field."""
-        try:
-            if isinstance(data, (str, bytes)):
-                return cls.model_validate_json(data)
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "request"
-            raise EscalationError(f"invalid escalation request: {where}: {first['msg']}",
-                                  code="E603") from None
+        return parse_untrusted(cls, data, "escalation request", "request")
 
 
 class Decision(BaseModel):

@@ -151,3 +151,14 @@ def ir_children(node: IR) -> tuple[IR, ...]:
     if isinstance(node, (FieldOf, Coerce)):
         return (node.obj,) if isinstance(node, FieldOf) else (node.node,)
     raise TypeError(type(node).__name__)
+
+
+def reads_locals(node: IR) -> bool:
+    """Whether the subtree reads a LET name or lambda parameter (a `Var` with ``local``)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Var) and n.local:
+            return True
+        stack.extend(ir_children(n))
+    return False

@@ -266,7 +266,7 @@ class PolarsCompiler:
     def compile(self, node: ir.IR) -> Column:
         col = self._compile(node)
         if col.error is not None and not node.may_error and type(node) is ir.Call \
-                and not _reads_locals(node):
+                and not ir.reads_locals(node):
             # The checker proved this node error-free: no error plumbing above it. (Its proof
             # does not see through LET names and lambda parameters, so those keep theirs.)
             col = replace(col, error=None, unchecked=False)
@@ -660,16 +660,6 @@ def _float_bound(op: str, args: list[Column]) -> float | None:
     if op == "%":
         return bounds[0] / 100  # type: ignore[operator]
     return bounds[0]
-
-
-def _reads_locals(node: ir.IR) -> bool:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ir.Var) and n.local:
-            return True
-        stack.extend(ir.ir_children(n))
-    return False
 
 
 def _references_columns(body: ir.IR, element_slot: int) -> bool:

@@ -171,7 +171,7 @@ class SqlCompiler:
     def compile(self, node: ir.IR) -> SqlColumn:
         col = self._compile(node)
         if col.error is not None and not node.may_error and type(node) is ir.Call \
-                and not _reads_locals(node):
+                and not ir.reads_locals(node):
             # The checker proved it error-free: no error expression above this node.
             col = replace(col, error=None, strict=True, unchecked=False)
         if not isinstance(node, ir.Lambda):
@@ -486,16 +486,6 @@ def _huge(value: Any) -> bool:
 def _has_numbers(t: Type) -> bool:
     return t.kind == "Number" or (t.kind == "List" and t.elem is not None
                                   and t.elem.kind == "Number")
-
-
-def _reads_locals(node: ir.IR) -> bool:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ir.Var) and n.local:
-            return True
-        stack.extend(ir.ir_children(n))
-    return False
 
 
 def to_sql(root: ir.IR, *, columns: Mapping[str, str] | None = None, numbers: str = "decimal"

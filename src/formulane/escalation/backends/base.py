@@ -107,16 +107,17 @@ def input_digests(job: SandboxJob) -> tuple[InputDigest, ...]:
 
 
 def syntax_problem(source: str, version: str | None = None) -> str | None:
-    """Compile on the host, never run: a message with line and column, or None."""
+    """Parse on the host, never compile or run: a message with line and column, or None."""
     feature: tuple[int, int] | None = None
     if version:
         major, minor = (int(x) for x in version.split(".")[:2])
         if (major, minor) <= sys.version_info[:2]:
             feature = (major, minor)
     try:
-        if feature is not None:
-            ast.parse(source, "main.py", feature_version=feature)
-        compile(source, "main.py", "exec", dont_inherit=True)
+        # Parsing only: model-written code never becomes a code object on the host (it is
+        # compiled and run inside the sandbox). Errors found after parsing ('return' outside
+        # a function...) come back from the sandbox as its own syntax error.
+        ast.parse(source, "main.py", feature_version=feature)
     except SyntaxError as exc:
         where = f"line {exc.lineno}, column {exc.offset}" if exc.lineno else "unknown position"
         text = (exc.text or "").rstrip("\n")

@@ -142,6 +142,8 @@ def _session(cfg: dict[str, Any], gate: int, status: int, g: dict[str, Any]) -> 
             g["inputs"] = request["inputs"]
         reply = {"id": request.get("id"), "ok": True}
         try:
+            # Inside the sandbox, after the limits: running job code here is the escalation
+            # lane's whole purpose; the host process never compiles or runs it.
             code = compile(request["code"], "<call %d>" % count, "exec")
             exec(code, g)
         except SystemExit as exc:
@@ -186,7 +188,7 @@ def _main() -> None:
     os.close(gate)
     with open(cfg["main"], "rb") as f:
         source = f.read()
-    code = compile(source, cfg["main"], "exec")
+    code = compile(source, cfg["main"], "exec")  # inside the sandbox only (see the module doc)
     del cfg, raw
     try:
         exec(code, g)
