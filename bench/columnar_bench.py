@@ -140,7 +140,7 @@ def line(r: dict[str, Any]) -> str:
     return (f"{r['rows']:>10,} {r['mode']:7} {r['formula']:11} formulane {t('formulane')} "
             f"polars {t('polars')} numexpr {t('numexpr')} duckdb {t('duckdb')} "
             f"scalar~{t('scalar')} | vs polars {ratio:4.2f}x (target {target}x) "
-            f"vs scalar {speedup:7,.0f}x")
+            f"vs scalar {speedup:7,.0f}x (hand polars vs scalar {r['scalar'] / r['polars']:,.0f}x)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -158,9 +158,12 @@ def main(argv: list[str] | None = None) -> int:
     worst = {m: max(r["formulane"] / r["polars"] for r in all_rows if r["mode"] == m)
              for m in ("float", "decimal")}
     slowest = min(r["scalar"] / r["formulane"] for r in all_rows if r["rows"] >= 1_000_000)
+    # The scalar-loop ratio is bounded by what polars itself does per row: shown next to it,
+    # the same ratio for the hand-written polars expression (the ceiling of any polars form).
+    ceiling = min(r["scalar"] / r["polars"] for r in all_rows if r["rows"] >= 1_000_000)
     print(f"worst ratio to hand-written polars: float {worst['float']:.2f}x, "
           f"decimal {worst['decimal']:.2f}x; least speed-up over the scalar row loop "
-          f"{slowest:,.0f}x")
+          f"{slowest:,.0f}x (hand-written polars on the same row: {ceiling:,.0f}x)")
     return 0
 
 

@@ -182,6 +182,7 @@ def _peers():
 
 
 FLOOR, REF = "py-lambda (floor, float)", "**formulane** evaluate (int/Decimal in)"
+EXACT_FLOOR = "py-lambda (Decimal)"
 FLOAT_IN = "formulane evaluate (float in)"
 MISS, HIT = "**formulane** compile, cache miss", "formulane.compile, cache hit"
 PY_PEERS = ("simpleeval", "asteval", "rule-engine", "py-expression-eval", "cel-python")
@@ -530,6 +531,12 @@ def targets(res):
                     (f"`{cid}` ({tag}) faster than every Python peer",
                      f"{fmt_us(t)} vs {best[1]} {fmt_us(best[0])} µs", not best[0] or t < best[0]),
                     (f"`{cid}` ({tag}) within 6× lambda", f"{t / lt:.1f}×", t <= 6 * lt)]
+            exact = med(rows, EXACT_FLOOR, cid, "eval")
+            if eng == REF and exact:
+                # The same exact arithmetic written by hand: what the number system itself costs.
+                out.append((f"`{cid}` ({tag}) within 6× the lambda doing the same Decimal "
+                            "arithmetic", f"{t / exact:.1f}× (lambda {fmt_us(exact)} µs)",
+                            t <= 6 * exact))
     hit = max(((h, c["id"]) for c in CASES if (h := med(crow, HIT, c["id"], "compile"))),
               default=(None, "-"))
     miss = med(crow, MISS, "f60", "compile")

@@ -231,6 +231,10 @@ EDGE_FORMULAS = [
     "MAP(xs, x => a / x)", "MAP(xs, x => IF(x > 0, a / x, -1))", "FILTER(xs, x => a / x > 1)",
     "a / z - a / z", "IFERROR(a / z, a / z)", "ISERROR(a / z) and ISERROR(a)",
     "TEXT(a / z, \"0\")", "LEN(\"ab\" & a / z)", "a / (z + 1) / (z - z)",
+    # a lambda's error handed back by the higher-order function (found by Hypothesis in CI)
+    "IF(0 > REDUCE(0, [[]], (x1, x2) => x2[1]), 0, 1)", "0 > REDUCE(0, xs, (acc, x) => a / z)",
+    "SUM(MAP(xs, x => x / z)) + 1", "COUNT(FILTER(xs, x => x / z > 1)) + 1",
+    "MAX(MAP(xs, x => xs[9])) * 2",
 ]
 
 

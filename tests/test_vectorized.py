@@ -183,6 +183,19 @@ def test_float_overflow_and_non_finite_results_are_num() -> None:
     assert out["m"][0] is None
 
 
+def test_outputs_read_the_input_frame_even_when_they_replace_a_column() -> None:
+    # apply computes in two steps (raw value and error, then the value nulled where the row
+    # errs): an output named like an input column must not change what the others read.
+    df = pl.DataFrame({"x": [1e300, 2.0], "y": [1e10, 0.0]})
+    out = formulane.apply(df, {"x": "x * y", "r": "x / y", "k": "x + 1"})
+    assert out.columns == ["x", "y", "x__error", "r", "r__error", "k", "k__error"]
+    assert out["x"].to_list() == [None, 0.0] and out["x__error"].to_list() == ["#NUM!", None]
+    assert out["r"].to_list() == [1e290, None] and out["r__error"].to_list() == [None, "#DIV/0!"]
+    assert out["k"].to_list() == [1e300, 3.0]
+    assert out.equals(formulane.apply(df.lazy(), {"x": "x * y", "r": "x / y",
+                                                  "k": "x + 1"}).collect())
+
+
 def test_float_errors_keep_their_left_to_right_order() -> None:
     df = pl.DataFrame({"x": [1e300]})
     out = formulane.apply(df, {"a": "(x * x) + (1 / 0)", "b": "(1 / 0) + (x * x)"})

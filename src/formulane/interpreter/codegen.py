@@ -632,7 +632,10 @@ class _Gen:
             self.needs_swap = True
         head = [self.ctx()] if spec.needs_ctx else []
         expr = _call(self.impl(impl), *head, *(v.expr for v in vals))
-        maybe = spec.can_error or spec.accepts_errors or any(v.maybe for v in vals)
+        # A lambda's value is a function, never an error, but what it returns may be one and
+        # a higher-order function (REDUCE's accumulator, MAP's items) can hand it back.
+        maybe = spec.can_error or spec.accepts_errors or any(v.maybe for v in vals) \
+            or any(type(a) is ir.Lambda for a in node.args)
         return self.attempt(expr, node.span, route, None, maybe, trusted=not maybe)
 
     # ------------------------------------------------------------------ inline operators

@@ -37,12 +37,29 @@ class PolarsForm:
 
     value: pl.Expr
     error: pl.Expr | None
+    #: The value before errored rows are nulled, when computing it on those rows is safe
+    #: (`polars.raw_is_safe`); None otherwise.
+    raw: pl.Expr | None = None
 
     def exprs(self, name: str, error_suffix: str = ERROR_SUFFIX) -> list[pl.Expr]:
+        """One step: the value (null where the row errs) and the error column."""
         out = [self.value.alias(name)]
         if self.error is not None:
             out.append(self.error.alias(name + error_suffix))
         return out
+
+    def stages(self, name: str, error_suffix: str = ERROR_SUFFIX
+               ) -> tuple[list[pl.Expr], list[pl.Expr]]:
+        """Two steps with the same result as `exprs`: first the raw value and the error column,
+        then the value nulled where the error column is set. Staged, the nulling reads the
+        error column instead of recomputing the error expression (polars' common
+        subexpression elimination does not reach inside the nested when/then), which makes
+        an arithmetic output cost about what the hand-written expression costs."""
+        if self.error is None or self.raw is None:
+            return self.exprs(name, error_suffix), []
+        error = name + error_suffix
+        first = [self.raw.alias(name), self.error.alias(error)]
+        return first, [pl.when(pl.col(error).is_null()).then(pl.col(name)).alias(name)]
 
 
 @dataclass(frozen=True)
@@ -200,13 +217,18 @@ def apply(
     if schema is None:
         schema = infer_frame_schema(frame)
     dtypes = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    exprs: list[pl.Expr] = []
+    first: list[pl.Expr] = []
+    then: list[pl.Expr] = []
     for name, source in formulas.items():
         program = compile_formula(source, schema, profile=profile, limits=limits,
                                   registry=registry)
         mode = numbers if numbers != "auto" else numbers_mode(dtypes, program.uses)
-        exprs += to_polars_form(program.root, mode, dtypes).exprs(name, error_suffix)
-    return frame.with_columns(exprs)
+        step1, step2 = to_polars_form(program.root, mode, dtypes).stages(name, error_suffix)
+        first += step1
+        then += step2
+    # Every formula reads the input frame (step 1); step 2 reads only step 1's own columns.
+    out = frame.with_columns(first)
+    return out.with_columns(then) if then else out
 
 
 def sql_select(
@@ -239,8 +261,14 @@ def sql_select(
 def to_polars_form(root: Any, numbers: str, dtypes: Any = None) -> PolarsForm:
     """Polars expressions for a checked program; ``dtypes`` (the frame's, when known) lets
     decimal mode keep each Decimal column's own scale."""
-    value, error = pl_backend.to_polars(root, numbers_mode=numbers, dtypes=dtypes)
-    return PolarsForm(value, error)
+    if not pl_backend.raw_is_safe(root, numbers, dtypes):
+        value, error = pl_backend.to_polars(root, numbers_mode=numbers, dtypes=dtypes)
+        return PolarsForm(value, error)
+    raw, error = pl_backend.to_polars(root, numbers_mode=numbers, dtypes=dtypes, raw=True)
+    if error is None:
+        return PolarsForm(raw, None)
+    # A row with an error has no value: never a half-computed number next to an error code.
+    return PolarsForm(pl.when(error.is_null()).then(raw), error, raw)
 
 
 def to_sql_form(root: Any, dialect: str, numbers: str = "decimal") -> SqlForm:

@@ -672,11 +672,46 @@ def _references_columns(body: ir.IR, element_slot: int) -> bool:
     return False
 
 
+#: Calls whose float form is plain polars arithmetic, comparison or boolean logic: computing
+#: them on a row that errs gives a number (inf, NaN) or a boolean, never a raised exception.
+_RAW_SAFE_CALLS = frozenset({"+", "-", "*", "/", "NEG", "POS", "=", "<>", "<", ">", "<=", ">=",
+                             "OP_AND", "OP_OR", "NOT", "IF"})
+
+
+def raw_is_safe(root: ir.IR, numbers_mode: str,
+                dtypes: Mapping[str, pl.DataType] | None) -> bool:
+    """Whether the program's value may be computed on every row, errored rows included, without
+    polars raising. Polars masks a when/then's inputs, so a form may rely on the error mask to
+    keep, say, a strict cast away from a NaN; a value computed outside that mask is safe only
+    for float arithmetic, comparisons and logic over numeric or boolean columns."""
+    if numbers_mode != "float":
+        return False
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if node.type.kind not in ("Number", "Boolean"):
+            return False
+        if kind is ir.Var:
+            dtype = (dtypes or {}).get(node.name)  # type: ignore[union-attr]
+            if dtype is None or not (dtype.is_numeric() or dtype == pl.Boolean) \
+                    or isinstance(dtype, pl.Decimal):
+                return False
+        elif kind is ir.Call:
+            if node.spec.name not in _RAW_SAFE_CALLS:  # type: ignore[union-attr]
+                return False
+        elif kind is not ir.Const:
+            return False
+        stack.extend(ir.ir_children(node))
+    return True
+
+
 def to_polars(root: ir.IR, *, numbers_mode: str = "float",
               columns: Mapping[str, str] | None = None,
-              dtypes: Mapping[str, pl.DataType] | None = None
+              dtypes: Mapping[str, pl.DataType] | None = None, raw: bool = False
               ) -> tuple[pl.Expr, pl.Expr | None]:
-    """(value expression, error-code expression or None) for a checked program."""
+    """(value expression, error-code expression or None) for a checked program; ``raw``
+    leaves the value as computed where the row errs (the caller nulls it)."""
     if numbers_mode not in ("float", "decimal"):
         raise ValueError("numbers_mode must be 'float' or 'decimal'")
     token = _MODE.set(numbers_mode)
@@ -685,8 +720,8 @@ def to_polars(root: ir.IR, *, numbers_mode: str = "float",
         col = compiler.checked(compiler.compile(root))
     finally:
         _MODE.reset(token)
-    if col.error is None:
-        return col.value, None
+    if col.error is None or raw:
+        return col.value, col.error
     # A row with an error has no value: never a half-computed number next to an error code.
     return pl.when(col.error.is_null()).then(col.value), col.error
 
