@@ -19,7 +19,11 @@ from ..grammar import ast
 from ..source import Span
 from ..types import BOOLEAN, NEVER, Type, join, non_null, optional
 from . import ir
+from ..values import VALUE, ErrorValue
 from .ir import IR
+
+#: Functions that, in the excel profile, ignore blank arguments (see `skip_blanks`).
+_BLANK_SKIPPING = frozenset(("AND", "OR", "XOR"))
 
 if TYPE_CHECKING:
     from .checker import Scope
@@ -90,6 +94,8 @@ class OverloadResolver:
                     failures.append(result)
                     continue
                 self.coercing = True
+                if self.profile == "excel" and spec.name in _BLANK_SKIPPING:
+                    return self.skip_blanks(result, span)
                 return result
         self.coercing = True
         self.report_mismatch(spec, name, failures, nodes, fitting)
@@ -215,6 +221,37 @@ class OverloadResolver:
             return self.make_call(spec, mixed, (left, right), BOOLEAN, node.span)
         return self.resolve(spec, [node.left, node.right], [left, right], node.span,
                             node.op_span or node.span, display=node.op)
+
+    def skip_blanks(self, call: IR, span: Span) -> IR:
+        """Excel's AND, OR and XOR ignore blank arguments, and answer #VALUE! when every
+        argument is blank. Rewritten with forms every backend has: a blank argument becomes
+        the function's identity (``COALESCE(x, TRUE)`` for AND, FALSE for OR and XOR), and when
+        every argument may be blank, ``IF(OR(COALESCE(x1, .., xn, #VALUE!), TRUE), call,
+        FALSE)`` raises the error first (lazy OR: the error, or TRUE)."""
+        if type(call) is not ir.Call:
+            return call
+        blanks = [type(a) is ir.Coerce and a.mode == "blank_to_boolean" for a in call.args]
+        if not any(blanks):
+            return call
+        registry = self.registry
+        coalesce, or_, if_ = (registry.get(n) for n in ("COALESCE", "OR", "IF"))
+        identity = call.spec.name == "AND"
+        args = tuple(self.make_call(coalesce, coalesce.signatures[0],
+                                    (a.node, ir.Const(identity, BOOLEAN, a.span)),
+                                    BOOLEAN, a.span) if blank else a
+                     for a, blank in zip(call.args, blanks))
+        out = self.make_call(call.spec, call.sig, args, BOOLEAN, span)
+        if not all(blanks):
+            return out
+        error = ir.Const(ErrorValue(VALUE, f"{call.spec.name} has no logical value: every "
+                                    "argument is blank"), BOOLEAN, span, may_error=True)
+        first = self.make_call(coalesce, coalesce.signatures[0],
+                               tuple(a.node for a in call.args) + (error,), BOOLEAN, span)
+        guard = self.make_call(or_, or_.signatures[0], (first, ir.Const(True, BOOLEAN, span)),
+                               BOOLEAN, span)
+        return self.make_call(if_, if_.signatures[0], (guard, out, ir.Const(False, BOOLEAN,
+                                                                              span)),
+                              BOOLEAN, span)
 
     def _coerce_null(self, arg: IR) -> IR:
         if arg.type.nullable and arg.type.kind in ("Number", "Text", "Boolean"):
