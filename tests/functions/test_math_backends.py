@@ -632,6 +632,14 @@ def test_finance_small_rates_keep_their_digits() -> None:
 
 def test_no_per_row_python() -> None:
     """The forms are native expressions: nothing maps Python over rows."""
-    source = inspect.getsource(importlib.import_module("formulane.functions._math_forms"))
-    for forbidden in ("map_elements", "map_batches", "map_groups", "pl.Expr.apply"):
-        assert forbidden not in source
+    import pkgutil
+
+    for family in ("_math_forms", "_list_forms", "_text_forms", "_date_forms"):
+        package = importlib.import_module(f"formulane.functions.{family}")
+        modules = [package] + [importlib.import_module(f"{package.__name__}.{m.name}")
+                               for m in pkgutil.iter_modules(package.__path__)]
+        assert len(modules) > 1, family  # the package and its modules, every one scanned
+        for module in modules:
+            source = inspect.getsource(module)
+            for forbidden in ("map_elements", "map_batches", "map_groups", "pl.Expr.apply"):
+                assert forbidden not in source, (module.__name__, forbidden)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import functools
-import importlib
 from decimal import Decimal
 from typing import Any, Callable, Mapping, Sequence
 
@@ -23,6 +22,7 @@ from ..interpreter.meter import EvalContext
 from ..types import ANY, BOOLEAN, NUMBER, T, U, fn, list_of, optional, var
 from ..values import VALUE, ErrorValue, XLError
 from ._criteria import eq_key, sort_positions, sort_values, to_int, truthy
+from ._lazy_forms import lazy_form
 from ._listnum import WIDE, finish
 from .spec import Cost, Refuse, builtin, p, sig
 
@@ -31,14 +31,8 @@ def list_form(backend: str, name: str) -> Callable[..., Any]:
     """A polars or SQL form defined in `_list_forms` as ``<backend>_<name>``, imported on first
     use (declaring a function never imports polars). The form sees the IR call being translated
     (argument types, constant arguments) as ``call=``: ``wants_call`` asks the backends for it."""
-
-    def form(*args: Any, call: Any = None) -> Any:
-        module = importlib.import_module("formulane.functions._list_forms")
-        return module.run(backend, name, form, args, call)
-
-    form.__name__ = f"{backend}:{name}"
-    form.wants_call = True  # type: ignore[attr-defined] # for a backend that passes call=node
-    return form
+    return lazy_form("formulane.functions._list_forms", backend, name, dispatch=True,
+                     wants_call=True)
 
 
 def LP(name: str) -> Callable[..., Any]:

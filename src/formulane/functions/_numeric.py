@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Callable, Iterable, Literal
 
 from ..values import CONTEXT, DIV0, NUM, XLError
+from ._lazy_forms import lazy_form
 from .spec import Cost
 
 Number = Decimal | int
@@ -293,18 +294,8 @@ __all__ = [
 
 def backend_form(backend: str, name: str) -> Callable[..., object]:
     """A polars or SQL form of `_math_forms` (``polars_<name>`` / ``sql_<name>``), resolved on
-    first use: declaring a function never imports polars (nor the forms module)."""
-    import importlib
-
-    attribute = f"{backend}_{name}"
-
-    def form(*args: object) -> object:
-        module = importlib.import_module("formulane.functions._math_forms")
-        return getattr(module, attribute)(*args)
-
-    form.__name__ = f"{backend}:{name}"
-    form.__qualname__ = form.__name__
-    return form
+    first use: declaring a function never imports polars (nor the forms package)."""
+    return lazy_form("formulane.functions._math_forms", backend, name)
 
 
 def polars_form(name: str) -> Callable[..., object]:

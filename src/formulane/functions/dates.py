@@ -22,7 +22,6 @@ replicated there only. Differences from Excel, all deliberate:
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import itertools
 from decimal import ROUND_DOWN, ROUND_FLOOR, Decimal
 from typing import Any, Sequence
@@ -31,6 +30,7 @@ from ..interpreter.meter import EvalContext
 from ..types import DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional
 from ..values import NUM, VALUE, XLError
 from . import _calendar as cal
+from ._lazy_forms import lazy_form
 from .spec import Cost, Param, Refuse, Sig, builtin, p, sig
 
 Number = Decimal | int
@@ -42,13 +42,7 @@ HOLIDAYS = list_of(optional(DATE))
 def _form(backend: str, name: str, kinds: tuple[str | None, ...]) -> Any:
     """A polars or SQL form from `_date_forms`, imported on first use (declaring a function
     never imports polars); ``kinds`` are the overload's parameter kinds (Date, DateTime...)."""
-
-    def form(*args: Any) -> Any:
-        module = importlib.import_module("formulane.functions._date_forms")
-        return getattr(module, backend)(name, kinds, *args)
-
-    form.__name__ = f"{backend}:{name}"
-    return form
+    return lazy_form("formulane.functions._date_forms", backend, name, kinds, dispatch=True)
 
 
 def _P(name: str, *kinds: str | None) -> Any:

@@ -17,7 +17,6 @@ rules; the format-code engine of ``TEXT`` lives in `_textformat`.
 
 from __future__ import annotations
 
-import importlib
 import unicodedata
 from decimal import Decimal
 from typing import Any, Iterable, Sequence
@@ -26,6 +25,7 @@ from ..types import (
     BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, list_of, many, optional,
 )
 from ..values import NA, VALUE, XLError
+from ._lazy_forms import lazy_form
 from ._textformat import format_value, parse_number_text, parse_numbervalue
 from ._textsearch import (
     Regex, before_after, delimiter_spans, delimiters, flag, replacement_template, wildcard_find,
@@ -36,13 +36,7 @@ from .spec import Cost, Refuse, builtin, p, sig
 def _form(backend: str, name: str) -> Any:
     """The polars or SQL form ``<backend>_<name>`` of `_text_forms`, imported on first use
     (declaring a function never imports polars)."""
-
-    def form(*args: Any) -> Any:
-        module = importlib.import_module("formulane.functions._text_forms")
-        return getattr(module, f"{backend}_{name}")(*args)
-
-    form.__name__ = f"{backend}:{name}"
-    return form
+    return lazy_form("formulane.functions._text_forms", backend, name)
 
 
 def TP(name: str) -> Any:  # noqa: N802 - reads like P("name") in logic.py
