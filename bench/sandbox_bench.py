@@ -1,12 +1,16 @@
 """Sandbox benchmark: cold start of the local bubblewrap backend next to a bare subprocess of the
-same interpreter (one run, interleaved), the latency of one job that finds a warm sandbox, and
-the throughput of 200 small jobs through a warm pool.
+same interpreter and to the bubblewrap floor (setpriv + bwrap with the same options around the
+same interpreter, no formulane code), one run, interleaved; the latency of one job that finds a
+warm sandbox; and the throughput of 200 small jobs through a warm pool.
 
-Usage (as root, on a machine with bubblewrap): ``python bench/sandbox_bench.py [--runs 40]``.
-Prints tables and ratios; ``--json`` writes the raw figures too. Targets: cold start within
-1.5x of a bare subprocess of the same interpreter; a warm pool under 5 ms per small job. CPU is
-measured with a cpuacct group around this process (see `CpuMeter`): getrusage alone misses the
-sandboxes' interpreters.
+Usage (as root, on a machine with bubblewrap): ``python bench/sandbox_bench.py [--runs 40]
+[--only cold,warm-hit,pool]``. Prints tables and ratios; ``--json`` writes the raw figures too.
+To measure another tree with this same harness (an A/B against a commit), put its ``src`` first
+on the path: ``git archive HEAD | tar -x -C /tmp/before`` then
+``PYTHONPATH=/tmp/before/src python bench/sandbox_bench.py``; the tree measured is printed.
+Targets: cold start within 1.5x of a bare subprocess of the same interpreter; a warm pool under
+5 ms per small job. CPU is measured with a cpuacct group around this process (see `CpuMeter`):
+getrusage alone misses the sandboxes' interpreters.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -26,7 +31,7 @@ from typing import Callable
 
 from formulane.escalation.backends import BubblewrapBackend
 from formulane.escalation.contract import SandboxJob
-from formulane.escalation.environments import real_interpreter
+from formulane.escalation.environments import Environment, real_interpreter
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -111,12 +116,55 @@ def wait_for_idle(limit: float, max_wait_s: float) -> float:
     return os.getloadavg()[0]
 
 
+class BwrapFloor:
+    """``setpriv`` + ``bwrap`` with the options of a real cold job (the same namespaces, binds,
+    mounts and seccomp filter, built by the backend's own `launch_argv` on a uid slot and
+    workspace of its own) around the lean interpreter's ``-c pass``: no formulane code on the
+    path, so what any bubblewrap sandbox of this interpreter costs here at the least."""
+
+    def __init__(self, backend: BubblewrapBackend) -> None:
+        from formulane.escalation.backends.runner import Resources
+        from formulane.escalation.backends.supervisor import SETPRIV
+
+        self.backend = backend
+        self.res = Resources()
+        backend._allocate(None, 0, self.res, name=f"bench-floor-{os.getpid()}")
+        env = backend.environments.get()
+        argv, self.env, self.fds = backend.launch_argv(_job("pass"), env, self.res, 0, 1)
+        self.seccomp = int(argv[argv.index("--seccomp") + 1])
+        cut = argv.index("--")
+        self.argv = argv[:cut + 2] + ["-I", "-S", "-B", "-X", "utf8", "-c", "pass"]
+        uid = self.res.uid
+        if uid is not None and SETPRIV:
+            self.argv = [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                         "--"] + self.argv
+
+    def __call__(self) -> None:
+        os.lseek(self.seccomp, 0, os.SEEK_SET)  # bwrap reads the filter to its end each time
+        subprocess.run(self.argv, env=self.env, pass_fds=self.fds, stdin=subprocess.DEVNULL,
+                       capture_output=True, check=True, start_new_session=True)
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+        self.res.release(self.backend.uids)
+
+
 def cold_start(backend: BubblewrapBackend, runs: int) -> dict[str, dict[str, float]]:
     env = backend.environments.get()
+    floor = BwrapFloor(backend)
+    try:
+        return _cold_start(backend, env, floor, runs)
+    finally:
+        floor.close()
+
+
+def _cold_start(backend: BubblewrapBackend, env: Environment, floor: BwrapFloor,
+                runs: int) -> dict[str, dict[str, float]]:
     host = real_interpreter()
     lean = str(env.host_python)
     lean_env = {"LD_LIBRARY_PATH": str(Path(env.root) / "lib")}
-    variants = {
+    variants: dict[str, Callable[[], object]] = {
         "bare: python -c pass (host interpreter)": lambda: subprocess.run(
             [host, "-c", "pass"], stdin=subprocess.DEVNULL, capture_output=True, check=True),
         "bare: lean python -I -S -c pass (sandbox's binary, same flags)": lambda: subprocess.run(
@@ -124,6 +172,7 @@ def cold_start(backend: BubblewrapBackend, runs: int) -> dict[str, dict[str, flo
             capture_output=True, check=True, env=lean_env),
         "sandbox: BubblewrapBackend.run (cold, full receipt)": lambda: _check(
             backend.run(_job("pass"))),
+        "floor: setpriv + bwrap (same options) + lean python -c pass, no formulane": floor,
     }
     for fn in variants.values():  # warm caches once
         fn()
@@ -227,6 +276,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--jobs", type=int, default=200)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--only", default="cold,warm-hit,pool",
+                        help="comma-separated sections to run: cold, warm-hit, pool")
     parser.add_argument("--wait-idle", type=float, default=0.0,
                         help="seconds to wait for the load average to fall below 1.5 first")
     args = parser.parse_args()
@@ -244,17 +295,52 @@ def main() -> int:
 def _main(args: argparse.Namespace, meter: CpuMeter) -> int:
     state = Path(tempfile.mkdtemp(prefix="formulane-bench-", dir="/tmp"))
     os.chmod(state, 0o711)
+    try:
+        return _run(args, meter, state)
+    finally:
+        # Every backend is closed by then (workspaces unmounted); the environments copy and
+        # the artifacts are the bench's own.
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, meter: CpuMeter, state: Path) -> int:
     backend = BubblewrapBackend(state, uid_first=192_000, uid_count=32)
     if not backend.capabilities().available:
         print(f"bubblewrap unavailable: {backend.capabilities().unavailable_reason}")
         return 2
+    import formulane
     print(f"# machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.2f}, "
           f"python {sys.version.split()[0]}, {backend.caps.summary()}")
+    print(f"# code measured: {Path(formulane.__file__).parent}")
     print("# CPU: " + ("a cpuacct group around this process and its children, plus the job "
                        "cgroups' share (complete)" if meter.complete else
                        "getrusage only: misses the sandboxes' interpreters (partial)"))
-    cold = cold_start(backend, args.runs)
-    print(f"\n## Cold start ({args.runs} interleaved runs each)\n")
+    only = set(args.only.split(","))
+    results: dict[str, object] = {"load_start": os.getloadavg()[0]}
+    if "cold" in only:
+        results.update(_cold_section(backend, args.runs))
+    if "warm-hit" in only:
+        hits = warm_hits(BubblewrapBackend(state / "warm-hits", uid_first=192_000,
+                                           uid_count=32, environments=backend.environments),
+                         min(args.jobs, 60), 4)
+        print(f"\n## Warm hit: one job taking a waiting sandbox ({hits['jobs']} jobs)\n")
+        print("| p50 ms | p90 ms | min ms | CPU ms (median) |\n|---|---|---|---|")
+        print(f"| {hits['p50']:.2f} | {hits['p90']:.2f} | {hits['min']:.2f} | "
+              f"{hits['cpu_ms']:.2f} |")
+        results["warm_hit"] = hits
+    if "pool" in only:
+        results["warm_pool"] = _pool_section(backend, state, args.jobs)
+    backend.close()
+    results["load_end"] = os.getloadavg()[0]
+    print(f"\nload average after the run: {os.getloadavg()[0]:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+def _cold_section(backend: BubblewrapBackend, runs: int) -> dict[str, object]:
+    cold = cold_start(backend, runs)
+    print(f"\n## Cold start ({runs} interleaved runs each)\n")
     print("| variant | p50 ms | p90 ms | min ms | CPU ms |\n|---|---|---|---|---|")
     for name, row in cold.items():
         print(f"| {name} | {row['p50']:.1f} | {row['p90']:.1f} | {row['min']:.1f} | "
@@ -265,21 +351,21 @@ def _main(args: argparse.Namespace, meter: CpuMeter) -> int:
     ratio_lean = sandbox / cold[names[1]]["p50"]
     print(f"\nratio sandbox / bare host interpreter: {ratio_host:.2f}x (target <= 1.5x)")
     print(f"ratio sandbox / bare lean binary, same flags: {ratio_lean:.2f}x")
-    results: dict[str, object] = {"cold": cold, "ratio_host": ratio_host,
-                                  "ratio_lean": ratio_lean}
-    hits = warm_hits(BubblewrapBackend(state / "warm-hits", uid_first=192_000, uid_count=32,
-                                       environments=backend.environments),
-                     min(args.jobs, 60), 4)
-    print(f"\n## Warm hit: one job taking a waiting sandbox ({hits['jobs']} jobs)\n")
-    print("| p50 ms | p90 ms | min ms | CPU ms (median) |\n|---|---|---|---|")
-    print(f"| {hits['p50']:.2f} | {hits['p90']:.2f} | {hits['min']:.2f} | {hits['cpu_ms']:.2f} |")
-    results["warm_hit"] = hits
+    ratio_floor = cold[names[3]]["p50"] / cold[names[1]]["p50"]
+    over_floor = sandbox - cold[names[3]]["p50"]
+    print(f"ratio bubblewrap floor / bare lean binary: {ratio_floor:.2f}x; the sandbox adds "
+          f"{over_floor:.1f} ms to the floor (p50)")
+    return {"cold": cold, "ratio_host": ratio_host, "ratio_lean": ratio_lean,
+            "ratio_floor_lean": ratio_floor, "sandbox_over_floor_ms": over_floor}
+
+
+def _pool_section(backend: BubblewrapBackend, state: Path, jobs: int) -> list[dict[str, float]]:
     runs = []
     for size, fillers, workers in ((8, 4, 1), (8, 4, 2)):
         fresh = BubblewrapBackend(state / f"pool-{workers}", uid_first=192_000, uid_count=32,
                                   environments=backend.environments)
-        runs.append(warm_pool(fresh, args.jobs, size, fillers, workers))
-    print(f"\n## Warm pool, {args.jobs} small jobs\n")
+        runs.append(warm_pool(fresh, jobs, size, fillers, workers))
+    print(f"\n## Warm pool, {jobs} small jobs\n")
     print("| pool | fillers | callers | ms per job | jobs/s | latency p50 | latency p90 | "
           "CPU ms per job | warm hits |\n|---|---|---|---|---|---|---|---|---|")
     for r in runs:
@@ -288,12 +374,7 @@ def _main(args: argparse.Namespace, meter: CpuMeter) -> int:
               f"{r['cpu_ms_per_job']:.2f} | {r['warm_hits']}/{r['jobs']} |")
     best = min(r["ms_per_job"] for r in runs)  # type: ignore[type-var]
     print(f"\nbest throughput: {best:.2f} ms per job (target < 5 ms)")
-    results["warm_pool"] = runs
-    backend.close()
-    print(f"\nload average after the run: {os.getloadavg()[0]:.2f}")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
-    return 0
+    return runs
 
 
 if __name__ == "__main__":

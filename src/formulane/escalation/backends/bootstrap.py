@@ -7,7 +7,8 @@ seccomp), prepares ``sys.path`` and the job's globals (``inputs`` and one global
 name), writes ``S`` on the status pipe and closes both control fds, then executes the job.
 Nothing the job does can run before the limits are in place: the bootstrap says ``R`` and
 waits; the host moves this one process into the job's cgroup and only then writes the
-configuration, so every process the job ever creates is born inside the group. When the job's
+configuration, so every process the job ever creates is born inside the group. Before ``R`` it
+also pays the start-up work a job would otherwise wait for (see `_main`). When the job's
 code ends, `_finish` does what a normal interpreter exit does that the job can observe
 (threads joined, atexit, globals dropped so unclosed files flush, stdio flushed) and exits
 with the same status Python would, skipping the rest of the interpreter teardown. In session
@@ -115,8 +116,7 @@ def _globals(cfg: dict[str, Any]) -> dict[str, Any]:
     main = cfg["main"]
     g = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": main}
     if cfg.get("inputs"):
-        with open(cfg["inputs"], "rb") as f:
-            values = marshal.load(f)
+        values = marshal.loads(cfg["inputs"])
         g["inputs"] = values
         for name, value in values.items():
             g[name] = value
@@ -165,7 +165,17 @@ def _session(cfg: dict[str, Any], gate: int, status: int, g: dict[str, Any]) -> 
 
 def _main() -> None:
     gate, status = int(sys.argv[1]), int(sys.argv[2])
-    import resource  # before "R": a pooled sandbox has it loaded when its job arrives
+    # Before "R", so a pooled sandbox has done it when its job arrives (a cold one does it
+    # either way, only earlier): the modules used after the frame; the compiler's one-time
+    # set-up (~1.1 ms on the first compile() of the process, whatever the source); and
+    # gc.freeze(), which moves the ~4,700 objects of the interpreter's start-up and this
+    # bootstrap out of the collector's way, so `_finish`'s collection looks at the job's
+    # objects only (0.4 ms -> 0.01 ms). Nothing frozen is job data: the frame is read after.
+    import atexit  # noqa: F401  (loaded now; `_finish` imports it again, then for free)
+    import gc
+    import resource
+    compile(b"", "<warm-up>", "exec")
+    gc.freeze()
     os.write(status, b"R")  # ready: the host now moves this process into the job's cgroup
     raw = _read_frame(gate)
     if raw is None:
@@ -230,7 +240,7 @@ def _finish(g: dict[str, Any], status: int) -> None:
     try:
         g.clear()
         import gc
-        gc.collect()
+        gc.collect()  # the job's cycles (the start-up's objects are frozen, see `_main`)
     except BaseException:
         pass
     for stream in (sys.stdout, sys.stderr):

@@ -78,7 +78,7 @@ class BubblewrapBackend(LocalRunner):
             isolation=Isolation.NAMESPACE, mechanism=mechanism,
             network_modes=("none", "open"), states=("ephemeral", "session"),
             enforces=enforces,  # type: ignore[arg-type]
-            cold_start="~20 ms (p50 on 2 loaded vCPUs; warm pool ~5-6 ms, bench/SANDBOX.md)")
+            cold_start="~20 ms at load ~3 (p50, 2 vCPUs; a warm-pool hit ~4 ms; bench/SANDBOX.md)")
 
     def network_enforcement(self, job: SandboxJob) -> str:
         if job.network.mode == "open":

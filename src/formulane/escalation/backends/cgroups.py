@@ -424,19 +424,39 @@ def _try_write(path: Path, value: str) -> bool:
         return False
 
 
-def _read_int(path: Path) -> int | None:
+def _read_small(path: Path) -> bytes | None:
+    # os-level: the statistics are read after every job, on the caller's path, and a text-mode
+    # open costs several times the read itself.
     try:
-        return int(path.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 65536)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_int(path: Path) -> int | None:
+    data = _read_small(path)
+    try:
+        return int(data.split()[0]) if data is not None else None
+    except (ValueError, IndexError):
         return None
 
 
 def _keyed(path: Path, key: str, default: int = 0) -> int:
+    data = _read_small(path)
+    if data is None:
+        return default
+    wanted = key.encode()
     try:
-        for line in path.read_text().splitlines():
+        for line in data.splitlines():
             parts = line.split()
-            if len(parts) == 2 and parts[0] == key:
+            if len(parts) == 2 and parts[0] == wanted:
                 return int(parts[1])
-    except (OSError, ValueError):
+    except ValueError:
         pass
     return default

@@ -3,10 +3,11 @@
 Contract: `LocalRunner.run` refuses what the machine cannot give (E601), compiles the code on
 the host first (a syntax error is answered without spawning anything), resolves the declared
 environment, then per job: a dedicated uid, a cgroup with the limits already set, a
-host-backed workspace with the inputs staged, a read-only job directory (bootstrap, code,
-inputs, helper module, broker ticket); a cold run takes these from the `SpareSlot` prepared
-after the previous cold run when one fits. It spawns through the subclass's `launch_argv`, sends
-the configuration only after the interpreter is in the cgroup, supervises, ends the tree,
+host-backed workspace with the input files staged, a read-only job directory (bootstrap, code,
+helper module, broker ticket; the input values travel in the configuration frame); a cold run
+takes these from the `SpareSlot` prepared after the previous cold run when one fits. It spawns
+through the subclass's `launch_argv`, sends the configuration only after the interpreter is in
+the cgroup, builds the receipt's fixed parts while the job runs, supervises, ends the tree,
 verifies no survivor, classifies, copies the declared artifacts into the artifact store
 (``complete`` is True on success, or when the job's own manifest vouches for the bytes; None
 otherwise), and releases every resource in `finally`, so a failure inside the runner cannot
@@ -147,9 +148,12 @@ class LocalRunner(SandboxBackend):
         if found.version is not None:
             cgroups.reap_stale(found)  # every controller: dead instances may have used others
         # uid locks are machine-wide, not per state directory: two backends must never hand
-        # the same uid to two live jobs (RLIMIT_NPROC and the survivor check are per uid).
+        # the same uid to two live jobs (RLIMIT_NPROC and the survivor check are per uid, and
+        # `UidPool.acquire` kills what runs under a uid it has just locked). /run/formulane is
+        # created when /run is writable (root); testing /run/formulane itself, as before, fell
+        # back to per-state-directory locks whenever it did not exist yet.
         locks = Path(uid_lock_dir) if uid_lock_dir else (
-            DEFAULT_UID_LOCKS if os.access(DEFAULT_UID_LOCKS.parent, os.W_OK)
+            DEFAULT_UID_LOCKS if os.access(DEFAULT_UID_LOCKS.parent.parent, os.W_OK)
             else self.state_dir / "uids")
         self.uids = UidPool(locks, uid_first, uid_count) if self.caps.can_switch_uid else None
         self.use_tmpfs = use_tmpfs and self.caps.can_mount_tmpfs
@@ -259,6 +263,9 @@ class LocalRunner(SandboxBackend):
                 running.configure(self._config_frame(job, env, res))
             except BrokenPipeError:
                 pass  # the sandbox died during setup; supervision reports sandbox_error
+            # While the job starts: the receipt's parts that do not depend on how it ends
+            # (~0.1 ms that used to follow its end, on the caller's path).
+            parts = self.receipt_parts(job, res)
             sup = self._supervise(running, job.limits, wall_deadline, cancel)
             if channel is not None:
                 calls = channel.close()
@@ -268,7 +275,8 @@ class LocalRunner(SandboxBackend):
             peak = self._peak(res, running, sup)
             res.release(self.uids)
             return self.build_receipt(job, env, res, sup, verdict, artifacts, attempt=attempt,
-                                      started_at=started_at, peak=peak, calls=calls, info=info)
+                                      started_at=started_at, peak=peak, calls=calls, info=info,
+                                      parts=parts)
         finally:
             if channel is not None:
                 channel.close()
@@ -304,15 +312,14 @@ class LocalRunner(SandboxBackend):
     def build_receipt(self, job: SandboxJob, env: Environment, res: Resources, sup: Supervised,
                       verdict: Verdict, artifacts: tuple[ArtifactRecord, ...], *, attempt: int,
                       started_at: Any, peak: int | None, calls: tuple[BrokerCall, ...],
-                      info: BackendInfo, session_id: str | None = None) -> Receipt:
+                      info: BackendInfo, session_id: str | None = None,
+                      parts: dict[str, Any] | None = None) -> Receipt:
         return Receipt(
             job_id=str(job.job_id), idempotency_key=job.idempotency_key, attempt=attempt,
             tenant=job.tenant, principal=job.principal, purpose=job.purpose, backend=info,
-            capabilities=self.caps.model_dump(), environment=env.name,
-            environment_digest=env.digest, code_sha256=job.code_sha256,
-            inputs=input_digests(job), limits_requested=job.limits,
-            limits_enforced=self._enforcement(job.limits, res),
-            network=job.network, network_enforcement=self.network_enforcement(job),
+            environment=env.name, environment_digest=env.digest, code_sha256=job.code_sha256,
+            limits_requested=job.limits, network=job.network,
+            **(parts if parts is not None else self.receipt_parts(job, res)),
             started_at=started_at, ended_at=utcnow(), wall_ms=round(sup.wall_s * 1000, 3),
             cpu_ms=round(sup.cpu_s * 1000, 3) if sup.cpu_s is not None else None,
             peak_memory_bytes=peak, exit_code=verdict.exit_code,
@@ -327,6 +334,13 @@ class LocalRunner(SandboxBackend):
             outcome_detail=verdict.detail, missing_module=verdict.missing_module,
             events=tuple(verdict.events), side_effects_possible=job.side_effects_possible,
             broker_calls=calls, session_id=session_id)
+
+    def receipt_parts(self, job: SandboxJob, res: Resources) -> dict[str, Any]:
+        """The receipt's fields fixed before the job runs (capabilities, input digests,
+        enforcement, network enforcement): the same values whenever they are computed."""
+        return {"capabilities": self.caps.model_dump(), "inputs": input_digests(job),
+                "limits_enforced": self._enforcement(job.limits, res),
+                "network_enforcement": self.network_enforcement(job)}
 
     # -- sessions and the warm pool ----------------------------------------------------------
 
@@ -429,13 +443,11 @@ class LocalRunner(SandboxBackend):
         return group
 
     def _stage(self, job: SandboxJob, res: Resources, attempt: int) -> None:
-        """The job's own files: inputs into the workspace, code and values into /job."""
+        """The job's own files: inputs into the workspace, code (and stdin) into /job."""
         assert res.workspace is not None and res.jobdir is not None
         res.ro_files = res.workspace.stage(job.files)
         if job.code is not None:
             _write(res.jobdir / "main.py", job.code)
-        if job.inputs:
-            _write(res.jobdir / "inputs.bin", marshal.dumps(job.inputs))
         if job.stdin is not None:
             _write(res.jobdir / "stdin", job.stdin)
         if res.cgroup is not None:
@@ -473,8 +485,11 @@ class LocalRunner(SandboxBackend):
         try:
             return spawn(launch, res.cgroup, self._launch() if self.wrapper else None)
         except OSError as exc:
-            for fd in (gate_w, status_r):
-                os.close(fd)
+            if not launch.handed_over:
+                for fd in (gate_w, status_r):
+                    os.close(fd)
+            # else a `Running` owned them, and `spawn` closed them when it killed the sandbox:
+            # closing them again could close a descriptor another thread has opened since.
             raise EscalationError(f"could not start the sandbox: {exc}", code="E602") from None
 
     def _config_frame(self, job: SandboxJob, env: Environment, res: Resources,
@@ -484,9 +499,11 @@ class LocalRunner(SandboxBackend):
         main = f"{jobp}/main.py" if job.code is not None else f"{ws}/{job.entrypoint}"
         config = {
             "mode": mode, "main": main, "argv": list(job.argv), "workspace": ws,
-            "rlimits": self._rlimits(job.limits, res), "paths": self.env_paths(env) + [
-                f"{jobp}/lib"],
-            "inputs": f"{jobp}/inputs.bin" if job.inputs else None,
+            "rlimits": self._rlimits(job.limits, res),
+            "paths": self.env_paths(env) + [f"{jobp}/lib"],
+            # The values travel in the frame itself (marshal, like the frame): a file for them
+            # cost a create on the host and an open in the sandbox, ~0.1 ms of a warm job.
+            "inputs": marshal.dumps(job.inputs) if job.inputs else None,
             "confine": self.confinement(job, env, res),
         }
         payload = marshal.dumps(config)

@@ -192,6 +192,9 @@ class Launch:
     stdin_path: str | None = None
     cwd: str | None = None
     wrapper: bool = True  # the command is a wrapper (bwrap) around the job's pid namespace
+    #: set by `spawn` once a `Running` owns the host ends of the control pipes (from then on
+    #: a failed spawn has closed them itself, and the caller must not close them again)
+    handed_over: bool = False
 
 
 @dataclass
@@ -588,6 +591,7 @@ def spawn(launch: Launch, cgroup: JobCgroup | None,
     pidfd = os.pidfd_open(popen.pid)
     running = Running(popen, pidfd, out_r, err_r, launch.status_read, launch.gate_write, cgroup,
                       launch.uid, launch.wrapper)
+    launch.handed_over = True
     for fd in (out_r, err_r, launch.status_read):
         os.set_blocking(fd, False)
     if cgroup is not None:
