@@ -6,8 +6,9 @@ formulas. Every formula runs row by row through `Program.evaluate` (the referenc
 layouts: polars with Float64 or Decimal(38, 18) Number columns (`formulane.apply`), DuckDB with
 DOUBLE or DECIMAL(38, 18) Number columns (`formulane.sql_select`, numbers="float" and
 "decimal"). Values must be equal and error codes identical row by row; numbers compare within
-1e-9 relative (the float policy; SQL divides in DOUBLE). DateTimes compare as instants, and
-polars DateTime results must also show the scalar's wall clock.
+1e-9 relative (the float policy; SQL divides in DOUBLE), numbers inside lists exactly.
+DateTimes compare as instants, and polars DateTime results must also show the scalar's wall
+clock. The machinery is the shared harness, `_engines`.
 
 A formula marked ``refuse={"sql": "..."}`` must be refused by that backend at compile time with
 a reason containing the text, and still run on the others. The last tests check that every
@@ -18,20 +19,15 @@ function appears in a table.
 from __future__ import annotations
 
 import datetime as dt
-import math
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from functions import _engines as E
 
-import formulane
-from formulane.errors import Unsupported
 from formulane.functions import dates
 from formulane.functions.spec import UNDECIDED, FunctionSpec, Refuse
-from formulane.types import Type, parse_type
-from formulane.values import ErrorValue
 
 pl = pytest.importorskip("polars")
 duckdb = pytest.importorskip("duckdb")
@@ -70,150 +66,37 @@ class Table:
     polars_dtypes: dict[str, Any] = field(default_factory=dict)  # overrides (zoned columns)
 
 
-# ------------------------------------------------------------------------------------ types
-
-
-def _pl_dtype(t: Type, decimal: bool) -> Any:
-    k = t.kind
-    if k == "Number":
-        return pl.Decimal(38, 18) if decimal else pl.Float64
-    if k == "List":
-        return pl.List(_pl_dtype(t.elem, decimal))
-    return {"Text": pl.Utf8, "Boolean": pl.Boolean, "Date": pl.Date,
-            "DateTime": pl.Datetime("us", "UTC"), "Duration": pl.Duration("us")}[k]
-
-
-def _sql_type(t: Type, decimal: bool) -> str:
-    k = t.kind
-    if k == "List":
-        return _sql_type(t.elem, decimal) + "[]"
-    if k == "Number":
-        return "DECIMAL(38, 18)" if decimal else "DOUBLE"
-    return {"Text": "VARCHAR", "Boolean": "BOOLEAN", "Date": "DATE",
-            "DateTime": "TIMESTAMPTZ", "Duration": "INTERVAL"}[k]
-
-
-def _cell(v: Any, decimal: bool) -> Any:
-    if isinstance(v, float) and decimal:
-        return Decimal(repr(v))
-    if isinstance(v, list):
-        return [_cell(x, decimal) for x in v]
-    return v
-
-
-# ------------------------------------------------------------------------------- comparing
-
-
-def _norm(v: Any) -> Any:
-    if isinstance(v, ErrorValue):
-        return ("error", v.code)
-    if isinstance(v, bool) or v is None or isinstance(v, str):
-        return v
-    if isinstance(v, (int, float, Decimal)):
-        return float(v)
-    if isinstance(v, dt.datetime):
-        aware = v if v.tzinfo else v.replace(tzinfo=UTC)
-        return ("instant", aware.astimezone(UTC), aware.replace(tzinfo=None))
-    if isinstance(v, (list, tuple)):
-        return [_norm(x) for x in v]
-    return v
-
-
-def _same(want: Any, have: Any, wall: bool) -> bool:
-    if isinstance(want, float) and isinstance(have, float):
-        return math.isclose(want, have, rel_tol=1e-9, abs_tol=1e-12)
-    if isinstance(want, tuple) and want and want[0] == "instant" and isinstance(have, tuple) \
-            and have and have[0] == "instant":
-        return want[1] == have[1] and (not wall or want[2] == have[2])
-    if type(want) is not type(have):
-        return False
-    return bool(want == have)
-
-
-def _outcome(value: Any, error: Any) -> Any:
-    return ("error", error) if error is not None else _norm(value)
-
-
 # -------------------------------------------------------------------------------- engines
 
 
-def _schema(table: Table) -> dict[str, Type]:
-    return {name: parse_type(text) for name, text in table.schema.items()}
-
-
-def run_scalar(table: Table, source: str) -> list[Any]:
-    program = formulane.compile(source, table.schema, profile=table.profile)
-    names = list(table.schema)
-    return [_norm(program.evaluate(dict(zip(names, row)))) for row in table.rows]
-
-
-def run_polars(table: Table, source: str, decimal: bool) -> list[Any]:
-    schema = _schema(table)
-    dtypes = {n: table.polars_dtypes.get(n, _pl_dtype(t, decimal)) for n, t in schema.items()}
-    frame = pl.DataFrame([[_cell(v, decimal) for v in r] for r in table.rows], schema=dtypes,
-                         orient="row")
-    out = formulane.apply(frame, {"r": source}, table.schema, profile=table.profile)
-    values = out["r"].to_list()
-    errors = out["r__error"].to_list() if "r__error" in out.columns else [None] * len(values)
-    return [_outcome(v, e) for v, e in zip(values, errors)]
-
-
-def run_duckdb(table: Table, source: str, decimal: bool) -> list[Any]:
-    schema = _schema(table)
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'America/New_York'")  # results must not depend on it
-    columns = ", ".join(f'"{n}" {_sql_type(t, decimal)}' for n, t in schema.items())
-    con.execute(f"CREATE TABLE t (rid INTEGER, {columns})")
-    marks = ", ".join("?" for _ in range(len(schema) + 1))
-    con.executemany(f"INSERT INTO t VALUES ({marks})",
-                    [(i, *[_cell(v, decimal) for v in row]) for i, row in enumerate(table.rows)])
-    query = formulane.sql_select("t", {"r": source}, table.schema, profile=table.profile,
-                                 numbers="decimal" if decimal else "float")
-    cursor = con.execute(f"SELECT * FROM ({query}) ORDER BY rid")
-    names = [d[0] for d in cursor.description]
-    out = []
-    is_datetime = formulane.compile(source, table.schema, profile=table.profile).type.kind \
-        == "DateTime"
-    for row in cursor.fetchall():
-        got = dict(zip(names, row))
-        value = got["r"]
-        if is_datetime and isinstance(value, str):
-            # DuckDB's client hands a TIMESTAMPTZ it cannot show in the session's zone (year 1
-            # read in New York is year 0) back as its text, offset included
-            value = dt.datetime.fromisoformat(value)
-        out.append(_outcome(value, got.get("r__error")))
-    return out
-
-
-def run(layout: str, table: Table, source: str) -> list[Any]:
-    decimal = layout.endswith("decimal")
-    if layout.startswith("polars"):
-        return run_polars(table, source, decimal)
-    return run_duckdb(table, source, decimal)
+def _rows(table: Table) -> list[dict[str, Any]]:
+    return [dict(zip(table.schema, row)) for row in table.rows]
 
 
 def check(table: Table, formula: F | str) -> None:
     f = formula if isinstance(formula, F) else F(formula)
-    expected = run_scalar(table, f.source)
+    rows = _rows(table)
+    expected = E.run_scalar(f.source, table.schema, rows, profile=table.profile)
     for layout in table.layouts:
-        backend = "polars" if layout.startswith("polars") else "sql"
+        engine, mode = E.engine_mode(layout)
+        backend = E.BACKEND[engine]
+        layout_rows = E.rows_for(mode, rows)
+        assert len(layout_rows) == len(rows), "every row of these tables fits Decimal(38, 18)"
         if backend in f.refuse:
-            with pytest.raises(Unsupported) as info:
-                run(layout, table, f.source)
-            assert f.refuse[backend] in info.value.reason, info.value.reason
+            E.assert_refused(backend, f.refuse[backend], E.run, layout, f.source, table.schema,
+                             layout_rows, profile=table.profile, dtypes=table.polars_dtypes)
             continue
-        got = run(layout, table, f.source)
-        assert len(got) == len(expected)
-        differ = [i for i, (want, have) in enumerate(zip(expected, got))
-                  if not _same(want, have, wall=backend == "polars")]
+        got = E.run(layout, f.source, table.schema, layout_rows, profile=table.profile,
+                    dtypes=table.polars_dtypes)
+        # Polars keeps a DateTime's zone, so its wall clock must be the scalar's too; DuckDB
+        # hands a TIMESTAMPTZ back in the session's zone, so only the instant can be compared.
+        differ = E.differing(expected, got, wall_clock=backend == "polars")
         if backend in f.known:
-            why, rows = f.known[backend]
-            assert set(differ) == rows, (f"{layout}: {f.source}: rows {differ} differ, known "
-                                         f"{sorted(rows)} ({why})")
+            why, known = f.known[backend]
+            assert set(differ) == known, (f"{layout}: {f.source}: rows {differ} differ, known "
+                                          f"{sorted(known)} ({why})")
             continue
-        for i in differ:
-            assert False, (f"{layout}: {f.source} on row {i} {table.rows[i]}: scalar "
-                           f"{expected[i]!r}, {layout} {got[i]!r}")
+        assert not differ, E.report(f"{layout}: {f.source}", table.rows, expected, got, differ)
 
 
 # ---------------------------------------------------------------------------------- tables
@@ -425,16 +308,7 @@ TABLES: list[Table] = [
 ]
 
 
-def _cases() -> list[Any]:
-    out = []
-    for table in TABLES:
-        for formula in table.formulas:
-            source = formula.source if isinstance(formula, F) else formula
-            out.append(pytest.param(table, formula, id=f"{table.name}: {source}"))
-    return out
-
-
-@pytest.mark.parametrize("table, formula", _cases())
+@pytest.mark.parametrize("table, formula", E.table_cases(TABLES))
 def test_engines_agree(table: Table, formula: F | str) -> None:
     check(table, formula)
 
@@ -469,7 +343,7 @@ def test_declaring_does_not_import_polars() -> None:
 def test_every_function_is_in_a_table() -> None:
     import re
 
-    text = " ".join((f.source if isinstance(f, F) else f) for t in TABLES for f in t.formulas)
+    text = " ".join(E.source_of(f) for t in TABLES for f in t.formulas)
     called = set(re.findall(r"([A-Z][A-Z0-9.]*)\(", text))
     missing = {s.name for s in SPECS} - called
     assert not missing, missing

@@ -5,36 +5,34 @@ ends, huge and tiny numbers...) and formulas. Every formula runs three ways: `Pr
 row by row, polars through `formulane.apply` on a frame built from the rows, and DuckDB on the
 SQL of `formulane.sql_select` over a table built from the same rows (DOUBLE columns with
 ``numbers="float"``; tables marked ``decimal`` use polars Decimal and DuckDB DECIMAL(38, 18)).
-Values must be equal and error codes identical, row by row; numbers compare within 1e-9
-relative (1e-12 absolute near zero), the float policy of the columnar backends. A formula
-marked ``refuse={"polars": "..."}`` must be refused by that backend at compile time with a
-reason containing the text, and still agree on the others. The last tests check that every
+Values must be equal and error codes identical, row by row (a row with an error has no value);
+numbers, also inside lists, compare within 1e-9 relative, the float policy of the columnar
+backends; polars DateTime results must also show the scalar's wall clock. A formula marked
+``refuse={"polars": "..."}`` must be refused by that backend at compile time with a reason
+containing the text, and still agree on the others. The machinery is the shared `_engines`. The last tests check that every
 signature of these families has an explicit polars and SQL decision (a form or a `Refuse`),
 and that every function appears in a table.
 """
 from __future__ import annotations
 
 import datetime as dt
-import math
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 import pytest
+from functions import _engines as E
 
 import formulane
-from formulane.errors import LimitExceeded, Unsupported
+from formulane.errors import Unsupported
 from formulane.functions import _arrays, lists, lookup, statistics
 from formulane.functions.registry import default_registry
 from formulane.functions.spec import UNDECIDED, FunctionSpec, Refuse
-from formulane.types import Type, parse_type
-from formulane.values import ErrorValue
 
 pl = pytest.importorskip("polars")
 duckdb = pytest.importorskip("duckdb")
 
 STATS = default_registry().with_packs("statistics")
-OUT, ERR = "fx", "fx__error"  # the result columns (no table has a column of these names)
 UTC = dt.timezone.utc
 D = dt.date
 
@@ -58,146 +56,32 @@ class Table:
     profile: str = "strict"
 
 
-# ------------------------------------------------------------------------------------ types
-
-
-def _pl_dtype(t: Type, decimal: bool = False) -> Any:
-    k = t.kind
-    if k == "Number":
-        return pl.Decimal(38, 18) if decimal else pl.Float64
-    if k == "Text":
-        return pl.Utf8
-    if k == "Boolean":
-        return pl.Boolean
-    if k == "Date":
-        return pl.Date
-    if k == "DateTime":
-        return pl.Datetime("us", "UTC")
-    if k == "Duration":
-        return pl.Duration("us")
-    if k == "List":
-        return pl.List(_pl_dtype(t.elem, decimal))
-    raise AssertionError(k)
-
-
-def _sql_type(t: Type, decimal: bool = False) -> str:
-    k = t.kind
-    if k == "List":
-        return _sql_type(t.elem, decimal) + "[]"
-    if k == "Number" and decimal:
-        return "DECIMAL(38, 18)"
-    return {"Number": "DOUBLE", "Text": "VARCHAR", "Boolean": "BOOLEAN", "Date": "DATE",
-            "DateTime": "TIMESTAMPTZ", "Duration": "INTERVAL"}[k]
-
-
-# ------------------------------------------------------------------------------- comparing
-
-
-def _norm(v: Any) -> Any:
-    """A comparable form of a value from any engine."""
-    if isinstance(v, ErrorValue):
-        return ("error", v.code)
-    if isinstance(v, bool) or v is None or isinstance(v, str):
-        return v
-    if isinstance(v, (int, float, Decimal)):
-        return float(v)
-    if isinstance(v, dt.datetime):
-        return v.astimezone(UTC) if v.tzinfo else v.replace(tzinfo=UTC)
-    if isinstance(v, (list, tuple)):
-        return [_norm(x) for x in v]
-    return v
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if type(a) is not type(b):
-        return False
-    return a == b
-
-
-def _outcome(value: Any, error: Any) -> Any:
-    return ("error", error) if error is not None else _norm(value)
-
-
 # -------------------------------------------------------------------------------- engines
-
-
-def _schema(table: Table) -> dict[str, Type]:
-    return {name: parse_type(text) for name, text in table.schema.items()}
 
 
 def _registry(table: Table) -> Any:
     return STATS if table.stats else default_registry()
 
 
-def run_scalar(table: Table, source: str) -> list[Any]:
-    program = formulane.compile(source, table.schema, registry=_registry(table),
-                                profile=table.profile)
-    names = list(table.schema)
-    out = []
-    for row in table.rows:
-        try:
-            out.append(_norm(program.evaluate(dict(zip(names, row)))))
-        except LimitExceeded as exc:  # a budget, not a value: only refusing backends meet it
-            out.append(("limit", exc.code))
-    return out
-
-
-def run_polars(table: Table, source: str) -> list[Any]:
-    schema = _schema(table)
-    frame = pl.DataFrame([list(r) for r in table.rows],
-                         schema={n: _pl_dtype(t, table.decimal) for n, t in schema.items()},
-                         orient="row")
-    out = formulane.apply(frame, {OUT: source}, table.schema, registry=_registry(table),
-                          numbers="decimal" if table.decimal else "float",
-                          profile=table.profile)
-    values = out[OUT].to_list()
-    errors = out[ERR].to_list() if ERR in out.columns else [None] * len(values)
-    return [_outcome(v, e) for v, e in zip(values, errors)]
-
-
-def run_duckdb(table: Table, source: str) -> list[Any]:
-    schema = _schema(table)
-    con = duckdb.connect()
-    columns = ", ".join(f'"{n}" {_sql_type(t, table.decimal)}' for n, t in schema.items())
-    con.execute(f"CREATE TABLE t (rid INTEGER, {columns})")
-    marks = ", ".join("?" for _ in range(len(schema) + 1))
-    con.executemany(f"INSERT INTO t VALUES ({marks})",
-                    [(i, *row) for i, row in enumerate(table.rows)])
-    query = formulane.sql_select("t", {OUT: source}, table.schema,
-                                 numbers="decimal" if table.decimal else "float",
-                                 registry=_registry(table), profile=table.profile)
-    cursor = con.execute(f"SELECT * FROM ({query}) ORDER BY rid")
-    names = [d[0] for d in cursor.description]
-    rows = cursor.fetchall()
-    out = []
-    for row in rows:
-        got = dict(zip(names, row))
-        out.append(_outcome(got[OUT], got.get(ERR)))
-    return out
-
-
-RUNNERS = {"polars": run_polars, "sql": run_duckdb}
-
-
 def check(table: Table, formula: F | str) -> None:
     f = formula if isinstance(formula, F) else F(formula)
-    expected = run_scalar(table, f.source)
-    for backend, runner in RUNNERS.items():
+    mode = "decimal" if table.decimal else "float"
+    rows = [dict(zip(table.schema, row)) for row in table.rows]
+    options = {"profile": table.profile, "registry": _registry(table)}
+    expected = E.run_scalar(f.source, table.schema, rows, **options)
+    layout_rows = E.rows_for(mode, rows)
+    assert len(layout_rows) == len(rows), "every row of the decimal tables fits Decimal(38, 18)"
+    for engine in ("polars", "duckdb"):
+        backend = E.BACKEND[engine]
         if backend in f.refuse:
-            with pytest.raises(Unsupported) as info:
-                runner(table, f.source)
-            assert f.refuse[backend] in info.value.reason, info.value.reason
+            E.assert_refused(backend, f.refuse[backend], E.run, f"{engine}-{mode}", f.source,
+                             table.schema, layout_rows, **options)
             continue
-        got = runner(table, f.source)
-        for i, (want, have) in enumerate(zip(expected, got)):
-            assert _same(want, have), (
-                f"{backend}: {f.source} on row {i} {table.rows[i]}: scalar {want!r}, "
-                f"{backend} {have!r}")
-        assert len(got) == len(expected)
+        got = E.run(f"{engine}-{mode}", f.source, table.schema, layout_rows, **options)
+        # Items of a list are numbers of the float policy like any other (SEQUENCE(2.9, 1, o, n)
+        # adds in float: -1.2 + 2.7 is 1.5000000000000002), so they compare within 1e-9 too.
+        E.assert_agree(f"{backend}: {f.source}", table.rows, expected, got,
+                       wall_clock=backend == "polars", list_tolerance=True)
 
 
 # ---------------------------------------------------------------------------------- tables
@@ -507,16 +391,7 @@ TABLES += [
 ]
 
 
-def _cases() -> list[Any]:
-    out = []
-    for table in TABLES:
-        for formula in table.formulas:
-            source = formula.source if isinstance(formula, F) else formula
-            out.append(pytest.param(table, formula, id=f"{table.name}: {source}"))
-    return out
-
-
-@pytest.mark.parametrize("table, formula", _cases())
+@pytest.mark.parametrize("table, formula", E.table_cases(TABLES))
 def test_three_engines_agree(table: Table, formula: F | str) -> None:
     check(table, formula)
 
@@ -555,7 +430,7 @@ def test_every_function_of_the_family_is_in_a_table() -> None:
     used = set()
     for table in TABLES:
         for formula in table.formulas:
-            source = formula.source if isinstance(formula, F) else formula
+            source = E.source_of(formula)
             used |= {m.upper() for m in re.findall(r"([A-Za-z][A-Za-z0-9.]*)\s*\(", source)}
     missing = [s.name for s in _family_specs() if s.name not in used]
     assert not missing, f"no three-engine case for {missing}"

@@ -30,12 +30,12 @@ import formulane  # noqa: E402
 from formulane.errors import Unsupported  # noqa: E402
 from formulane.functions.registry import default_registry  # noqa: E402
 from formulane.functions.spec import Refuse, UNDECIDED  # noqa: E402
-from formulane.values import CONTEXT, ErrorValue  # noqa: E402
+from formulane.values import ErrorValue  # noqa: E402
+from functions import _engines as E  # noqa: E402
 
 REGISTRY = default_registry().with_packs("finance")
 FAMILIES = ("math", "info", "finance")
 PROFILE = "excel"  # blanks read as 0, as a spreadsheet does: the rows hold nulls
-REL = 1e-9
 
 # --------------------------------------------------------------------------------- the rows
 
@@ -191,126 +191,39 @@ SQL_REFUSED = {"SUMSQ": "lists or numbers", "NPV": "lists or numbers"}
 
 
 def _scalar(formula: str, schema: dict[str, str], rows: list[dict[str, Any]]) -> list[Any]:
-    program = formulane.compile(formula, schema, profile=PROFILE, registry=REGISTRY)
-    return [program.evaluate(row) for row in rows]
-
-
-def _fits_decimal(value: Any) -> bool:
-    """A row value Decimal(38, 18) holds exactly (decimal-mode runs keep only those)."""
-    if value is None or isinstance(value, bool):
-        return True
-    if isinstance(value, list):
-        return all(_fits_decimal(v) for v in value)
-    d = Decimal(repr(value))
-    return abs(d) < Decimal("1e18") and d.normalize().as_tuple().exponent >= -18
-
-
-def _rows_for(mode: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    if mode == "float":
-        return rows
-    out = []
-    for row in rows:
-        if all(_fits_decimal(v) for v in row.values()):
-            out.append({k: _as_decimal(v) for k, v in row.items()})
-    return out
-
-
-def _as_decimal(value: Any) -> Any:
-    if isinstance(value, float):
-        return Decimal(repr(value))
-    if isinstance(value, list):
-        return [_as_decimal(v) for v in value]
-    return value
-
-
-def _polars_type(t: str, mode: str) -> Any:
-    number = pl.Decimal(38, 18) if mode == "decimal" else pl.Float64
-    if t.startswith("List"):
-        return pl.List(number)
-    return {"Boolean": pl.Boolean, "Text": pl.Utf8}.get(t.rstrip("?"), number)
+    return E.run_scalar(formula, schema, rows, profile=PROFILE, registry=REGISTRY)
 
 
 def _polars(formula: str, schema: dict[str, str], rows: list[dict[str, Any]], mode: str
             ) -> list[tuple[Any, Any]]:
-    frame = pl.DataFrame({name: [row[name] for row in rows] for name in schema},
-                         schema={name: _polars_type(t, mode) for name, t in schema.items()},
-                         strict=False)
-    out = formulane.apply(frame, {"r": formula}, schema, profile=PROFILE, registry=REGISTRY,
-                          numbers=mode)
-    errors = out["r__error"].to_list() if "r__error" in out.columns else [None] * len(rows)
-    return list(zip(out["r"].to_list(), errors))
-
-
-def _sql_type(t: str, mode: str) -> str:
-    number = "DECIMAL(38, 18)" if mode == "decimal" else "DOUBLE"
-    if t.startswith("List"):
-        return number + "[]"
-    return {"Boolean": "BOOLEAN", "Text": "VARCHAR"}.get(t.rstrip("?"), number)
-
-
-def _sql_query(formula: str, schema: dict[str, str], mode: str) -> str:
-    # (the backend's own sql_select: `formulane.sql_select` takes its options as **options,
-    # which a signature check cannot see, and the numeric mode must reach the compiler)
-    from formulane.vectorized.frame import sql_select
-
-    return sql_select("t", {"r": formula}, schema, profile=PROFILE, keep_columns=False,
-                      registry=REGISTRY, numbers=mode)
+    return E.run_polars(formula, schema, rows, mode, profile=PROFILE, registry=REGISTRY)
 
 
 def _duckdb(formula: str, schema: dict[str, str], rows: list[dict[str, Any]], mode: str
             ) -> list[tuple[Any, Any]]:
-    con = duckdb.connect()
-    names = list(schema)
-    columns = ", ".join(f'"{n}" {_sql_type(schema[n], mode)}' for n in names)
-    con.execute(f'CREATE TABLE t0 ("__row" INTEGER, {columns})')
-    marks = ", ".join("?" for _ in range(len(names) + 1))
-    con.executemany(f"INSERT INTO t0 VALUES ({marks})",
-                    [[i] + [row[n] for n in names] for i, row in enumerate(rows)])
-    con.execute('CREATE VIEW t AS SELECT * FROM t0 ORDER BY "__row"')
-    query = _sql_query(formula, schema, mode)
-    cursor = con.execute(query)
-    labels = [d[0] for d in cursor.description]
-    result = cursor.fetchall()
-    value_at = labels.index("r")
-    error_at = labels.index("r__error") if "r__error" in labels else None
-    return [(row[value_at], row[error_at] if error_at is not None else None) for row in result]
+    return E.run_duckdb(formula, schema, rows, mode, profile=PROFILE, registry=REGISTRY)
 
 
-# ------------------------------------------------------------------------------- comparison
+def _float_engines_agree(formula: str, schema: dict[str, str], rows: list[dict[str, Any]]
+                         ) -> None:
+    expected = _scalar(formula, schema, rows)
+    for engine in (_polars, _duckdb):
+        _agree(f"{formula} ({engine.__name__})", rows, expected,
+               engine(formula, schema, rows, "float"))
 
 
-def _close(expected: Any, actual: Any, resolution: float = 1e-300) -> bool:
-    """Equal within 1e-9 relative, or within the backend's resolution: float64 underflows
-    below 1e-308 where Decimal does not, and Decimal(38, 18) rounds at 18 places."""
-    if expected is None or actual is None:
-        return expected is None and actual is None
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return expected == actual
-    a, b = float(expected), float(actual)
-    if a == b:
-        return True
-    return abs(a - b) <= max(REL * max(abs(a), abs(b)), resolution)
-
-
-def _mismatches(expected: list[Any], actual: list[tuple[Any, Any]], rows: list[dict[str, Any]],
-                exact: bool, decimal_limit: bool) -> list[str]:
-    assert len(expected) == len(actual)
-    bad = []
-    for row, want, (value, error) in zip(rows, expected, actual):
-        if type(want) is ErrorValue:
-            ok = error == want.code and value is None
-        elif decimal_limit and want is not None and not isinstance(want, bool) \
-                and abs(want) >= Decimal("1e20"):
-            ok = error == "#NUM!"  # the decimal policy: Decimal(38, 18) holds |x| < 1e20
-        elif error is not None:
-            ok = False
-        elif exact and isinstance(value, Decimal) and isinstance(want, Decimal):
-            ok = CONTEXT.plus(value) == want  # exact, up to the scalar's own 34 digits
-        else:
-            ok = _close(want, value, 1e-18 if decimal_limit else 1e-300)
-        if not ok:
-            bad.append(f"{row}: scalar {want!r}, backend {value!r} / {error!r}")
-    return bad
+def _agree(title: str, rows: list[dict[str, Any]], expected: list[Any],
+           actual: list[tuple[Any, Any]], exact: bool = False, decimal_polars: bool = False
+           ) -> None:
+    """The scalar and a backend agree. Decimal polars (``decimal_polars``) holds |x| < 1e20
+    (larger results are #NUM!, the decimal policy) and rounds at 18 places (1e-18 absolute);
+    ``exact`` asks it for the scalar's exact value. Elsewhere no absolute tolerance: a
+    relative 1e-9 only."""
+    if decimal_polars:
+        E.assert_agree(title, rows, expected, actual, exact=exact, abs_tol=1e-18,
+                       decimal_limit=Decimal("1e20"))
+    else:
+        E.assert_agree(title, rows, expected, actual)
 
 
 BACKENDS = ("polars-float", "polars-decimal", "duckdb-double", "duckdb-decimal")
@@ -343,28 +256,18 @@ def test_three_engines_agree(case: tuple[str, str, bool], backend: str) -> None:
 
 def _check_case(case: tuple[str, str, bool], backend: str) -> None:
     formula, dataset, exact = case
-    engine, mode = backend.split("-")
-    mode = {"double": "float"}.get(mode, mode)
+    engine, mode = E.engine_mode(backend)
     schema, all_rows = DATASETS[dataset]
-    rows = _rows_for(mode, all_rows)
-    assert rows, "every dataset keeps rows in both modes"
+    rows = E.rows_for(mode, all_rows)
     expected = _scalar(formula, schema, rows)
     refused = next((why for name, why in SQL_REFUSED.items() if formula.startswith(name)), None)
     if engine == "duckdb" and refused:
-        with pytest.raises(Unsupported, match=refused):
-            _duckdb(formula, schema, rows, mode)
+        E.assert_refused("sql", refused, _duckdb, formula, schema, rows, mode)
         return
-    if engine == "polars":
-        actual = _polars(formula, schema, rows, mode)
-        exact = exact and mode == "decimal"
-        decimal_limit = mode == "decimal"
-    else:
-        actual = _duckdb(formula, schema, rows, mode)
-        exact = False
-        decimal_limit = False
-    bad = _mismatches(expected, actual, rows, exact, decimal_limit)
-    assert not bad, f"{formula} on {backend}: {len(bad)} of {len(rows)} rows differ:\n" + \
-        "\n".join(bad[:12])
+    run = _polars if engine == "polars" else _duckdb
+    decimal_polars = engine == "polars" and mode == "decimal"
+    _agree(f"{formula} on {backend}", rows, expected, run(formula, schema, rows, mode),
+           exact=exact and decimal_polars, decimal_polars=decimal_polars)
 
 
 def test_cases_cover_every_function_with_a_form() -> None:
@@ -373,7 +276,7 @@ def test_cases_cover_every_function_with_a_form() -> None:
     missing = []
     for spec in _family_specs():
         has_form = any(callable(f) and not isinstance(f, Refuse)
-                       for f in _decisions(spec))
+                       for f in E.decisions(spec))
         if has_form and f"{spec.name}(" not in text:
             missing.append(spec.name)
     assert not missing, f"functions with forms but no backend case: {missing}"
@@ -394,9 +297,9 @@ def test_round_ties_follow_the_shortest_repr() -> None:
             expected = _scalar(formula, {"x": "Number"}, rows)
             for mode in ("float",):
                 got = _polars(formula, {"x": "Number"}, rows, mode)
-                assert not _mismatches(expected, got, rows, False, False), formula
+                _agree(f"{formula} (polars)", rows, expected, got)
                 got = _duckdb(formula, {"x": "Number"}, rows, mode)
-                assert not _mismatches(expected, got, rows, False, False), formula
+                _agree(f"{formula} (duckdb)", rows, expected, got)
     got = _polars("ROUND(x, 2)", {"x": "Number"}, [{"x": 1.005}], "float")
     assert got == [(1.01, None)]
 
@@ -414,11 +317,7 @@ def test_rounding_family_on_random_floats() -> None:
     for formula in ("ROUND(x, d)", "ROUNDUP(x, d)", "ROUNDDOWN(x, d)", "ROUND(x, 2)",
                     "ROUND(x, 1)", "ROUNDUP(x, 3)", "MROUND(x, 0.05)", "CEILING(x, 0.25)",
                     "FLOOR.MATH(x, 0.3)", "MOD(x, 0.7)", "QUOTIENT(x, 0.3)", "EVEN(x)"):
-        expected = _scalar(formula, schema, rows)
-        for engine in (_polars, _duckdb):
-            got = engine(formula, schema, rows, "float")
-            bad = _mismatches(expected, got, rows, False, False)
-            assert not bad, f"{formula} ({engine.__name__}): " + "\n".join(bad[:8])
+        _float_engines_agree(formula, schema, rows)
 
 
 def test_sql_float_rounding_is_exact_for_doubles() -> None:
@@ -441,26 +340,14 @@ def test_sql_float_rounding_is_exact_for_doubles() -> None:
             got = [(r[0], None) for r in con.execute(
                 f'SELECT {expr.sql("duckdb")} FROM t0 ORDER BY "__row"').fetchall()]
             expected = _scalar(f"{fn}(x, {n})", {"x": "Number"}, rows)
-            bad = _mismatches(expected, got, rows, False, False)
-            assert not bad, f"{fn}(x, {n}): " + "\n".join(bad[:8])
+            _agree(f"{fn}(x, {n})", rows, expected, got)
 
 
 # ------------------------------------------------------------------------------- decisions
 
 
 def _family_specs() -> list[Any]:
-    seen: dict[int, Any] = {}
-    for spec in REGISTRY:
-        if spec.category in FAMILIES:
-            seen[id(spec)] = spec
-    return sorted(seen.values(), key=lambda s: s.name)
-
-
-def _decisions(spec: Any) -> list[Any]:
-    out = [spec.polars, spec.sql]
-    for s in spec.signatures:
-        out += [d for d in (s.polars, s.sql) if d is not None]
-    return out
+    return E.family_specs(REGISTRY, FAMILIES)
 
 
 def test_every_function_of_the_families_has_an_explicit_decision() -> None:
@@ -480,7 +367,7 @@ def test_declared_forms_exist() -> None:
     """Every form a spec names resolves to a function of `_math_forms`."""
     module = importlib.import_module("formulane.functions._math_forms")
     for spec in _family_specs():
-        for decision in _decisions(spec):
+        for decision in E.decisions(spec):
             if callable(decision) and not isinstance(decision, Refuse):
                 backend, _, name = decision.__name__.partition(":")
                 assert hasattr(module, f"{backend}_{name}"), f"{spec.name}: {decision.__name__}"
@@ -609,11 +496,9 @@ def test_math_is_exact_on_decimal_frames_far_from_float() -> None:
                     "CEILING.MATH(x, 0.5)", "MROUND(x, 3)"):
         expected = _scalar(formula, schema, rows)
         got = _polars(formula, schema, rows, "decimal")
-        bad = _mismatches(expected, got, rows, True, True)
-        assert not bad, f"{formula}: " + "\n".join(bad)
+        _agree(formula, rows, expected, got, exact=True, decimal_polars=True)
         got = _duckdb(formula, schema, rows, "decimal")  # DECIMAL(38, 18) never aborts
-        bad = _mismatches(expected, got, rows, False, False)
-        assert not bad, f"{formula} (DuckDB): " + "\n".join(bad)
+        _agree(f"{formula} (DuckDB)", rows, expected, got)
 
 
 def test_finance_small_rates_keep_their_digits() -> None:
@@ -623,11 +508,7 @@ def test_finance_small_rates_keep_their_digits() -> None:
             for n in (1.0, 12.0, 360.0, 0.5)]
     schema = {"r": "Number", "n": "Number"}
     for formula in ("PMT(r, n, 1000)", "FV(r, n, -100, 75, 1)", "PV(r, n, -100)"):
-        expected = _scalar(formula, schema, rows)
-        for engine in (_polars, _duckdb):
-            got = engine(formula, schema, rows, "float")
-            bad = _mismatches(expected, got, rows, False, False)
-            assert not bad, f"{formula} ({engine.__name__}): " + "\n".join(bad)
+        _float_engines_agree(formula, schema, rows)
 
 
 def test_no_per_row_python() -> None:

@@ -13,11 +13,9 @@ rounding and SEARCH's wildcards over seeded random inputs.
 
 from __future__ import annotations
 
-import decimal
 import itertools
 import random
 import unicodedata
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -25,17 +23,17 @@ import pytest
 pl = pytest.importorskip("polars")
 duckdb = pytest.importorskip("duckdb")
 
+from functions import _engines as E  # noqa: E402
+
 import formulane  # noqa: E402
 from formulane.errors import LimitExceeded, Unsupported  # noqa: E402
 from formulane.functions import _text_forms as tf  # noqa: E402
 from formulane.functions import text as text_module  # noqa: E402
 from formulane.functions.registry import default_registry  # noqa: E402
 from formulane.functions.spec import UNDECIDED, Refuse  # noqa: E402
-from formulane.values import ErrorValue  # noqa: E402
 
 REGISTRY = default_registry()
 PROFILE = "excel"  # blanks read as "" and 0, as a spreadsheet does: the rows hold nulls
-REL = 1e-9
 
 # --------------------------------------------------------------------------------- the rows
 # Texts are NFC (the scalar engine normalizes its inputs; see the module docs of _text_forms).
@@ -213,8 +211,9 @@ CASES: list[tuple[str, str]] = [
     ('IFERROR(FIND("b", a), -1) + LEN(TRIM(a))', "tn"),
 ]
 
-#: Forms that exist for one backend only: (formula prefix, backend that refuses).
-ONE_SIDED = {('TEXT(x, "General")', "duckdb")}
+#: Forms that exist for one backend only: (formula, engine that refuses) -> a phrase of the
+#: reason.
+ONE_SIDED = {('TEXT(x, "General")', "duckdb"): "General"}
 
 #: Formulas a backend must refuse: (formula, dataset, backends, a phrase of the reason).
 REFUSED: list[tuple[str, str, tuple[str, ...], str]] = [
@@ -260,132 +259,42 @@ REFUSED: list[tuple[str, str, tuple[str, ...], str]] = [
 
 def _scalar(formula: str, schema: dict[str, str], rows: list[dict[str, Any]],
             limits: Any = None) -> list[Any]:
-    program = formulane.compile(formula, schema, profile=PROFILE, registry=REGISTRY,
-                                limits=limits)
-    out = []
-    for row in rows:
-        try:
-            out.append(program.evaluate(row))
-        except LimitExceeded:
-            out.append(LimitExceeded)
-    return out
+    return E.run_scalar(formula, schema, rows, profile=PROFILE, registry=REGISTRY,
+                        limits=limits)
 
 
-def _fits_decimal(value: Any) -> bool:
-    if not isinstance(value, float):
-        return True
-    d = Decimal(repr(value))
-    wide = decimal.Context(prec=80)
-    return abs(d) < Decimal("1e18") and d == d.quantize(Decimal("1e-18"), context=wide)
+def _run(backend: str, formula: str, schema: dict[str, str], rows: list[dict[str, Any]]
+         ) -> list[tuple[Any, Any]]:
+    """On ``backend`` (a label of BACKENDS), over rows already in its mode."""
+    return E.run(backend, formula, schema, rows, profile=PROFILE, registry=REGISTRY)
 
 
-def _rows_for(mode: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    if mode == "float":
-        return rows
-    return [{k: Decimal(repr(v)) if isinstance(v, float) else v for k, v in row.items()}
-            for row in rows if all(_fits_decimal(v) for v in row.values())]
+def _mode(backend: str) -> str:
+    return E.engine_mode(backend)[1]
 
 
-def _polars_type(t: str, mode: str) -> Any:
-    number = pl.Decimal(38, 18) if mode == "decimal" else pl.Float64
-    return {"Boolean": pl.Boolean, "Text": pl.Utf8}.get(t.rstrip("?"), number)
-
-
-def _polars(formula: str, schema: dict[str, str], rows: list[dict[str, Any]], mode: str
-            ) -> list[tuple[Any, Any]]:
-    frame = pl.DataFrame({name: [row[name] for row in rows] for name in schema},
-                         schema={name: _polars_type(t, mode) for name, t in schema.items()},
-                         strict=False)
-    out = formulane.apply(frame, {"r": formula}, schema, profile=PROFILE, registry=REGISTRY,
-                          numbers=mode)
-    errors = out["r__error"].to_list() if "r__error" in out.columns else [None] * len(rows)
-    return list(zip(out["r"].to_list(), errors))
-
-
-def _sql_type(t: str, mode: str) -> str:
-    number = "DECIMAL(38, 18)" if mode == "decimal" else "DOUBLE"
-    return {"Boolean": "BOOLEAN", "Text": "VARCHAR"}.get(t.rstrip("?"), number)
-
-
-def _sql_query(formula: str, schema: dict[str, str], mode: str) -> str:
-    return formulane.sql_select("t", {"r": formula}, schema, profile=PROFILE, keep_columns=False,
-                                registry=REGISTRY, numbers=mode)
-
-
-def _duckdb(formula: str, schema: dict[str, str], rows: list[dict[str, Any]], mode: str
-            ) -> list[tuple[Any, Any]]:
-    query = _sql_query(formula, schema, mode)  # a refusal raises here, before any table
-    con = duckdb.connect()
-    names = list(schema)
-    columns = ", ".join(f'"{n}" {_sql_type(schema[n], mode)}' for n in names)
-    con.execute(f'CREATE TABLE t0 ("__row" INTEGER, {columns})')
-    marks = ", ".join("?" for _ in range(len(names) + 1))
-    con.executemany(f"INSERT INTO t0 VALUES ({marks})",
-                    [[i] + [row[n] for n in names] for i, row in enumerate(rows)])
-    con.execute('CREATE VIEW t AS SELECT * FROM t0 ORDER BY "__row"')
-    cursor = con.execute(query)
-    labels = [d[0] for d in cursor.description]
-    result = cursor.fetchall()
-    value_at = labels.index("r")
-    error_at = labels.index("r__error") if "r__error" in labels else None
-    return [(row[value_at], row[error_at] if error_at is not None else None) for row in result]
-
-
-# ------------------------------------------------------------------------------- comparison
-
-
-def _same(expected: Any, actual: Any) -> bool:
-    if expected is None or actual is None:
-        return expected is None and actual is None
-    if isinstance(expected, (list, tuple)):
-        return isinstance(actual, (list, tuple)) and len(expected) == len(actual) and all(
-            _same(e, a) for e, a in zip(expected, actual))
-    if isinstance(expected, (str, bool)) or isinstance(actual, (str, bool)):
-        return type(expected) is type(actual) and expected == actual
-    a, b = float(expected), float(actual)
-    return a == b or abs(a - b) <= REL * max(abs(a), abs(b))
-
-
-def _mismatches(expected: list[Any], actual: list[tuple[Any, Any]],
-                rows: list[dict[str, Any]]) -> list[str]:
-    assert len(expected) == len(actual)
-    bad = []
-    for row, want, (value, error) in zip(rows, expected, actual):
-        if want is LimitExceeded:
-            ok = False  # the form should have refused: the scalar engine stops here
-        elif type(want) is ErrorValue:
-            ok = error == want.code and value is None
-        else:
-            ok = error is None and _same(want, value)
-        if not ok:
-            bad.append(f"{row}: scalar {want!r}, backend {value!r} / {error!r}")
-    return bad
+def _agree(title: str, rows: list[dict[str, Any]], expected: list[Any],
+           actual: list[tuple[Any, Any]]) -> None:
+    # numbers within 1e-9 relative, no absolute tolerance; texts and booleans exactly
+    E.assert_agree(title, rows, expected, actual)
 
 
 BACKENDS = ("polars-float", "polars-decimal", "duckdb-double", "duckdb-decimal")
-
-
-def _engine(backend: str) -> tuple[Any, str]:
-    engine, mode = backend.split("-")
-    return (_polars if engine == "polars" else _duckdb), {"double": "float"}.get(mode, mode)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c[0])
 def test_three_engines_agree(case: tuple[str, str], backend: str) -> None:
     formula, dataset = case
-    run, mode = _engine(backend)
+    engine, mode = E.engine_mode(backend)
     schema, all_rows = DATASETS[dataset]
-    rows = _rows_for(mode, all_rows)
-    if (formula, backend.split("-")[0]) in ONE_SIDED:
-        with pytest.raises(Unsupported):
-            run(formula, schema, rows, mode)
+    rows = E.rows_for(mode, all_rows)
+    one_sided = ONE_SIDED.get((formula, engine))
+    if one_sided is not None:
+        E.assert_refused(E.BACKEND[engine], one_sided, _run, backend, formula, schema, rows)
         return
     expected = _scalar(formula, schema, rows)
-    actual = run(formula, schema, rows, mode)
-    bad = _mismatches(expected, actual, rows)
-    assert not bad, f"{formula} on {backend}: {len(bad)} of {len(rows)} rows differ:\n" + \
-        "\n".join(bad[:12])
+    _agree(f"{formula} on {backend}", rows, expected, _run(backend, formula, schema, rows))
 
 
 @pytest.mark.parametrize("case", REFUSED, ids=lambda c: c[0])
@@ -393,14 +302,11 @@ def test_refusals_happen_when_compiling(case: tuple[str, str, tuple[str, ...], s
     formula, dataset, backends, reason = case
     schema, rows = DATASETS[dataset]
     for backend in BACKENDS:
-        run, mode = _engine(backend)
-        engine = "polars" if run is _polars else "sql"
+        engine = E.BACKEND[E.engine_mode(backend)[0]]
         if engine not in backends:
             continue
-        with pytest.raises(Unsupported) as info:
-            run(formula, schema, _rows_for(mode, rows)[:3], mode)
-        assert reason in info.value.reason, (backend, info.value.reason)
-        assert info.value.backend == engine
+        E.assert_refused(engine, reason, _run, backend, formula, schema,
+                         E.rows_for(_mode(backend), rows)[:3])
 
 
 def test_growing_forms_never_meet_the_text_limit() -> None:
@@ -414,19 +320,18 @@ def test_growing_forms_never_meet_the_text_limit() -> None:
     limits = formulane.Limits(max_cost=10**9)
     for formula in ('SUBSTITUTE(a, "-", "--")', 'REPT(a, n)', 'CONCAT(a, a)',
                     'REPLACE(a, 40000, 0, "xy")', 'REGEXREPLACE(a, "-", "==")'):
-        assert _scalar(formula, schema, rows, limits)[0] is LimitExceeded, formula
+        assert isinstance(_scalar(formula, schema, rows, limits)[0], LimitExceeded), formula
         for backend in BACKENDS:
-            run, mode = _engine(backend)
-            with pytest.raises(Unsupported):
-                run(formula, schema, _rows_for(mode, rows), mode)
+            with pytest.raises(Unsupported) as info:
+                _run(backend, formula, schema, E.rows_for(_mode(backend), rows))
+            assert info.value.backend == E.BACKEND[E.engine_mode(backend)[0]], backend
     for formula in ('SUBSTITUTE(a, "-", "+")', 'REPLACE(a, 2, 1, "X")', 'UPPER(a)',
                     'REGEXREPLACE(a, "b-", "B")', 'TEXTAFTER(a, "-", -2)',
                     'SUBSTITUTE(a, "b-", "", 10000)'):
         expected = _scalar(formula, schema, rows, limits)
         for backend in BACKENDS:
-            run, mode = _engine(backend)
-            got = run(formula, schema, _rows_for(mode, rows), mode)
-            assert not _mismatches(expected, got, rows), (formula, backend)
+            got = _run(backend, formula, schema, E.rows_for(_mode(backend), rows))
+            _agree(f"{formula} on {backend}", rows, expected, got)
 
 
 # ------------------------------------------------------------------- exhaustive and sampled
@@ -506,9 +411,8 @@ def test_proper_on_mixed_scripts() -> None:
     schema = {"a": "Text"}
     expected = _scalar("PROPER(a)", schema, rows)
     for backend in ("polars-float", "duckdb-double"):
-        run, mode = _engine(backend)
-        bad = _mismatches(expected, run("PROPER(a)", schema, rows, mode), rows)
-        assert not bad, bad[:8]
+        _agree(f"PROPER(a) on {backend}", rows, expected,
+               _run(backend, "PROPER(a)", schema, rows))
 
 
 def test_text_rounding_on_random_numbers() -> None:
@@ -525,17 +429,14 @@ def test_text_rounding_on_random_numbers() -> None:
         formula = f'TEXT(x, "{fmt}")'
         expected = _scalar(formula, schema, rows)
         for backend in ("polars-float", "duckdb-double"):
-            run, mode = _engine(backend)
-            bad = _mismatches(expected, run(formula, schema, rows, mode), rows)
-            assert not bad, f"{formula} ({backend}): " + "\n".join(bad[:8])
-    decimal_rows = _rows_for("decimal", rows)
+            _agree(f"{formula} ({backend})", rows, expected, _run(backend, formula, schema, rows))
+    decimal_rows = E.rows_for("decimal", rows)
     for fmt in ("0.00", "#,##0.0%", "0"):
         formula = f'TEXT(x, "{fmt}")'
         expected = _scalar(formula, schema, decimal_rows)
         for backend in ("polars-decimal", "duckdb-decimal"):
-            run, mode = _engine(backend)
-            bad = _mismatches(expected, run(formula, schema, decimal_rows, mode), decimal_rows)
-            assert not bad, f"{formula} ({backend}): " + "\n".join(bad[:8])
+            _agree(f"{formula} ({backend})", decimal_rows, expected,
+                   _run(backend, formula, schema, decimal_rows))
 
 
 def test_search_on_random_patterns() -> None:
@@ -550,34 +451,21 @@ def test_search_on_random_patterns() -> None:
         formula = f'SEARCH("{pattern}", a, n)'
         expected = _scalar(formula, schema, rows)
         for backend in ("polars-float", "duckdb-double"):
-            run, mode = _engine(backend)
-            bad = _mismatches(expected, run(formula, schema, rows, mode), rows)
-            assert not bad, f"{formula} ({backend}): " + "\n".join(bad[:8])
+            _agree(f"{formula} ({backend})", rows, expected, _run(backend, formula, schema, rows))
 
 
 # ------------------------------------------------------------------------------- decisions
 
 
 def _family_specs() -> list[Any]:
-    seen: dict[int, Any] = {}
-    for spec in REGISTRY:
-        if spec.category == "text":
-            seen[id(spec)] = spec
-    return sorted(seen.values(), key=lambda s: s.name)
-
-
-def _decisions(spec: Any) -> list[Any]:
-    out = [spec.polars, spec.sql]
-    for s in spec.signatures:
-        out += [d for d in (s.polars, s.sql) if d is not None]
-    return out
+    return E.family_specs(REGISTRY, ("text",))
 
 
 def test_every_text_function_has_an_explicit_decision() -> None:
     specs = _family_specs()
     assert len(specs) == 37
     for spec in specs:
-        for decision in _decisions(spec):
+        for decision in E.decisions(spec):
             assert decision is not UNDECIDED, spec.name
             assert isinstance(decision, Refuse) or callable(decision), spec.name
             if isinstance(decision, Refuse):
