@@ -8,6 +8,7 @@ so that they are torn down (pools, sessions, threads closed) before the hygiene 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -68,6 +69,25 @@ MANAGED_STORIES = [
     ("input('name? ')", Outcome.INPUT_REQUIRED),
     ("import os\nos.abort()", Outcome.CRASHED),
 ]
+
+
+@contextlib.contextmanager
+def cold_or_pooled(kind: str, sandbox: BubblewrapBackend,
+                   directory: Path) -> Iterator[BubblewrapBackend]:
+    """The package's cold backend (``kind == "cold"``), or a fresh backend in ``directory``
+    whose warm pool runs the test's job (checked when the test passes), closed afterwards."""
+    if kind == "cold":
+        yield sandbox
+        return
+    pooled = BubblewrapBackend(directory, uid_first=UID_FIRST, uid_count=UID_COUNT,
+                               environments=shared_environments())
+    try:
+        pool = pooled.enable_pool(2)
+        assert pool.wait_ready(timeout=180), pool.errors
+        yield pooled
+        assert pool.taken >= 1, "the job did not run in a pooled sandbox"
+    finally:
+        pooled.close()
 
 
 def make_job(code: str, **kw: Any) -> SandboxJob:

@@ -17,24 +17,15 @@ import pytest
 from formulane.escalation.backends import BubblewrapBackend
 from formulane.escalation.contract import Outcome
 
-from .conftest import UID_COUNT, UID_FIRST, make_job, shared_environments
+from .conftest import cold_or_pooled, make_job
 
 
 @pytest.fixture(params=["cold", "pooled"])
 def backend(request: pytest.FixtureRequest, sandbox: BubblewrapBackend,
             state_dir: Path) -> Iterator[BubblewrapBackend]:
-    if request.param == "cold":
-        yield sandbox
-        return
-    pooled = BubblewrapBackend(state_dir / f"exit-{request.node.name[-12:]}", uid_first=UID_FIRST,
-                               uid_count=UID_COUNT, environments=shared_environments())
-    try:
-        pool = pooled.enable_pool(2)
-        assert pool.wait_ready(timeout=180), pool.errors
-        yield pooled
-        assert pool.taken >= 1, "the job did not run in a pooled sandbox"
-    finally:
-        pooled.close()
+    with cold_or_pooled(request.param, sandbox,
+                        state_dir / f"exit-{request.node.name[-12:]}") as chosen:
+        yield chosen
 
 
 def test_an_unclosed_file_is_flushed_whole(backend: BubblewrapBackend) -> None:

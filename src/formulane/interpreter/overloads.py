@@ -25,6 +25,13 @@ from .ir import IR
 #: Functions that, in the excel profile, ignore blank arguments (see `skip_blanks`).
 _BLANK_SKIPPING = frozenset(("AND", "OR", "XOR"))
 
+
+def _is_reference(node: IR) -> bool:
+    """An input variable or a field of one: what Excel would read from a cell."""
+    while type(node) is ir.FieldOf:
+        node = node.obj  # type: ignore[union-attr]
+    return type(node) is ir.Var and not node.local  # type: ignore[union-attr]
+
 if TYPE_CHECKING:
     from .checker import Scope
 
@@ -230,7 +237,10 @@ class OverloadResolver:
         FALSE)`` raises the error first (lazy OR: the error, or TRUE)."""
         if type(call) is not ir.Call:
             return call
-        blanks = [type(a) is ir.Coerce and a.mode == "blank_to_boolean" for a in call.args]
+        # Only references are skipped, as in Excel (an empty cell, here an input variable or
+        # one of its record fields); a computed blank such as IF(FALSE, TRUE) stays FALSE.
+        blanks = [type(a) is ir.Coerce and a.mode == "blank_to_boolean" and _is_reference(a.node)
+                  for a in call.args]
         if not any(blanks):
             return call
         registry = self.registry
