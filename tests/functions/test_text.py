@@ -20,12 +20,13 @@ import formulane
 from formulane.errors import LimitExceeded
 from formulane.functions import _textsearch as ts
 from formulane.functions import text as t
+from formulane.functions import text_regex as tr
 from formulane.functions.spec import FunctionSpec
 from formulane.interpreter.meter import EvalContext
 from formulane.limits import Limits
 from formulane.values import CONTEXT, ErrorValue, XLError
 
-SPECS = [v for v in vars(t).values() if isinstance(v, FunctionSpec)]
+SPECS = [v for m in (t, tr) for v in vars(m).values() if isinstance(v, FunctionSpec)]
 NAMES = {s.name for s in SPECS}
 MAX = 32_767
 NOW = dt.datetime(2024, 3, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -229,7 +230,7 @@ def test_limits_follow_the_context() -> None:
     with pytest.raises(LimitExceeded):
         call(t.substitute, "aaa", "a", "bb", context=small)
     with pytest.raises(LimitExceeded):
-        call(t.regexreplace, "abc", "b", "xxxxx", context=small)
+        call(tr.regexreplace, "abc", "b", "xxxxx", context=small)
     with pytest.raises(LimitExceeded):
         call(t.encodeurl, "é é", context=small)
     with pytest.raises(LimitExceeded):
@@ -336,8 +337,8 @@ def test_searches_are_linear() -> None:
     assert call(t.search, "a" * 20_000, "a" * 30_000) == 1
     assert call(t.search, "a" * 2_000 + "b", "a" * MAX) == "#VALUE!"
     assert call(t.search, "?" * 100, "a" * 30_000) == 1
-    assert call(t.regextest, "a" * 30 + "!", "(a+)+$") is False
-    assert call(t.regextest, "a" * MAX, "(a|aa)*c") is False
+    assert call(tr.regextest, "a" * 30 + "!", "(a+)+$") is False
+    assert call(tr.regextest, "a" * MAX, "(a|aa)*c") is False
     assert call(t.textbefore, "a" * 30_000, "a" * 20_000 + "b") == "#N/A"
     assert time.perf_counter() - started < 1.0
 
@@ -345,12 +346,12 @@ def test_searches_are_linear() -> None:
 def test_regex_work_is_bounded_before_running() -> None:
     started = time.perf_counter()
     with pytest.raises(LimitExceeded):
-        call(t.regextest, "a" * 30_000, "(a|b){1000}(a|b){1000}c")
+        call(tr.regextest, "a" * 30_000, "(a|b){1000}(a|b){1000}c")
     with pytest.raises(LimitExceeded):
         call(t.search, "?" * 20_000 + "x", "a" * 30_000)
     assert time.perf_counter() - started < 0.5
     # Too large for RE2's memory budget: an invalid pattern, not a crash.
-    assert call(t.regextest, "é", "(?i)\\pL{1000}\\pL{1000}") == "#VALUE!"
+    assert call(tr.regextest, "é", "(?i)\\pL{1000}\\pL{1000}") == "#VALUE!"
 
 
 def test_starts_ends_contains_are_case_sensitive() -> None:
@@ -434,29 +435,29 @@ def test_textsplit_checks_the_list_limit() -> None:
 
 
 def test_regex_functions() -> None:
-    assert call(t.regextest, "abc123", "[0-9]+") is True
-    assert call(t.regextest, "ABC", "^abc$", 1) is True
-    assert call(t.regextest, "ABC", "^abc$") is False
-    assert call(t.regextest, "ABC", "abc", 2) == "#VALUE!"
-    assert call(t.regexextract, "ab12cd345", "[0-9]+") == "12"
-    assert call(t.regexextract, "abc", "[0-9]") == "#N/A"
-    assert call(t.regexextract, "abc", "b", 1) == "#VALUE!"
-    assert call(t.regexextract, "aéb", ".b") == "éb"
-    assert call(t.regexextractall, "ab12cd345", "[0-9]+") == ("12", "345")
-    assert call(t.regexextractall, "abc", "[0-9]") == ()
-    assert call(t.regexextractall, "éé", "") == ("", "", "")
-    assert call(t.regexgroups, "john@example.com", r"(\w+)@(\w+)") == ("john", "example")
-    assert call(t.regexgroups, "ab", "(a)(z)?") == ("a", "")
-    assert call(t.regexgroups, "abc", "b") == ()
-    assert call(t.regexgroups, "abc", "(x)") == "#N/A"
+    assert call(tr.regextest, "abc123", "[0-9]+") is True
+    assert call(tr.regextest, "ABC", "^abc$", 1) is True
+    assert call(tr.regextest, "ABC", "^abc$") is False
+    assert call(tr.regextest, "ABC", "abc", 2) == "#VALUE!"
+    assert call(tr.regexextract, "ab12cd345", "[0-9]+") == "12"
+    assert call(tr.regexextract, "abc", "[0-9]") == "#N/A"
+    assert call(tr.regexextract, "abc", "b", 1) == "#VALUE!"
+    assert call(tr.regexextract, "aéb", ".b") == "éb"
+    assert call(tr.regexextractall, "ab12cd345", "[0-9]+") == ("12", "345")
+    assert call(tr.regexextractall, "abc", "[0-9]") == ()
+    assert call(tr.regexextractall, "éé", "") == ("", "", "")
+    assert call(tr.regexgroups, "john@example.com", r"(\w+)@(\w+)") == ("john", "example")
+    assert call(tr.regexgroups, "ab", "(a)(z)?") == ("a", "")
+    assert call(tr.regexgroups, "abc", "b") == ()
+    assert call(tr.regexgroups, "abc", "(x)") == "#N/A"
 
 
 def test_invalid_patterns_carry_re2s_message() -> None:
     with decimal.localcontext(CONTEXT), pytest.raises(XLError) as info:
-        t.regextest.impl("a", "(?<=a)b")
+        tr.regextest.impl("a", "(?<=a)b")
     assert info.value.code == "#VALUE!" and "invalid perl operator" in info.value.message
-    assert call(t.regexreplace, "abc", "[", "x") == "#VALUE!"
-    assert call(t.regexextract, "abc", "a{1001}") == "#VALUE!"
+    assert call(tr.regexreplace, "abc", "[", "x") == "#VALUE!"
+    assert call(tr.regexextract, "abc", "a{1001}") == "#VALUE!"
 
 
 @pytest.mark.parametrize("args,expected", [
@@ -471,14 +472,14 @@ def test_invalid_patterns_carry_re2s_message() -> None:
     (("e", "$", "\u0301"), "e\u0301"),
 ])
 def test_regexreplace(args: tuple, expected: str) -> None:
-    assert call(t.regexreplace, *args) == expected
+    assert call(tr.regexreplace, *args) == expected
 
 
 def test_regexreplace_growth_is_checked_as_it_builds() -> None:
     with pytest.raises(LimitExceeded):
-        call(t.regexreplace, "a" * 20_000, "a", "bb")
+        call(tr.regexreplace, "a" * 20_000, "a", "bb")
     with pytest.raises(LimitExceeded):
-        call(t.regexreplace, "a" * 20_000, "", "b")
+        call(tr.regexreplace, "a" * 20_000, "", "b")
 
 
 @given(st.text("abc019 \t\n.xé", max_size=30),
@@ -486,8 +487,8 @@ def test_regexreplace_growth_is_checked_as_it_builds() -> None:
 def test_regexreplace_agrees_with_python_re_for_simple_patterns(s: str, pattern: str) -> None:
     import re
     expected = re.sub(pattern, "<>", s)
-    assert call(t.regexreplace, s, pattern, "<>") == expected
-    assert call(t.regextest, s, pattern) is (re.search(pattern, s) is not None)
+    assert call(tr.regexreplace, s, pattern, "<>") == expected
+    assert call(tr.regextest, s, pattern) is (re.search(pattern, s) is not None)
 
 
 # ------------------------------------------------------------------------- characters, URLs
@@ -596,7 +597,7 @@ LONG = "x" * MAX
     (t.proper, (LONG,)), (t.trim, (" " * MAX,)), (t.clean, ("\x01" * MAX,)),
     (t.substitute, (LONG, "x", "y")), (t.replace, (LONG, 1, MAX, "y")), (t.find, ("y", LONG)),
     (t.search, ("y*x", LONG)), (t.textbefore, (LONG, "y", -1)), (t.textsplit, (LONG, "x")),
-    (t.regexreplace, (LONG, "x", "y")), (t.regexextractall, (LONG, "x+")), (t.encodeurl, (LONG,)),
+    (tr.regexreplace, (LONG, "x", "y")), (tr.regexextractall, (LONG, "x+")), (t.encodeurl, (LONG,)),
     (t.value, (LONG,)), (t.numbervalue, (LONG,)), (t.text, (1, "0" * MAX)), (t.text, (LONG, "@")),
     (t.concat, (LONG,)), (t.textjoin, (",", True, (LONG, ""))), (t.rept, (LONG, 1)),
 ])

@@ -17,8 +17,8 @@ from typing import Iterable, Iterator, Mapping
 from .spec import FunctionSpec
 
 #: Declaration modules, in documentation order.
-MODULES = ("operators", "logic", "info", "math", "text", "dates", "lists", "lookup", "finance",
-           "statistics")
+MODULES = ("operators", "logic", "info", "math", "text", "text_regex", "dates", "lists", "lookup",
+           "finance", "statistics")
 
 
 class Registry:
