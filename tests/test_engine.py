@@ -97,6 +97,21 @@ def test_cache_returns_the_same_program() -> None:
     assert formulane.compile("1 + x", {"x": "Number"}, profile="excel") is not a
 
 
+def test_cache_key_of_a_dict_schema() -> None:
+    # The key is the dict's items in their own order (cheap): the same schema in another order
+    # compiles once more, to a program that answers the same.
+    xy = formulane.compile("x - y", {"x": "Number", "y": "Number"})
+    yx = formulane.compile("x - y", {"y": "Number", "x": "Number"})
+    assert xy.evaluate({"x": 5, "y": 2}) == yx.evaluate({"x": 5, "y": 2}) == 3
+    assert formulane.compile("x - y", {"y": "Number", "x": "Number"}) is yx
+    # A value that is no type cannot be a key: the schema check words the error.
+    for bad, words in (({"a": ["Number"]}, "schema field 'a'"), ({1: "Number"}, "schema name 1"),
+                       ({"a": {"b": "Number"}}, "schema field 'a'")):
+        with pytest.raises(CheckError) as info:
+            formulane.compile("1", bad)
+        assert info.value.code == "E209" and words in str(info.value)
+
+
 def test_diagnostic_rendering_and_dict() -> None:
     with pytest.raises(CheckError) as info:
         formulane.compile('1 & UPPER(42)')
