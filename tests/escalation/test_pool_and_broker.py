@@ -60,6 +60,23 @@ def test_pooled_job_limits_still_hold(pooled: BubblewrapBackend) -> None:
     assert pooled.pool is not None and pooled.pool.taken == 1
 
 
+def test_a_job_that_finds_the_pool_empty_waits_for_the_sandbox_being_finished(
+        state_dir: Path, sandbox: BubblewrapBackend) -> None:
+    """Right after `enable_pool` the only sandbox is still starting: the job waits for it (up
+    to ``take_wait_s``) instead of paying a cold start next to the filler."""
+    backend = BubblewrapBackend(state_dir / "pooled-wait", uid_first=UID_FIRST,
+                                uid_count=UID_COUNT, environments=shared_environments())
+    try:
+        # Generous: on a heavily loaded machine a sandbox start can take seconds.
+        pool = backend.enable_pool(1, take_wait_s=180.0)
+        receipt = backend.run(make_job("print(inputs['n'] + 1)", inputs={"n": 41}))
+        assert receipt.outcome is Outcome.SUCCEEDED and receipt.stdout.text == "42\n"
+        assert pool.taken == 1, pool.errors
+    finally:
+        backend.close()
+    assert not job_processes()
+
+
 def test_a_pooled_jobs_workspace_can_be_salvaged_by_its_job_name(
         state_dir: Path, sandbox: BubblewrapBackend) -> None:
     """A pooled box is named when it is built, before any job: the job that takes it records

@@ -352,13 +352,15 @@ class LocalRunner(SandboxBackend):
             return self._sessions
 
     def enable_pool(self, size: int = 4, *, environment: str = "default",
-                    fillers: int = 1) -> "WarmPool":
-        """Keep ``size`` sandboxes started and waiting, for jobs that fit them."""
+                    fillers: int = 1, take_wait_s: float = 0.010) -> "WarmPool":
+        """Keep ``size`` sandboxes started and waiting, for jobs that fit them (see
+        `WarmPool`: ``take_wait_s`` is how long a job waits for one being finished)."""
         from ..pool import WarmPool
         with self._lock:
             if self.pool is not None:
                 self.pool.close()
-            self.pool = WarmPool(self, size=size, environment=environment, fillers=fillers)
+            self.pool = WarmPool(self, size=size, environment=environment, fillers=fillers,
+                                 take_wait_s=take_wait_s)
             return self.pool
 
     def close(self) -> None:
