@@ -261,14 +261,12 @@ def sql_select(
 def to_polars_form(root: Any, numbers: str, dtypes: Any = None) -> PolarsForm:
     """Polars expressions for a checked program; ``dtypes`` (the frame's, when known) lets
     decimal mode keep each Decimal column's own scale."""
-    if not pl_backend.raw_is_safe(root, numbers, dtypes):
-        value, error = pl_backend.to_polars(root, numbers_mode=numbers, dtypes=dtypes)
-        return PolarsForm(value, error)
-    raw, error = pl_backend.to_polars(root, numbers_mode=numbers, dtypes=dtypes, raw=True)
+    raw, error = pl_backend.to_polars(root, numbers_mode=numbers, dtypes=dtypes)
     if error is None:
         return PolarsForm(raw, None)
     # A row with an error has no value: never a half-computed number next to an error code.
-    return PolarsForm(pl.when(error.is_null()).then(raw), error, raw)
+    safe = pl_backend.raw_is_safe(root, numbers, dtypes)
+    return PolarsForm(pl.when(error.is_null()).then(raw), error, raw if safe else None)
 
 
 def to_sql_form(root: Any, dialect: str, numbers: str = "decimal") -> SqlForm:

@@ -708,10 +708,10 @@ def raw_is_safe(root: ir.IR, numbers_mode: str,
 
 def to_polars(root: ir.IR, *, numbers_mode: str = "float",
               columns: Mapping[str, str] | None = None,
-              dtypes: Mapping[str, pl.DataType] | None = None, raw: bool = False
+              dtypes: Mapping[str, pl.DataType] | None = None
               ) -> tuple[pl.Expr, pl.Expr | None]:
-    """(value expression, error-code expression or None) for a checked program; ``raw``
-    leaves the value as computed where the row errs (the caller nulls it)."""
+    """(value expression, error-code expression or None) for a checked program. The value is
+    as computed, also on rows that err: the caller nulls it there (`frame.to_polars_form`)."""
     if numbers_mode not in ("float", "decimal"):
         raise ValueError("numbers_mode must be 'float' or 'decimal'")
     token = _MODE.set(numbers_mode)
@@ -720,10 +720,7 @@ def to_polars(root: ir.IR, *, numbers_mode: str = "float",
         col = compiler.checked(compiler.compile(root))
     finally:
         _MODE.reset(token)
-    if col.error is None or raw:
-        return col.value, col.error
-    # A row with an error has no value: never a half-computed number next to an error code.
-    return pl.when(col.error.is_null()).then(col.value), col.error
+    return col.value, col.error
 
 
 def _constant_list(node: ir.IR) -> Any:
