@@ -14,9 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from formulane.functions._textformat import (
-    format_value, parse_format, parse_number_text, parse_numbervalue, serial_of_date,
-)
+from formulane.functions._numbertext import parse_number_text, parse_numbervalue
+from formulane.functions._textformat import format_value, parse_format, serial_of_date
 from formulane.values import CONTEXT, XLError
 
 UTC = dt.timezone.utc

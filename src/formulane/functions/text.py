@@ -27,7 +27,8 @@ from ..types import (
 )
 from ..values import NA, VALUE, XLError
 from ._lazy_forms import lazy_form
-from ._textformat import format_value, parse_number_text, parse_numbervalue
+from ._numbertext import parse_number_text, parse_numbervalue
+from ._textformat import format_value
 from ._textsearch import before_after, delimiter_spans, delimiters, flag, wildcard_find
 from .spec import Cost, Refuse, builtin, p, sig
 
