@@ -18,7 +18,7 @@ from formulane.errors import LimitExceeded
 from formulane.functions import dates as m
 from formulane.functions import _calendar as cal
 from formulane.functions.spec import FunctionSpec
-from formulane.interpreter.meter import EvalContext
+from formulane.runtime import EvalContext
 from formulane.limits import Limits
 from formulane.values import CONTEXT, XLError
 

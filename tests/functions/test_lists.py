@@ -22,7 +22,7 @@ from formulane.functions import _arrays, lists, statistics
 from formulane.functions._criteria import Wildcard, parse_criterion, parse_number
 from formulane.functions.registry import default_registry
 from formulane.functions.spec import FunctionSpec
-from formulane.interpreter.meter import EvalContext
+from formulane.runtime import EvalContext
 from formulane.limits import Limits
 from formulane.values import CONTEXT, ErrorValue, XLError
 

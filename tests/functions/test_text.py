@@ -22,7 +22,7 @@ from formulane.functions import _textsearch as ts
 from formulane.functions import text as t
 from formulane.functions import text_regex as tr
 from formulane.functions.spec import FunctionSpec
-from formulane.interpreter.meter import EvalContext
+from formulane.runtime import EvalContext
 from formulane.limits import Limits
 from formulane.values import CONTEXT, ErrorValue, XLError
 

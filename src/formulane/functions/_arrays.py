@@ -18,7 +18,7 @@ import functools
 from decimal import Decimal
 from typing import Any, Callable, Mapping, Sequence
 
-from ..interpreter.meter import EvalContext
+from ..runtime import EvalContext
 from ..types import ANY, BOOLEAN, NUMBER, T, U, fn, list_of, optional, var
 from ..values import VALUE, ErrorValue, XLError
 from ._criteria import eq_key, sort_positions, sort_values, to_int, truthy

@@ -26,7 +26,7 @@ import itertools
 from decimal import ROUND_DOWN, ROUND_FLOOR, Decimal
 from typing import Any, Sequence
 
-from ..interpreter.meter import EvalContext
+from ..runtime import EvalContext
 from ..types import DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional
 from ..values import NUM, VALUE, XLError
 from . import _calendar as cal

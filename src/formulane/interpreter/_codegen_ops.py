@@ -19,7 +19,7 @@ from ..values import CONTEXT, DIV0, NA, XLError
 from . import ir
 from ._pyast import _N, _V, _assign, _call, _cmp, _const, _function, _join, _load, _store
 from .compile import _CAUGHT, _NOT_CONST, to_error
-from .meter import EvalContext
+from ..runtime import EvalContext
 
 _SMALL = 10**15  # as program._SMALL: small ints are taken as they are
 #: Spec names program._uses_decimal treats as free of decimal arithmetic (plus category logic).

@@ -59,7 +59,7 @@ from ._codegen_ops import _EPOCH, _NO_DECIMAL, _Operators
 from ._pyast import _N, _V, _assign, _atom, _call, _cmp, _const, _function, _load
 from .compile import _CAUGHT, _COERCIONS, _NOT_CONST, Compiler, _first_error, to_error
 from .ir import IR
-from .meter import EvalContext
+from ..runtime import EvalContext
 
 #: Every Python identifier in a generated module matches this (tests walk the AST to prove it).
 NAME_PATTERN = re.compile(r"_[a-z][0-9]+\Z")

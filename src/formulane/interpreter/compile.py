@@ -127,7 +127,7 @@ class Compiler:
         """A frame for constant folding: an unmetered context (folded work is compile work,
         bounded by the static limits), never the clock."""
         from ..limits import DEFAULT_LIMITS
-        from .meter import EvalContext
+        from ..runtime import EvalContext
         import datetime as _dt
 
         epoch = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from ..values import CONTEXT, ErrorValue, display_text, to_external
 from . import ir
 from .compile import Closure, Compiler
-from .meter import EvalContext
+from ..runtime import EvalContext
 
 #: Values shown per node for lambda bodies called many times.
 MAX_VALUES = 5

@@ -28,7 +28,7 @@ from ..values import CONTEXT, ErrorValue, to_external, to_internal
 from . import ir
 from .checker import check
 from .compile import Compiler
-from .meter import EvalContext
+from ..runtime import EvalContext
 
 _getcontext = decimal.getcontext
 _setcontext = decimal.setcontext

@@ -128,7 +128,7 @@ def _fold(backend: str, name: str, args: Sequence[Any], *, sig: int = 0) -> Any:
     try:
         with decimal.localcontext(CONTEXT):
             if spec.needs_ctx:
-                from ...interpreter.meter import EvalContext
+                from ...runtime import EvalContext
 
                 ctx = EvalContext(DEFAULT_LIMITS, dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc),
                                   False)

@@ -1,4 +1,5 @@
-"""The per-evaluation context: limits, the injected clock, and the cost meter.
+"""The per-evaluation context (limits, the injected clock, the cost meter), read by functions and
+the interpreter alike: it sits below both so that `functions/` never imports the interpreter.
 
 One `EvalContext` is made for each `Program.evaluate` call and passed to implementations that
 declare ``needs_ctx``. When the checker's static cost bound already proves the budget, the
@@ -12,8 +13,8 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from ..errors import LimitExceeded
-from ..limits import Limits
+from .errors import LimitExceeded
+from .limits import Limits
 
 
 class EvalContext:
