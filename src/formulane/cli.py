@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .authoring.cli_commands import add_parser as add_authoring  # lsp, fmt
 
     add_authoring(sub)
+    from .escalation.cli_lanes import add_parser as add_lanes  # route, pilot
+
+    add_lanes(sub)
     return parser
 
 
@@ -161,6 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .authoring.cli_commands import run as run_authoring
 
             return run_authoring(args)
+        if args.command in ("route", "pilot"):
+            return int(args.func(args))
         if args.command == "apply":
             from .vectorized.cli_apply import run as run_apply
 

@@ -273,6 +273,8 @@ class LaneRun:
         inputs = [MountedInput(name=n, kind="value", data_class=classes.get(n, "internal"),
                                sha256=value_digest(v)) for n, v in sorted(request.inputs.items())]
         crossing = list(request.inputs)
+        if lane in ("refuse", "postpone"):
+            self.detail = "; ".join(r.message for r in decision.reasons)[:4000]
         extra: dict[str, Any] = {
             "runtime": _runtime(lane, request), "network_enforcement": {
                 "formula": "no network: evaluated in-process by the formula engine",
