@@ -1,7 +1,8 @@
 """The router: every job goes to the smallest lane that can do it, and says why.
 
 Contract: `Router.route(request)` is side-effect free and returns a `Decision` with a typed
-lane (``tool``, ``formula``, ``sandbox``, ``refuse``) and typed reasons, in this order:
+lane (``tool``, ``formula``, ``sandbox``, ``refuse``, ``postpone``) and typed reasons, in this
+order:
 1. a proposed tool call, or code that is just a keyword call of a registered tool, goes to the
    typed-tool lane;
 2. a proposed formula that checks goes to the formula lane (one that does not check is refused
@@ -10,9 +11,12 @@ lane (``tool``, ``formula``, ``sandbox``, ``refuse``) and typed reasons, in this
 3. only then the sandbox, as a fully built `SandboxJob`, when the principal's policy allows the
    runtime, network, limits, side effects and every input's data class, and the backend can
    give the isolation asked for;
+   A request's `JobSpec` is read first for that step: ``postpone`` when it is too unclear,
+   ``refuse`` when it rules the sandbox out (see `jobspec`);
 4. otherwise ``refuse`` with every reason that applied. Refusal is an answer, not an exception.
-`Router.execute(decision)` then runs the chosen lane (the sandbox through a `JobManager` when
-given one, so jobs are durable and idempotent).
+`Router.execute(request)` then runs the chosen lane (the sandbox through a `JobManager` when
+given one, so jobs are durable and idempotent) and returns a `LaneResult`, appending its
+`LaneReceipt` to the store.
 """
 
 from __future__ import annotations

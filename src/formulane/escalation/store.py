@@ -7,7 +7,11 @@ PostgreSQL through psycopg 3, optional ``?schema=name``). A job row is created o
 workers or two servers never run one job twice. Receipts are append-only (database triggers
 refuse UPDATE and DELETE) and hash-chained: each row stores ``sha256(previous chain + receipt
 hash)``, and `verify_chain` recomputes it. Rows carry the owner instance and a lease, so a
-restarted manager can tell which running jobs lost their supervisor.
+restarted manager can tell which running jobs lost their supervisor. The same store holds every
+lane's history: `append_lane` stores a `LaneReceipt` (table ``lane_receipts``, append-only),
+`review` appends a review state (``lane_reviews``, append-only; reads return the latest), and
+the drafting room keeps its drafts and known-answer cases in ``lane_drafts`` and
+``lane_draft_cases``.
 """
 
 from __future__ import annotations
