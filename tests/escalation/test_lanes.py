@@ -307,9 +307,10 @@ def test_postponed_job_is_recorded_with_its_reasons(esc: Escalation) -> None:
     assert "operation" in result.reasons[-1].message
 
 
-def test_route_explain_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_route_explain_cli(monkeypatch: pytest.MonkeyPatch) -> None:
     from formulane.cli import main
 
+    tmp_path = _data_dir()
     monkeypatch.setenv("FORMULANE_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("FORMULANE_UID_FIRST", str(UID_FIRST))
     monkeypatch.setenv("FORMULANE_UID_COUNT", str(UID_COUNT))
@@ -328,3 +329,28 @@ def test_route_explain_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert json.loads(out.getvalue())["lane"] == "refuse"
     request.write_text(json.dumps({"ask": "x", "code": "1", "spec": {"operation": "maybe"}}))
     assert main(["route", str(request)]) == 1
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_run_without_an_escalation_uses_the_shared_default(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    from formulane.escalation import facade
+
+    tmp_path = _data_dir()
+    monkeypatch.setenv("FORMULANE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("FORMULANE_UID_FIRST", str(UID_FIRST))
+    monkeypatch.setenv("FORMULANE_UID_COUNT", str(UID_COUNT))
+    try:
+        assert formulane.run(formula="1 + 2").value == 3
+        assert formulane.run(code="import os\nprint(1)").outcome == "succeeded"
+        assert facade.shared().settings.data_dir == tmp_path
+    finally:
+        facade.shared().close()
+        shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's jobs run as other uids")
+def test_a_data_directory_job_uids_cannot_reach_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(EscalationError, match="cannot enter") as err:
+        default(_settings(tmp_path / "data"))
+    assert err.value.code == "E602" and "FORMULANE_DATA_DIR" in (err.value.hint or "")

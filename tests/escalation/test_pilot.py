@@ -234,6 +234,12 @@ def test_report_cli_table_json_and_html(tmp_path: Path, monkeypatch: pytest.Monk
     refs = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', page)
     assert refs == []  # nothing fetched from anywhere
     assert re.findall(r"https?://(?!www\.w3\.org/2000/svg)", page) == []
+    out = io.StringIO()
+    with redirect_stdout(out):  # the application's tool named: lookups count too
+        assert main(["pilot", "report", "--since", "30d", "--json", "--tool",
+                     "invoice_total"]) == 0
+    assert json.loads(out.getvalue())["lanes"]["sandbox"]["deterministic"] == \
+        want["deterministic"]
     store = open_store(tmp_path / "jobs.sqlite3")
     try:
         report = pilot_report(store, since=NOW - timedelta(days=30),

@@ -36,6 +36,9 @@ def add_parser(subparsers: Any) -> None:
     rp.add_argument("--since", default="30d", help="window start: 30d, 12h, 2w or an ISO date")
     rp.add_argument("--until", help="window end (ISO date; default now)")
     rp.add_argument("--tenant", help="only this tenant's receipts")
+    rp.add_argument("--tool", action="append", default=[], metavar="NAME",
+                    help="a tool the application registers (repeatable): sandbox jobs that only "
+                         "call it count as deterministic-lane work (pinned tools always do)")
     rp.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     rp.add_argument("--json", action="store_true", help="print the figures as JSON")
     rp.set_defaults(func=cmd_pilot)
@@ -96,7 +99,8 @@ def cmd_pilot(args: argparse.Namespace) -> int:
         store = open_store(settings.store_url or settings.data_dir / "jobs.sqlite3")
         try:  # only the store: the report reads receipts and never starts a sandbox
             report = pilot_report(store, since=since, until=until, tenant=args.tenant,
-                                  catalog_names=PinnedTools(DraftRoom(store, None)).names())
+                                  catalog_names=[*PinnedTools(DraftRoom(store, None)).names(),
+                                                 *args.tool])
         finally:
             store.close()
     except FormulaError as exc:

@@ -1,7 +1,9 @@
 """One job in a few lines: settings, the opened machinery (`default()`), and `run`.
 
 Contract: `EscalationSettings` reads ``FORMULANE_*`` environment variables (pydantic-settings):
-``FORMULANE_DATA_DIR`` (default ``$XDG_DATA_HOME/formulane`` or ``~/.local/share/formulane``),
+``FORMULANE_DATA_DIR`` (default ``/var/lib/formulane`` for root, whose jobs run as unprivileged
+uids that must reach the workspaces; else ``$XDG_DATA_HOME/formulane`` or
+``~/.local/share/formulane``),
 ``FORMULANE_STORE_URL`` (default: SQLite ``jobs.sqlite3`` in the data directory; a
 ``postgresql://`` URL for several servers), ``FORMULANE_POLICY_FILE`` (a JSON `PolicyBook`:
 ``{"default": {...}, "tenants": {"t": {...}}, "principals": {"t/subject": {...}}}``),
@@ -47,8 +49,24 @@ LOCAL_PRINCIPAL = Principal(subject="local-dev", tenant="local")
 
 
 def _default_data_dir() -> Path:
+    if os.geteuid() == 0:
+        # Root runs jobs as unprivileged uids, which must be able to reach the workspaces:
+        # /root is 0700, so the machine-wide place is the default.
+        return Path("/var/lib/formulane")
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "formulane"
+
+
+def _untraversable(path: Path) -> Path | None:
+    """The first existing ancestor of ``path`` that other uids cannot enter, if any."""
+    for parent in [path, *path.parents]:
+        try:
+            mode = parent.stat().st_mode
+        except FileNotFoundError:
+            continue
+        if not mode & 0o001:
+            return parent
+    return None
 
 
 class EscalationSettings(BaseSettings):
@@ -108,6 +126,14 @@ class Escalation:
         self.settings = settings or EscalationSettings()
         data = self.settings.data_dir
         data.mkdir(parents=True, exist_ok=True)
+        if backend is None and os.geteuid() == 0:
+            blocked = _untraversable(data)
+            if blocked is not None:
+                raise EscalationError(
+                    f"data directory {data}: sandbox jobs run as unprivileged uids and cannot "
+                    f"enter {blocked} (mode {blocked.stat().st_mode & 0o777:o})",
+                    code="E602", hint="set FORMULANE_DATA_DIR to a directory every ancestor of "
+                                      "which is o+x (the default for root is /var/lib/formulane)")
         self._owned: list[Any] = []
         self.backend = backend or local_backend(data / "sandbox",
                                                 uid_first=self.settings.uid_first,

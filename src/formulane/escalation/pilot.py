@@ -284,7 +284,7 @@ def _daily_chart(report: PilotReport) -> str:
              '<text x="0" y="14" font-size="13" font-weight="bold">Requests per day, by lane'
              '</text>']
     for i, day in enumerate(days):
-        y = height
+        y: float = height
         for lane in LANES:
             n = report.by_day[day].get(lane, 0)
             if not n:
