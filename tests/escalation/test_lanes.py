@@ -122,6 +122,34 @@ def test_every_lane_returns_the_same_result_and_one_store_holds_them(esc: Escala
         assert len(stored) == 1 and stored[0].sha256 == result.receipt.sha256
 
 
+def test_submit_then_finish_writes_one_lane_receipt(esc: Escalation) -> None:
+    from formulane.escalation.jobs import ResultTimeout
+    from formulane.escalation.pilot import settle
+
+    now = esc.submit(formula="2 + 3", principal=ANA)
+    assert now.job_id is None and now.result is not None and now.result.value == 5
+    slow = esc.submit(code="import time\ntime.sleep(1.5)\nprint('ok')", principal=ANA,
+                      proposer={"model": "m-1"})
+    assert slow.result is None and slow.job_id is not None
+    with pytest.raises(ResultTimeout):
+        esc.finish(slow.job_id, timeout=0.05)  # still running: left running
+    done = esc.finish(slow.job_id, timeout=60)
+    assert done.lane == "sandbox" and done.outcome == "succeeded"
+    assert done.request_id == slow.request_id and done.receipt.proposer.model == "m-1"
+    again = esc.finish(slow.job_id)
+    assert again.receipt.receipt_id == done.receipt.receipt_id
+    assert len([r for r in esc.store.lane_receipts(request_id=slow.request_id)]) == 1
+    # A job nobody asked about still reaches the report: settle writes its receipt.
+    forgotten = esc.submit(code="import os\nprint(2)", principal=ANA)
+    assert forgotten.job_id is not None
+    esc.jobs.result(forgotten.job_id, timeout=60)
+    assert forgotten.job_id in esc.store.unsettled()
+    assert settle(esc.store) >= 1 and forgotten.job_id not in esc.store.unsettled()
+    assert esc.store.lane_receipt_for_job(forgotten.job_id).outcome == "succeeded"  # type: ignore
+    with pytest.raises(EscalationError, match="not submitted"):
+        esc.finish("no-such-job")
+
+
 def test_a_failing_tool_or_formula_is_an_outcome_not_an_exception(esc: Escalation) -> None:
     failed = esc.run(tool_call={"name": "invoice_total", "args": {"nope": 1}}, principal=ANA)
     assert failed.lane == "tool" and failed.outcome == "user_error"
@@ -222,9 +250,17 @@ def test_lane_receipts_on_postgresql(sandbox: BubblewrapBackend, tmp_path: Path)
             a = lanes.run(formula="2 * 21")
             b = lanes.run(code="def f(:\n    pass")  # refused before any sandbox: a receipt
             c = lanes.run(code="import os\nprint(os.getpid())")
+            d = lanes.submit(code="import os\nprint(3)")
+            assert d.job_id is not None
+            lanes.jobs.result(d.job_id, timeout=60)
+            assert store.unsettled() == [d.job_id]
+            assert lanes.finish(d.job_id).outcome == "succeeded"
+            assert lanes.finish(d.job_id).receipt.receipt_id == \
+                store.lane_receipt_for_job(d.job_id).receipt_id  # type: ignore[union-attr]
+            assert store.unsettled() == []
         assert (a.value, b.outcome, c.outcome) == (42, "syntax_error", "succeeded")
         got = store.lane_receipts()
-        assert [r.lane for r in got] == ["formula", "refuse", "sandbox"]
+        assert [r.lane for r in got] == ["formula", "refuse", "sandbox", "sandbox"]
         store.review(got[2].receipt_id, "rejected", by="rita", note="wrong file")
         assert store.lane_receipt(got[2].receipt_id).review_state == "rejected"  # type: ignore
         with pytest.raises(Exception, match="append-only"):

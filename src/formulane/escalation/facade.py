@@ -40,7 +40,7 @@ from .backends import SandboxBackend, local_backend
 from .broker import ToolCatalog
 from .contract import Principal
 from .jobs import JobManager
-from .lanes import LaneResult, ReviewState
+from .lanes import LaneResult, ReviewState, Submitted
 from .policy import PolicyBook, PolicyRule
 from .router import Decision, EscalationRequest, Router
 from .store import JobStore, open_store
@@ -169,6 +169,17 @@ class Escalation:
         req = build_request(request, **fields)
         return self.router.execute(req, jobs=self.jobs, timeout=timeout or
                                    self.settings.result_timeout_s, review=review)
+
+    def submit(self, request: EscalationRequest | Mapping[str, Any] | None = None, *,
+               review: ReviewState = "needs_review", **fields: Any) -> Submitted:
+        """Route and start: a sandbox job is queued (``.job_id``; then `finish`), any other
+        lane's `LaneResult` is in ``.result`` at once."""
+        return self.router.submit(build_request(request, **fields), jobs=self.jobs,
+                                  review=review)
+
+    def finish(self, job_id: str, *, timeout: float | None = None) -> LaneResult:
+        """The `LaneResult` of a submitted job (`ResultTimeout` while it still runs)."""
+        return self.router.finish(job_id, jobs=self.jobs, timeout=timeout)
 
     def close(self) -> None:
         if self._closed:

@@ -21,7 +21,7 @@ import re
 import uuid
 from datetime import date, datetime, time, timezone
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -230,6 +230,24 @@ def lane_outcome_for_refusal(reasons: tuple[Reason, ...]) -> str:
 
 def data_classes(names: list[str], classes: dict[str, str]) -> tuple[str, ...]:
     return tuple(sorted({classes.get(n, "internal") for n in names}))
+
+
+class Submitted(NamedTuple):
+    """`Router.submit`'s answer: the result at once, or the queued sandbox job's id."""
+
+    request_id: str
+    decision: Any
+    job_id: str | None
+    result: LaneResult | None
+
+
+def result_from_receipt(receipt: LaneReceipt, decision: Any) -> LaneResult:
+    """The `LaneResult` of a stored sandbox-lane receipt (its value from the result channel)."""
+    declared, raw = sandbox_value(receipt.sandbox) if receipt.sandbox is not None else (
+        False, None)
+    return LaneResult(request_id=receipt.request_id, lane=receipt.lane, outcome=receipt.outcome,
+                      value=json_value(raw) if declared else None, decision=decision,
+                      receipt=receipt, job_id=receipt.job_id)
 
 
 def sandbox_value(receipt: Receipt) -> tuple[bool, Any]:

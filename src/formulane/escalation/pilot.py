@@ -1,7 +1,8 @@
 """The 30-day pilot report: did each lane earn its place? Read back from the lane receipts.
 
 Contract: `pilot_report(store, since=..., until=..., catalog_names=..., thresholds=...)` reads
-every `LaneReceipt` in the window and returns a `PilotReport`: per lane and per job kind, the
+every `LaneReceipt` in the window (first settling submitted jobs that ended without anyone
+asking for their result, see `settle`) and returns a `PilotReport`: per lane and per job kind, the
 jobs, completion (share ``succeeded``), useful results (succeeded, a declared value or a file
 created, and not rejected by review), timeouts (``timeout_wall``/``timeout_cpu``),
 cancellations (``cancelled``) and ``unknown`` endings, blocked actions (refused or postponed
@@ -155,6 +156,18 @@ def could_be_deterministic(store: JobStore, receipt: LaneReceipt,
         return False
 
 
+def settle(store: JobStore) -> int:
+    """Write the lane receipts of submitted sandbox jobs that ended but were never finished
+    (nobody asked for their result): the report counts every job. Returns how many."""
+    from .router import Router
+
+    written = 0
+    for job_id in store.unsettled():
+        Router(store=store).finish(job_id)
+        written += 1
+    return written
+
+
 def pilot_report(store: JobStore, *, since: datetime, until: datetime | None = None,
                  tenant: str | None = None, catalog_names: Iterable[str] = (),
                  thresholds: Thresholds | None = None) -> PilotReport:
@@ -165,6 +178,7 @@ def pilot_report(store: JobStore, *, since: datetime, until: datetime | None = N
     by_lane: dict[str, Figures] = {}
     by_kind: dict[tuple[str, str], Figures] = {}
     by_day: dict[str, Counter[str]] = {}
+    settle(store)
     for r in store.lane_receipts(since=since, until=until, tenant=tenant):
         det = r.lane == "sandbox" and could_be_deterministic(store, r, names)
         for figures in (total, by_lane.setdefault(r.lane, Figures()),

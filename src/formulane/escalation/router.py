@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import time
 import uuid
+from datetime import datetime
 from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -37,7 +38,10 @@ from .contract import (
 )
 from .demotion import demote
 from .jobspec import JobSpec, review_spec
-from .lanes import Lane, LaneResult, LaneRun, Proposer, ReviewState, lane_outcome_for_refusal
+from .lanes import (
+    Lane, LaneResult, LaneRun, Proposer, ReviewState, Submitted, lane_outcome_for_refusal,
+    result_from_receipt,
+)
 from .policy import Policy, PolicyBook, Reason, ReasonCode
 
 
@@ -292,6 +296,60 @@ class Router:
         result = run.result()
         if store is not None:
             store.append_lane(result.receipt)
+        return result
+
+    def submit(self, request: EscalationRequest, decision: Decision | None = None, *,
+               jobs: Any, store: Any = None, review: ReviewState = "needs_review") -> Submitted:
+        """Like `execute`, but a sandbox job is only queued: the answer carries its job id, and
+        `finish(job_id)` gives the `LaneResult` once it ends. Every other lane runs at once."""
+        decision = decision or self.route(request)
+        if decision.lane != "sandbox":
+            result = self.execute(request, decision, jobs=jobs, store=store, review=review)
+            return Submitted(request.request_id, decision, None, result)
+        store = store if store is not None else jobs.store
+        assert decision.sandbox_job is not None
+        record = jobs.submit(decision.sandbox_job)
+        store.save_pending(record.job_id, request.request_id, request.model_dump_json(),
+                           decision.model_dump_json(by_alias=True), review)
+        return Submitted(request.request_id, decision, record.job_id, None)
+
+    def finish(self, job_id: str, *, jobs: Any = None, store: Any = None,
+               timeout: float | None = None) -> LaneResult:
+        """The `LaneResult` of a submitted sandbox job, writing its lane receipt once.
+
+        With ``jobs``, waits up to ``timeout`` (`ResultTimeout` when it is still running; the
+        job is left running). Without, the job must have ended.
+        """
+        store = store if store is not None else (jobs.store if jobs is not None else self.store)
+        pending = store.pending(job_id)
+        if pending is None:
+            raise EscalationError(f"job {job_id} was not submitted through the router",
+                                  code="E603")
+        _, request_json, decision_json, review = pending
+        request = EscalationRequest.model_validate_json(request_json)
+        decision = Decision.model_validate_json(decision_json)
+        existing = store.lane_receipt_for_job(job_id)
+        if existing is not None:
+            return result_from_receipt(existing, decision)
+        if jobs is not None:
+            jobs.result(job_id, timeout=timeout, on_timeout="leave")
+        record = store.get(job_id)
+        if record is None:
+            raise EscalationError(f"no job {job_id!r}", code="E603")
+        if not record.terminal:
+            from .jobs import ResultTimeout
+
+            raise ResultTimeout(record)
+        run = LaneRun(request=request, decision=decision, review=review,
+                      started_at=datetime.fromisoformat(record.created_at))
+        run.sandbox = store.latest(job_id)
+        run.wall_ms = (datetime.fromisoformat(record.updated_at)
+                       - datetime.fromisoformat(record.created_at)).total_seconds() * 1000
+        result = run.result()
+        if not store.append_lane_once(result.receipt):
+            found = store.lane_receipt_for_job(job_id)
+            assert found is not None
+            return result_from_receipt(found, decision)
         return result
 
     def _run_tool(self, request: EscalationRequest, decision: Decision, run: LaneRun, *,

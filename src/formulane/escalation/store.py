@@ -105,6 +105,14 @@ CREATE TABLE IF NOT EXISTS lane_reviews (
     created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS lane_reviews_receipt ON lane_reviews (receipt_id);
+CREATE TABLE IF NOT EXISTS lane_pending (
+    job_id TEXT PRIMARY KEY,
+    request_id TEXT NOT NULL,
+    request_json TEXT NOT NULL,
+    decision_json TEXT NOT NULL,
+    review TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS lane_drafts (
     draft_id TEXT PRIMARY KEY,
     tool TEXT NOT NULL,
@@ -370,6 +378,55 @@ class JobStore(ABC):
                    receipt.job_kind, receipt.outcome, receipt.job_id,
                    receipt.created_at.astimezone(timezone.utc).isoformat(),
                    receipt.model_dump_json(), receipt.sha256))
+
+    def append_lane_once(self, receipt: "LaneReceipt") -> bool:
+        """Append a sandbox-lane receipt unless its job already has one (one statement, so
+        two callers finishing the same job do not both write). True when this call wrote."""
+        count = self._run(
+            "INSERT INTO lane_receipts (receipt_id, request_id, tenant, lane, job_kind, outcome, "
+            "job_id, created_at, receipt_json, receipt_sha256) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "? WHERE NOT EXISTS (SELECT 1 FROM lane_receipts WHERE job_id = ? AND lane = ?)",
+            (receipt.receipt_id, receipt.request_id, receipt.tenant, receipt.lane,
+             receipt.job_kind, receipt.outcome, receipt.job_id,
+             receipt.created_at.astimezone(timezone.utc).isoformat(),
+             receipt.model_dump_json(), receipt.sha256, receipt.job_id, receipt.lane),
+            fetch="rowcount")
+        return bool(count == 1)
+
+    def lane_receipt_for_job(self, job_id: str, lane: str = "sandbox") -> "LaneReceipt | None":
+        row = self._run("SELECT receipt_id FROM lane_receipts WHERE job_id = ? AND lane = ? "
+                        "ORDER BY seq LIMIT 1", (job_id, lane), fetch="one")
+        return self.lane_receipt(row[0]) if row else None
+
+    def save_pending(self, job_id: str, request_id: str, request_json: str, decision_json: str,
+                     review: str) -> None:
+        """Remember what a submitted sandbox job was asked for, to write its lane receipt when
+        it ends (a second submit of the same job keeps the first)."""
+        if self._run("SELECT 1 FROM lane_pending WHERE job_id = ?", (job_id,),
+                     fetch="one") is not None:
+            return
+        try:
+            self._run("INSERT INTO lane_pending (job_id, request_id, request_json, decision_json, "
+                      "review, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                      (job_id, request_id, request_json, decision_json, review, _now()))
+        except Exception:  # a concurrent submit of the same job stored it first
+            if self._run("SELECT 1 FROM lane_pending WHERE job_id = ?", (job_id,),
+                         fetch="one") is None:
+                raise
+
+    def pending(self, job_id: str) -> tuple[str, str, str, str] | None:
+        """(request_id, request_json, decision_json, review) of a submitted sandbox job."""
+        row = self._run("SELECT request_id, request_json, decision_json, review FROM "
+                        "lane_pending WHERE job_id = ?", (job_id,), fetch="one")
+        return tuple(row) if row else None  # type: ignore[return-value]
+
+    def unsettled(self) -> list[str]:
+        """Submitted sandbox jobs that have ended but have no lane receipt yet."""
+        rows = self._run("SELECT p.job_id FROM lane_pending p JOIN escalation_jobs j ON "
+                         "j.job_id = p.job_id WHERE j.status NOT IN ('queued', 'running', "
+                         "'lost') AND NOT EXISTS (SELECT 1 FROM lane_receipts l WHERE l.job_id "
+                         "= p.job_id AND l.lane = 'sandbox') ORDER BY p.created_at", fetch="all")
+        return [r[0] for r in rows]
 
     def lane_receipts(self, *, since: datetime | None = None, until: datetime | None = None,
                       tenant: str | None = None, request_id: str | None = None,
