@@ -134,7 +134,8 @@ class LocalRunner(SandboxBackend):
                  uid_first: int = 190_000, uid_count: int = 64, use_cgroups: bool = True,
                  use_tmpfs: bool = True, keep_workspaces: bool = False,
                  reap_stale_workspaces: bool = True, uid_lock_dir: Path | str | None = None,
-                 spare: bool = True) -> None:
+                 spare: bool = True, artifact_max_depth: int = workspaces.MAX_WALK_DEPTH,
+                 artifact_max_entries: int = workspaces.MAX_WALK_ENTRIES) -> None:
         self.state_dir = Path(state_dir)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.state_dir, 0o711)
@@ -158,6 +159,10 @@ class LocalRunner(SandboxBackend):
         self.uids = UidPool(locks, uid_first, uid_count) if self.caps.can_switch_uid else None
         self.use_tmpfs = use_tmpfs and self.caps.can_mount_tmpfs
         self.keep_workspaces = keep_workspaces
+        if artifact_max_depth < 1 or artifact_max_entries < 1:
+            raise ValueError("artifact walk limits must be at least 1")
+        self.artifact_max_depth = artifact_max_depth
+        self.artifact_max_entries = artifact_max_entries
         self.workspaces_root = self.state_dir / "workspaces"
         self.workspaces_root.mkdir(exist_ok=True)
         os.chmod(self.workspaces_root, 0o711)
@@ -575,7 +580,10 @@ class LocalRunner(SandboxBackend):
         if not job.artifact_globs or res.workspace is None:
             return ()
         report = res.workspace.collect(job.artifact_globs, max_count=job.limits.artifact_max_count,
-                                       max_bytes=job.limits.artifact_max_bytes_total)
+                                       max_bytes=job.limits.artifact_max_bytes_total,
+                                       max_depth=self.artifact_max_depth,
+                                       max_entries=self.artifact_max_entries)
+        verdict.events.extend(skipped_events(report.skipped))
         manifest = res.workspace.done_manifest()
         ok = verdict.outcome is Outcome.SUCCEEDED
         out = []
@@ -642,6 +650,19 @@ class LocalRunner(SandboxBackend):
 
     def seccomp_program(self, job: SandboxJob) -> bytes:
         return build_filter(network_open=job.network.mode == "open")
+
+
+#: How many skipped-artifact lines a receipt keeps (the count of the rest is given).
+MAX_SKIPPED_EVENTS = 20
+
+
+def skipped_events(skipped: list[str]) -> list[str]:
+    """Receipt events for the artifacts that were not collected and why, bounded."""
+    out = [f"artifact not collected: {line[:300]}" for line in skipped[:MAX_SKIPPED_EVENTS]]
+    if len(skipped) > MAX_SKIPPED_EVENTS:
+        out.append(f"artifact not collected: {len(skipped) - MAX_SKIPPED_EVENTS} more "
+                   "entries not listed")
+    return out
 
 
 def _write(path: Path, content: str | bytes) -> None:
