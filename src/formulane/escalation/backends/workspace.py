@@ -230,7 +230,7 @@ class Workspace:
             top = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError as exc:
             return CollectReport([], [f"workspace unreadable: {exc.strerror}"])
-        seen = 0
+        seen = over_count = 0
         # Depth-first with an explicit stack of (directory fd, relative path, subdirectories
         # still to visit): at most ``max_depth`` descriptors are open at any time.
         stack: list[tuple[int, str, list[str]]] = []
@@ -254,7 +254,7 @@ class Workspace:
                                            "refused")
                             continue
                         if len(files) >= max_count:
-                            skipped.append(f"{rel}: artifact count limit {max_count} reached")
+                            over_count += 1
                             continue
                         got = _read_regular(dirfd, fname, budget)
                         if isinstance(got, str):
@@ -264,8 +264,9 @@ class Workspace:
                         files.append(Collected(rel, len(got), hashlib.sha256(got).hexdigest(),
                                                got))
                     if seen > max_entries:
-                        skipped.append(f"walk stopped after {max_entries} directory entries "
-                                       "(artifact walk limit); the rest was not looked at")
+                        # First: it says the list below may be incomplete.
+                        skipped.insert(0, f"walk stopped after {max_entries} directory entries "
+                                          "(artifact walk limit); the rest was not looked at")
                         break
                     continue
                 dirfd, rel_dir, subdirs = stack[-1]
@@ -295,6 +296,9 @@ class Workspace:
                 os.close(pending[0])
             if top >= 0:
                 os.close(top)
+        if over_count:
+            skipped.insert(0, f"artifact count limit {max_count} reached: {over_count} more "
+                              "matching files not collected")
         return CollectReport(files, skipped)
 
     def done_manifest(self) -> dict[str, str]:
