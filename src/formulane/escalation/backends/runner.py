@@ -40,7 +40,7 @@ from . import cgroups, workspace as workspaces
 from .base import SandboxBackend, input_digests, static_receipt, syntax_problem, utcnow
 from .capture import StreamCapture
 from .cgroups import CgroupSupport, JobCgroup, LaunchGroup
-from .classifier import Verdict, classify
+from .classifier import ExitRecord, Verdict, classify
 from .seccomp import build_filter
 from .spare import SpareSlot
 from .supervisor import Launch, Running, Supervised, UidPool, control_pipes, spawn
@@ -67,6 +67,9 @@ def compiled_bootstrap(path: str) -> bytes:
 #: Without a memory cgroup the address-space rlimit is the memory limit; with one, the rlimit
 #: is only a backstop and the cgroup (which OOM-kills, observably) is what trips first.
 AS_HEADROOM = 1024 * MiB
+#: The bootstrap's monitor (see bootstrap.py) is one task of the job's cgroup and uid beyond
+#: what the job may start itself: pids.max and RLIMIT_NPROC are raised by this much.
+MONITOR_TASKS = 1
 DEFAULT_UID_LOCKS = Path("/run/formulane/uid-locks")
 
 
@@ -407,7 +410,7 @@ class LocalRunner(SandboxBackend):
             else:
                 res.cgroup = JobCgroup.create(self.cg_support, name,
                                               memory_bytes=limits.memory_bytes,
-                                              max_processes=limits.max_processes)
+                                              max_processes=limits.max_processes + MONITOR_TASKS)
         res.workspace = Workspace.create(self.workspaces_root, name, uid=uid, gid=uid,
                                          size=limits.workspace_bytes, use_tmpfs=self.use_tmpfs)
         tmp = res.workspace.path / workspaces.RUNNER_DIR / "tmp"
@@ -441,11 +444,11 @@ class LocalRunner(SandboxBackend):
             if group is None:
                 group = JobCgroup.create(self.cg_support, f"slot-{uid}-{self._tag}",
                                          memory_bytes=limits.memory_bytes,
-                                         max_processes=limits.max_processes)
+                                         max_processes=limits.max_processes + MONITOR_TASKS)
                 self._slot_groups[uid] = group
         if not group.kill_all(5.0):
             raise EscalationError(f"uid slot {uid} still has processes", code="E602")
-        group.set_limits(memory_bytes=limits.memory_bytes, max_processes=limits.max_processes)
+        group.set_limits(memory_bytes=limits.memory_bytes, max_processes=limits.max_processes + MONITOR_TASKS)
         group.rebase()
         return group
 
@@ -459,7 +462,7 @@ class LocalRunner(SandboxBackend):
             _write(res.jobdir / "stdin", job.stdin)
         if res.cgroup is not None:
             res.cgroup.set_limits(memory_bytes=job.limits.memory_bytes,
-                                  max_processes=job.limits.max_processes)
+                                  max_processes=job.limits.max_processes + MONITOR_TASKS)
 
     def _open_broker(self, job: SandboxJob, res: Resources, deadline: float) -> BrokerChannel:
         if self.broker is None:
@@ -521,7 +524,7 @@ class LocalRunner(SandboxBackend):
         cpu = max(1, math.ceil(limits.cpu_time_s))
         # NPROC counts every task of the uid, the wrapper's two processes included; with a pids
         # cgroup it is only a backstop a little above pids.max.
-        nproc = limits.max_processes + (8 if res.cgroup is not None else 2)
+        nproc = limits.max_processes + MONITOR_TASKS + (8 if res.cgroup is not None else 2)
         out = [("RLIMIT_AS", memory, memory), ("RLIMIT_CPU", cpu, cpu + 1),
                ("RLIMIT_FSIZE", limits.max_file_bytes, limits.max_file_bytes),
                ("RLIMIT_NOFILE", limits.max_open_files, limits.max_open_files),
@@ -535,7 +538,6 @@ class LocalRunner(SandboxBackend):
         captures = {running.out_r: StreamCapture(limits.stdout_max_bytes, limits.stream_kill_bytes),
                     running.err_r: StreamCapture(limits.stderr_max_bytes, limits.stream_kill_bytes)}
         reason = running.pump(captures, deadline=deadline, cancel=cancel)
-        started = running.status_buffer.startswith(b"S")
         group_killed = False
         pipes_held = False
         if running.exited and reason == "timeout":
@@ -546,11 +548,18 @@ class LocalRunner(SandboxBackend):
             if reason != "output_limit":
                 running.pump(captures, deadline=time.monotonic() + 0.2, cancel=None)
         found, remaining = running.sweep()
+        # Everything of the job has ended: what the status pipe holds is complete (the
+        # monitor's ``S``, and its exit record, written just before it ended).
+        running.drain_status()
+        started = running.status_buffer.startswith(b"S")
         wall = time.monotonic() - running.started_at
         cpu_s = None
         stats = running.cgroup.stats() if running.cgroup is not None else None
         if stats is not None:
             cpu_s = stats.cpu_ns / 1e9 if stats.cpu_ns is not None else None
+        record = ExitRecord.parse(running.status_buffer) if started else None
+        if cpu_s is None and record is not None:
+            cpu_s = record.cpu_s
         if cpu_s is None and running.rusage is not None:
             ru = running.rusage
             cpu_s = ru.ru_utime + ru.ru_stime  # type: ignore[attr-defined]
@@ -560,7 +569,7 @@ class LocalRunner(SandboxBackend):
             group_killed=group_killed, orphans_found=found if not group_killed else 0,
             survivors=remaining,
             cgroup_empty=remaining == 0 if running.cgroup is not None else None,
-            pipes_closed_early=pipes_held, stats=stats)
+            pipes_closed_early=pipes_held, stats=stats, exit_record=record)
         return sup
 
     def _verdict(self, job: SandboxJob, env: Environment, res: Resources, sup: Supervised,
@@ -573,7 +582,8 @@ class LocalRunner(SandboxBackend):
             pids_max_hits=stats.pids_max_hits if stats else 0, cpu_s=sup.cpu_s,
             cpu_limit_s=job.limits.cpu_time_s, network_mode=job.network.mode,
             provided_modules=env.modules, kill_confirmed=sup.survivors == 0,
-            cancel_reason=cancel.reason if cancel is not None else "")
+            cancel_reason=cancel.reason if cancel is not None else "",
+            monitored=True, exit_record=sup.exit_record)
 
     def _collect(self, job: SandboxJob, env: Environment, res: Resources, verdict: Verdict,
                  attempt: int) -> tuple[ArtifactRecord, ...]:
