@@ -40,6 +40,7 @@ OWNER_FILE = "owner"
 MAX_WALK_DEPTH = 64
 MAX_WALK_ENTRIES = 100_000  # in a pooled box: the job-and-attempt name it was claimed for
 
+_MS_RDONLY = 1
 _MS_NOSUID = 2
 _MS_NODEV = 4
 _MNT_DETACH = 2
@@ -59,6 +60,27 @@ def mount_tmpfs(target: Path, *, size: int, uid: int, gid: int, mode: int = 0o70
     if rc != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount tmpfs on {target}: {os.strerror(err)}")
+
+
+def mount_overlay_view(target: Path, lower: Path, empty: Path) -> None:
+    """A read-only overlay of ``lower`` at ``target``, whose mount options name the layers as
+    ``/proc/self/fd/N`` (descriptors of this process at mount time) instead of host paths.
+
+    A bind mount of ``lower`` shows its host path in every ``/proc/*/mountinfo`` of the
+    sandbox it is bound into (the mount's root within its filesystem); an overlay is a
+    filesystem of its own, so its root is ``/`` and its options hold only what was given."""
+    fds = [os.open(lower, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC),
+           os.open(empty, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
+    try:
+        opts = f"lowerdir=/proc/self/fd/{fds[0]}:/proc/self/fd/{fds[1]}".encode()
+        rc = _lib().mount(b"formulane-env", str(target).encode(), b"overlay",
+                          _MS_RDONLY | _MS_NOSUID | _MS_NODEV, opts)
+        if rc != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"mount overlay on {target}: {os.strerror(err)}")
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def unmount(target: Path) -> None:
