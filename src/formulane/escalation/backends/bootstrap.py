@@ -206,16 +206,30 @@ def _main() -> None:
     _monitor(status, gate, prctl)
     with open(cfg["main"], "rb") as f:
         source = f.read()
-    code = compile(source, cfg["main"], "exec")  # inside the sandbox only (see the module doc)
+    result = cfg.get("result")
+    split = result.get("split") if result else None
+    expr = None
+    if split:
+        # The host found that the code ends in an expression statement (at byte split[0],
+        # line split[1]): that expression is evaluated, not executed, so its value is kept.
+        head, tail = source[:split[0]], source[split[0]:]
+        code = compile(head, cfg["main"], "exec")  # inside the sandbox only (module doc)
+        expr = compile(b"\n" * (split[1] - 1) + tail, cfg["main"], "eval")
+    else:
+        code = compile(source, cfg["main"], "exec")  # inside the sandbox only (module doc)
+    given = g["inputs"].get("result", _NOTHING) if "inputs" in g else _NOTHING
     del cfg, raw
+    value: Any = _NOTHING
     try:
         exec(code, g)
+        if expr is not None:
+            value = eval(expr, g)
     except SystemExit as exc:
-        _finish(g, _exit_status(exc))
+        _finish(g, _exit_status(exc), result, value, given)
     except BaseException:
         sys.excepthook(*sys.exc_info())  # the job's traceback on stderr, as Python prints it
-        _finish(g, 1)
-    _finish(g, 0)
+        _finish(g, 1, result, value, given)
+    _finish(g, 0, result, value, given)
 
 
 def _prctl() -> Any:
@@ -291,7 +305,50 @@ def _exit_status(exc: SystemExit) -> int:
     return 1
 
 
-def _finish(g: dict[str, Any], status: int) -> None:
+_NOTHING = object()
+
+
+def _write_result(rcfg: dict[str, Any], g: dict[str, Any], value: Any, given: Any) -> None:
+    """The job's declared result, as JSON, into the runner's result file (read by the host,
+    bounded there too): the global ``result`` if the job assigned one (an input of that name
+    it left alone does not count), else the value of its final expression unless that is
+    None. A value that is not JSON or is larger than the limit is reported as an error."""
+    found = g.get("result", _NOTHING)
+    if found is not _NOTHING and found is not given:
+        how, value = b"a", found
+    elif value is not _NOTHING and value is not None:
+        how = b"e"
+    else:
+        return
+    try:
+        import json
+        text = json.dumps(value, allow_nan=False, separators=(",", ":")).encode()
+        record = b"V" + how + text
+        if len(text) > rcfg["max"]:
+            record = b"E" + how + ("the result is %d bytes of JSON; the limit is %d"
+                                   % (len(text), rcfg["max"])).encode()
+    except (TypeError, ValueError, RecursionError, OverflowError) as exc:
+        record = b"E" + how + ("the result is not JSON: %s: %s"
+                               % (type(exc).__name__, exc)).encode("utf-8", "replace")[:500]
+    path = rcfg["path"]
+    try:
+        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            view = memoryview(record)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(path + ".tmp", path)
+    except OSError as exc:
+        try:
+            sys.stderr.write("formulane: the result could not be written: %s\n" % exc)
+        except Exception:
+            pass
+
+
+def _finish(g: dict[str, Any], status: int, result: dict[str, Any] | None = None,
+            value: Any = _NOTHING, given: Any = _NOTHING) -> None:
     """End the job the way the interpreter's shutdown would, as far as the job can observe it,
     then `os._exit`: wait for non-daemon threads, run atexit handlers, drop the job's globals
     and collect garbage (unclosed files are flushed and closed, ``__del__`` runs), flush
@@ -305,6 +362,11 @@ def _finish(g: dict[str, Any], status: int) -> None:
             sys.excepthook(*sys.exc_info())
     import atexit
     atexit._run_exitfuncs()
+    if result is not None:
+        try:
+            _write_result(result, g, value, given)
+        except BaseException:
+            pass
     try:
         g.clear()
         import gc

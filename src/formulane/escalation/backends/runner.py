@@ -33,11 +33,14 @@ from ..artifacts import ArtifactStore
 from ..capabilities import Capabilities, probe
 from ..contract import (
     ArtifactRecord, BackendInfo, BrokerCall, CancelToken, CleanupRecord, Enforcement, Limits,
-    MiB, Outcome, Receipt, SandboxJob,
+    MiB, Outcome, Receipt, ResultValue, SandboxJob,
 )
 from ..environments import Environment, EnvironmentStore
 from . import cgroups, workspace as workspaces
-from .base import SandboxBackend, input_digests, static_receipt, syntax_problem, utcnow
+from .base import (
+    RESULT_MAX_BYTES, SandboxBackend, input_digests, last_expression, result_value,
+    static_receipt, syntax_problem, utcnow,
+)
 from .capture import StreamCapture
 from .cgroups import CgroupSupport, JobCgroup, LaunchGroup
 from .classifier import ExitRecord, Verdict, classify
@@ -138,7 +141,8 @@ class LocalRunner(SandboxBackend):
                  use_tmpfs: bool = True, keep_workspaces: bool = False,
                  reap_stale_workspaces: bool = True, uid_lock_dir: Path | str | None = None,
                  spare: bool = True, artifact_max_depth: int = workspaces.MAX_WALK_DEPTH,
-                 artifact_max_entries: int = workspaces.MAX_WALK_ENTRIES) -> None:
+                 artifact_max_entries: int = workspaces.MAX_WALK_ENTRIES,
+                 result_max_bytes: int = RESULT_MAX_BYTES) -> None:
         self.state_dir = Path(state_dir)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.state_dir, 0o711)
@@ -166,6 +170,9 @@ class LocalRunner(SandboxBackend):
             raise ValueError("artifact walk limits must be at least 1")
         self.artifact_max_depth = artifact_max_depth
         self.artifact_max_entries = artifact_max_entries
+        if result_max_bytes < 1:
+            raise ValueError("result_max_bytes must be at least 1")
+        self.result_max_bytes = result_max_bytes
         self.workspaces_root = self.state_dir / "workspaces"
         self.workspaces_root.mkdir(exist_ok=True)
         os.chmod(self.workspaces_root, 0o711)
@@ -280,11 +287,12 @@ class LocalRunner(SandboxBackend):
                 channel = None
             verdict = self._verdict(job, env, res, sup, cancel)
             artifacts = self._collect(job, env, res, verdict, attempt)
+            result = self._result(res, sup)
             peak = self._peak(res, running, sup)
             res.release(self.uids)
             return self.build_receipt(job, env, res, sup, verdict, artifacts, attempt=attempt,
                                       started_at=started_at, peak=peak, calls=calls, info=info,
-                                      parts=parts)
+                                      parts=parts, result=result)
         finally:
             if channel is not None:
                 channel.close()
@@ -321,7 +329,8 @@ class LocalRunner(SandboxBackend):
                       verdict: Verdict, artifacts: tuple[ArtifactRecord, ...], *, attempt: int,
                       started_at: Any, peak: int | None, calls: tuple[BrokerCall, ...],
                       info: BackendInfo, session_id: str | None = None,
-                      parts: dict[str, Any] | None = None) -> Receipt:
+                      parts: dict[str, Any] | None = None,
+                      result: ResultValue | None = None) -> Receipt:
         return Receipt(
             job_id=str(job.job_id), idempotency_key=job.idempotency_key, attempt=attempt,
             tenant=job.tenant, principal=job.principal, purpose=job.purpose, backend=info,
@@ -341,7 +350,7 @@ class LocalRunner(SandboxBackend):
             outcome=verdict.outcome, outcome_basis=verdict.basis,
             outcome_detail=verdict.detail, missing_module=verdict.missing_module,
             events=tuple(verdict.events), side_effects_possible=job.side_effects_possible,
-            broker_calls=calls, session_id=session_id)
+            broker_calls=calls, session_id=session_id, result=result)
 
     def receipt_parts(self, job: SandboxJob, res: Resources) -> dict[str, Any]:
         """The receipt's fields fixed before the job runs (capabilities, input digests,
@@ -515,6 +524,9 @@ class LocalRunner(SandboxBackend):
             # cost a create on the host and an open in the sandbox, ~0.1 ms of a warm job.
             "inputs": marshal.dumps(job.inputs) if job.inputs else None,
             "confine": self.confinement(job, env, res),
+            # The declared result's file and bound, and where a final expression starts.
+            "result": {"path": f"{ws}/{workspaces.RUNNER_DIR}/{workspaces.RESULT_FILE}",
+                       "max": self.result_max_bytes, "split": last_expression(job.source)},
         }
         payload = marshal.dumps(config)
         return payload
@@ -613,6 +625,13 @@ class LocalRunner(SandboxBackend):
                 mime=mimetypes.guess_type(item.path)[0] or "application/octet-stream",
                 complete=complete, stored_ref=ref))
         return tuple(out)
+
+    def _result(self, res: Resources, sup: Supervised) -> ResultValue | None:
+        """The job's declared result (None when job code never started)."""
+        if not sup.started or res.workspace is None:
+            return None
+        return result_value(res.workspace.read_result(self.result_max_bytes),
+                            self.result_max_bytes)
 
     def _peak(self, res: Resources, running: Running, sup: Supervised) -> int | None:
         if sup.stats is not None and sup.stats.peak_memory_bytes is not None:

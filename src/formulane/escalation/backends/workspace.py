@@ -32,6 +32,7 @@ from .cgroups import _instance_alive, instance_name
 
 RUNNER_DIR = ".formulane"
 DONE_FILE = "done.json"
+RESULT_FILE = "result"  # the declared result, written by the bootstrap
 WORK_DIR = "work"
 JOB_DIR = "job"
 OWNER_FILE = "owner"
@@ -322,6 +323,22 @@ class Workspace:
             skipped.insert(0, f"artifact count limit {max_count} reached: {over_count} more "
                               "matching files not collected")
         return CollectReport(files, skipped)
+
+    def read_result(self, max_bytes: int) -> bytes | None:
+        """The bootstrap's result record (``.formulane/result``), at most ``max_bytes`` plus
+        its header; None if there is none, it is not a regular file, or it is larger."""
+        try:
+            fd = os.open(self.path / RUNNER_DIR / RESULT_FILE, os.O_RDONLY | os.O_NOFOLLOW
+                         | os.O_NONBLOCK)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes + 1024:
+                return b"E?" + b"the result file is too large or not a file"
+            return os.read(fd, max_bytes + 1024)
+        finally:
+            os.close(fd)
 
     def done_manifest(self) -> dict[str, str]:
         """The job's own completion manifest (path -> sha256), if it wrote a sane one."""
