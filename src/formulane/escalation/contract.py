@@ -566,6 +566,20 @@ class InputDigest(_Frozen):
     kind: Literal["file", "value", "stdin"]
 
 
+class ResultValue(_Frozen):
+    """The job's declared result (the sandbox's result channel): the JSON value its code
+    assigned to ``result`` or its final expression evaluated to, serialised by the bootstrap
+    and bounded in size, so no caller parses stdout. The value is what the job's code said;
+    the receipt's outcome says whether the run that said it succeeded."""
+
+    declared: bool
+    how: Literal["assigned", "expression", "none"] = "none"
+    value: Any = None
+    json_bytes: int = 0
+    sha256: str | None = None
+    error: str = ""  # declared but not returned: not JSON, too large, unreadable
+
+
 class Receipt(_Frozen):
     """What happened, as evidence. Never edited: a reconciliation appends a new receipt."""
 
@@ -606,6 +620,7 @@ class Receipt(_Frozen):
     provider_ids: dict[str, str] = Field(default_factory=dict)
     broker_calls: tuple[BrokerCall, ...] = ()
     session_id: str | None = None
+    result: ResultValue | None = None  # None: the job never ran (or an older backend)
 
     def canonical(self) -> bytes:
         return canonical_json(self.model_dump(mode="json"))

@@ -15,6 +15,7 @@ the backend if it has one; otherwise ``unknown`` when a side effect was possible
 
 from __future__ import annotations
 
+import logging
 import queue
 import socket
 import threading
@@ -31,6 +32,7 @@ from .contract import (
 )
 from .store import JobRecord, JobStore
 
+_log = logging.getLogger(__name__)
 OnTimeout = Literal["leave", "cancel"]
 _CONFIRM_S = 15.0
 
@@ -239,38 +241,61 @@ class JobManager:
     # -- workers -----------------------------------------------------------------------------
 
     def _worker(self) -> None:
+        # A worker outlives every job: whatever one job raises (the backend, the store, a
+        # receipt that cannot be saved), the job ends with a receipt where one can be written,
+        # and the thread goes on to the next job. A dead worker left every later job queued.
         while not self._stop.is_set():
             try:
                 job_id = self._queue.get(timeout=0.1)
             except queue.Empty:
                 continue
-            record = self.store.claim(job_id, self.owner, self.lease_s)
-            if record is None:
-                continue
-            token = CancelToken()
-            with self._lock:
-                self._tokens[job_id] = token
+            try:
+                self._run_one(job_id)
+            except Exception:  # noqa: BLE001 - logged; the job's lease lets recovery find it
+                _log.exception("job worker: job %s failed outside its run", job_id)
+
+    def _run_one(self, job_id: str) -> None:
+        record = self.store.claim(job_id, self.owner, self.lease_s)
+        if record is None:
+            return
+        token = CancelToken()
+        with self._lock:
+            self._tokens[job_id] = token
+        try:
             fresh = self.store.get(job_id)
             if fresh is not None and fresh.cancel_requested:
                 token.cancel(fresh.cancel_requested)  # asked between our claim and the token
+            backend = self.backends[record.backend]
             try:
-                backend = self.backends[record.backend]
-                try:
-                    receipt = backend.run(record.job, cancel=token, attempt=record.attempt)
-                except EscalationError as exc:
-                    receipt = static_receipt(record.job, backend=self._info(record),
-                                             outcome=Outcome.SANDBOX_ERROR,
-                                             detail=f"[{exc.code}] {exc.message}",
-                                             attempt=record.attempt)
-                except Exception as exc:  # a backend bug: recorded, never swallowed silently
-                    receipt = static_receipt(record.job, backend=self._info(record),
-                                             outcome=Outcome.SANDBOX_ERROR,
-                                             detail=f"backend failure: {type(exc).__name__}: "
-                                                    f"{exc}", attempt=record.attempt)
+                receipt = backend.run(record.job, cancel=token, attempt=record.attempt)
+            except EscalationError as exc:
+                receipt = self._error_receipt(record, f"[{exc.code}] {exc.message}")
+            except Exception as exc:  # a backend bug: recorded, never swallowed silently
+                _log.exception("job %s: backend failure", job_id)
+                receipt = self._error_receipt(
+                    record, f"backend failure: {type(exc).__name__}: {exc}")
+            try:
                 self._finish(record, receipt)
-            finally:
-                with self._lock:
-                    self._tokens.pop(job_id, None)
+            except Exception as exc:  # the receipt itself could not be stored
+                _log.exception("job %s: receipt could not be stored", job_id)
+                self._finish(record, self._error_receipt(
+                    record, f"the run's receipt could not be stored: {type(exc).__name__}: "
+                            f"{exc}"[:2000]))
+        finally:
+            with self._lock:
+                self._tokens.pop(job_id, None)
+
+    def _error_receipt(self, record: JobRecord, detail: str) -> Receipt:
+        """``sandbox_error`` for a run that failed on our side; its text made storable (a
+        message may quote a name that is not valid UTF-8)."""
+        detail = detail.encode("utf-8", "backslashreplace").decode("utf-8")
+        receipt = static_receipt(record.job, backend=self._info(record),
+                                 outcome=Outcome.SANDBOX_ERROR, detail=detail,
+                                 attempt=record.attempt)
+        # We cannot tell what the job did before the failure: a writer stays "possible".
+        return receipt.model_copy(update={
+            "side_effects_possible": record.job.side_effects_possible,
+            "outcome_basis": "unknown" if record.job.side_effects_possible else "observed"})
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(max(0.05, self.lease_s / 3)):

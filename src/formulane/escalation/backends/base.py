@@ -23,8 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...errors import EscalationError
 from ..contract import (
     BackendInfo, CancelToken, EnforcedBy, InputDigest, Isolation, JobState, NetworkMode,
-    Outcome, Receipt, SandboxJob, StreamRecord, canonical_json,
+    Outcome, Receipt, ResultValue, SandboxJob, StreamRecord, canonical_json,
 )
+
+#: Default bound of a job's declared result, as JSON bytes (`LocalRunner(result_max_bytes=)`).
+RESULT_MAX_BYTES = 1024 * 1024
 
 
 class BackendCapabilities(BaseModel):
@@ -126,6 +129,49 @@ def syntax_problem(source: str, version: str | None = None) -> str | None:
     except (ValueError, MemoryError, RecursionError) as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
+
+
+def last_expression(source: str) -> tuple[int, int] | None:
+    """(byte offset, line) of the code's final statement when it is an expression statement
+    starting a line, so the bootstrap can evaluate it and keep its value; else None. Parsed
+    on the host, never compiled here."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if not tree.body or not isinstance(tree.body[-1], ast.Expr) or tree.body[-1].col_offset:
+        return None
+    line = tree.body[-1].lineno
+    data = source.encode("utf-8", "surrogatepass")
+    offset = 0
+    for _ in range(line - 1):
+        offset = data.index(b"\n", offset) + 1
+    return offset, line
+
+
+def result_value(record: bytes | None, max_bytes: int = RESULT_MAX_BYTES) -> ResultValue:
+    """The receipt's `ResultValue` from the bootstrap's result record (None: nothing was
+    declared). The record came from inside the sandbox, so it is checked as untrusted."""
+    if not record:
+        return ResultValue(declared=False)
+    kind, how_b, payload = record[:1], record[1:2], record[2:]
+    how = {b"a": "assigned", b"e": "expression", b"?": "none"}.get(how_b)
+    if how is None or kind not in (b"V", b"E"):
+        return ResultValue(declared=True, error="the result record is malformed")
+    if kind == b"E":
+        return ResultValue(declared=True, how=how,  # type: ignore[arg-type]
+                           error=payload[:500].decode("utf-8", "replace"))
+    if len(payload) > max_bytes:
+        return ResultValue(declared=True, how=how,  # type: ignore[arg-type]
+                           error=f"the result is {len(payload)} bytes of JSON; the limit is "
+                                 f"{max_bytes}")
+    try:
+        value = json.loads(payload)
+    except (ValueError, RecursionError) as exc:
+        return ResultValue(declared=True, how=how,  # type: ignore[arg-type]
+                           error=f"the result is not valid JSON: {type(exc).__name__}")
+    return ResultValue(declared=True, how=how, value=value,  # type: ignore[arg-type]
+                       json_bytes=len(payload), sha256=hashlib.sha256(payload).hexdigest())
 
 
 def static_receipt(job: SandboxJob, *, backend: BackendInfo, outcome: Outcome, detail: str,

@@ -8,7 +8,15 @@ name), writes ``S`` on the status pipe and closes both control fds, then execute
 Nothing the job does can run before the limits are in place: the bootstrap says ``R`` and
 waits; the host moves this one process into the job's cgroup and only then writes the
 configuration, so every process the job ever creates is born inside the group. Before ``R`` it
-also pays the start-up work a job would otherwise wait for (see `_main`). When the job's
+also pays the start-up work a job would otherwise wait for (see `_main`). To run a job it
+forks: the child runs the job's code, and this process stays behind as the job's monitor
+(`_monitor`): it alone keeps the status pipe, waits for the child and writes its wait status
+and resource usage there as an ``X`` record. The job cannot forge that record: the child closes
+its copies of the control fds before any job code runs, the monitor blocks every signal and is
+made non-dumpable (so its ``/proc/PID/fd`` and ``/proc/PID/mem`` are closed to the job's uid,
+and ptrace is refused by seccomp anyway). The host reads outcomes from this record, never from
+what the job prints or the exit code the wrapper relays (``sys.exit(152)`` and SIGXCPU both
+reach bwrap's caller as 152). When the job's
 code ends, `_finish` does what a normal interpreter exit does that the job can observe
 (threads joined, atexit, globals dropped so unclosed files flush, stdio flushed) and exits
 with the same status Python would, skipping the rest of the interpreter teardown. In session
@@ -174,7 +182,9 @@ def _main() -> None:
     import atexit  # noqa: F401  (loaded now; `_finish` imports it again, then for free)
     import gc
     import resource
+    import signal  # noqa: F401  (the monitor's signal mask, after the frame)
     compile(b"", "<warm-up>", "exec")
+    prctl = _prctl()
     gc.freeze()
     os.write(status, b"R")  # ready: the host now moves this process into the job's cgroup
     raw = _read_frame(gate)
@@ -193,21 +203,93 @@ def _main() -> None:
     if cfg["mode"] == "session":
         _session(cfg, gate, status, g)
         return
-    os.write(status, b"S")
-    os.close(status)
-    os.close(gate)
+    _monitor(status, gate, prctl)
     with open(cfg["main"], "rb") as f:
         source = f.read()
-    code = compile(source, cfg["main"], "exec")  # inside the sandbox only (see the module doc)
+    result = cfg.get("result")
+    split = result.get("split") if result else None
+    expr = None
+    if split:
+        # The host found that the code ends in an expression statement (at byte split[0],
+        # line split[1]): that expression is evaluated, not executed, so its value is kept.
+        head, tail = source[:split[0]], source[split[0]:]
+        code = compile(head, cfg["main"], "exec")  # inside the sandbox only (module doc)
+        expr = compile(b"\n" * (split[1] - 1) + tail, cfg["main"], "eval")
+    else:
+        code = compile(source, cfg["main"], "exec")  # inside the sandbox only (module doc)
+    given = g["inputs"].get("result", _NOTHING) if "inputs" in g else _NOTHING
     del cfg, raw
+    value: Any = _NOTHING
     try:
         exec(code, g)
+        if expr is not None:
+            value = eval(expr, g)
     except SystemExit as exc:
-        _finish(g, _exit_status(exc))
+        _finish(g, _exit_status(exc), result, value, given)
     except BaseException:
         sys.excepthook(*sys.exc_info())  # the job's traceback on stderr, as Python prints it
-        _finish(g, 1)
-    _finish(g, 0)
+        _finish(g, 1, result, value, given)
+    _finish(g, 0, result, value, given)
+
+
+def _prctl() -> Any:
+    """libc's ``prctl`` through ``_ctypes`` alone (~0.7 ms; ``import ctypes`` cost 5-10 ms
+    here), or None when this interpreter has no ctypes."""
+    try:
+        import _ctypes
+    except ImportError:
+        return None
+
+    class _Int(_ctypes._SimpleCData):
+        _type_ = "i"
+
+    class _Func(_ctypes.CFuncPtr):
+        _flags_ = _ctypes.FUNCFLAG_CDECL
+        _restype_ = _Int
+
+    class _Libc:
+        _handle = _ctypes.dlopen(None, 0)
+
+    return _Func(("prctl", _Libc()))
+
+
+def _monitor(status: int, gate: int, prctl: Any) -> None:
+    """Fork; return in the child (which then runs the job), never in the parent, which
+    becomes the job's monitor: wait for the child, write its ``X`` record, exit."""
+    import signal
+    # Blocked before the fork, so no signal from the job can reach the monitor, even in the
+    # instant after it; the child restores the mask before any job code runs.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    guarded = prctl is not None and prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE 0
+    try:
+        pid = os.fork()
+    except OSError:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise  # not started: the host reports sandbox_error with this traceback
+    if pid == 0:
+        os.close(status)
+        os.close(gate)
+        if guarded:
+            prctl(4, 1, 0, 0, 0)  # the job's own process stays an ordinary one
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        return
+    os.close(gate)
+    os.write(status, b"S")
+    _, wstatus, usage = os.wait4(pid, 0)
+    if os.WIFSIGNALED(wstatus):
+        kind, value, core = 1, os.WTERMSIG(wstatus), int(os.WCOREDUMP(wstatus))
+        code = 128 + value
+    else:
+        kind, value, core = 0, os.WEXITSTATUS(wstatus), 0
+        code = value
+    cpu_us = int((usage.ru_utime + usage.ru_stime) * 1e6)
+    record = (b"X" + bytes((kind, value, core, int(guarded))) + cpu_us.to_bytes(8, "big")
+              + max(0, usage.ru_maxrss).to_bytes(8, "big"))
+    try:
+        os.write(status, record)
+    except OSError:
+        pass
+    os._exit(code)
 
 
 def _exit_status(exc: SystemExit) -> int:
@@ -223,7 +305,50 @@ def _exit_status(exc: SystemExit) -> int:
     return 1
 
 
-def _finish(g: dict[str, Any], status: int) -> None:
+_NOTHING = object()
+
+
+def _write_result(rcfg: dict[str, Any], g: dict[str, Any], value: Any, given: Any) -> None:
+    """The job's declared result, as JSON, into the runner's result file (read by the host,
+    bounded there too): the global ``result`` if the job assigned one (an input of that name
+    it left alone does not count), else the value of its final expression unless that is
+    None. A value that is not JSON or is larger than the limit is reported as an error."""
+    found = g.get("result", _NOTHING)
+    if found is not _NOTHING and found is not given:
+        how, value = b"a", found
+    elif value is not _NOTHING and value is not None:
+        how = b"e"
+    else:
+        return
+    try:
+        import json
+        text = json.dumps(value, allow_nan=False, separators=(",", ":")).encode()
+        record = b"V" + how + text
+        if len(text) > rcfg["max"]:
+            record = b"E" + how + ("the result is %d bytes of JSON; the limit is %d"
+                                   % (len(text), rcfg["max"])).encode()
+    except (TypeError, ValueError, RecursionError, OverflowError) as exc:
+        record = b"E" + how + ("the result is not JSON: %s: %s"
+                               % (type(exc).__name__, exc)).encode("utf-8", "replace")[:500]
+    path = rcfg["path"]
+    try:
+        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            view = memoryview(record)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(path + ".tmp", path)
+    except OSError as exc:
+        try:
+            sys.stderr.write("formulane: the result could not be written: %s\n" % exc)
+        except Exception:
+            pass
+
+
+def _finish(g: dict[str, Any], status: int, result: dict[str, Any] | None = None,
+            value: Any = _NOTHING, given: Any = _NOTHING) -> None:
     """End the job the way the interpreter's shutdown would, as far as the job can observe it,
     then `os._exit`: wait for non-daemon threads, run atexit handlers, drop the job's globals
     and collect garbage (unclosed files are flushed and closed, ``__del__`` runs), flush
@@ -237,6 +362,11 @@ def _finish(g: dict[str, Any], status: int) -> None:
             sys.excepthook(*sys.exc_info())
     import atexit
     atexit._run_exitfuncs()
+    if result is not None:
+        try:
+            _write_result(result, g, value, given)
+        except BaseException:
+            pass
     try:
         g.clear()
         import gc

@@ -8,7 +8,11 @@ read-only at /opt/python and its ELF loader, /proc of the job's own pid namespac
 bind-mounted over their paths) and the read-only job directory at /job. Host paths are handed
 to bwrap as O_PATH file descriptors, so the job uid never needs to traverse host directories.
 The network namespace has only loopback and the seccomp filter refuses every non-unix socket;
-``network="open"`` shares the host network instead and is for trusted policy only.
+``network="open"`` shares the host network instead and is for trusted policy only. Nothing in
+the sandbox's /proc names a host path or a bwrap option: the environment is bound from a
+read-only overlay view (its mount options name only ``/proc/self/fd/N``; made once per
+backend and environment, unmounted by `close`, reaped after a crash), and bwrap reads its
+options from a descriptor (``--args``), so its namespace init's cmdline holds none of them.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from ..contract import Isolation, SandboxJob
 from ..environments import Environment
 from .base import BackendCapabilities
 from .runner import LocalRunner, Resources, compiled_bootstrap
+from .cgroups import _instance_alive, instance_name
 from .seccomp import filter_fd
+from .workspace import mount_overlay_view, unmount
 
 SANDBOX_PYTHON = "/opt/python"
 SANDBOX_WORKSPACE = "/workspace"
@@ -51,6 +57,60 @@ class BubblewrapBackend(LocalRunner):
         if not self.caps.bwrap_unprivileged:
             # Privileged fallback: bwrap runs as host root, so uid slots would not apply.
             self.uids = None
+        self._views: dict[str, Path] = {}
+        self._views_enabled = self.use_tmpfs  # we may mount
+        if self._views_enabled:
+            reap_views(self.state_dir / "views")
+
+    # -- environment views ------------------------------------------------------------------
+
+    def _views_root(self) -> Path:
+        return self.state_dir / "views" / instance_name()
+
+    def env_view(self, env: Environment) -> Path:
+        """Where the sandbox's /opt/python comes from: a read-only overlay of the environment
+        made once per backend (`mount_overlay_view`), so no host path of the environment
+        store shows in the sandbox's /proc; the environment itself when we may not mount."""
+        if not self._views_enabled:
+            return Path(env.root)
+        with self._lock:
+            view = self._views.get(env.digest)
+            if view is not None:
+                return view
+            root = self._views_root()
+            empty = root / ".empty"
+            try:
+                empty.mkdir(parents=True, exist_ok=True)
+                os.chmod(root.parent, 0o711)
+                os.chmod(root, 0o711)
+                view = root / f"{self._tag}-{env.digest.split(':')[-1][:32]}"
+                view.mkdir(exist_ok=True)
+                mount_overlay_view(view, Path(env.root), empty)
+            except OSError:
+                self._views_enabled = False  # an older kernel: bind the environment itself
+                return Path(env.root)
+            self._views[env.digest] = view
+            return view
+
+    def _release_views(self) -> None:
+        with self._lock:
+            views, self._views = list(self._views.values()), {}
+        for view in views:
+            try:
+                unmount(view)
+                view.rmdir()
+            except OSError:
+                pass
+        root = self._views_root()
+        try:
+            (root / ".empty").rmdir()
+            root.rmdir()
+        except OSError:
+            pass  # another backend of this process still has views here
+
+    def close(self) -> None:
+        super().close()
+        self._release_views()
 
     def capabilities(self) -> BackendCapabilities:
         caps = self.caps
@@ -116,9 +176,10 @@ class BubblewrapBackend(LocalRunner):
                        "TMPDIR": "/tmp", **job.env}
             for key, value in environ.items():
                 argv += ["--setenv", key, value]
-            argv += ["--ro-bind-fd", fd_of(env.root), SANDBOX_PYTHON]
+            view = self.env_view(env)
+            argv += ["--ro-bind-fd", fd_of(view), SANDBOX_PYTHON]
             if env.elf_interpreter and env.elf_interpreter_copy:
-                argv += ["--ro-bind-fd", fd_of(Path(env.root) / env.elf_interpreter_copy),
+                argv += ["--ro-bind-fd", fd_of(view / env.elf_interpreter_copy),
                          env.elf_interpreter]
             argv += ["--proc", "/proc", "--dev", "/dev",
                      "--size", str(job.limits.tmp_bytes), "--tmpfs", "/tmp",
@@ -136,11 +197,38 @@ class BubblewrapBackend(LocalRunner):
                      "--remount-ro", "/dev", "--remount-ro", "/"]
             seccomp = filter_fd(self.seccomp_program(job))
             fds.append(seccomp)
-            argv += ["--chdir", SANDBOX_WORKSPACE, "--seccomp", str(seccomp), "--",
-                     f"{SANDBOX_PYTHON}/{env.python}", "-I", "-S", "-B", "-X", "utf8",
-                     f"{SANDBOX_JOB}/{_bootstrap_file(env)}", str(gate), str(status)]
+            argv += ["--chdir", SANDBOX_WORKSPACE, "--seccomp", str(seccomp)]
+            # The options travel through a descriptor (``--args``), not bwrap's command line:
+            # the sandbox's /proc/1/cmdline (bwrap's namespace init) would show them all.
+            options = filter_fd(b"".join(a.encode() + b"\0" for a in argv[1:]))
+            fds.append(options)
+            argv = [argv[0], "--args", str(options), "--",
+                    f"{SANDBOX_PYTHON}/{env.python}", "-I", "-S", "-B", "-X", "utf8",
+                    f"{SANDBOX_JOB}/{_bootstrap_file(env)}", str(gate), str(status)]
         except BaseException:
             for fd in fds:
                 os.close(fd)
             raise
         return argv, {}, fds
+
+
+def reap_views(root: Path) -> int:
+    """Unmount and remove the environment views of processes that no longer exist."""
+    removed = 0
+    if not root.is_dir():
+        return 0
+    for inst in root.iterdir():
+        if not inst.is_dir() or _instance_alive(inst.name):
+            continue
+        for view in inst.iterdir():
+            try:
+                unmount(view)
+                view.rmdir()
+                removed += 1
+            except OSError:
+                pass
+        try:
+            inst.rmdir()
+        except OSError:
+            pass
+    return removed

@@ -6,14 +6,20 @@ that never started (our fault), then kernel evidence (cgroup OOM kills, SIGXCPU,
 signals), then the exit status and the job's final exception line on stderr (missing module,
 broken shared library, EOF on /dev/null stdin, EFBIG/ENOSPC, EAGAIN on fork, refused sockets).
 The basis says whether the outcome was observed directly or inferred from weaker evidence; a
-timeout whose kill could not be confirmed becomes ``unknown``.
+timeout whose kill could not be confirmed becomes ``unknown``. Only what the host saw is
+``observed``: its own deadline and kills, cgroup events, and the job's wait status from the
+bootstrap's monitor (`ExitRecord`); a wrapper's 128+N exit code, a signal the usage does not
+corroborate (SIGXCPU below the CPU limit) and everything read from the job's output are
+``inferred`` at most, so a job cannot forge a limit, a timeout or a signal.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import signal
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..contract import Outcome, OutcomeBasis
 
@@ -28,6 +34,35 @@ _NETWORK = re.compile(
     r"Address family not supported|\[Errno 97\])")
 _FORK = re.compile(r"(BlockingIOError: \[Errno 11\]|Resource temporarily unavailable|"
                    r"can't start new thread)")
+
+
+@dataclass(frozen=True)
+class ExitRecord:
+    """The job's wait status as its monitor saw it (the bootstrap's ``X`` record): written by
+    a process the job's code cannot write as, so it is observed, unlike anything the job
+    prints or the exit code a wrapper relays."""
+
+    exit_code: int | None
+    signal: int | None
+    core_dumped: bool
+    guarded: bool  # the monitor was non-dumpable (closed to the job's uid)
+    cpu_s: float
+    max_rss_bytes: int
+
+    @classmethod
+    def parse(cls, status: bytes) -> "ExitRecord | None":
+        """The record in a status buffer (``S``, then ``X`` and 19 bytes), or None."""
+        if not status.startswith(b"SX") or len(status) < 21:
+            return None
+        raw = status[2:21]
+        kind, value, core, guarded = raw[0], raw[1], raw[2], raw[3]
+        if kind not in (0, 1):
+            return None
+        cpu_us = int.from_bytes(raw[4:12], "big")
+        rss_kb = int.from_bytes(raw[12:20], "big")
+        return cls(exit_code=value if kind == 0 else None, signal=value if kind == 1 else None,
+                   core_dumped=bool(core), guarded=bool(guarded), cpu_s=cpu_us / 1e6,
+                   max_rss_bytes=rss_kb * 1024)
 
 
 @dataclass
@@ -72,8 +107,20 @@ def classify(*, reason: str, started: bool, returncode: int | None, wrapper: boo
              stderr: str, oom_kills: int = 0, pids_max_hits: int = 0,
              cpu_s: float | None = None, cpu_limit_s: float | None = None,
              network_mode: str = "none", provided_modules: dict[str, str] | None = None,
-             kill_confirmed: bool = True, cancel_reason: str = "") -> Verdict:
-    code, sig = decode_status(returncode, wrapper)
+             kill_confirmed: bool = True, cancel_reason: str = "",
+             monitored: bool = False, exit_record: ExitRecord | None = None) -> Verdict:
+    """One outcome with its basis. ``monitored``: the job ran under the bootstrap's monitor,
+    so its wait status is ``exit_record`` (None: the monitor never reported, and nothing the
+    job's side could have written is trusted). Without a monitor a wrapper's 128+N is taken
+    as signal N, but only as ``inferred``: a job exiting with that code looks the same. What
+    is read from the job's stderr (the last exception line) is ``inferred`` at most."""
+    record = exit_record if monitored else None
+    if record is not None:
+        code, sig = record.exit_code, record.signal
+        status_basis: OutcomeBasis = "observed" if record.guarded else "inferred"
+    else:
+        code, sig = decode_status(returncode, wrapper)
+        status_basis = "inferred" if (wrapper and sig is not None) or monitored else "observed"
     events = []
     if oom_kills:
         events.append(f"oom_kill x{oom_kills}")
@@ -101,24 +148,50 @@ def classify(*, reason: str, started: bool, returncode: int | None, wrapper: boo
                        "the sandbox failed before job code started: " + stderr.strip()[-500:])
     if oom_kills and (sig is not None or code not in (0, None)):
         return verdict(Outcome.OOM_KILLED, "observed", "killed by the memory cgroup")
+    if monitored and record is None:
+        status = f"status {returncode}" if returncode is not None else "no status"
+        code = sig = None  # what the wrapper relayed is not the job's status
+        return verdict(Outcome.CRASHED, "inferred",
+                       "the job's monitor ended without reporting the job's exit (it was killed "
+                       f"or died); the sandbox ended with {status}")
     if sig is not None:
+        used = record.cpu_s if record is not None else cpu_s
         if sig == signal.SIGXCPU:
-            return verdict(Outcome.TIMEOUT_CPU, "observed", "SIGXCPU: CPU time limit reached")
-        if sig == signal.SIGKILL and cpu_s is not None and cpu_limit_s is not None \
-                and cpu_s >= cpu_limit_s:
+            soft = math.ceil(cpu_limit_s) if cpu_limit_s is not None else None
+            if soft is None or used is None or used >= soft * 0.9:
+                return verdict(Outcome.TIMEOUT_CPU, status_basis,
+                               "SIGXCPU: CPU time limit reached")
+            return verdict(Outcome.CRASHED, status_basis,
+                           f"terminated by SIGXCPU after {used:.3f} s of CPU, below the {soft} s "
+                           "limit: the signal was sent, not the limit reached")
+        if sig == signal.SIGKILL and used is not None and cpu_limit_s is not None \
+                and used >= cpu_limit_s:
             return verdict(Outcome.TIMEOUT_CPU, "inferred", "SIGKILL after the CPU limit")
         if sig == signal.SIGXFSZ:
-            return verdict(Outcome.FS_LIMIT, "observed", "SIGXFSZ: file size limit reached")
-        basis: OutcomeBasis = "observed" if sig != signal.SIGKILL else "inferred"
+            # Python ignores SIGXFSZ (a write past the limit fails with EFBIG instead), so a
+            # death by it is rarer than a sent one: the cause is inferred, the signal observed.
+            return verdict(Outcome.FS_LIMIT, "inferred", "SIGXFSZ: file size limit reached")
+        basis: OutcomeBasis = status_basis if sig != signal.SIGKILL else "inferred"
         return verdict(Outcome.CRASHED, basis, f"terminated by {_signame(sig)}")
     if code == 0:
-        return verdict(Outcome.SUCCEEDED, "observed")
+        return verdict(Outcome.SUCCEEDED, status_basis)
+    return _from_stderr(verdict, code, stderr, status_basis, pids_max_hits, network_mode,
+                        provided_modules)
+
+
+def _from_stderr(verdict: Any, code: int | None, stderr: str, status_basis: OutcomeBasis,
+                 pids_max_hits: int, network_mode: str,
+                 provided_modules: dict[str, str] | None) -> Verdict:
+    """A failed exit, refined by the job's last exception line. The job writes its own
+    stderr, so every outcome read from it is ``inferred``: only the plain ``user_error`` (a
+    non-zero exit) and a pids.max event (the kernel's count) are observed."""
     exc = last_exception(stderr)
     exc_type, message = exc if exc else ("", "")
     short = exc_type.rsplit(".", 1)[-1]
     line = f"{exc_type}: {message}".strip(": ") if exc else f"exit status {code}"
     if short == "MemoryError":
-        return verdict(Outcome.OOM_KILLED, "observed", "MemoryError under the address-space limit")
+        return verdict(Outcome.OOM_KILLED, "inferred",
+                       "MemoryError under the address-space limit (read from stderr)")
     if short == "ModuleNotFoundError":
         match = _NO_MODULE.search(message)
         module = match.group(1) if match else None
@@ -127,22 +200,22 @@ def classify(*, reason: str, started: bool, returncode: int | None, wrapper: boo
                            f"module {module!r} belongs to declared package "
                            f"{provided_modules[module.split('.')[0]]} but failed to import",
                            module)
-        return verdict(Outcome.MISSING_PACKAGE, "observed",
+        return verdict(Outcome.MISSING_PACKAGE, "inferred",
                        f"no module named {module!r} in this environment", module)
     if short == "ImportError" and _SO_PROBLEM.search(message):
-        return verdict(Outcome.ENVIRONMENT_ERROR, "observed", line)
+        return verdict(Outcome.ENVIRONMENT_ERROR, "inferred", line)
     if short == "EOFError":
-        return verdict(Outcome.INPUT_REQUIRED, "observed",
+        return verdict(Outcome.INPUT_REQUIRED, "inferred",
                        "the job read from stdin, which is /dev/null: interactive input is "
                        "not available")
     if "[Errno 27]" in message or "[Errno 28]" in message or "[Errno 122]" in message \
             or "File too large" in message or "No space left" in message:
-        return verdict(Outcome.FS_LIMIT, "observed", line)
+        return verdict(Outcome.FS_LIMIT, "inferred", line)
     if pids_max_hits or _FORK.search(stderr[-4000:]):
         return verdict(Outcome.PIDS_LIMIT, "observed" if pids_max_hits else "inferred", line)
     if network_mode == "none" and (_NETWORK.search(line) or (
             short == "PermissionError" and "[Errno 1]" in message
             and re.search(r"socket|connect|urlopen|create_connection", stderr[-4000:]))):
-        return verdict(Outcome.NETWORK_DENIED, "observed",
+        return verdict(Outcome.NETWORK_DENIED, "inferred",
                        f"network access is not allowed for this job ({line})")
-    return verdict(Outcome.USER_ERROR, "observed", line)
+    return verdict(Outcome.USER_ERROR, status_basis, line)

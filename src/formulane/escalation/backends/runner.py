@@ -33,14 +33,17 @@ from ..artifacts import ArtifactStore
 from ..capabilities import Capabilities, probe
 from ..contract import (
     ArtifactRecord, BackendInfo, BrokerCall, CancelToken, CleanupRecord, Enforcement, Limits,
-    MiB, Outcome, Receipt, SandboxJob,
+    MiB, Outcome, Receipt, ResultValue, SandboxJob,
 )
 from ..environments import Environment, EnvironmentStore
 from . import cgroups, workspace as workspaces
-from .base import SandboxBackend, input_digests, static_receipt, syntax_problem, utcnow
+from .base import (
+    RESULT_MAX_BYTES, SandboxBackend, input_digests, last_expression, result_value,
+    static_receipt, syntax_problem, utcnow,
+)
 from .capture import StreamCapture
 from .cgroups import CgroupSupport, JobCgroup, LaunchGroup
-from .classifier import Verdict, classify
+from .classifier import ExitRecord, Verdict, classify
 from .seccomp import build_filter
 from .spare import SpareSlot
 from .supervisor import Launch, Running, Supervised, UidPool, control_pipes, spawn
@@ -67,6 +70,9 @@ def compiled_bootstrap(path: str) -> bytes:
 #: Without a memory cgroup the address-space rlimit is the memory limit; with one, the rlimit
 #: is only a backstop and the cgroup (which OOM-kills, observably) is what trips first.
 AS_HEADROOM = 1024 * MiB
+#: The bootstrap's monitor (see bootstrap.py) is one task of the job's cgroup and uid beyond
+#: what the job may start itself: pids.max and RLIMIT_NPROC are raised by this much.
+MONITOR_TASKS = 1
 DEFAULT_UID_LOCKS = Path("/run/formulane/uid-locks")
 
 
@@ -134,7 +140,9 @@ class LocalRunner(SandboxBackend):
                  uid_first: int = 190_000, uid_count: int = 64, use_cgroups: bool = True,
                  use_tmpfs: bool = True, keep_workspaces: bool = False,
                  reap_stale_workspaces: bool = True, uid_lock_dir: Path | str | None = None,
-                 spare: bool = True) -> None:
+                 spare: bool = True, artifact_max_depth: int = workspaces.MAX_WALK_DEPTH,
+                 artifact_max_entries: int = workspaces.MAX_WALK_ENTRIES,
+                 result_max_bytes: int = RESULT_MAX_BYTES) -> None:
         self.state_dir = Path(state_dir)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.state_dir, 0o711)
@@ -158,6 +166,13 @@ class LocalRunner(SandboxBackend):
         self.uids = UidPool(locks, uid_first, uid_count) if self.caps.can_switch_uid else None
         self.use_tmpfs = use_tmpfs and self.caps.can_mount_tmpfs
         self.keep_workspaces = keep_workspaces
+        if artifact_max_depth < 1 or artifact_max_entries < 1:
+            raise ValueError("artifact walk limits must be at least 1")
+        self.artifact_max_depth = artifact_max_depth
+        self.artifact_max_entries = artifact_max_entries
+        if result_max_bytes < 1:
+            raise ValueError("result_max_bytes must be at least 1")
+        self.result_max_bytes = result_max_bytes
         self.workspaces_root = self.state_dir / "workspaces"
         self.workspaces_root.mkdir(exist_ok=True)
         os.chmod(self.workspaces_root, 0o711)
@@ -272,11 +287,12 @@ class LocalRunner(SandboxBackend):
                 channel = None
             verdict = self._verdict(job, env, res, sup, cancel)
             artifacts = self._collect(job, env, res, verdict, attempt)
+            result = self._result(res, sup)
             peak = self._peak(res, running, sup)
             res.release(self.uids)
             return self.build_receipt(job, env, res, sup, verdict, artifacts, attempt=attempt,
                                       started_at=started_at, peak=peak, calls=calls, info=info,
-                                      parts=parts)
+                                      parts=parts, result=result)
         finally:
             if channel is not None:
                 channel.close()
@@ -313,7 +329,8 @@ class LocalRunner(SandboxBackend):
                       verdict: Verdict, artifacts: tuple[ArtifactRecord, ...], *, attempt: int,
                       started_at: Any, peak: int | None, calls: tuple[BrokerCall, ...],
                       info: BackendInfo, session_id: str | None = None,
-                      parts: dict[str, Any] | None = None) -> Receipt:
+                      parts: dict[str, Any] | None = None,
+                      result: ResultValue | None = None) -> Receipt:
         return Receipt(
             job_id=str(job.job_id), idempotency_key=job.idempotency_key, attempt=attempt,
             tenant=job.tenant, principal=job.principal, purpose=job.purpose, backend=info,
@@ -333,7 +350,7 @@ class LocalRunner(SandboxBackend):
             outcome=verdict.outcome, outcome_basis=verdict.basis,
             outcome_detail=verdict.detail, missing_module=verdict.missing_module,
             events=tuple(verdict.events), side_effects_possible=job.side_effects_possible,
-            broker_calls=calls, session_id=session_id)
+            broker_calls=calls, session_id=session_id, result=result)
 
     def receipt_parts(self, job: SandboxJob, res: Resources) -> dict[str, Any]:
         """The receipt's fields fixed before the job runs (capabilities, input digests,
@@ -402,7 +419,7 @@ class LocalRunner(SandboxBackend):
             else:
                 res.cgroup = JobCgroup.create(self.cg_support, name,
                                               memory_bytes=limits.memory_bytes,
-                                              max_processes=limits.max_processes)
+                                              max_processes=limits.max_processes + MONITOR_TASKS)
         res.workspace = Workspace.create(self.workspaces_root, name, uid=uid, gid=uid,
                                          size=limits.workspace_bytes, use_tmpfs=self.use_tmpfs)
         tmp = res.workspace.path / workspaces.RUNNER_DIR / "tmp"
@@ -436,11 +453,11 @@ class LocalRunner(SandboxBackend):
             if group is None:
                 group = JobCgroup.create(self.cg_support, f"slot-{uid}-{self._tag}",
                                          memory_bytes=limits.memory_bytes,
-                                         max_processes=limits.max_processes)
+                                         max_processes=limits.max_processes + MONITOR_TASKS)
                 self._slot_groups[uid] = group
         if not group.kill_all(5.0):
             raise EscalationError(f"uid slot {uid} still has processes", code="E602")
-        group.set_limits(memory_bytes=limits.memory_bytes, max_processes=limits.max_processes)
+        group.set_limits(memory_bytes=limits.memory_bytes, max_processes=limits.max_processes + MONITOR_TASKS)
         group.rebase()
         return group
 
@@ -454,7 +471,7 @@ class LocalRunner(SandboxBackend):
             _write(res.jobdir / "stdin", job.stdin)
         if res.cgroup is not None:
             res.cgroup.set_limits(memory_bytes=job.limits.memory_bytes,
-                                  max_processes=job.limits.max_processes)
+                                  max_processes=job.limits.max_processes + MONITOR_TASKS)
 
     def _open_broker(self, job: SandboxJob, res: Resources, deadline: float) -> BrokerChannel:
         if self.broker is None:
@@ -507,6 +524,9 @@ class LocalRunner(SandboxBackend):
             # cost a create on the host and an open in the sandbox, ~0.1 ms of a warm job.
             "inputs": marshal.dumps(job.inputs) if job.inputs else None,
             "confine": self.confinement(job, env, res),
+            # The declared result's file and bound, and where a final expression starts.
+            "result": {"path": f"{ws}/{workspaces.RUNNER_DIR}/{workspaces.RESULT_FILE}",
+                       "max": self.result_max_bytes, "split": last_expression(job.source)},
         }
         payload = marshal.dumps(config)
         return payload
@@ -516,7 +536,7 @@ class LocalRunner(SandboxBackend):
         cpu = max(1, math.ceil(limits.cpu_time_s))
         # NPROC counts every task of the uid, the wrapper's two processes included; with a pids
         # cgroup it is only a backstop a little above pids.max.
-        nproc = limits.max_processes + (8 if res.cgroup is not None else 2)
+        nproc = limits.max_processes + MONITOR_TASKS + (8 if res.cgroup is not None else 2)
         out = [("RLIMIT_AS", memory, memory), ("RLIMIT_CPU", cpu, cpu + 1),
                ("RLIMIT_FSIZE", limits.max_file_bytes, limits.max_file_bytes),
                ("RLIMIT_NOFILE", limits.max_open_files, limits.max_open_files),
@@ -530,7 +550,6 @@ class LocalRunner(SandboxBackend):
         captures = {running.out_r: StreamCapture(limits.stdout_max_bytes, limits.stream_kill_bytes),
                     running.err_r: StreamCapture(limits.stderr_max_bytes, limits.stream_kill_bytes)}
         reason = running.pump(captures, deadline=deadline, cancel=cancel)
-        started = running.status_buffer.startswith(b"S")
         group_killed = False
         pipes_held = False
         if running.exited and reason == "timeout":
@@ -541,11 +560,18 @@ class LocalRunner(SandboxBackend):
             if reason != "output_limit":
                 running.pump(captures, deadline=time.monotonic() + 0.2, cancel=None)
         found, remaining = running.sweep()
+        # Everything of the job has ended: what the status pipe holds is complete (the
+        # monitor's ``S``, and its exit record, written just before it ended).
+        running.drain_status()
+        started = running.status_buffer.startswith(b"S")
         wall = time.monotonic() - running.started_at
         cpu_s = None
         stats = running.cgroup.stats() if running.cgroup is not None else None
         if stats is not None:
             cpu_s = stats.cpu_ns / 1e9 if stats.cpu_ns is not None else None
+        record = ExitRecord.parse(running.status_buffer) if started else None
+        if cpu_s is None and record is not None:
+            cpu_s = record.cpu_s
         if cpu_s is None and running.rusage is not None:
             ru = running.rusage
             cpu_s = ru.ru_utime + ru.ru_stime  # type: ignore[attr-defined]
@@ -555,7 +581,7 @@ class LocalRunner(SandboxBackend):
             group_killed=group_killed, orphans_found=found if not group_killed else 0,
             survivors=remaining,
             cgroup_empty=remaining == 0 if running.cgroup is not None else None,
-            pipes_closed_early=pipes_held, stats=stats)
+            pipes_closed_early=pipes_held, stats=stats, exit_record=record)
         return sup
 
     def _verdict(self, job: SandboxJob, env: Environment, res: Resources, sup: Supervised,
@@ -568,14 +594,18 @@ class LocalRunner(SandboxBackend):
             pids_max_hits=stats.pids_max_hits if stats else 0, cpu_s=sup.cpu_s,
             cpu_limit_s=job.limits.cpu_time_s, network_mode=job.network.mode,
             provided_modules=env.modules, kill_confirmed=sup.survivors == 0,
-            cancel_reason=cancel.reason if cancel is not None else "")
+            cancel_reason=cancel.reason if cancel is not None else "",
+            monitored=True, exit_record=sup.exit_record)
 
     def _collect(self, job: SandboxJob, env: Environment, res: Resources, verdict: Verdict,
                  attempt: int) -> tuple[ArtifactRecord, ...]:
         if not job.artifact_globs or res.workspace is None:
             return ()
         report = res.workspace.collect(job.artifact_globs, max_count=job.limits.artifact_max_count,
-                                       max_bytes=job.limits.artifact_max_bytes_total)
+                                       max_bytes=job.limits.artifact_max_bytes_total,
+                                       max_depth=self.artifact_max_depth,
+                                       max_entries=self.artifact_max_entries)
+        verdict.events.extend(skipped_events(report.skipped))
         manifest = res.workspace.done_manifest()
         ok = verdict.outcome is Outcome.SUCCEEDED
         out = []
@@ -595,6 +625,13 @@ class LocalRunner(SandboxBackend):
                 mime=mimetypes.guess_type(item.path)[0] or "application/octet-stream",
                 complete=complete, stored_ref=ref))
         return tuple(out)
+
+    def _result(self, res: Resources, sup: Supervised) -> ResultValue | None:
+        """The job's declared result (None when job code never started)."""
+        if not sup.started or res.workspace is None:
+            return None
+        return result_value(res.workspace.read_result(self.result_max_bytes),
+                            self.result_max_bytes)
 
     def _peak(self, res: Resources, running: Running, sup: Supervised) -> int | None:
         if sup.stats is not None and sup.stats.peak_memory_bytes is not None:
@@ -642,6 +679,19 @@ class LocalRunner(SandboxBackend):
 
     def seccomp_program(self, job: SandboxJob) -> bytes:
         return build_filter(network_open=job.network.mode == "open")
+
+
+#: How many skipped-artifact lines a receipt keeps (the count of the rest is given).
+MAX_SKIPPED_EVENTS = 20
+
+
+def skipped_events(skipped: list[str]) -> list[str]:
+    """Receipt events for the artifacts that were not collected and why, bounded."""
+    out = [f"artifact not collected: {line[:300]}" for line in skipped[:MAX_SKIPPED_EVENTS]]
+    if len(skipped) > MAX_SKIPPED_EVENTS:
+        out.append(f"artifact not collected: {len(skipped) - MAX_SKIPPED_EVENTS} more "
+                   "entries not listed")
+    return out
 
 
 def _write(path: Path, content: str | bytes) -> None:

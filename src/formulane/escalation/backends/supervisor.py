@@ -31,6 +31,7 @@ from typing import Callable
 from ..contract import CancelToken
 from .capture import StreamCapture
 from .cgroups import CgroupStats, JobCgroup, LaunchGroup
+from .classifier import ExitRecord
 
 _DRAIN_WINDOW_S = 0.5
 #: util-linux setpriv, when present and we are root (it is how the uid switch stays vfork-able).
@@ -212,6 +213,7 @@ class Supervised:
     cgroup_empty: bool | None = None
     pipes_closed_early: bool = False
     stats: CgroupStats | None = None
+    exit_record: "ExitRecord | None" = None  # the monitor's report of the job's wait status
 
 
 class Running:
@@ -432,6 +434,24 @@ class Running:
                     return "exited"
         finally:
             sel.close()
+
+    def drain_status(self, timeout: float = 0.2) -> bytes:
+        """What the status pipe still holds once the sandbox has ended (the monitor's ``X``
+        record is written just before it exits, so it may not have been read by `pump`).
+        Bounded: at most ``timeout`` seconds and 64 KiB."""
+        end = time.monotonic() + timeout
+        while self.status_r >= 0 and len(self.status_buffer) < 65536:
+            chunk = _read(self.status_r)
+            if chunk is None:
+                if not select.select([self.status_r], [], [], max(0.0, end - time.monotonic()))[0]:
+                    break
+                continue
+            if not chunk:
+                os.close(self.status_r)
+                self.status_r = -1
+                break
+            self.status_buffer += chunk
+        return self.status_buffer
 
     def _reap(self) -> None:
         if self.exited:

@@ -32,10 +32,16 @@ from .cgroups import _instance_alive, instance_name
 
 RUNNER_DIR = ".formulane"
 DONE_FILE = "done.json"
+RESULT_FILE = "result"  # the declared result, written by the bootstrap
 WORK_DIR = "work"
 JOB_DIR = "job"
-OWNER_FILE = "owner"  # in a pooled box: the job-and-attempt name it was claimed for
+OWNER_FILE = "owner"
+#: Bounds of the artifact walk (`Workspace.collect`): directory levels, and directory entries
+#: looked at in all. Configurable per backend (``LocalRunner(artifact_max_depth=...)``).
+MAX_WALK_DEPTH = 64
+MAX_WALK_ENTRIES = 100_000  # in a pooled box: the job-and-attempt name it was claimed for
 
+_MS_RDONLY = 1
 _MS_NOSUID = 2
 _MS_NODEV = 4
 _MNT_DETACH = 2
@@ -55,6 +61,27 @@ def mount_tmpfs(target: Path, *, size: int, uid: int, gid: int, mode: int = 0o70
     if rc != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount tmpfs on {target}: {os.strerror(err)}")
+
+
+def mount_overlay_view(target: Path, lower: Path, empty: Path) -> None:
+    """A read-only overlay of ``lower`` at ``target``, whose mount options name the layers as
+    ``/proc/self/fd/N`` (descriptors of this process at mount time) instead of host paths.
+
+    A bind mount of ``lower`` shows its host path in every ``/proc/*/mountinfo`` of the
+    sandbox it is bound into (the mount's root within its filesystem); an overlay is a
+    filesystem of its own, so its root is ``/`` and its options hold only what was given."""
+    fds = [os.open(lower, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC),
+           os.open(empty, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
+    try:
+        opts = f"lowerdir=/proc/self/fd/{fds[0]}:/proc/self/fd/{fds[1]}".encode()
+        rc = _lib().mount(b"formulane-env", str(target).encode(), b"overlay",
+                          _MS_RDONLY | _MS_NOSUID | _MS_NODEV, opts)
+        if rc != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"mount overlay on {target}: {os.strerror(err)}")
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def unmount(target: Path) -> None:
@@ -108,7 +135,8 @@ def glob_regex(patterns: Iterable[str]) -> re.Pattern[str]:
                 out += re.escape(pattern[i])
                 i += 1
         parts.append(out)
-    return re.compile("^(?:" + "|".join(parts) + ")$" if parts else "(?!)")
+    # DOTALL and \Z: a name may hold a newline, and '$' would also match before a final one.
+    return re.compile("^(?:" + "|".join(parts) + r")\Z" if parts else "(?!)", re.DOTALL)
 
 
 @dataclass
@@ -209,7 +237,14 @@ class Workspace:
         os.chown(target, self.uid, self.gid)
 
     def collect(self, globs: Iterable[str], *, max_count: int, max_bytes: int,
-                exclude: Callable[[str], bool] | None = None) -> CollectReport:
+                exclude: Callable[[str], bool] | None = None, max_depth: int = MAX_WALK_DEPTH,
+                max_entries: int = MAX_WALK_ENTRIES) -> CollectReport:
+        """The declared artifacts, walked without recursion: at most ``max_depth`` directory
+        levels and ``max_entries`` directory entries are looked at, so a job that builds
+        3,000 nested directories or a million empty files costs a bounded walk (what was cut
+        is in ``skipped``). A name that is not valid UTF-8 is refused, shown escaped: it
+        could not be stored in a receipt, and escaping it into a stored name could collide
+        with a real one."""
         matcher = glob_regex(globs)
         files: list[Collected] = []
         skipped: list[str] = []
@@ -218,31 +253,92 @@ class Workspace:
             top = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError as exc:
             return CollectReport([], [f"workspace unreadable: {exc.strerror}"])
+        seen = over_count = 0
+        # Depth-first with an explicit stack of (directory fd, relative path, subdirectories
+        # still to visit): at most ``max_depth`` descriptors are open at any time.
+        stack: list[tuple[int, str, list[str]]] = []
         try:
-            for dirpath, dirnames, filenames, dirfd in os.fwalk(dir_fd=top, follow_symlinks=False):
-                rel_dir = "" if dirpath == "." else dirpath[2:] if dirpath.startswith("./") \
-                    else dirpath
-                if rel_dir.split("/")[0] == RUNNER_DIR:
-                    dirnames[:] = []
+            pending: tuple[int, str] | None = (top, "")
+            top = -1  # owned by the stack from here on
+            while pending is not None or stack:
+                if pending is not None:
+                    dirfd, rel_dir = pending
+                    pending = None
+                    subdirs, names, seen = _list_dir(dirfd, seen, max_entries)
+                    stack.append((dirfd, rel_dir, sorted(subdirs, reverse=True)))
+                    for fname in sorted(names):
+                        rel = f"{rel_dir}/{fname}" if rel_dir else fname
+                        if not matcher.match(rel) or (exclude is not None and exclude(rel)):
+                            continue
+                        if rel in self.ro_paths:
+                            continue
+                        if not _utf8(rel):
+                            skipped.append(f"{escape_name(rel)}: name is not valid UTF-8, "
+                                           "refused")
+                            continue
+                        if len(files) >= max_count:
+                            over_count += 1
+                            continue
+                        got = _read_regular(dirfd, fname, budget)
+                        if isinstance(got, str):
+                            skipped.append(f"{rel}: {got}")
+                            continue
+                        budget -= len(got)
+                        files.append(Collected(rel, len(got), hashlib.sha256(got).hexdigest(),
+                                               got))
+                    if seen > max_entries:
+                        # First: it says the list below may be incomplete.
+                        skipped.insert(0, f"walk stopped after {max_entries} directory entries "
+                                          "(artifact walk limit); the rest was not looked at")
+                        break
                     continue
-                for fname in sorted(filenames):
-                    rel = f"{rel_dir}/{fname}" if rel_dir else fname
-                    if not matcher.match(rel) or (exclude is not None and exclude(rel)):
-                        continue
-                    if rel in self.ro_paths:
-                        continue
-                    if len(files) >= max_count:
-                        skipped.append(f"{rel}: artifact count limit {max_count} reached")
-                        continue
-                    got = _read_regular(dirfd, fname, budget)
-                    if isinstance(got, str):
-                        skipped.append(f"{rel}: {got}")
-                        continue
-                    budget -= len(got)
-                    files.append(Collected(rel, len(got), hashlib.sha256(got).hexdigest(), got))
+                dirfd, rel_dir, subdirs = stack[-1]
+                if not subdirs:
+                    stack.pop()
+                    os.close(dirfd)
+                    continue
+                name = subdirs.pop()
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if rel == RUNNER_DIR:
+                    continue
+                if len(stack) >= max_depth:
+                    skipped.append(f"{escape_name(rel)}/: deeper than {max_depth} directory "
+                                   "levels (artifact walk limit), not walked")
+                    continue
+                try:
+                    child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                                    dir_fd=dirfd)
+                except OSError as exc:
+                    skipped.append(f"{escape_name(rel)}/: unreadable ({exc.strerror})")
+                    continue
+                pending = (child, rel)
         finally:
-            os.close(top)
+            for dirfd, _, _ in stack:
+                os.close(dirfd)
+            if pending is not None:
+                os.close(pending[0])
+            if top >= 0:
+                os.close(top)
+        if over_count:
+            skipped.insert(0, f"artifact count limit {max_count} reached: {over_count} more "
+                              "matching files not collected")
         return CollectReport(files, skipped)
+
+    def read_result(self, max_bytes: int) -> bytes | None:
+        """The bootstrap's result record (``.formulane/result``), at most ``max_bytes`` plus
+        its header; None if there is none, it is not a regular file, or it is larger."""
+        try:
+            fd = os.open(self.path / RUNNER_DIR / RESULT_FILE, os.O_RDONLY | os.O_NOFOLLOW
+                         | os.O_NONBLOCK)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes + 1024:
+                return b"E?" + b"the result file is too large or not a file"
+            return os.read(fd, max_bytes + 1024)
+        finally:
+            os.close(fd)
 
     def done_manifest(self) -> dict[str, str]:
         """The job's own completion manifest (path -> sha256), if it wrote a sane one."""
@@ -273,7 +369,7 @@ class Workspace:
                 unmount(self.box)
                 self.box.rmdir()
             else:
-                shutil.rmtree(self.box, ignore_errors=True)
+                remove_tree(self.box)
             self.destroyed = not self.box.exists()
         except OSError:
             self.destroyed = False
@@ -318,6 +414,85 @@ def release_instance_dir(root: Path) -> bool:
         except OSError:
             return False
     return True
+
+
+def remove_tree(root: Path) -> None:
+    """Delete a directory tree of any depth without recursion and without long paths (a job
+    may leave thousands of nested directories: ``shutil.rmtree`` recursed, and paths grew past
+    PATH_MAX). One directory descriptor is open at a time; symlinks are unlinked, never
+    followed. Errors are swallowed: what is left is found by `reap` later."""
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        try:
+            os.unlink(root)
+        except OSError:
+            pass
+        return
+    names: list[str] = []
+    try:
+        while True:
+            sub = None
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            sub = entry.name
+                            break
+                        os.unlink(entry.name, dir_fd=fd)
+                    except OSError:
+                        continue
+            if sub is not None:
+                child = os.open(sub, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                os.close(fd)
+                fd = child
+                names.append(sub)
+                continue
+            if not names:
+                break
+            parent = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            os.rmdir(names.pop(), dir_fd=fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(root)
+    except OSError:
+        pass
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def escape_name(name: str) -> str:
+    """A file name as printable text: bytes that are not UTF-8 as ``\\xNN``."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def _list_dir(dirfd: int, seen: int, limit: int) -> tuple[list[str], list[str], int]:
+    """(subdirectory names, other names, entries seen so far) of one directory, reading no
+    more than ``limit`` entries in all (``seen`` past ``limit`` means the walk was cut)."""
+    subdirs: list[str] = []
+    names: list[str] = []
+    with os.scandir(dirfd) as entries:
+        for entry in entries:
+            seen += 1
+            if seen > limit:
+                break
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            (subdirs if is_dir else names).append(entry.name)
+    return subdirs, names, seen
 
 
 def _read_regular(dirfd: int, name: str, budget: int) -> bytes | str:
@@ -387,7 +562,7 @@ def reap(root: Path, keep: Callable[[str], bool] | None = None) -> int:
                     unmount(ws)
                 except OSError:
                     continue
-            shutil.rmtree(ws, ignore_errors=True)  # never follows symlinks out of the box
+            remove_tree(ws)  # never follows symlinks out of the box
             removed += 1
         try:
             if is_mountpoint(inst):
