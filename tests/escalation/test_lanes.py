@@ -79,10 +79,11 @@ def test_one_job_in_five_lines_from_settings(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("FORMULANE_UID_COUNT", str(UID_COUNT))
     # The user's five lines (the local/dev principal, the machine's own backend):
     with formulane.escalation.default() as lanes:
-        result = formulane.run(code="import os\nprint(sorted(os.listdir('.')))",
-                               escalation=lanes)
+        result = formulane.run(code="rows = [r for r in range(n) if r % 2]\nresult = len(rows)",
+                               inputs={"n": 9}, escalation=lanes)
     assert isinstance(result, LaneResult)
     assert result.lane == "sandbox" and result.outcome == "succeeded", result.receipt
+    assert result.value == 4 and result.receipt.has_value  # the declared result, not stdout
     assert result.receipt.principal == "local-dev" and result.receipt.tenant == "local"
     assert result.job_id is not None
     assert (tmp_path / "jobs.sqlite3").exists()
@@ -102,7 +103,8 @@ def test_every_lane_returns_the_same_result_and_one_store_holds_them(esc: Escala
                       principal=ANA)
     tool = esc.run(tool_call={"name": "invoice_total", "args": {"invoice_id": "A1"}},
                    principal=ANA)
-    sandbox = esc.run(code="import sys\nprint(sys.version_info[0])", principal=ANA)
+    sandbox = esc.run(code="import sys\nresult = {'major': sys.version_info[0]}",
+                      principal=ANA)
     refused = esc.run(code="import os\nprint(1)",
                       principal=Principal(subject="eve", tenant="other"))
     postponed = esc.run(code="import os\nprint(1)", principal=ANA,
@@ -112,6 +114,7 @@ def test_every_lane_returns_the_same_result_and_one_store_holds_them(esc: Escala
     assert [r.outcome for r in (formula, demoted, tool, sandbox, refused, postponed)] == \
         ["succeeded"] * 4 + ["refused", "postponed"]
     assert (formula.value, demoted.value, tool.value) == (6, 35.96, 99.5)
+    assert sandbox.value == {"major": 3}
     json.dumps([r.value for r in (formula, demoted, tool)])  # JSON-able values
     assert sandbox.job_id and sandbox.sandbox_receipt is not None
     assert formula.job_id is None and refused.job_id is None
@@ -148,6 +151,16 @@ def test_submit_then_finish_writes_one_lane_receipt(esc: Escalation) -> None:
     assert esc.store.lane_receipt_for_job(forgotten.job_id).outcome == "succeeded"  # type: ignore
     with pytest.raises(EscalationError, match="not submitted"):
         esc.finish("no-such-job")
+
+
+def test_a_result_that_cannot_be_returned_is_no_value(esc: Escalation) -> None:
+    printed = esc.run(code="import sys\nprint(42)\nsys.stdout.flush()", principal=ANA)
+    assert printed.outcome == "succeeded" and printed.value is None  # stdout is not a value
+    assert not printed.receipt.has_value and printed.receipt.value_sha256 is None
+    odd = esc.run(code="import sys\nresult = {1, 2}", principal=ANA)
+    assert odd.outcome == "succeeded" and odd.value is None
+    assert odd.sandbox_receipt is not None and odd.sandbox_receipt.result is not None
+    assert odd.sandbox_receipt.result.error  # the reason stays on the sandbox receipt
 
 
 def test_a_failing_tool_or_formula_is_an_outcome_not_an_exception(esc: Escalation) -> None:

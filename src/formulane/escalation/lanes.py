@@ -253,15 +253,16 @@ def result_from_receipt(receipt: LaneReceipt, decision: Any) -> LaneResult:
 def sandbox_value(receipt: Receipt) -> tuple[bool, Any]:
     """(declared, value) from the sandbox receipt's result channel, when the job declared one.
 
-    The bootstrap serialises the value the job's code returns or assigns as JSON into the
-    receipt's ``result`` field; the caller never parses stdout. A receipt without that field
-    (an older backend) has no value.
+    The bootstrap serialises the value the job's code assigns to ``result`` (or its final
+    expression) as JSON into the receipt's ``result`` (`ResultValue`); the caller never parses
+    stdout. A result that was declared but could not be returned (not JSON, too large) has its
+    reason in ``result.error`` and no value; a receipt without a result has no value.
     """
     result = getattr(receipt, "result", None)
     if result is None:
         return False, None
-    if isinstance(result, BaseModel):
-        declared = bool(getattr(result, "declared", True))
+    if isinstance(result, BaseModel):  # `ResultValue`: declared, value, error
+        declared = bool(getattr(result, "declared", True)) and not getattr(result, "error", "")
         return declared, getattr(result, "value", None) if declared else None
     return True, result
 
