@@ -122,3 +122,22 @@ def test_promote_approve_pin_and_replace(esc: Escalation) -> None:
     assert statuses[draft_id] == "superseded" and statuses[buggy.draft_id] == "draft"
     after = esc.run(tool_call={"name": "order_total", "args": {"rows": ROWS}}, principal=ANA)
     assert after.receipt.tool_version == v2.pinned_name and after.value == 12.5
+
+    # Registered as a typed tool: the registry validates, checks scopes, and runs it.
+    from formulane.escalation.drafts import typed_tool
+    from formulane.typed_tools import ToolRegistry
+    from formulane.typed_tools.principal import Principal as ToolPrincipal
+
+    registry = ToolRegistry()
+    try:
+        tool = registry.add(typed_tool(esc.drafts, "order_total"))
+        assert tool.version == v2.pinned_name and tool.effect == "read"
+        assert tool.scopes == frozenset({"orders:read"})
+        who = ToolPrincipal("ana", "acme", frozenset({"orders:read"}))
+        called = registry.call("order_total", {"rows": ROWS}, principal=who)
+        assert called.ok and called.data == {"result": 12.5}, called.text()
+        assert not registry.call("order_total", {"rows": "x"}, principal=who).ok
+        assert not registry.call("order_total", {"rows": ROWS},
+                                 principal=ToolPrincipal("eve", "acme", frozenset())).ok
+    finally:
+        registry.close()

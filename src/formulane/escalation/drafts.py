@@ -344,6 +344,48 @@ class DraftRoom:
         return ToolRun(draft.pinned_name, receipt)
 
 
+_PY_TYPES: dict[str, Any] = {"number": int | float, "string": str, "boolean": bool,
+                              "array": list, "object": dict, "null": type(None)}
+
+
+def typed_tool(room: DraftRoom, name: str) -> Any:
+    """The pinned tool ``name`` as a `typed_tools.Tool` (input model from its arguments, its
+    effect and scopes, ``version`` naming the pinned version), for a `ToolRegistry` (MCP, the
+    API, provider exports). Each call runs the tool's *current* pinned code in the sandbox;
+    re-register after an approval to advertise the new version."""
+    from pydantic import create_model
+
+    from ..typed_tools.principal import Principal as ToolPrincipal
+    from ..typed_tools.tool import Tool
+
+    draft = room.pinned(name)
+    if draft is None:
+        raise EscalationError(f"no pinned tool {name!r}", code="E603")
+    model = create_model(  # type: ignore[call-overload]  # field names come from a dict
+        f"{name}_arguments", __config__=ConfigDict(extra="forbid", strict=True),
+        **{arg: (_PY_TYPES[kind], ...) for arg, kind in draft.arguments.items()})
+
+    def run(arguments: Any, principal: Any) -> Any:
+        who = Principal(subject=principal.subject, tenant=principal.tenant,
+                        scopes=frozenset(principal.scopes), kind=principal.kind)
+        done = room.call(name, arguments.model_dump(), principal=who)
+        if done.receipt is None or not done.receipt.succeeded:
+            detail = done.detail or (done.receipt.outcome_detail if done.receipt else "")
+            raise EscalationError(f"{name}: {detail or 'failed'}", code="E601")
+        declared, value = sandbox_value(done.receipt)
+        if not declared:
+            raise EscalationError(f"{name}: the pinned code declared no result", code="E601")
+        return value
+
+    # Real objects, not strings: the registry resolves these hints to inject the principal.
+    run.__annotations__ = {"arguments": model, "principal": ToolPrincipal, "return": Any}
+    return Tool(name=name, fn=run, input_model=model, output_model=Any,
+                description=f"Pinned drafting-room tool {draft.pinned_name}: reviewed code run "
+                            "in the sandbox, no model in the loop.",
+                version=draft.pinned_name, effect="read" if draft.effect == "read" else "write",
+                scopes=frozenset(draft.scopes))
+
+
 class PinnedTools:
     """The drafting room's pinned tools as a `ToolCatalog` (read-only ones only for brokers)."""
 
