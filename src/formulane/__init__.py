@@ -229,7 +229,7 @@ __all__ = [
 ]
 
 
-def run(request: Any = None, /, **fields: Any) -> Any:
+def run(request: Any = None, **fields: Any) -> Any:
     """Route one job to the smallest lane that can do it, run it, return its `LaneResult`.
 
     ``formulane.run(code="...", inputs={...})``: fields as `escalation.EscalationRequest`'s

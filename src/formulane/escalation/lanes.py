@@ -21,7 +21,7 @@ import re
 import uuid
 from datetime import date, datetime, time, timezone
 from decimal import Decimal
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -30,6 +30,9 @@ from .contract import (
 )
 from .jobspec import JobSpec
 from .policy import Reason
+
+if TYPE_CHECKING:
+    from .router import Decision
 
 Lane = Literal["tool", "formula", "sandbox", "refuse", "postpone"]
 ReviewState = Literal["accepted", "rejected", "needs_review"]
@@ -145,13 +148,11 @@ class LaneReceipt(_Frozen):
 class LaneResult(_Frozen):
     """What `formulane.run` and `Router.execute` return, whichever lane ran."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
-
     request_id: str
     lane: Lane
     outcome: str
     value: Any = None
-    decision: Any  # the router's `Decision` (typed as Any to keep this module below router)
+    decision: "Decision"  # the router's (resolved by `router` with model_rebuild: no cycle)
     receipt: LaneReceipt
     job_id: str | None = None
 

@@ -395,6 +395,8 @@ class Router:
         run.outcome = Outcome.SUCCEEDED.value
 
 
+LaneResult.model_rebuild(_types_namespace={"Decision": Decision})
+
 #: The name this result had before every lane returned a `LaneResult`.
 Resolution = LaneResult
 
