@@ -8,6 +8,8 @@ field on `Receipt`); the refusals hold with or without it.
 
 from __future__ import annotations
 
+import os
+import uuid
 from pathlib import Path
 from typing import Iterator
 
@@ -18,6 +20,7 @@ from formulane.escalation import Escalation, EscalationSettings, Principal, defa
 from formulane.escalation.backends import BubblewrapBackend
 from formulane.escalation.contract import Receipt
 from formulane.escalation.policy import PolicyBook, PolicyRule
+from formulane.escalation.store import PostgresJobStore
 
 from .conftest import UID_COUNT, UID_FIRST
 
@@ -141,3 +144,32 @@ def test_promote_approve_pin_and_replace(esc: Escalation) -> None:
                                  principal=ToolPrincipal("eve", "acme", frozenset())).ok
     finally:
         registry.close()
+
+
+@pytest.mark.skipif(not os.environ.get("FORMULANE_TEST_POSTGRES_URL"),
+                    reason="FORMULANE_TEST_POSTGRES_URL is not set")
+def test_drafting_room_on_postgresql(sandbox: BubblewrapBackend, state_dir: Path) -> None:
+    store = PostgresJobStore(os.environ["FORMULANE_TEST_POSTGRES_URL"],
+                             schema=f"drafts_{uuid.uuid4().hex[:10]}")
+    settings = EscalationSettings(data_dir=state_dir / "drafts-pg", uid_first=UID_FIRST,
+                                  uid_count=UID_COUNT)
+    try:
+        with default(settings, backend=sandbox, store=store, policies=PolicyBook(
+                tenants={"acme": PolicyRule(may_escalate=True)})) as lanes:
+            draft_id = _promoted(lanes, "order_total")
+            for rows, answer in CASES:
+                lanes.drafts.add_case("order_total", {"rows": rows}, answer, by="rita")
+            assert [c.expected for c in lanes.drafts.cases("order_total")] == [12.5, 6.0, 0]
+            pinned = lanes.drafts.approve(draft_id, by="rita")
+            assert pinned.version == 1 and lanes.catalog.names() == ["order_total"]
+            call = lanes.run(tool_call={"name": "order_total", "args": {"rows": ROWS}},
+                             principal=ANA)
+            assert call.value == 12.5 and call.receipt.tool_version == pinned.pinned_name
+            buggy = lanes.drafts.new_draft("order_total", BUGGY, by="dev")
+            with pytest.raises(EscalationError) as err:
+                lanes.drafts.approve(buggy.draft_id, by="rita")
+            assert err.value.code == "E605"
+            assert lanes.drafts.pinned("order_total").draft_id == draft_id  # type: ignore
+    finally:
+        store.drop_schema()
+        store.close()

@@ -78,6 +78,14 @@ def cmd_route(args: argparse.Namespace) -> int:
             print(f"  - [{reason.code.value}] {reason.message}")
         if decision.formula:
             print(f"  formula: {decision.formula}")
+        if request.spec is not None:
+            spec = request.spec
+            story = spec.failure_story
+            print(f"  contract ({spec.kind}): operation {spec.operation}, needs {spec.needs}, "
+                  f"state owner {spec.state_owner}, may change {spec.may_change}, data "
+                  f"{', '.join(spec.data_classes) or 'none listed'}, failure story "
+                  + (f"retry {story.retry}, unknown -> {story.on_unknown}, owner {story.owner}"
+                     if story else "none"))
         if decision.sandbox_job is not None:
             job = decision.sandbox_job
             print(f"  sandbox job: network {job.network.mode}, side effects "
