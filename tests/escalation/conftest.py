@@ -24,7 +24,9 @@ from formulane.escalation.capabilities import probe
 from formulane.escalation.contract import Outcome, SandboxJob
 from formulane.escalation.environments import EnvironmentStore
 
-UID_FIRST = 191_000
+# Two suites running at once on one machine (two engineers, or CI shards) each need their own
+# range: the hygiene checks below count every process of the range as a leftover.
+UID_FIRST = int(os.environ.get("FORMULANE_TEST_UID_FIRST", "191000"))
 UID_COUNT = 48
 _UIDS = range(UID_FIRST, UID_FIRST + UID_COUNT)
 

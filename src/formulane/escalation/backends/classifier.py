@@ -108,12 +108,38 @@ def classify(*, reason: str, started: bool, returncode: int | None, wrapper: boo
              cpu_s: float | None = None, cpu_limit_s: float | None = None,
              network_mode: str = "none", provided_modules: dict[str, str] | None = None,
              kill_confirmed: bool = True, cancel_reason: str = "",
-             monitored: bool = False, exit_record: ExitRecord | None = None) -> Verdict:
+             monitored: bool = False, exit_record: ExitRecord | None = None,
+             side_effects_possible: bool = False, writes: str = "",
+             shell_failures: tuple[str, ...] | list[str] = ()) -> Verdict:
     """One outcome with its basis. ``monitored``: the job ran under the bootstrap's monitor,
     so its wait status is ``exit_record`` (None: the monitor never reported, and nothing the
     job's side could have written is trusted). Without a monitor a wrapper's 128+N is taken
     as signal N, but only as ``inferred``: a job exiting with that code looks the same. What
-    is read from the job's stderr (the last exception line) is ``inferred`` at most."""
+    is read from the job's stderr (the last exception line) is ``inferred`` at most.
+
+    A job that may have written outside its workspace (``side_effects_possible``; ``writes``
+    says how) and was stopped part-way (cancelled, timed out, killed at the output limit) ends
+    ``unknown``: what it changed cannot be told, so it is never reported as a plain
+    cancellation or timeout, nor retried. A job that exited 0 after a shell-out whose command
+    could not run (``shell_failures``) is a ``user_error``, not a success."""
+    verdict = _classify(reason, started, returncode, wrapper, stderr, oom_kills, pids_max_hits,
+                        cpu_s, cpu_limit_s, network_mode, provided_modules, kill_confirmed,
+                        cancel_reason, monitored, exit_record, shell_failures)
+    if side_effects_possible and started and verdict.outcome in _STOPPED:
+        what = _STOPPED[verdict.outcome]
+        verdict.outcome, verdict.basis = Outcome.UNKNOWN, "unknown"
+        verdict.detail = (f"{what} while it may have written ({writes or 'side effects possible'})"
+                          f": what it changed is unknown; not retried, settle it after "
+                          f"checking ({verdict.detail})")
+    return verdict
+
+
+def _classify(reason: str, started: bool, returncode: int | None, wrapper: bool, stderr: str,
+              oom_kills: int, pids_max_hits: int, cpu_s: float | None,
+              cpu_limit_s: float | None, network_mode: str,
+              provided_modules: dict[str, str] | None, kill_confirmed: bool,
+              cancel_reason: str, monitored: bool, exit_record: ExitRecord | None,
+              shell_failures: tuple[str, ...] | list[str]) -> Verdict:
     record = exit_record if monitored else None
     if record is not None:
         code, sig = record.exit_code, record.signal
@@ -155,10 +181,12 @@ def classify(*, reason: str, started: bool, returncode: int | None, wrapper: boo
                        "the job's monitor ended without reporting the job's exit (it was killed "
                        f"or died); the sandbox ended with {status}")
     if sig is not None:
-        used = record.cpu_s if record is not None else cpu_s
+        # The cgroup's count is exact; rusage is tick-sampled and read ~20% low under load.
+        known = [x for x in (record.cpu_s if record is not None else None, cpu_s) if x is not None]
+        used = max(known) if known else None
         if sig == signal.SIGXCPU:
             soft = math.ceil(cpu_limit_s) if cpu_limit_s is not None else None
-            if soft is None or used is None or used >= soft * 0.9:
+            if soft is None or used is None or used >= soft * 0.75:
                 return verdict(Outcome.TIMEOUT_CPU, status_basis,
                                "SIGXCPU: CPU time limit reached")
             return verdict(Outcome.CRASHED, status_basis,
@@ -173,10 +201,20 @@ def classify(*, reason: str, started: bool, returncode: int | None, wrapper: boo
             return verdict(Outcome.FS_LIMIT, "inferred", "SIGXFSZ: file size limit reached")
         basis: OutcomeBasis = status_basis if sig != signal.SIGKILL else "inferred"
         return verdict(Outcome.CRASHED, basis, f"terminated by {_signame(sig)}")
+    if code == 0 and shell_failures:
+        return verdict(Outcome.USER_ERROR, "inferred",
+                       "exit status 0, but " + "; ".join(shell_failures[:3])
+                       + "; the job ignored that status")
     if code == 0:
         return verdict(Outcome.SUCCEEDED, status_basis)
     return _from_stderr(verdict, code, stderr, status_basis, pids_max_hits, network_mode,
                         provided_modules)
+
+
+#: Outcomes of a job stopped part-way: for a job that may have written they become ``unknown``.
+_STOPPED = {Outcome.CANCELLED: "cancelled", Outcome.TIMEOUT_WALL: "timed out (wall clock)",
+            Outcome.TIMEOUT_CPU: "timed out (CPU time)",
+            Outcome.OUTPUT_LIMIT: "killed at the output limit"}
 
 
 def _from_stderr(verdict: Any, code: int | None, stderr: str, status_basis: OutcomeBasis,

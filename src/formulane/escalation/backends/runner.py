@@ -526,7 +526,8 @@ class LocalRunner(SandboxBackend):
             "confine": self.confinement(job, env, res),
             # The declared result's file and bound, and where a final expression starts.
             "result": {"path": f"{ws}/{workspaces.RUNNER_DIR}/{workspaces.RESULT_FILE}",
-                       "max": self.result_max_bytes, "split": last_expression(job.source)},
+                       "max": self.result_max_bytes, "split": last_expression(job.source),
+                       "shell": f"{ws}/{workspaces.RUNNER_DIR}/{workspaces.SHELL_FILE}"},
         }
         payload = marshal.dumps(config)
         return payload
@@ -595,7 +596,23 @@ class LocalRunner(SandboxBackend):
             cpu_limit_s=job.limits.cpu_time_s, network_mode=job.network.mode,
             provided_modules=env.modules, kill_confirmed=sup.survivors == 0,
             cancel_reason=cancel.reason if cancel is not None else "",
-            monitored=True, exit_record=sup.exit_record)
+            monitored=True, exit_record=sup.exit_record,
+            side_effects_possible=job.side_effects_possible,
+            writes=self._writes(job),
+            shell_failures=res.workspace.shell_failures() if res.workspace is not None and
+            sup.started else ())
+
+    @staticmethod
+    def _writes(job: SandboxJob) -> str:
+        """What could have been written outside the workspace, in words (for the verdict)."""
+        parts = []
+        if job.side_effect_class != "read_only":
+            parts.append(f"side-effect class {job.side_effect_class}")
+        if job.network.mode != "none":
+            parts.append(f"network {job.network.mode}")
+        if job.state == "session":
+            parts.append("session state")
+        return ", ".join(parts)
 
     def _collect(self, job: SandboxJob, env: Environment, res: Resources, verdict: Verdict,
                  attempt: int) -> tuple[ArtifactRecord, ...]:

@@ -33,6 +33,7 @@ from .cgroups import _instance_alive, instance_name
 RUNNER_DIR = ".formulane"
 DONE_FILE = "done.json"
 RESULT_FILE = "result"  # the declared result, written by the bootstrap
+SHELL_FILE = "shell"  # shell-outs whose command could not run (bootstrap.py `_watch_shell`)
 WORK_DIR = "work"
 JOB_DIR = "job"
 OWNER_FILE = "owner"
@@ -339,6 +340,27 @@ class Workspace:
             return os.read(fd, max_bytes + 1024)
         finally:
             os.close(fd)
+
+    def shell_failures(self, limit: int = 20) -> list[str]:
+        """Shell-outs the bootstrap saw fail to run their command (``status<TAB>command``
+        lines), at most ``limit``; the file is the job's to write, so this is a hint."""
+        try:
+            fd = os.open(self.path / RUNNER_DIR / SHELL_FILE, os.O_RDONLY | os.O_NOFOLLOW
+                         | os.O_NONBLOCK)
+        except OSError:
+            return []
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return []
+            raw = os.read(fd, 16384)
+        finally:
+            os.close(fd)
+        out = []
+        for line in raw.decode("utf-8", "replace").splitlines()[:limit]:
+            status, _, command = line.partition("\t")
+            out.append(f"os.system({command!r}) could not run its command (exit status "
+                       f"{status}{': there is no shell in this sandbox' if status == '127' else ''})")
+        return out
 
     def done_manifest(self) -> dict[str, str]:
         """The job's own completion manifest (path -> sha256), if it wrote a sane one."""
