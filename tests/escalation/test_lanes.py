@@ -323,6 +323,28 @@ def test_failure_story_through_run(esc: Escalation, story: str, fields: dict[str
         assert [a.path for a in result.receipt.files_created] == ["out/partial.csv"]
 
 
+def test_a_write_may_have_happened_before_the_client_gave_up(esc: Escalation) -> None:
+    writer = Principal(subject="wanda", tenant="acme-writes")
+    esc.router.policies.tenants["acme-writes"] = PolicyRule(
+        may_escalate=True, side_effects=("read_only", "proposes_change"))
+    result = formulane.run(
+        escalation=esc, principal=writer, timeout=1.0,
+        code="import time\nopen('proposal.diff', 'w').write('-a\\n+b\\n')\ntime.sleep(20)",
+        spec={**CLEAR, "may_change": "proposed_change"})
+    assert result.decision.sandbox_job.side_effect_class == "proposes_change"
+    # Not a plain "cancelled": a side effect may have happened, so a person or reconciliation
+    # settles it, and nothing retries it.
+    assert result.outcome == "unknown", result.receipt.outcome_detail
+    assert result.receipt.sandbox is not None
+    assert result.receipt.sandbox.outcome_basis == "unknown"
+
+
+def test_shell_out_that_could_not_run_is_not_success(esc: Escalation) -> None:
+    result = formulane.run(escalation=esc, principal=ANA,
+                           code="import os\nos.system('ls -l')\nresult = 'done'")
+    assert result.lane == "sandbox" and result.outcome != "succeeded"
+
+
 def test_the_application_times_out_but_the_runtime_keeps_working(esc: Escalation) -> None:
     result = esc.run(code="import time\ntime.sleep(20)\nprint('done')", principal=ANA,
                      timeout=1.0)
