@@ -136,7 +136,7 @@ def could_be_deterministic(store: JobStore, receipt: LaneReceipt,
                            catalog_names: set[str]) -> bool:
     """Re-check one sandbox job: would demotion or a registered tool take it today?"""
     from .demotion import demote
-    from .router import Router
+    from .router import code_as_tool_call
 
     code: str | None = None
     inputs: dict[str, Any] = {}
@@ -147,7 +147,7 @@ def could_be_deterministic(store: JobStore, receipt: LaneReceipt,
         code = receipt.request.code
     if code is None:
         return False
-    if Router(catalog=None)._code_as_tool_call(code, inputs, catalog_names) is not None:
+    if code_as_tool_call(code, inputs, catalog_names) is not None:
         return True
     try:
         demote(code, inputs)

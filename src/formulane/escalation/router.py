@@ -139,7 +139,7 @@ class Router:
             reasons.append(Reason(code=ReasonCode.TOOL_UNKNOWN,
                                   message=f"no registered tool {request.tool_call.name!r}"))
         if request.code is not None:
-            call = self._code_as_tool_call(request.code, request.inputs, tools)
+            call = code_as_tool_call(request.code, request.inputs, tools)
             if call is not None:
                 return Decision(lane="tool", tool_call=call, reasons=tuple(reasons) + (Reason(
                     code=ReasonCode.TOOL_COVERS,
@@ -230,32 +230,6 @@ class Router:
         return Decision(lane="sandbox", sandbox_job=job, policy=policy, reasons=tuple(reasons) + (
             Reason(code=ReasonCode.NEEDS_SANDBOX,
                    message="only a sandbox can run this, and policy allows it"),))
-
-    def _code_as_tool_call(self, code: str, inputs: Mapping[str, Any],
-                           tools: set[str]) -> ToolCallProposal | None:
-        """``tool_name(arg=input_or_literal, ...)`` and nothing else becomes a tool call."""
-        try:
-            tree = ast.parse(code, mode="exec")
-        except SyntaxError:
-            return None
-        if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.Expr, ast.Assign)):
-            return None
-        call = tree.body[0].value
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
-                and call.func.id in tools and not call.args):
-            return None
-        args: dict[str, Any] = {}
-        for kw in call.keywords:
-            if kw.arg is None:
-                return None
-            if isinstance(kw.value, ast.Name) and kw.value.id in inputs:
-                args[kw.arg] = inputs[kw.value.id]
-            else:
-                try:
-                    args[kw.arg] = ast.literal_eval(kw.value)
-                except (ValueError, SyntaxError):
-                    return None
-        return ToolCallProposal(name=call.func.id, args=args)
 
     # -- doing -------------------------------------------------------------------------------
 
@@ -399,6 +373,33 @@ LaneResult.model_rebuild(_types_namespace={"Decision": Decision})
 
 #: The name this result had before every lane returned a `LaneResult`.
 Resolution = LaneResult
+
+
+def code_as_tool_call(code: str, inputs: Mapping[str, Any],
+                      tools: set[str]) -> ToolCallProposal | None:
+    """``tool_name(arg=input_or_literal, ...)`` and nothing else becomes a tool call."""
+    try:
+        tree = ast.parse(code, mode="exec")
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.Expr, ast.Assign)):
+        return None
+    call = tree.body[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            and call.func.id in tools and not call.args):
+        return None
+    args: dict[str, Any] = {}
+    for kw in call.keywords:
+        if kw.arg is None:
+            return None
+        if isinstance(kw.value, ast.Name) and kw.value.id in inputs:
+            args[kw.arg] = inputs[kw.value.id]
+        else:
+            try:
+                args[kw.arg] = ast.literal_eval(kw.value)
+            except (ValueError, SyntaxError):
+                return None
+    return ToolCallProposal(name=call.func.id, args=args)
 
 
 def _decimal_floats(value: Any) -> Any:
