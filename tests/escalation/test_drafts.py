@@ -173,3 +173,16 @@ def test_drafting_room_on_postgresql(sandbox: BubblewrapBackend, state_dir: Path
     finally:
         store.drop_schema()
         store.close()
+
+
+def test_known_answer_cases_are_bounded(esc: Escalation) -> None:
+    from formulane.escalation.drafts import MAX_CASE_JSON_BYTES, MAX_CASES
+
+    for i in range(MAX_CASES):
+        esc.drafts.add_case("bounded", {"n": i}, i, by="rita")
+    with pytest.raises(EscalationError, match="already has"):
+        esc.drafts.add_case("bounded", {"n": -1}, -1, by="rita")
+    with pytest.raises(EscalationError, match="bytes of JSON"):
+        esc.drafts.add_case("bounded_big", {"s": "x" * MAX_CASE_JSON_BYTES}, 1, by="rita")
+    with pytest.raises(EscalationError, match="who computed"):
+        esc.drafts.add_case("bounded_big", {"s": "x"}, 1, by=" ")

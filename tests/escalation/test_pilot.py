@@ -187,6 +187,21 @@ def test_generated_month(tmp_path: Path, seed: int, bad: float, reading: str) ->
     assert bare.sandbox.deterministic == expected(rows, "sandbox", "totals")["jobs"]
 
 
+def test_the_window_is_bounded_before_it_is_read(tmp_path: Path) -> None:
+    from formulane.errors import EscalationError
+
+    store = open_store(tmp_path / "jobs.sqlite3")
+    try:
+        rows = generate(store, 2, sandbox_share=0.5, bad=0.2)
+        inside = sum(r.inside for r in rows)
+        window = dict(since=NOW - timedelta(days=30), until=NOW + timedelta(seconds=1))
+        assert pilot_report(store, max_receipts=inside, **window).total.jobs == inside
+        with pytest.raises(EscalationError, match="more than"):
+            pilot_report(store, max_receipts=inside - 1, **window)
+    finally:
+        store.close()
+
+
 def test_a_clean_month_reads_go(tmp_path: Path) -> None:
     store = open_store(tmp_path / "jobs.sqlite3")
     try:

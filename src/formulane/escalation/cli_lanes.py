@@ -39,6 +39,8 @@ def add_parser(subparsers: Any) -> None:
     rp.add_argument("--tool", action="append", default=[], metavar="NAME",
                     help="a tool the application registers (repeatable): sandbox jobs that only "
                          "call it count as deterministic-lane work (pinned tools always do)")
+    rp.add_argument("--max-receipts", type=int, default=None, metavar="N",
+                    help="refuse windows holding more receipts than this (default 500000)")
     rp.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     rp.add_argument("--json", action="store_true", help="print the figures as JSON")
     rp.set_defaults(func=cmd_pilot)
@@ -97,7 +99,7 @@ def cmd_route(args: argparse.Namespace) -> int:
 def cmd_pilot(args: argparse.Namespace) -> int:
     from .drafts import DraftRoom, PinnedTools
     from .facade import EscalationSettings
-    from .pilot import parse_since, pilot_report, render_html, render_table
+    from .pilot import MAX_RECEIPTS, parse_since, pilot_report, render_html, render_table
     from .store import open_store
 
     try:
@@ -107,6 +109,7 @@ def cmd_pilot(args: argparse.Namespace) -> int:
         store = open_store(settings.store_url or settings.data_dir / "jobs.sqlite3")
         try:  # only the store: the report reads receipts and never starts a sandbox
             report = pilot_report(store, since=since, until=until, tenant=args.tenant,
+                                  max_receipts=args.max_receipts or MAX_RECEIPTS,
                                   catalog_names=[*PinnedTools(DraftRoom(store, None)).names(),
                                                  *args.tool])
         finally:

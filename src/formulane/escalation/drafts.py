@@ -33,6 +33,9 @@ from .lanes import json_value, sandbox_value
 from .store import JobStore
 
 MIN_CASES = 3
+#: Approval runs every case in the sandbox: the count and each case's size are bounded first.
+MAX_CASES = 50
+MAX_CASE_JSON_BYTES = 1024 * 1024
 DraftStatus = Literal["draft", "pinned", "superseded", "rejected"]
 Effect = Literal["read", "proposes_change"]
 _EFFECT_SIDE = {"read": "read_only", "proposes_change": "proposes_change"}
@@ -220,8 +223,17 @@ class DraftRoom:
 
     def add_case(self, tool: str, inputs: Mapping[str, Any], expected: Any, *, by: str,
                  note: str = "") -> Case:
+        if len(self.cases(tool)) >= MAX_CASES:
+            raise EscalationError(f"{tool} already has {MAX_CASES} known-answer cases",
+                                  code="E603", hint="a few cases a person computed are enough")
+        size = len(json.dumps([json_value(dict(inputs)), json_value(expected)]))
+        if size > MAX_CASE_JSON_BYTES:
+            raise EscalationError(f"known-answer case is {size} bytes of JSON; the limit is "
+                                  f"{MAX_CASE_JSON_BYTES}", code="E603")
+        if not by.strip():
+            raise EscalationError("a known-answer case names who computed it", code="E603")
         case = Case(case_id=uuid.uuid4().hex, tool=tool, inputs=dict(inputs),
-                    expected=json_value(expected), added_by=by, note=note)
+                    expected=json_value(expected), added_by=by, note=note[:2000])
         self.store._run("INSERT INTO lane_draft_cases (case_id, tool, inputs_json, expected_json, "
                         "added_by, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                         (case.case_id, tool, json.dumps(case.inputs, sort_keys=True),

@@ -33,6 +33,8 @@ from .store import JobStore
 
 Reading = Literal["go", "narrow", "no-go"]
 LANES = ("tool", "formula", "sandbox", "refuse", "postpone")
+#: The report holds one window's receipts in memory: bounded before reading (configurable).
+MAX_RECEIPTS = 500_000
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,8 @@ def settle(store: JobStore) -> int:
 
 def pilot_report(store: JobStore, *, since: datetime, until: datetime | None = None,
                  tenant: str | None = None, catalog_names: Iterable[str] = (),
-                 thresholds: Thresholds | None = None) -> PilotReport:
+                 thresholds: Thresholds | None = None,
+                 max_receipts: int = MAX_RECEIPTS) -> PilotReport:
     until = until or datetime.now(timezone.utc)
     limits = thresholds or Thresholds()
     names = set(catalog_names)
@@ -179,7 +182,13 @@ def pilot_report(store: JobStore, *, since: datetime, until: datetime | None = N
     by_kind: dict[tuple[str, str], Figures] = {}
     by_day: dict[str, Counter[str]] = {}
     settle(store)
-    for r in store.lane_receipts(since=since, until=until, tenant=tenant):
+    receipts = store.lane_receipts(since=since, until=until, tenant=tenant,
+                                   limit=max_receipts + 1)
+    if len(receipts) > max_receipts:
+        raise EscalationError(f"more than {max_receipts} receipts in the window",
+                              code="E603", hint="narrow --since/--until or --tenant, or raise "
+                                                "--max-receipts")
+    for r in receipts:
         det = r.lane == "sandbox" and could_be_deterministic(store, r, names)
         for figures in (total, by_lane.setdefault(r.lane, Figures()),
                         by_kind.setdefault((r.lane, r.job_kind), Figures())):
