@@ -282,7 +282,7 @@ _BATCH_DOC = (
 @router.post("/evaluate/batch", summary="Evaluate formulas over many rows", description=_BATCH_DOC,
              response_model=BatchOut,
              openapi_extra={"requestBody": {"required": True, "content": {
-                 "application/json": {"schema": {"$ref": "#/components/schemas/BatchIn"}},
+                 "application/json": {"schema": BatchIn.model_json_schema(by_alias=True)},
                  ARROW: {"schema": {"type": "string", "format": "binary"}},
                  PARQUET: {"schema": {"type": "string", "format": "binary"}}}}},
              responses={200: {"content": {ARROW: {}, PARQUET: {}}}})

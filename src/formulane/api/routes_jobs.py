@@ -91,7 +91,8 @@ class ArtifactsOut(BaseModel):
 
 
 class CancelIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"reason": "the customer withdrew the request"}]})
     reason: str = Field("cancelled by request", min_length=1, max_length=2000)
 
 
