@@ -126,7 +126,7 @@ class Service:
         from ..escalation import Router, TypedToolCatalog
 
         return Router(policies=self.policies, catalog=TypedToolCatalog(self.tools),
-                      backend=self.backend)
+                      backend=self.backend, store=self.job_store)
 
     def _load_policies(self) -> Any:
         from ..escalation import PolicyBook, PolicyRule
