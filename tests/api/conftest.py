@@ -80,7 +80,7 @@ class Server:
             else:
                 self.proc.terminate()
             try:
-                self.proc.wait(20)
+                self.proc.wait(60)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)

@@ -62,7 +62,7 @@ class Service:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.engine = make_engine(settings.resolved_database_url())
         self.revision = upgrade(self.engine)
-        self.keys = KeyStore(self.engine)
+        self.keys = KeyStore(self.engine, ttl_s=max(settings.live_cache_s, 0.0))
         self.limiter = RateLimiter(settings.rate_per_s, settings.rate_burst)
         plain = settings.plain_database_url()
         from ..typed_tools.store import open_store as open_tool_store
@@ -72,7 +72,8 @@ class Service:
         self.metrics = Metrics(approvals_waiting=self._approvals_waiting)
         from .formula_store import FormulaStore
 
-        self.formulas = FormulaStore(self.engine, max_cases=settings.max_cases)
+        self.formulas = FormulaStore(self.engine, max_cases=settings.max_cases,
+                                     live_ttl_s=settings.live_cache_s)
         self.policies = self._load_policies()
         self.backend: Any = None
         self.backend_note = ""
@@ -174,6 +175,8 @@ class Service:
     def close(self) -> None:
         if self.jobs is not None:
             self.jobs.close()
+        if self.backend is not None:
+            self.backend.close()  # releases the spare sandbox and its mounts
         if self.job_store is not None:
             self.job_store.close()
         self.tools.close()
