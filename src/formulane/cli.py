@@ -138,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     from .escalation.cli_lanes import add_parser as add_lanes  # route, pilot
 
     add_lanes(sub)
+    try:  # `serve`, `keys`, `db` need the api extra (FastAPI, uvicorn, SQLAlchemy)
+        from .api.cli import add_parser as add_api
+
+        add_api(sub)
+    except ImportError:
+        pass
     return parser
 
 
@@ -166,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_authoring(args)
         if args.command in ("route", "pilot"):
             return int(args.func(args))
+        if getattr(args, "api_run", None) is not None:  # serve, keys, db (formulane.api.cli)
+            return int(args.api_run(args))
         if args.command == "apply":
             from .vectorized.cli_apply import run as run_apply
 
