@@ -1,0 +1,49 @@
+// Builds the playground into src/formulane/api/static/ (committed; the service mounts it at /).
+// One command reproduces it: `npm --prefix web ci && npm --prefix web run build`.
+// Output: index.html, app.js (one minified ES module bundle), app.css; no source maps, no
+// external URL: everything the page loads is served by the app.
+import { build } from "esbuild";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const out = join(here, "..", "src", "formulane", "api", "static");
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+
+await build({
+  entryPoints: [join(here, "src", "main.js")],
+  bundle: true,
+  minify: true,
+  format: "esm",
+  target: ["es2020"],
+  outfile: join(out, "app.js"),
+  legalComments: "linked",  // licences of the bundled packages in app.js.LEGAL.txt
+  logLevel: "warning",
+});
+await build({
+  entryPoints: [join(here, "src", "style.css")],
+  bundle: true,
+  minify: true,
+  outfile: join(out, "app.css"),
+  logLevel: "warning",
+});
+copyFileSync(join(here, "src", "index.html"), join(out, "index.html"));
+copyFileSync(join(here, "src", "favicon.svg"), join(out, "favicon.svg"));
+
+// axe-core for the browser tests' accessibility check (CI runs no npm): shipped beside the
+// tests with its licence, never served by the app.
+const vendor = join(here, "..", "tests", "browser", "vendor");
+mkdirSync(vendor, { recursive: true });
+const axe = join(here, "node_modules", "axe-core");
+copyFileSync(join(axe, "axe.min.js"), join(vendor, "axe.min.js"));
+copyFileSync(join(axe, "LICENSE"), join(vendor, "axe-core.LICENSE"));
+const axeVersion = JSON.parse(readFileSync(join(axe, "package.json"), "utf8")).version;
+writeFileSync(join(vendor, "README.md"),
+  `axe-core ${axeVersion} (MPL-2.0, see axe-core.LICENSE), copied from the npm package by ` +
+  "`npm --prefix web run build`; used only by tests/browser for the accessibility check.\n");
+
+for (const f of ["app.js", "app.css", "index.html"]) {
+  console.log(`${f}: ${(statSync(join(out, f)).size / 1024).toFixed(1)} KiB`);
+}
