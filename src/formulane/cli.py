@@ -135,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     from .authoring.cli_commands import add_parser as add_authoring  # lsp, fmt
 
     add_authoring(sub)
+    try:  # `serve`, `keys`, `db` need the api extra (FastAPI, uvicorn, SQLAlchemy)
+        from .api.cli import add_parser as add_api
+
+        add_api(sub)
+    except ImportError:
+        pass
     return parser
 
 
@@ -161,6 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .authoring.cli_commands import run as run_authoring
 
             return run_authoring(args)
+        if getattr(args, "api_run", None) is not None:  # serve, keys, db (formulane.api.cli)
+            return int(args.api_run(args))
         if args.command == "apply":
             from .vectorized.cli_apply import run as run_apply
 

@@ -4,7 +4,7 @@ Every problem a user or a model can cause is a `Diagnostic` (stable code, messag
 hint, machine-applicable fixes) carried by a `FormulaError` subclass. Spans are rendered into
 caret snippets only at the edge (`render`), so the CLI, the API and tool results show the same
 text. Codes are stable: E1xx parse, E2xx check, E3xx evaluation, E4xx limits, E5xx tools,
-E6xx escalation, E9xx internal faults. Error *values* (`#DIV/0!`...) are data, see `values`.
+E6xx escalation, E7xx the HTTP service, E9xx internal faults. Error *values* (`#DIV/0!`...) are data, see `values`.
 """
 
 from __future__ import annotations
@@ -67,6 +67,16 @@ CODES: dict[str, str] = {
     "E602": "sandbox unavailable",
     "E603": "invalid sandbox job",
     "E604": "cannot translate code to a formula",
+    # service (formulane serve)
+    "E701": "not authenticated",
+    "E702": "missing scope",
+    "E703": "not found",
+    "E704": "rate limit exceeded",
+    "E705": "request too large",
+    "E706": "invalid request",
+    "E707": "conflict",
+    "E708": "known-answer cases failed",
+    "E709": "service unavailable",
     # internal
     "E901": "internal error",
 }
@@ -239,6 +249,12 @@ class ToolError(FormulaError):
 
 class EscalationError(FormulaError):
     default_code = "E601"
+
+
+class ServiceError(FormulaError):
+    """A request the HTTP service (`formulane serve`) refuses: auth, scope, not found, limits."""
+
+    default_code = "E706"
 
 
 class InternalError(FormulaError):

@@ -270,6 +270,25 @@ class SQLStore:
                 return request
         return None
 
+    def approvals(self, *, tenant: str, status: str | None = None, tool: str | None = None,
+                  limit: int = 100) -> list[ApprovalRequest]:
+        """One tenant's approval requests, newest first (the HTTP service lists pending ones)."""
+        where, params = ["tenant = ?"], [tenant]
+        for column, value in (("status", status), ("tool", tool)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        rows = self._execute(
+            self._sql(f"SELECT {', '.join(APPROVAL_COLUMNS)} FROM {self.table('approvals')} "
+                      f"WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC "
+                      f"LIMIT {int(limit)}"), params)
+        return [_approval_from_row(row) for row in rows]
+
+    def count_approvals(self, status: str = "pending") -> int:
+        rows = self._execute(self._sql(f"SELECT COUNT(*) FROM {self.table('approvals')} "
+                                       "WHERE status = ?"), (status,))
+        return int(rows[0][0]) if rows else 0
+
     def decide_approval(self, approval_id: str, *, status: str, approver: str, reason: str | None,
                         now: float) -> bool:
         """Move a pending request to approved/denied; False if it was no longer pending."""

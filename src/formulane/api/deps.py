@@ -1,0 +1,57 @@
+"""Request dependencies: the service, and the caller's principal for a scope.
+
+Contract: `need(scope)` is a FastAPI dependency that reads ``Authorization: Bearer <key>``,
+resolves the key (E701), charges the key's rate limit (E704 with ``Retry-After``) and checks the
+scope (E702); it returns the `ApiPrincipal`, whose tenant every route then applies to every
+read and write. The principal's key id and tenant go into the request's log line.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from ..errors import ServiceError
+from .auth import ApiPrincipal
+from .service import Service
+
+bearer = HTTPBearer(auto_error=False, description="an API key: fk_<id>_<secret>")
+
+
+def service(request: Request) -> Service:
+    return request.app.state.service  # type: ignore[no-any-return]
+
+
+def need(scope: str | None) -> Any:
+    def principal(request: Request,
+                  creds: HTTPAuthorizationCredentials | None = Depends(bearer)) -> ApiPrincipal:
+        svc: Service = request.app.state.service
+        if creds is None:
+            raise ServiceError("missing or invalid API key", code="E701",
+                               hint="send 'Authorization: Bearer <key>'")
+        who = svc.keys.resolve(creds.credentials)
+        state = request.scope.setdefault("state", {})
+        state["key_id"] = who.key_id
+        state["tenant"] = who.tenant
+        wait = svc.limiter.take(who.key_id)
+        if wait:
+            exc = ServiceError(f"rate limit of {svc.settings.rate_per_s:g} requests/s for this "
+                               "key exceeded", code="E704", hint="retry after Retry-After seconds")
+            exc.headers = {"Retry-After": str(max(1, math.ceil(wait)))}  # type: ignore[attr-defined]
+            raise exc
+        if scope is not None:
+            who.require(scope)
+        return who
+
+    principal.__name__ = f"need_{(scope or 'key').replace(':', '_')}"
+    return Depends(principal)
+
+
+def rid(request: Request) -> str:
+    return str(request.scope.get("state", {}).get("request_id", ""))
+
+
+Check = Callable[..., Any]

@@ -1,0 +1,6 @@
+"""(built next)"""
+
+
+class FormulaStore:
+    def __init__(self, engine, *, max_cases: int) -> None:
+        self.engine = engine

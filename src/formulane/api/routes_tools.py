@@ -1,0 +1,4 @@
+"""(built next)"""
+from fastapi import APIRouter
+
+router = APIRouter()

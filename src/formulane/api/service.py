@@ -1,0 +1,165 @@
+"""The service's state, built once per process: database, keys, tools, jobs, metrics.
+
+Contract: `Service(settings)` opens the database (running the Alembic migrations), the key
+store, the tool registry (``--tools module:attr``, or the built-in formula tools plus the demo
+registry), the job store and a `JobManager` over the local sandbox backend, and the metrics.
+With ``FORMULANE_DATABASE_URL=postgresql://...`` every store lives in that one database, so
+several processes share formulas, keys, approvals, idempotency and jobs; without it they are
+SQLite files in the data directory. Jobs are run with ``retry_lost=False``: a job whose worker
+died is settled ``unknown`` (never run twice) and a person settles it with a reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..errors import ServiceError
+from .auth import KeyStore, RateLimiter
+from .db import make_engine, ping, upgrade
+from .metrics import Metrics
+from .settings import Settings
+
+log = logging.getLogger("formulane.api")
+
+
+def load_tools(spec: str | None, store: Any) -> tuple[Any, bool]:
+    """(registry, is_demo). ``spec`` is ``module:attr``: a ToolRegistry, or a callable taking
+    the service's tool store and returning one (so its receipts and approvals are shared)."""
+    from ..typed_tools import ToolRegistry
+    from ..typed_tools import formula_tools
+
+    if not spec:
+        from . import demo_tools
+
+        registry = ToolRegistry(store=store)
+        formula_tools.register(registry)
+        demo_tools.register(registry)
+        return registry, True
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ServiceError(f"--tools takes module:attr, got {spec!r}", code="E706")
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as exc:
+        raise ServiceError(f"cannot load tools {spec!r}: {exc}", code="E706") from None
+    if not isinstance(target, ToolRegistry) and callable(target):
+        target = target(store)
+    if not isinstance(target, ToolRegistry):
+        raise ServiceError(f"{spec!r} is not a ToolRegistry", code="E706")
+    return target, False
+
+
+class Service:
+    def __init__(self, settings: Settings, *, start_jobs: bool = True) -> None:
+        self.settings = settings
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self.engine = make_engine(settings.resolved_database_url())
+        self.revision = upgrade(self.engine)
+        self.keys = KeyStore(self.engine)
+        self.limiter = RateLimiter(settings.rate_per_s, settings.rate_burst)
+        plain = settings.plain_database_url()
+        from ..typed_tools.store import open_store as open_tool_store
+
+        self.tool_store = open_tool_store(plain or str(settings.data_dir / "tools.db"))
+        self.tools, self.demo_tools = load_tools(settings.tools, self.tool_store)
+        self.metrics = Metrics(approvals_waiting=self._approvals_waiting)
+        from .formula_store import FormulaStore
+
+        self.formulas = FormulaStore(self.engine, max_cases=settings.max_cases)
+        self.backend: Any = None
+        self.backend_note = ""
+        self.jobs: Any = None
+        self.job_store: Any = None
+        self._jobs_lock = threading.Lock()
+        if start_jobs:
+            self._start_jobs()
+
+    # -- jobs ------------------------------------------------------------------------------
+
+    def _start_jobs(self) -> None:
+        from ..escalation import JobManager
+        from ..escalation import open_store as open_job_store
+        from ..escalation.backends import BubblewrapBackend, ProcessBackend
+
+        mode = self.settings.sandbox
+        plain = self.settings.plain_database_url()
+        self.job_store = open_job_store(plain or (self.settings.data_dir / "jobs.db"))
+        if mode == "none":
+            self.backend_note = "jobs disabled (--sandbox none)"
+            return
+        state = self.settings.data_dir / "sandbox"
+        state.mkdir(parents=True, exist_ok=True)
+        backend: Any = None
+        if mode in ("auto", "bubblewrap"):
+            bwrap = BubblewrapBackend(state)
+            caps = bwrap.capabilities()
+            if caps.available:
+                backend = bwrap
+            elif mode == "bubblewrap":
+                raise ServiceError(f"bubblewrap is not usable here: {caps.unavailable_reason}",
+                                   code="E602")
+            else:
+                self.backend_note = (f"bubblewrap is not usable here ({caps.unavailable_reason})")
+        if backend is None:
+            backend = ProcessBackend(state)
+            caps = backend.capabilities()
+            self.backend_note = (
+                (self.backend_note + "; " if self.backend_note else "")
+                + "jobs run in the PROCESS backend: a plain child process with resource limits "
+                  "only, no filesystem or network isolation; routes that need namespace "
+                  "isolation are refused" + (f" ({caps.unavailable_reason})"
+                                              if caps.unavailable_reason else ""))
+        self.backend = backend
+        self.jobs = JobManager(self.job_store, backend, workers=self.settings.job_workers,
+                               lease_s=self.settings.job_lease_s, retry_lost=False,
+                               start=self.settings.job_workers > 0)
+
+    def router(self) -> Any:
+        from ..escalation import Router, TypedToolCatalog
+
+        return Router(catalog=TypedToolCatalog(self.tools), backend=self.backend)
+
+    # -- health ----------------------------------------------------------------------------
+
+    def readiness(self) -> dict[str, Any]:
+        checks: dict[str, Any] = {}
+        try:
+            ping(self.engine)
+            checks["database"] = {"ok": True, "revision": self.revision}
+        except Exception as exc:  # noqa: BLE001 - readiness reports, never raises
+            checks["database"] = {"ok": False, "error": type(exc).__name__}
+        if self.backend is None:
+            checks["sandbox"] = {"ok": self.settings.sandbox == "none",
+                                 "note": self.backend_note or "no sandbox backend"}
+        else:
+            caps = self.backend.capabilities()
+            checks["sandbox"] = {"ok": bool(caps.available), "backend": caps.name,
+                                 "isolation": str(caps.isolation.value if hasattr(
+                                     caps.isolation, "value") else caps.isolation),
+                                 "note": self.backend_note}
+        return checks
+
+    def _approvals_waiting(self) -> int:
+        try:
+            return self.tool_store.count_approvals("pending")
+        except Exception:  # noqa: BLE001 - a scrape must not fail on the store
+            return 0
+
+    def close(self) -> None:
+        if self.jobs is not None:
+            self.jobs.close()
+        if self.job_store is not None:
+            self.job_store.close()
+        self.tools.close()
+        self.engine.dispose()
+
+
+def data_dir_from_env() -> Path:
+    return Path(os.environ.get("FORMULANE_DATA_DIR", ".formulane"))
