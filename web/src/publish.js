@@ -20,7 +20,10 @@ export function caseMatches(expected, actual) {
 }
 
 function versionsOf(r) { return (r && (r.versions || r.items)) || (Array.isArray(r) ? r : []); }
-function liveOf(info) { return info && (info.live ?? info.live_version ?? (info.aliases && info.aliases.live)); }
+function liveOf(info) { return info && info.live_version; }
+/** A case's expected value as the service stores it: an error value as {error: code}. */
+function expectOut(v) { return typeof v === "string" && isErrorValue(v) ? { error: v } : v; }
+function expectIn(v) { return v && typeof v === "object" && typeof v.error === "string" ? v.error : v; }
 
 export function renderPublish(root) {
   const st = { name: sessionStorage.getItem("formulane.publish.name") || "order_total", cases: [], info: null, versions: [], results: [] };
@@ -38,6 +41,7 @@ export function renderPublish(root) {
   const diffBox = h("div", { id: "diff" });
   const fromSel = h("select", { id: "diff-from" });
   const toSel = h("select", { id: "diff-to" });
+  const reasonIn = h("input", { id: "rollback-reason", autocomplete: "off" });
 
   const view = createEditor(editorBox, { doc: workspace.source, label: "Stored formula source", onChange: debounce(() => { workspace.source = view.state.doc.toString(); saveWorkspace(); runCases(); }, 60) });
   const fields = () => workspace.schema.filter((f) => f.name);
@@ -86,14 +90,17 @@ export function renderPublish(root) {
   }
 
   function body() {
-    return { source: view.state.doc.toString(), schema: schemaObject(), profile: workspace.profile,
-      cases: st.cases.map((c) => ({ inputs: c.inputs, expected: c.expected })) };
+    return { formula: view.state.doc.toString(), schema: schemaObject(), profile: workspace.profile,
+      cases: st.cases.map((c, i) => ({ name: `case ${i + 1}`, inputs: c.inputs, expect: expectOut(c.expected) })) };
   }
 
   async function saveVersion() {
     st.name = nameIn.value.trim();
     sessionStorage.setItem("formulane.publish.name", st.name);
-    const r = await api.put(R.formula(st.name), body());
+    let exists = true;
+    try { await api.get(R.formula(st.name)); } catch (e) { if (e.status === 404) exists = false; else throw e; }
+    const r = exists ? await api.post(R.versions(st.name), body())
+      : await api.post(R.formulas, { name: st.name, ...body() }).then((f) => ({ version: f.latest_version }));
     await loadHistory();
     return r;
   }
@@ -105,14 +112,14 @@ export function renderPublish(root) {
   publishBtn.addEventListener("click", async () => {
     try {
       const saved = await saveVersion();
-      const version = saved.version ?? saved.id;
-      await api.post(R.publish(st.name), { version });
+      const version = saved.version;
+      await api.post(R.publish(st.name, version), {});
       clear(answer, h("p", { class: "ok", id: "published" }, `Published version ${version}: live now points at it.`));
       await loadHistory();
     } catch (e) {
-      const failures = (e.body && (e.body.failures || (e.body.error && e.body.error.failures))) || [];
+      const failures = (e.body && e.body.failures) || [];
       clear(answer, h("div", { class: "bad", role: "alert", id: "publish-refused" }, h("p", {}, `Publish refused: ${e.message}`),
-        failures.length ? h("ul", {}, failures.map((f) => h("li", {}, `${JSON.stringify(f.inputs)}: expected ${show(f.expected)}, got ${show(f.actual ?? f.value)}`))) : null));
+        failures.length ? h("ul", {}, failures.map((f) => h("li", {}, `${f.case}: expected ${show(f.expected)}, got ${f.error ? `${f.error.code} ${f.error.message}` : show(f.actual)}`))) : null));
     }
   });
 
@@ -126,12 +133,13 @@ export function renderPublish(root) {
     clear(history, st.versions.slice().reverse().map((v) => h("tr", { dataset: { version: String(v.version) } },
       h("td", {}, String(v.version), String(v.version) === String(live) ? h("strong", { class: "badge" }, " live") : null),
       h("td", {}, h("code", {}, (v.source || "").slice(0, 80))),
-      h("td", {}, v.created_by || v.author || ""),
-      h("td", {}, v.published_by ? `${v.published_by} · ${fmtTime(v.published_at)}` : fmtTime(v.created_at)),
+      h("td", {}, v.created_by || ""),
+      h("td", {}, v.status === "published" ? `${v.published_by || ""} · ${fmtTime(v.published_at)}` : "draft"),
       h("td", {},
-        h("button", { type: "button", onclick: () => { setDoc(view, v.source || ""); if (v.cases) { st.cases = v.cases.map((c) => ({ inputs: { ...c.inputs }, expected: c.expected })); saveCases(); renderCases(); runCases(); } } }, `Load v${v.version}`), " ",
-        v.published_at || v.published_by || v.published ? h("button", { type: "button", class: "rollback", disabled: String(v.version) === String(live), onclick: async () => {
-          try { await api.post(R.rollback(name), { version: v.version }); toast(`live → v${v.version}`); await loadHistory(); }
+        h("button", { type: "button", onclick: () => { setDoc(view, v.source || ""); if (v.cases) { st.cases = v.cases.map((c) => ({ inputs: { ...c.inputs }, expected: expectIn(c.expect) })); saveCases(); renderCases(); runCases(); } } }, `Load v${v.version}`), " ",
+        v.status === "published" ? h("button", { type: "button", class: "rollback", disabled: String(v.version) === String(live), onclick: async () => {
+          if (!reasonIn.value.trim()) { toast("Give a reason for the rollback first", "error"); reasonIn.focus(); return; }
+          try { await api.post(R.rollback(name), { version: v.version, reason: reasonIn.value.trim() }); toast(`live → v${v.version}`); await loadHistory(); }
           catch (e) { toast(`${e.code}: ${e.message}`, "error"); }
         } }, `Make v${v.version} live`) : null))));
     const opts = (sel, pick) => clear(sel, st.versions.map((v, i) => h("option", { value: String(v.version), selected: i === pick }, `v${v.version}`)));
@@ -173,6 +181,7 @@ export function renderPublish(root) {
       h("h2", { id: "hist-h" }, "Versions"),
       h("div", { class: "scroll" }, h("table", { class: "grid" },
         h("thead", {}, h("tr", {}, ["Version", "Source", "Author", "Published", "Actions"].map((c) => h("th", { scope: "col" }, c)))), history)),
+      field("Reason for a rollback", reasonIn, "Recorded in the formula's audit trail."),
       h("h3", {}, "Diff"),
       h("div", { class: "row" }, field("From", fromSel), field("To", toSel)),
       diffBox));
