@@ -116,3 +116,22 @@ def _from_annotation(annotation: Any, where: str) -> Type:
         return record({n: _from_annotation(f.annotation, f"{where}.{n}")
                        for n, f in annotation.model_fields.items()})
     raise CheckError(f"{where}: {annotation!r} has no formula type", code="E209")
+
+
+#: Version of the stored forms of schemas and programs (`schema_to_json`, `Program.to_json`).
+#: Bump it when the language changes meaning; a reader refuses a newer one by name.
+LANGUAGE_VERSION = "1"
+
+
+def schema_to_json(schema: Any) -> dict[str, str]:
+    """The stable JSON form of a schema: names to canonical type strings, in name order
+    (``normalize_schema`` reads it back; ``str(Type)`` and ``parse_type`` round-trip)."""
+    normal = normalize_schema(schema)
+    return {name: str(normal[name]) for name in sorted(normal)}
+
+
+def schema_from_json(data: Any) -> dict[str, Type]:
+    """A schema from its JSON form (raises CheckError E209 on a malformed one)."""
+    if not isinstance(data, Mapping):
+        raise CheckError("a stored schema must be a JSON object of names to types", code="E209")
+    return normalize_schema(dict(data))

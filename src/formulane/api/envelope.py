@@ -202,7 +202,10 @@ class RequestMiddleware:
         async def send_with_id(message: dict) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
-                message["headers"] = [*message.get("headers", ()), (b"x-request-id", raw_rid)]
+                headers = list(message.get("headers", ()))
+                if not any(k.lower() == b"x-request-id" for k, _ in headers):
+                    headers.append((b"x-request-id", raw_rid))
+                message["headers"] = headers
             await send(message)
 
         declared = headers.get(b"content-length")

@@ -73,6 +73,7 @@ class Service:
         from .formula_store import FormulaStore
 
         self.formulas = FormulaStore(self.engine, max_cases=settings.max_cases)
+        self.policies = self._load_policies()
         self.backend: Any = None
         self.backend_note = ""
         self.jobs: Any = None
@@ -124,7 +125,25 @@ class Service:
     def router(self) -> Any:
         from ..escalation import Router, TypedToolCatalog
 
-        return Router(catalog=TypedToolCatalog(self.tools), backend=self.backend)
+        return Router(policies=self.policies, catalog=TypedToolCatalog(self.tools),
+                      backend=self.backend)
+
+    def _load_policies(self) -> Any:
+        from ..escalation import PolicyBook, PolicyRule
+
+        spec = self.settings.policies
+        if not spec:
+            return PolicyBook(PolicyRule(may_escalate=self.settings.sandbox_policy == "allow"))
+        module_name, _, attr = spec.partition(":")
+        try:
+            target: Any = importlib.import_module(module_name)
+            for part in attr.split("."):
+                target = getattr(target, part)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ServiceError(f"cannot load policies {spec!r}: {exc}", code="E706") from None
+        if not isinstance(target, PolicyBook):
+            raise ServiceError(f"{spec!r} is not a PolicyBook", code="E706")
+        return target
 
     # -- health ----------------------------------------------------------------------------
 

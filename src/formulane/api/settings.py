@@ -36,6 +36,11 @@ class Settings(BaseSettings):
     allow_remote: bool = False
     #: Sandbox for jobs: ``auto`` is bubblewrap when usable, else the process backend.
     sandbox: Literal["auto", "bubblewrap", "process", "none"] = "auto"
+    #: Whether a key with ``jobs:run`` may send code to the sandbox under the safe defaults
+    #: (read-only, no network, default limits); ``policies`` (module:attr of a PolicyBook)
+    #: replaces this with your own rules per tenant and subject.
+    sandbox_policy: Literal["allow", "deny"] = "allow"
+    policies: str | None = None
     job_workers: int = Field(2, ge=0, le=64)
     #: A job whose worker stops renewing its lease for this long is lost (then ``unknown``).
     job_lease_s: float = Field(10.0, gt=0)

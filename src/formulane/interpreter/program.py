@@ -110,6 +110,15 @@ class Program:
     def __repr__(self) -> str:
         return f"Program({self.source!r}, type={self.type}, profile={self.profile!r})"
 
+    def to_json(self) -> dict[str, Any]:
+        """The stable stored form (see `program_to_json`); `program_from_json` reloads it."""
+        return program_to_json(self)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Pickles the stored form (language version included) and rebuilds it against the
+        # default registry; a program of a custom registry reloads with program_from_json.
+        return (program_from_json, (program_to_json(self),))
+
     def explain(self, variables: Mapping[str, Any] | None = None, *,
                 now: dt.datetime | None = None) -> Any:
         """Evaluate and return the tree of sub-expressions with their types, values, costs and
@@ -293,3 +302,115 @@ def compile_program(source: str, schema: Mapping[str, Type], *, profile: str, li
     except Exception as exc:
         raise InternalError(f"internal error while compiling: {type(exc).__name__}: {exc}",
                             source=source) from exc
+
+
+# ---- stable stored form: reload a checked program without parsing its text again ----------
+
+_FORMAT = "formulane.program"
+
+
+def _node_to_json(node: Any) -> Any:
+    """An AST node as JSON: ``{"n": class, field: value...}``; spans as [start, end]."""
+    from dataclasses import fields as dc_fields
+
+    from ..source import Span
+
+    if isinstance(node, Span):
+        return [node.start, node.end]
+    if isinstance(node, tuple):
+        return [_node_to_json(x) for x in node]
+    if isinstance(node, decimal.Decimal):
+        return {"d": str(node)}
+    if node is None or isinstance(node, (str, bool, int)):
+        return node
+    out: dict[str, Any] = {"n": type(node).__name__}
+    for f in dc_fields(node):
+        value = getattr(node, f.name)
+        if f.name == "parenthesized" and not value:
+            continue
+        out[f.name] = _node_to_json(value)
+    return out
+
+
+_SPAN_FIELDS = frozenset({"span", "name_span", "op_span"})
+
+
+def _node_from_json(data: Any, depth: int = 0) -> Any:
+    from ..source import Span
+
+    if depth > 500:
+        raise LimitExceeded("stored program nests too deeply", code="E403")
+    if isinstance(data, list):
+        return tuple(_node_from_json(x, depth + 1) for x in data)
+    if not isinstance(data, dict):
+        return data
+    if set(data) == {"d"}:
+        return decimal.Decimal(data["d"])
+    cls = getattr(ast_nodes, str(data.get("n", "")), None)
+    if cls is None or not isinstance(cls, type) or not hasattr(cls, "__dataclass_fields__"):
+        raise FormulaError(f"stored program has an unknown node {data.get('n')!r}", code="E209")
+    kwargs: dict[str, Any] = {}
+    for name, value in data.items():
+        if name == "n":
+            continue
+        if name in _SPAN_FIELDS:
+            kwargs[name] = Span(int(value[0]), int(value[1]))
+        elif name == "param_spans":
+            kwargs[name] = tuple(Span(int(a), int(b)) for a, b in value)
+        elif isinstance(value, list) and name in ("args", "items"):
+            kwargs[name] = tuple(_node_from_json(x, depth + 1) for x in value)
+        elif name == "params":
+            kwargs[name] = tuple(str(x) for x in value)
+        else:
+            kwargs[name] = _node_from_json(value, depth + 1)
+    return cls(**kwargs)
+
+
+def program_to_json(program: Program) -> dict[str, Any]:
+    """The stable JSON form of a Program: language version, source, schema, profile, limits,
+    the checked AST (spans kept) and its type. `program_from_json` rebuilds the Program from
+    it by checking that AST again, without parsing the text."""
+    from dataclasses import asdict
+
+    from ..schema import LANGUAGE_VERSION, schema_to_json
+
+    return {
+        "format": _FORMAT, "language_version": LANGUAGE_VERSION, "source": program.source,
+        "schema": schema_to_json(program.schema), "profile": program.profile,
+        "limits": {k: v for k, v in asdict(program.limits).items()
+                   if isinstance(v, (int, float, str, bool)) or v is None},
+        "type": str(program.type), "tree": _node_to_json(program.tree),
+    }
+
+
+def program_from_json(data: Mapping[str, Any], *, registry: Registry | None = None) -> Program:
+    """A Program from `program_to_json`'s form; the AST is checked again (types, costs, the
+    functions of this version), never parsed from text. A form from a newer language version
+    is refused (E209) rather than guessed at."""
+    from ..functions.registry import default_registry
+    from ..schema import LANGUAGE_VERSION, schema_from_json
+
+    if not isinstance(data, Mapping) or data.get("format") != _FORMAT:
+        raise FormulaError("not a stored formulane program", code="E209")
+    version = str(data.get("language_version", ""))
+    if not version.isdigit() or int(version) > int(LANGUAGE_VERSION):
+        raise FormulaError(f"stored program is of language version {version!r}; this formulane "
+                           f"reads up to {LANGUAGE_VERSION}", code="E209",
+                           hint="upgrade formulane to read it")
+    source = str(data["source"])
+    schema = schema_from_json(data["schema"])
+    profile = str(data["profile"])
+    known = {f for f in Limits.__dataclass_fields__}
+    limits = Limits(**{k: v for k, v in dict(data.get("limits") or {}).items() if k in known})
+    reg = registry or default_registry()
+    try:
+        tree = _node_from_json(data["tree"])
+        root, checker = check(tree, source, schema, profile=profile, limits=limits, registry=reg)
+    except FormulaError as exc:
+        raise exc.with_source(source)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise FormulaError(f"malformed stored program: {type(exc).__name__}", code="E209") from None
+    return Program(source=source, schema=schema, profile=profile, limits=limits, registry=reg,
+                   tree=tree, root=root, variables=checker.variables,
+                   slot_count=checker.slot_count, warnings=tuple(checker.warnings))
+
