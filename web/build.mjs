@@ -3,7 +3,7 @@
 // Output: index.html, app.js (one minified ES module bundle), app.css; no source maps, no
 // external URL: everything the page loads is served by the app.
 import { build } from "esbuild";
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -12,14 +12,15 @@ const out = join(here, "..", "src", "formulane", "api", "static");
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 
-await build({
+const js = await build({
   entryPoints: [join(here, "src", "main.js")],
+  metafile: true,
   bundle: true,
   minify: true,
   format: "esm",
   target: ["es2020"],
   outfile: join(out, "app.js"),
-  legalComments: "linked",  // licences of the bundled packages in app.js.LEGAL.txt
+  legalComments: "none",  // the licences are collected whole in THIRD-PARTY-LICENSES.txt
   logLevel: "warning",
 });
 await build({
@@ -31,6 +32,23 @@ await build({
 });
 copyFileSync(join(here, "src", "index.html"), join(out, "index.html"));
 copyFileSync(join(here, "src", "favicon.svg"), join(out, "favicon.svg"));
+
+// The licence of every npm package bundled into app.js (and app.css), served beside them.
+const pkgs = new Set();
+for (const input of Object.keys(js.metafile.inputs)) {
+  const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+  if (m) pkgs.add(m[1]);
+}
+pkgs.add("uplot");  // its stylesheet is in app.css
+const notices = [...pkgs].sort().map((name) => {
+  const dir = join(here, "node_modules", name);
+  const meta = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+  const file = readdirSync(dir).find((f) => /^licen[cs]e/i.test(f));
+  const text = file ? readFileSync(join(dir, file), "utf8").trim() : `(${meta.license}; no licence file in the package)`;
+  return `${name} ${meta.version} (${meta.license})\n${"-".repeat(72)}\n${text}\n`;
+});
+writeFileSync(join(out, "THIRD-PARTY-LICENSES.txt"),
+  "The formulane playground bundles these npm packages into app.js and app.css.\n\n" + notices.join("\n"));
 
 // axe-core for the browser tests' accessibility check (CI runs no npm): shipped beside the
 // tests with its licence, never served by the app.

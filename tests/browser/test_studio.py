@@ -9,7 +9,7 @@ import os
 import shutil
 import statistics
 
-from conftest import ROOT, axe_check, shot, signed_in
+from browser._browser import ROOT, axe_check, shot, signed_in
 
 
 def set_formula(page, text: str) -> None:

@@ -44,13 +44,13 @@ function readBatch(r) {
 export function renderData(root) {
   const out = h("div", { id: "data-result", "aria-live": "polite" });
   const input = h("input", { type: "file", id: "data-file", accept: ".csv,.parquet,text/csv" });
-  const drop = h("div", { class: "drop", id: "drop", tabindex: "0", role: "button", "aria-label": "Drop a CSV or Parquet file here, or press Enter to choose one",
+  const drop = h("div", { class: "drop", id: "drop", tabindex: "0", role: "button",
     onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); input.click(); } },
     onclick: () => input.click(),
     ondragover: (e) => { e.preventDefault(); drop.classList.add("over"); },
     ondragleave: () => drop.classList.remove("over"),
     ondrop: (e) => { e.preventDefault(); drop.classList.remove("over"); if (e.dataTransfer.files[0]) run(e.dataTransfer.files[0]); } },
-  "Drop a CSV or Parquet file here (at most 20 MiB), or choose one");
+  "Drop a CSV or Parquet file here (at most 20 MiB), or click or press Enter to choose one");
   input.addEventListener("change", () => { if (input.files[0]) run(input.files[0]); });
 
   async function run(file) {

@@ -8,29 +8,38 @@ import uPlot from "uplot";
 import { api, R, streamEvents } from "./api.js";
 import { h, clear, field, toast, fmtTime, saveBlob } from "./ui.js";
 
-const SAMPLE = "import json, sys\nprint(json.dumps({'total': sum(range(10))}))\n";
-const TERMINAL = new Set(["succeeded", "failed", "cancelled", "timed_out", "refused", "unknown", "done", "error", "completed", "killed"]);
+const SAMPLE = "import json\ntotal = sum(i * i for i in range(10))\nprint(json.dumps({'total': total}))\n";
+const ACTIVE = new Set(["queued", "running", "lost"]);
+const MiB = 1024 * 1024;
+const RECENT = "formulane.jobs";
 
 function kv(rows) {
   return h("dl", { class: "kv" }, rows.filter(([, v]) => v !== undefined && v !== null && v !== "").map(([k, v]) => [h("dt", {}, k), h("dd", {}, typeof v === "object" ? h("code", {}, JSON.stringify(v)) : String(v))]));
 }
 
-function limitsTable(receipt) {
-  const req = receipt.limits_requested || (receipt.limits && receipt.limits.requested) || {};
-  const enf = receipt.limits_enforced || (receipt.limits && receipt.limits.enforced) || {};
-  const keys = [...new Set([...Object.keys(req), ...Object.keys(enf)])];
+/** Limits requested next to those enforced, with the mechanism that enforced each. */
+function limitsTable(rc) {
+  const req = rc.limits_requested || {};
+  const enforced = Object.fromEntries((rc.limits_enforced || []).map((e) => [e.knob, e]));
+  const keys = [...new Set([...Object.keys(req), ...Object.keys(enforced)])];
   if (!keys.length) return null;
-  return h("table", { class: "grid", id: "limits" }, h("caption", {}, "Limits"),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Limit"), h("th", { scope: "col" }, "Requested"), h("th", { scope: "col" }, "Enforced"))),
-    h("tbody", {}, keys.map((k) => h("tr", {}, h("th", { scope: "row" }, k), h("td", {}, JSON.stringify(req[k] ?? null)), h("td", {}, JSON.stringify(enf[k] ?? null))))));
+  return h("div", { class: "scroll" }, h("table", { class: "grid", id: "limits" }, h("caption", {}, "Limits: requested and enforced"),
+    h("thead", {}, h("tr", {}, ["Limit", "Requested", "Enforced", "By"].map((c) => h("th", { scope: "col" }, c)))),
+    h("tbody", {}, keys.map((k) => h("tr", {}, h("th", { scope: "row" }, k),
+      h("td", {}, JSON.stringify(enforced[k] ? enforced[k].requested : req[k] ?? null)),
+      h("td", { class: enforced[k] ? "" : "bad" }, enforced[k] ? JSON.stringify(enforced[k].enforced) : "not enforced"),
+      h("td", {}, enforced[k] ? enforced[k].by : ""))))));
 }
 
+function recentJobs() { try { return JSON.parse(sessionStorage.getItem(RECENT) || "[]"); } catch { return []; } }
+
 export function renderJobs(root) {
-  const ask = h("input", { id: "job-ask", value: "Sum the numbers 0 to 9" });
+  const ask = h("input", { id: "job-ask", value: "Sum of the squares of 0 to 9, in Python" });
   const code = h("textarea", { id: "job-code", rows: 6, class: "mono", spellcheck: "false" }, SAMPLE);
+  const formula = h("input", { id: "job-formula", placeholder: "optional: a formula proposed for the same ask" });
   const inputs = h("textarea", { id: "job-inputs", rows: 2, class: "mono" }, "{}");
   const wall = h("input", { id: "job-wall", type: "number", min: "0.1", step: "0.1", value: "10" });
-  const memory = h("input", { id: "job-memory", type: "number", min: "16", step: "16", value: "256" });
+  const memory = h("input", { id: "job-memory", type: "number", min: "32", step: "32", value: "256" });
   const network = h("select", { id: "job-network" }, ["none", "allowlist"].map((n) => h("option", { value: n }, n)));
   const decision = h("div", { id: "decision", "aria-live": "polite" });
   const jobBox = h("div", { id: "job", "aria-live": "polite" });
@@ -38,28 +47,32 @@ export function renderJobs(root) {
   let stream = null;
 
   function request() {
-    let parsed = {};
+    let parsed;
     try { parsed = JSON.parse(inputs.value || "{}"); } catch (e) { throw new Error(`inputs: ${e.message}`); }
-    return {
-      ask: ask.value, code: code.value, inputs: parsed,
-      limits: { wall_time_s: Number(wall.value), memory_mb: Number(memory.value) },
+    const body = {
+      ask: ask.value, inputs: parsed,
+      limits: { wall_timeout_s: Number(wall.value), cpu_time_s: Number(wall.value), memory_bytes: Math.round(Number(memory.value) * MiB) },
       network: { mode: network.value },
       idempotency_key: (crypto.randomUUID ? crypto.randomUUID() : String(Date.now())).replace(/-/g, ""),
     };
+    if (code.value.trim()) body.code = code.value;
+    if (formula.value.trim()) body.formula = formula.value.trim();
+    return body;
+  }
+
+  function showDecision(d) {
+    clear(decision, h("div", { class: "card inner" }, h("h3", {}, "Decision: ", h("strong", { id: "decision-lane" }, d.lane)),
+      h("ul", { id: "reasons" }, (d.reasons || []).map((x) => h("li", {}, h("code", {}, x.code), ` ${x.message}`))),
+      d.formula ? h("p", {}, "A formula does it: ", h("code", {}, d.formula)) : null,
+      d.tool_call ? h("p", {}, "A tool does it: ", h("code", {}, JSON.stringify(d.tool_call))) : null,
+      d.sandbox ? kv([["Runtime", d.sandbox.runtime], ["Limits", d.sandbox.limits], ["Network", d.sandbox.network]]) : null));
   }
 
   async function route() {
     let body;
     try { body = request(); } catch (e) { toast(e.message, "error"); return null; }
-    try {
-      const r = await api.post(R.route, body);
-      const d = r.decision || r;
-      clear(decision, h("div", { class: "card inner" }, h("h3", {}, "Decision: ", h("strong", { id: "decision-lane" }, d.lane)),
-        h("ul", { id: "reasons" }, (d.reasons || []).map((x) => h("li", {}, h("code", {}, x.code), ` ${x.message}`))),
-        d.formula ? h("p", {}, "A formula can do it: ", h("code", {}, d.formula)) : null,
-        d.tool_call ? h("p", {}, "A tool can do it: ", h("code", {}, JSON.stringify(d.tool_call))) : null));
-      return body;
-    } catch (e) { clear(decision, h("p", { class: "bad", role: "alert" }, `${e.code}: ${e.message}`)); return null; }
+    try { showDecision(await api.post(R.route, body)); return body; }
+    catch (e) { clear(decision, h("p", { class: "bad", role: "alert" }, `${e.code}: ${e.message}`)); return null; }
   }
 
   async function submit() {
@@ -67,91 +80,99 @@ export function renderJobs(root) {
     if (!body) return;
     try {
       const r = await api.post(R.jobs, body);
-      const id = r.id || r.job_id || (r.job && (r.job.id || r.job.job_id));
-      follow(id, r);
-      loadRecent();
+      showDecision(r.decision);
+      if (r.job) {
+        const list = recentJobs().filter((j) => j.id !== r.job.job_id);
+        list.unshift({ id: r.job.job_id, ask: body.ask, at: Date.now() });
+        sessionStorage.setItem(RECENT, JSON.stringify(list.slice(0, 20)));
+        follow(r.job.job_id, r.job);
+        loadRecent();
+      } else {
+        clear(jobBox, h("div", { class: "card inner" }, h("h3", {}, `Answered by the ${r.lane} lane`),
+          r.lane === "refuse" ? h("p", { class: "bad" }, "Refused: nothing ran.") : h("p", {}, "Value: ", h("code", { id: "job-value" }, JSON.stringify(r.value)))));
+      }
     } catch (e) { clear(jobBox, h("p", { class: "bad", role: "alert" }, `${e.code}: ${e.message}`)); }
   }
 
-  function showJob(id, job) {
-    const state = job.state || job.status || "submitted";
-    const done = TERMINAL.has(state);
-    clear(jobBox, h("div", { class: "card inner", dataset: { job: id, state } },
-      h("h3", {}, "Job ", h("code", {}, String(id).slice(0, 16)), " · ", h("strong", { id: "job-state" }, state)),
-      job.lane ? h("p", {}, `lane: ${job.lane}`) : null,
+  function showJob(job) {
+    const id = job.job_id;
+    const done = !ACTIVE.has(job.status);
+    clear(jobBox, h("div", { class: "card inner", dataset: { job: id, status: job.status } },
+      h("h3", {}, "Job ", h("code", {}, id.slice(0, 13)), " · ", h("strong", { id: "job-state" }, job.status), job.outcome ? [" · ", h("strong", { id: "job-outcome" }, job.outcome)] : null),
+      kv([["Backend", job.backend], ["Attempt", job.attempt], ["Cancel requested", job.cancel_requested], ["Side effects possible", job.side_effects_possible ? "yes" : "no"]]),
       h("div", { class: "row" },
         h("button", { type: "button", id: "cancel-job", class: "danger", disabled: done, onclick: () => cancel(id) }, "Cancel"),
-        h("button", { type: "button", id: "read-receipt", onclick: () => receipt(id) }, "Receipt")),
+        h("button", { type: "button", id: "read-receipt", disabled: !done, onclick: () => receipt(id) }, "Receipt")),
       h("div", { id: "receipt" })));
+    if (done && job.receipt) showReceipt(id, job.receipt);
   }
 
   function follow(id, first) {
     if (stream) stream.abort();
     stream = new AbortController();
-    showJob(id, first || {});
+    if (first) showJob(first);
     const ctl = stream;
-    streamEvents(R.jobEvents(id), ({ data }) => {
-      const job = data && (data.job || data);
-      if (job && typeof job === "object") {
-        showJob(id, job);
-        if (TERMINAL.has(job.state || job.status)) { ctl.abort(); receipt(id); loadRecent(); }
-      }
+    streamEvents(R.jobEvents(id), ({ event, data }) => {
+      if (event === "state" && data && data.job_id) { showJob(data); if (!ACTIVE.has(data.status)) loadRecent(); }
     }, ctl.signal).catch(async () => {
       if (ctl.signal.aborted) return;
-      // No stream (a proxy that buffers, say): poll instead.
-      for (let i = 0; i < 120 && !ctl.signal.aborted; i++) {
-        try { const j = await api.get(R.job(id)); showJob(id, j.job || j); if (TERMINAL.has((j.job || j).state || (j.job || j).status)) { receipt(id); loadRecent(); return; } } catch { return; }
+      for (let i = 0; i < 240 && !ctl.signal.aborted; i++) {   // no stream (a buffering proxy): poll
+        try { const j = await api.get(R.job(id)); showJob(j); if (!ACTIVE.has(j.status)) return; } catch { return; }
         await new Promise((res) => setTimeout(res, 500));
       }
     });
   }
 
   async function cancel(id) {
-    try { await api.post(R.jobCancel(id), {}); toast("Cancel requested"); } catch (e) { toast(`${e.code}: ${e.message}`, "error"); }
-    try { const j = await api.get(R.job(id)); showJob(id, j.job || j); } catch { /* the stream shows it */ }
+    try { showJob(await api.post(R.jobCancel(id), { reason: "cancelled in the playground" })); toast("Cancel requested"); }
+    catch (e) { toast(`${e.code}: ${e.message}`, "error"); }
   }
 
   async function receipt(id) {
+    try { const j = await api.get(R.job(id)); showJob(j); } catch (e) { toast(`${e.code}: ${e.message}`, "error"); }
+  }
+
+  async function showReceipt(id, rc) {
     const box = jobBox.querySelector("#receipt");
-    if (!box) return;
-    try {
-      const r = await api.get(R.jobReceipt(id));
-      const rc = r.receipt || r;
-      let arts = [];
-      try { const a = await api.get(R.jobArtifacts(id)); arts = a.artifacts || a.items || (Array.isArray(a) ? a : []); } catch { arts = []; }
-      clear(box, h("h4", {}, "Receipt"),
-        kv([["Outcome", rc.outcome || rc.status], ["Basis", rc.outcome_basis || rc.basis], ["Backend", rc.backend], ["Isolation", rc.isolation],
-          ["Network", rc.network_policy || rc.network], ["Exit", rc.exit_code], ["Wall time (s)", rc.wall_time_s ?? rc.duration_s], ["Started", fmtTime(rc.started_at)]]),
-        limitsTable(rc),
-        arts.length ? h("ul", { id: "artifacts" }, arts.map((a) => h("li", {}, h("button", { type: "button", class: "linkish", onclick: async () => {
-          const res = await api.raw("GET", R.jobArtifact(id, a.id || a.artifact_id), { headers: { Accept: "*/*" } });
-          saveBlob(await res.blob(), a.name || a.path || "artifact");
-        } }, `Download ${a.name || a.path || a.id}`), a.size !== undefined ? ` (${a.size} bytes)` : "")))
-          : h("p", { class: "muted" }, "No artifact."),
-        h("details", {}, h("summary", {}, "Receipt as JSON"), h("pre", { class: "json" }, JSON.stringify(rc, null, 2))));
-    } catch (e) { clear(box, h("p", { class: "muted" }, `No receipt yet (${e.message}).`)); }
+    let arts = [];
+    try { arts = (await api.get(R.jobArtifacts(id))).artifacts || []; } catch { arts = []; }
+    if (!box.isConnected) return;
+    const net = rc.network || {};
+    clear(box, h("h4", {}, "Receipt"),
+      kv([["Outcome", rc.outcome], ["Basis", `${rc.outcome_basis}${rc.outcome_detail ? ` — ${rc.outcome_detail}` : ""}`],
+        ["Backend", rc.backend ? `${rc.backend.name} ${rc.backend.version} (${rc.backend.isolation}, ${rc.backend.mechanism})` : ""],
+        ["Network", `${net.mode || "none"}${net.allow && net.allow.length ? ` to ${net.allow.join(", ")}` : ""} · enforced by ${rc.network_enforcement}`],
+        ["Exit", rc.exit_code ?? (rc.signal ? `signal ${rc.signal}` : "")], ["Wall (ms)", rc.wall_ms], ["CPU (ms)", rc.cpu_ms],
+        ["Peak memory (bytes)", rc.peak_memory_bytes], ["Code sha256", rc.code_sha256], ["Started", fmtTime(rc.started_at)], ["Ended", fmtTime(rc.ended_at)]]),
+      limitsTable(rc),
+      rc.stdout && rc.stdout.head ? [h("h5", {}, "stdout"), h("pre", { class: "json", id: "job-stdout", tabindex: "0" }, rc.stdout.head + (rc.stdout.tail ? `\n…\n${rc.stdout.tail}` : ""))] : null,
+      rc.stderr && rc.stderr.head ? [h("h5", {}, "stderr"), h("pre", { class: "json", tabindex: "0" }, rc.stderr.head)] : null,
+      arts.length ? h("ul", { id: "artifacts" }, arts.map((a) => h("li", {}, h("button", { type: "button", class: "linkish", onclick: async () => {
+        const res = await api.raw("GET", R.jobArtifact(id, a.id), { headers: { Accept: "*/*" } });
+        saveBlob(await res.blob(), a.name || "artifact");
+      } }, `Download ${a.name}`), ` (${a.size} bytes, ${a.mime})`))) : h("p", { class: "muted" }, "No artifact."),
+      h("details", {}, h("summary", {}, "Receipt as JSON"), h("pre", { class: "json", tabindex: "0" }, JSON.stringify(rc, null, 2))));
   }
 
   async function loadRecent() {
-    try {
-      const r = await api.get(R.jobs);
-      const items = r.jobs || r.items || (Array.isArray(r) ? r : []);
-      clear(recent, items.length ? h("ul", {}, items.slice(0, 20).map((j) => {
-        const id = j.id || j.job_id;
-        return h("li", {}, h("button", { type: "button", class: "linkish", onclick: () => follow(id, j) }, String(id).slice(0, 12)), ` ${j.state || j.status} · ${fmtTime(j.created_at || j.submitted_at)}`);
-      })) : h("p", { class: "muted" }, "No job yet."));
-    } catch (e) { clear(recent, h("p", { class: "muted" }, `Jobs list unavailable: ${e.message}`)); }
+    const items = recentJobs();
+    if (!items.length) { clear(recent, h("p", { class: "muted" }, "No job from this tab yet.")); return; }
+    const states = await Promise.all(items.map((j) => api.get(R.job(j.id)).catch(() => null)));
+    clear(recent, h("ul", {}, items.map((j, i) => states[i] && h("li", {},
+      h("button", { type: "button", class: "linkish", onclick: () => follow(j.id, states[i]) }, j.id.slice(0, 13)),
+      ` ${states[i].status}${states[i].outcome ? ` (${states[i].outcome})` : ""} · ${j.ask.slice(0, 40)}`))));
   }
 
   clear(root, h("h1", {}, "Jobs"),
     h("div", { class: "cols" },
       h("div", { class: "col-main" },
         h("section", { class: "card", "aria-labelledby": "job-h" }, h("h2", { id: "job-h" }, "New job"),
-          field("Ask", ask), field("Code (Python, runs in the sandbox)", code), field("Inputs (JSON object)", inputs),
-          h("div", { class: "row" }, field("Wall time (s)", wall), field("Memory (MB)", memory), field("Network", network)),
+          field("Ask", ask), field("Code (Python, runs in the sandbox)", code), field("Formula", formula, "When a formula does the job, the router picks the formula lane."),
+          field("Inputs (JSON object)", inputs),
+          h("div", { class: "row" }, field("Wall and CPU time (s)", wall), field("Memory (MiB)", memory), field("Network", network)),
           h("div", { class: "row" }, h("button", { type: "button", id: "route-job", onclick: route }, "See the decision"), h("button", { type: "button", class: "primary", id: "submit-job", onclick: submit }, "Run")),
           decision, jobBox)),
-      h("div", { class: "col-side" }, h("section", { class: "card", "aria-labelledby": "recent-h" }, h("h2", { id: "recent-h" }, "Recent jobs"), recent))));
+      h("div", { class: "col-side" }, h("section", { class: "card", "aria-labelledby": "recent-h" }, h("h2", { id: "recent-h" }, "Recent jobs (this tab)"), recent))));
   loadRecent();
   return () => { if (stream) stream.abort(); };
 }

@@ -117,7 +117,7 @@ export function renderPublish(root) {
       clear(answer, h("p", { class: "ok", id: "published" }, `Published version ${version}: live now points at it.`));
       await loadHistory();
     } catch (e) {
-      const failures = (e.body && e.body.failures) || [];
+      const failures = (e.body && ((e.body.extra && e.body.extra.failures) || e.body.failures)) || [];
       clear(answer, h("div", { class: "bad", role: "alert", id: "publish-refused" }, h("p", {}, `Publish refused: ${e.message}`),
         failures.length ? h("ul", {}, failures.map((f) => h("li", {}, `${f.case}: expected ${show(f.expected)}, got ${f.error ? `${f.error.code} ${f.error.message}` : show(f.actual)}`))) : null));
     }

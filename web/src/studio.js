@@ -142,7 +142,7 @@ export function renderStudio(root) {
       c.type ? [" · type ", h("code", { id: "inferred-type" }, c.type)] : null,
       c.cost !== null && c.cost !== undefined ? [" · cost bound ", h("code", { id: "cost-bound" }, typeof c.cost === "object" ? JSON.stringify(c.cost) : String(c.cost))] : null);
     clear(diagList, c.diagnostics.map((d) => h("div", { class: `diag ${d.severity || "error"}` },
-      h("pre", { class: "rendered" }, d.rendered || `${d.code}: ${d.message}`),
+      h("pre", { class: "rendered", tabindex: "0" }, d.rendered || `${d.code}: ${d.message}`),
       d.hint && !(d.rendered || "").includes(d.hint) ? h("p", { class: "hint" }, `hint: ${d.hint}`) : null,
       (d.fixes || []).map((f) => h("button", { type: "button", class: "fix", onclick: () => applyFix(view, f) },
         `Apply fix: ${f.description || `replace with “${f.replacement}”`}`)))));

@@ -6,7 +6,8 @@
 import { api, R } from "./api.js";
 import { h, clear, field, toast, fmtTime, debounce } from "./ui.js";
 
-const FORMATS = ["openai", "anthropic", "gemini", "mcp"];
+const FORMATS = ["openai_strict", "openai", "anthropic", "anthropic_strict", "gemini", "mcp"];
+const OUTCOMES = ["succeeded", "tool_error", "invalid_arguments", "unknown_tool", "denied", "approval_required", "replayed", "unknown"];
 
 /** A tool's name, description and input schema, whatever the export format's shape. */
 export function toolInfo(t) {
@@ -65,12 +66,13 @@ function kv(rows) {
 export function renderTools(root) {
   const fmtSel = h("select", { id: "tool-format" }, FORMATS.map((f) => h("option", { value: f }, f)));
   const list = h("div", { id: "tool-list", class: "toollist" });
-  const schemaView = h("pre", { id: "tool-schema", class: "json", tabindex: "0", "aria-label": "The export as the provider sees it" });
+  const schemaView = h("pre", { id: "tool-schema", class: "json", tabindex: "0", role: "region", "aria-label": "The export as the provider sees it" });
   const callBox = h("div", { id: "tool-call" });
   const callOut = h("div", { id: "call-result", "aria-live": "polite" });
   const inbox = h("div", { id: "approvals", "aria-live": "polite" });
   const rQuery = h("input", { type: "search", id: "receipt-search", placeholder: "tool, outcome, principal, id…" });
-  const rOutcome = h("select", { id: "receipt-outcome" }, ["", "ok", "error", "refused", "pending_approval", "denied"].map((o) => h("option", { value: o }, o || "any outcome")));
+  const rTool = h("select", { id: "receipt-tool" }, h("option", { value: "" }, "any tool"));
+  const rOutcome = h("select", { id: "receipt-outcome" }, ["", ...OUTCOMES].map((o) => h("option", { value: o }, o || "any outcome")));
   const receipts = h("div", { id: "receipts" });
   let tools = [];
   let lastCall = null;
@@ -78,7 +80,9 @@ export function renderTools(root) {
   async function loadTools() {
     try {
       const r = await api.get(R.tools(fmtSel.value));
-      tools = r.tools || r.items || (Array.isArray(r) ? r : []);
+      // Gemini groups declarations in one tool; the others list one entry per tool.
+      tools = (r.tools || []).flatMap((t) => t.function_declarations || t.functionDeclarations || [t]);
+      if (rTool.options.length === 1) (r.names || []).forEach((n) => rTool.appendChild(h("option", { value: n }, n)));
     } catch (e) { clear(list, h("p", { class: "bad" }, `${e.code}: ${e.message}`)); return; }
     clear(list, tools.length ? h("ul", {}, tools.map((t, i) => {
       const info = toolInfo(t);
@@ -98,20 +102,22 @@ export function renderTools(root) {
         e.preventDefault();
         let args;
         try { args = form.read(); } catch (err) { toast(`Arguments: ${err.message}`, "error"); return; }
-        lastCall = { tool: info.name, arguments: args, idempotency_key: newKey() };
+        lastCall = { tool: info.name, args, key: newKey(), description: info.description };
         await call(lastCall);
       } }, form.controls, submit));
     callBox.querySelector("input,select,textarea")?.focus();
   }
 
-  async function call(c) {
+  async function call(c, approval) {
     try {
-      const r = await api.post(R.toolCall(c.tool), { arguments: c.arguments, idempotency_key: c.idempotency_key });
-      const status = r.status || r.outcome || (r.ok === false ? "error" : "ok");
-      clear(callOut, h("div", { class: `callresult ${status}` },
-        h("p", {}, h("strong", { id: "call-status" }, status), r.approval_id || (r.approval && r.approval.id) ? ` · approval ${r.approval_id || r.approval.id} is waiting in the inbox` : ""),
-        h("pre", { class: "json" }, JSON.stringify(r, null, 2)),
-        /pending|approval/.test(status) ? h("button", { type: "button", id: "rerun", onclick: () => call(c) }, "Run again once approved") : null));
+      // One Idempotency-Key per call: a retry (or the run after its approval) never runs twice.
+      const r = await api.post(R.toolCall(c.tool), { args: c.args, approval: approval || undefined }, { headers: { "Idempotency-Key": c.key } });
+      if (r.approval) c.approvalId = r.approval.id;
+      clear(callOut, h("div", { class: `callresult ${r.status}` },
+        h("p", {}, h("strong", { id: "call-status" }, r.status), r.status === "approval_required" ? ` · approval ${r.approval.id} waits in the inbox` : "",
+          r.replayed ? " · replayed (this key already ran)" : "", " · receipt ", h("code", { id: "call-receipt" }, r.receipt_id)),
+        h("pre", { class: "json", tabindex: "0" }, r.text || JSON.stringify(r.value, null, 2)),
+        r.status === "approval_required" ? h("button", { type: "button", id: "rerun", onclick: () => call(c, c.approvalId) }, "Run it once approved") : null));
     } catch (e) {
       clear(callOut, h("p", { class: "bad", role: "alert" }, `${e.code}: ${e.message}`));
     }
@@ -122,7 +128,8 @@ export function renderTools(root) {
     let items;
     try { const r = await api.get(R.approvals); items = r.approvals || r.items || (Array.isArray(r) ? r : []); }
     catch (e) { clear(inbox, h("p", { class: "bad" }, `${e.code}: ${e.message}`)); return; }
-    const pending = items.filter((a) => !a.status || a.status === "pending");
+    const pending = items.filter((a) => a.status === "pending");
+    const described = Object.fromEntries(tools.map((t) => { const i = toolInfo(t); return [i.name, i.description]; }));
     clear(inbox, pending.length ? pending.map((a) => {
       const reason = h("input", { id: `reason-${a.id}`, autocomplete: "off" });
       let args = a.args ?? a.arguments;
@@ -130,11 +137,11 @@ export function renderTools(root) {
       return h("article", { class: "approval card", dataset: { approval: a.id } },
         h("h3", {}, `${a.tool}${a.version ? ` v${a.version}` : ""}`),
         kv([
-          ["What will happen", a.summary || a.description || a.effect_summary || `${a.tool} runs with these arguments`],
-          ["To what", a.target || a.resource],
-          ["For whom", `${a.requester || a.principal || "?"}${a.requester_kind ? ` (${a.requester_kind})` : ""} · tenant ${a.tenant || "?"}`],
+          ["What will happen", `${a.tool} v${a.version} runs once: ${(described[a.tool] || "a write tool").split("\n")[0]}`],
+          ["To what", `the data of tenant ${a.tenant}`],
+          ["For whom", `${a.requester} (${a.requester_kind})`],
           ["Arguments", args],
-          ["Policy", a.policy || a.policy_result],
+          ["Policy", `a write: it runs only after a holder of tools:approve other than ${a.requester} approves these exact arguments (hash ${String(a.args_hash).slice(0, 12)}…), before it expires`],
           ["Requested", fmtTime(a.created_at)],
           ["Expires", fmtTime(a.expires_at)],
           ["Id", a.id],
@@ -148,18 +155,19 @@ export function renderTools(root) {
 
   async function decide(a, verb, reason) {
     try {
-      const r = await api.post(verb === "approve" ? R.approve(a.id) : R.deny(a.id), { reason: reason || (verb === "approve" ? "approved in the playground" : "denied in the playground") });
+      if (!reason.trim()) { toast("Give a reason first", "error"); document.getElementById(`reason-${a.id}`)?.focus(); return; }
+      await api.post(verb === "approve" ? R.approve(a.id) : R.deny(a.id), { reason: reason.trim() });
       toast(`${verb === "approve" ? "Approved" : "Denied"} ${a.tool}`);
       // The approved call runs when its caller calls again with the same key and arguments
       // (an approval covers exactly one call); when this tab made that call, run it now.
-      if (verb === "approve" && lastCall && lastCall.tool === a.tool && !(r && (r.receipt || r.result))) await call(lastCall);
+      if (verb === "approve" && lastCall && lastCall.approvalId === a.id) await call(lastCall, a.id);
     } catch (e) { toast(`${e.code}: ${e.message}`, "error"); }
     loadInbox(); loadReceipts();
   }
 
   async function loadReceipts() {
     const q = new URLSearchParams();
-    if (rQuery.value.trim()) q.set("q", rQuery.value.trim());
+    if (rTool.value) q.set("tool", rTool.value);
     if (rOutcome.value) q.set("outcome", rOutcome.value);
     let items;
     try { const r = await api.get(R.receipts(q.toString())); items = r.receipts || r.items || (Array.isArray(r) ? r : []); }
@@ -169,21 +177,22 @@ export function renderTools(root) {
     clear(receipts, shown.length ? h("div", { class: "scroll" }, h("table", { class: "grid", id: "receipt-table" },
       h("thead", {}, h("tr", {}, ["When", "Tool", "Outcome", "Principal", "Approval", "Receipt"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, shown.map((x) => h("tr", {},
-        h("td", {}, fmtTime(x.finished_at || x.started_at)), h("td", {}, x.tool), h("td", { class: x.outcome === "ok" ? "ok" : "bad" }, x.outcome),
+        h("td", {}, fmtTime(x.finished_at || x.started_at)), h("td", {}, x.tool), h("td", { class: x.outcome === "succeeded" || x.outcome === "replayed" ? "ok" : x.outcome === "approval_required" ? "" : "bad" }, x.outcome),
         h("td", {}, x.principal), h("td", {}, x.approval_id || ""),
-        h("td", {}, h("details", {}, h("summary", {}, String(x.id).slice(0, 12)), h("pre", { class: "json" }, JSON.stringify(x, null, 2))))))))) : h("p", { class: "muted" }, "No receipt matches."));
+        h("td", {}, h("details", {}, h("summary", {}, String(x.id).slice(0, 12)), h("pre", { class: "json", tabindex: "0" }, JSON.stringify(x, null, 2))))))))) : h("p", { class: "muted" }, "No receipt matches."));
   }
 
   fmtSel.addEventListener("change", loadTools);
   rQuery.addEventListener("input", debounce(loadReceipts, 200));
   rOutcome.addEventListener("change", loadReceipts);
+  rTool.addEventListener("change", loadReceipts);
 
   clear(root, h("h1", {}, "Tools"),
     h("div", { class: "cols" },
       h("div", { class: "col-main" },
         h("section", { class: "card", "aria-labelledby": "tools-h" }, h("h2", { id: "tools-h" }, "Tools"), field("Provider format", fmtSel), list, callBox, callOut),
         h("section", { class: "card", "aria-labelledby": "inbox-h" }, h("div", { class: "row spread" }, h("h2", { id: "inbox-h" }, "Approvals inbox"), h("button", { type: "button", onclick: loadInbox }, "Refresh")), inbox),
-        h("section", { class: "card", "aria-labelledby": "rec-h" }, h("h2", { id: "rec-h" }, "Receipts"), h("div", { class: "row" }, field("Search receipts", rQuery), field("Outcome", rOutcome)), receipts)),
+        h("section", { class: "card", "aria-labelledby": "rec-h" }, h("h2", { id: "rec-h" }, "Receipts"), h("div", { class: "row" }, field("Search receipts", rQuery), field("Tool", rTool), field("Outcome", rOutcome)), receipts)),
       h("div", { class: "col-side" }, h("section", { class: "card", "aria-labelledby": "schema-h2" }, h("h2", { id: "schema-h2" }, "Export"), schemaView))));
   loadTools(); loadInbox(); loadReceipts();
 }
