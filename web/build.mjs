@@ -19,7 +19,10 @@ const js = await build({
   minify: true,
   format: "esm",
   target: ["es2020"],
-  outfile: join(out, "app.js"),
+  outdir: out,
+  entryNames: "app",
+  chunkNames: "chunk-[hash]",
+  splitting: true,  // uPlot is a chunk loaded by the lanes page only
   legalComments: "none",  // the licences are collected whole in THIRD-PARTY-LICENSES.txt
   logLevel: "warning",
 });
@@ -62,6 +65,6 @@ writeFileSync(join(vendor, "README.md"),
   `axe-core ${axeVersion} (MPL-2.0, see axe-core.LICENSE), copied from the npm package by ` +
   "`npm --prefix web run build`; used only by tests/browser for the accessibility check.\n");
 
-for (const f of ["app.js", "app.css", "index.html"]) {
+for (const f of readdirSync(out).filter((f) => /\.(js|css|html)$/.test(f)).sort()) {
   console.log(`${f}: ${(statSync(join(out, f)).size / 1024).toFixed(1)} KiB`);
 }

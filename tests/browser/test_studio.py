@@ -116,6 +116,9 @@ def test_keystroke_latency_and_readme_screenshot(page, server):
     # A README picture with a diagnostic and a result in view.
     set_formula(page, "IF(qty > 10, price * qty * 0.9, price * qty)")
     page.wait_for_function("document.querySelector('#explain').textContent.includes('qty > 10')")
+    page.mouse.move(1, 890)                      # no hover tooltip in the picture
+    page.evaluate("document.getElementById('toast').hidden = true")
+    page.wait_for_function("!document.querySelector('.cm-tooltip-hover')")
     path = shot(page, "studio")
     if os.environ.get("FORMULANE_UPDATE_SCREENSHOTS") == "1":
         (ROOT / "docs" / "img").mkdir(parents=True, exist_ok=True)

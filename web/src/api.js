@@ -72,6 +72,7 @@ export const R = {
   jobEvents: (id) => `/v1/jobs/${enc(id)}/events`,
   jobCancel: (id) => `/v1/jobs/${enc(id)}/cancel`,
   jobReceipts: (id) => `/v1/jobs/${enc(id)}/receipts`,
+  jobSettle: (id) => `/v1/jobs/${enc(id)}/settle`,
   jobArtifacts: (id) => `/v1/jobs/${enc(id)}/artifacts`,
   jobArtifact: (id, a) => `/v1/jobs/${enc(id)}/artifacts/${enc(a)}`,
   lanes: "/v1/metrics/lanes",

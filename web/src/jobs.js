@@ -3,13 +3,13 @@
 // anything runs, "Run" submits it, its state follows live (server-sent events over fetch),
 // "Cancel" stops it, the receipt shows the limits requested next to those enforced, the
 // network policy, the outcome and its basis, and artifacts download by id. The dashboard
-// draws the lanes' metrics over time with uPlot.
-import uPlot from "uplot";
+// draws the lanes' metrics over time with uPlot (loaded with the page, not with the studio).
 import { api, R, streamEvents } from "./api.js";
 import { h, clear, field, toast, fmtTime, saveBlob } from "./ui.js";
 
 const SAMPLE = "import json\ntotal = sum(i * i for i in range(10))\nprint(json.dumps({'total': total}))\n";
 const ACTIVE = new Set(["queued", "running", "lost"]);
+const SETTLE = ["succeeded", "user_error", "cancelled", "crashed", "sandbox_error"];
 const MiB = 1024 * 1024;
 const RECENT = "formulane.jobs";
 
@@ -103,8 +103,22 @@ export function renderJobs(root) {
       h("div", { class: "row" },
         h("button", { type: "button", id: "cancel-job", class: "danger", disabled: done, onclick: () => cancel(id) }, "Cancel"),
         h("button", { type: "button", id: "read-receipt", disabled: !done, onclick: () => receipt(id) }, "Receipt")),
+      job.status === "unknown" ? settleForm(id) : null,
       h("div", { id: "receipt" })));
     if (done && job.receipt) showReceipt(id, job.receipt);
+  }
+
+  /** A job whose worker died is `unknown` (it may have had effects): a person settles it. */
+  function settleForm(id) {
+    const outcome = h("select", { id: "settle-outcome" }, SETTLE.map((o) => h("option", { value: o }, o)));
+    const reason = h("input", { id: "settle-reason", autocomplete: "off" });
+    return h("form", { class: "card inner", onsubmit: async (e) => {
+      e.preventDefault();
+      if (!reason.value.trim()) { toast("Give a reason", "error"); reason.focus(); return; }
+      try { showJob(await api.post(R.jobSettle(id), { outcome: outcome.value, reason: reason.value.trim() })); }
+      catch (err) { toast(`${err.code}: ${err.message}`, "error"); }
+    } }, h("h4", {}, "Settle this unknown job by hand"), h("div", { class: "row" }, field("Outcome", outcome), field("Reason", reason)),
+    h("button", { type: "submit" }, "Settle"));
   }
 
   function follow(id, first) {
@@ -208,6 +222,7 @@ export function renderLanes(root) {
     let m;
     try { m = await api.get(R.lanes); } catch (e) { clear(charts, h("p", { class: "bad" }, `${e.code}: ${e.message}`)); return; }
     const { t, groups } = lanesSeries(m);
+    const { default: uPlot } = await import("uplot");   // its own chunk: only this page needs it
     const width = Math.max(260, Math.min(charts.clientWidth || 600, 720) - 24);
     plots.forEach((p) => p.destroy()); plots = [];
     clear(charts);
