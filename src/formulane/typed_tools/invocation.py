@@ -27,7 +27,7 @@ from .envelope import ErrorEnvelope
 from .principal import CallContext, Principal
 from .receipts import Receipt, iso, new_id, sha256_ref
 from .results import Status, ToolResult
-from .schema import redact, tenant_values
+from .walk import redact_dump, tenant_values
 from .tool import Tool, ToolFailure
 from .validation import validate_arguments
 
@@ -153,8 +153,8 @@ class Invocation:
                               f"principal {principal.subject!r} lacks the scope(s) {', '.join(missing)} "
                               f"required by tool {tool.name!r}",
                               hint="this call is not allowed for this user; do not retry it")
-        if tool.plan.has_tenant:
-            for path, value in tenant_values(validated, tool.plan):
+        if tool.shape.has_tenant:
+            for path, value in tenant_values(tool.shape, validated):
                 if value != principal.tenant:
                     return self._deny(call, "E503",
                                       f"argument {path!r} must name the caller's own tenant",
@@ -165,9 +165,9 @@ class Invocation:
         return call
 
     def _args_json(self, tool: Tool, validated: BaseModel) -> str:
-        if not tool.plan.needs_redact:
+        if not tool.shape.has_secret:
             return validated.model_dump_json()
-        dumped = redact(validated.model_dump(mode="json"), tool.plan)
+        dumped = redact_dump(tool.shape, validated, validated.model_dump(mode="json"))
         return json.dumps(dumped, ensure_ascii=False, separators=(",", ":"))
 
     def _prepare_write(self, call: _Call, key: str | None, approval: Any) -> _Call | ToolResult:
@@ -253,8 +253,9 @@ class Invocation:
         t_end = perf_counter_ns()
         result_json = output.model_dump_json()
         stored = result_json
-        if tool.output_plan.needs_redact:
-            stored = json.dumps(redact(output.model_dump(mode="json"), tool.output_plan), ensure_ascii=False,
+        if tool.output_shape.has_secret:
+            stored = json.dumps(redact_dump(tool.output_shape, output, output.model_dump(mode="json")),
+                                ensure_ascii=False,
                                 separators=(",", ":"))
         receipt = self._receipt(tool, call.principal, call.receipt_id, call.started, "succeeded", call.t0,
                                 call=call, t_exec=t_exec, t_end=t_end)

@@ -18,8 +18,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .envelope import ErrorEnvelope, Issue
-from .schema import DECIMAL_PATTERN, loc_is_secret, normalize
+from .schema import DECIMAL_PATTERN, normalize
 from .tool import Tool
+from .walk import loc_may_hold_secret
 
 MAX_ISSUES = 20
 _RECEIVED_MAX = 80
@@ -121,7 +122,7 @@ def issues_from(tool: Tool, error: ValidationError) -> list[Issue]:
     for item in error.errors(include_url=False):
         loc = tuple(item.get("loc", ()))
         kind = str(item.get("type", ""))
-        secret = loc_is_secret(loc, tool.plan)
+        secret = loc_may_hold_secret(tool.shape, loc)
         if kind == "extra_forbidden":
             parent = _node_at(schema, loc[:-1])
             allowed = sorted((parent or {}).get("properties", {}))
