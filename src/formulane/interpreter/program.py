@@ -28,7 +28,7 @@ from ..values import CONTEXT, ErrorValue, to_external, to_internal
 from . import ir
 from .checker import check
 from .compile import Compiler
-from ..runtime import EvalContext
+from ..runtime import EvalContext, activate, deactivate
 
 _getcontext = decimal.getcontext
 _setcontext = decimal.setcontext
@@ -151,6 +151,14 @@ class Program:
         """The schema variables this formula reads."""
         return tuple(name for name, _, _ in self._slots)
 
+    def _run_active(self, frame: list[Any]) -> Any:
+        """A metered run, its context published so functions' inner loops can poll it."""
+        token = activate(frame[0])
+        try:
+            return self._run(frame)
+        finally:
+            deactivate(token)
+
     def evaluate(self, variables: Mapping[str, Any] | None = None, *,
                  now: dt.datetime | None = None) -> Any:
         """Run the formula. ``now`` is the clock TODAY() and NOW() read (default: the current
@@ -181,14 +189,14 @@ class Program:
         if self._needs_ctx:
             if now is None:
                 now = dt.datetime.now(_UTC)
-            elif now.tzinfo is None or now.utcoffset() is None:
+            elif not isinstance(now, dt.datetime) or now.tzinfo is None or now.utcoffset() is None:
                 raise EvalError("now must be an aware datetime", code="E301")
             frame[0] = EvalContext(self.limits, now, self.metered)
         if self._needs_decimal:
             saved = _getcontext()
             _setcontext(CONTEXT)
             try:
-                result = self._run(frame)
+                result = self._run_active(frame) if self.metered else self._run(frame)
             except FormulaError as exc:
                 raise exc.with_source(self.source)
             except RecursionError:
@@ -202,7 +210,7 @@ class Program:
                 _setcontext(saved)
         else:
             try:
-                result = self._run(frame)
+                result = self._run_active(frame) if self.metered else self._run(frame)
             except FormulaError as exc:
                 raise exc.with_source(self.source)
             except RecursionError:
