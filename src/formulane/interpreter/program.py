@@ -184,8 +184,11 @@ class Program:
                 else:
                     frame[slot] = convert(v)
         except KeyError:
-            for convert_missing in self._converters:
-                convert_missing(variables, frame)
+            _read_inputs(self._converters, variables, frame)
+        except FormulaError:
+            raise
+        except Exception as exc:  # a host object's method raised while its value was read
+            raise _unreadable(exc) from None
         if self._needs_ctx:
             if now is None:
                 now = dt.datetime.now(_UTC)
@@ -224,6 +227,23 @@ class Program:
         if tr is bool or tr is str or result is None or tr is ErrorValue or tr is decimal.Decimal:
             return result
         return to_external(result)
+
+
+def _read_inputs(converters: Any, variables: Any, frame: list) -> None:
+    try:
+        for convert in converters:
+            convert(variables, frame)
+    except FormulaError:
+        raise
+    except RecursionError:
+        raise EvalError("variables are nested too deeply", code="E301") from None
+    except Exception as exc:  # noqa: BLE001 - a host object's own fault
+        raise _unreadable(exc) from None
+
+
+def _unreadable(exc: Exception) -> EvalError:
+    return EvalError(f"the variables could not be read: a host object raised {type(exc).__name__}",
+                     code="E301", hint="pass plain values (numbers, text, lists, dicts)")
 
 
 def _converter(name: str, slot: int, t: Type) -> Callable[[Mapping[str, Any], list], None]:
