@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from ..errors import Fix
 from ..functions.spec import MATCHER_PAIR, MATCHER_PER_CHAR, FunctionSpec, Param, Sig
 from ..grammar import ast
-from ..source import Span
+from ..source import Span, ascii_upper, lookalike_upper
 from ..types import BOOLEAN, NEVER, Type, join, non_null, optional
 from . import ir
 from ..values import VALUE, ErrorValue
@@ -59,6 +59,12 @@ class OverloadResolver:
         excluded = {"INDIRECT", "OFFSET", "CELL", "INFO", "HYPERLINK", "WEBSERVICE"}
         if node.name in excluded:
             hint = f"{node.name} is excluded on purpose: formulas cannot reach outside their inputs"
+        elif not node.name.isascii() and self.registry.get(lookalike_upper(node.name)) is not None:
+            # 'ſum', 'ıf', 'ﬁlter': Unicode case folding would read them as ASCII names.
+            target = lookalike_upper(node.name)
+            hint = (f"function names are ASCII: {node.name!r} only looks like {target}; "
+                    f"write {target}")
+            fixes = (Fix(span, target, f"use {target}"),)
         else:
             hint = f"did you mean {close[0]}?" if close else "see `formulane functions` for the list"
         self.error("E203", f"unknown function {node.name}", span, label="unknown function",
