@@ -54,6 +54,8 @@ CODES: dict[str, str] = {
     "E408": "deadline exceeded",
     "E409": "static cost bound over budget",
     "E410": "too many diagnostics",
+    "E413": "memory budget exceeded",
+    "E414": "explanation too large",
     # tools
     "E501": "unknown tool",
     "E502": "invalid tool arguments",

@@ -8,6 +8,7 @@ programs are cached by it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 #: Nesting past this would put Python's own stack at risk in the recursive passes.
@@ -31,6 +32,11 @@ class Limits:
             it. Programs whose static cost bound fits the budget run unmetered and need no
             clock.
         max_diagnostics: how many check problems are collected before stopping (E410).
+        max_memory_bytes: bytes of texts and lists one evaluation may build (E413), counted
+            before each is allocated and never credited back, so it bounds what is alive from
+            above (a text counts one byte per code point, a list 8 bytes per item).
+        max_explain_nodes: steps an explanation may record (E414); its text is bounded by
+            this times the step's shown size.
     """
 
     max_source_length: int = 8_192
@@ -42,14 +48,23 @@ class Limits:
     max_list_length: int = 100_000
     deadline_ms: float | None = 100.0
     max_diagnostics: int = 20
+    max_memory_bytes: int = 64 * 1024 * 1024
+    max_explain_nodes: int = 2_000
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if value is None:
+            if value is None and f.name == "deadline_ms":
                 continue
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"Limits.{f.name} must be a positive number, got {value!r}")
+            if f.name == "deadline_ms":
+                ok = isinstance(value, (int, float)) and not isinstance(value, bool) \
+                    and math.isfinite(value) and value > 0
+            else:  # every other budget is a whole number: NaN or infinity would turn it off
+                ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+            if not ok:
+                raise ValueError(f"Limits.{f.name} must be a positive "
+                                 f"{'finite number' if f.name == 'deadline_ms' else 'whole number'}, "
+                                 f"got {value!r}")
         if self.max_depth > HARD_MAX_DEPTH:
             raise ValueError(f"Limits.max_depth may be at most {HARD_MAX_DEPTH}")
 

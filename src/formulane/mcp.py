@@ -64,9 +64,15 @@ def build_server(registry: ToolRegistry, *, principal: PrincipalSource, name: st
         meta = dict(params.meta or {})
         approval = meta.get(APPROVAL_META) or "auto"
         key = meta.get(IDEMPOTENCY_META)
-        result = await registry.acall(params.name, params.arguments or {}, principal=caller,
-                                      approval=approval, idempotency_key=key,
-                                      call_id=str(ctx.request_id) if ctx.request_id is not None else None)
+        try:
+            result = await registry.acall(params.name, params.arguments or {}, principal=caller,
+                                          approval=approval, idempotency_key=key,
+                                          call_id=str(ctx.request_id) if ctx.request_id is not None else None)
+        except ToolError as exc:
+            # A malformed _meta value (an idempotency key too long or not a string...) is the
+            # client's mistake: a tool error it can read, not an internal error (-32603).
+            return types.CallToolResult(content=[types.TextContent(type="text", text=exc.render())],
+                                        isError=True)
         if result.error is not None and result.error.code == "E501":
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         payload = result.to_mcp()

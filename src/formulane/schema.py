@@ -14,7 +14,7 @@ import typing
 from decimal import Decimal
 from typing import Any, Mapping
 
-from .errors import CheckError
+from .errors import CheckError, EvalError, FormulaError
 from .types import (
     ANY, BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, Type, TypeSyntaxError, list_of,
     optional, parse_type, record,
@@ -79,9 +79,17 @@ def normalize_schema(schema: Any) -> dict[str, Type]:
 
 def infer_schema(variables: Mapping[str, Any]) -> dict[str, Type]:
     out = {}
-    for name, value in variables.items():
-        t = infer_type(value, name)
-        out[name] = optional(ANY) if t.kind == "Blank" else t
+    try:
+        for name, value in variables.items():
+            t = infer_type(value, name)
+            out[name] = optional(ANY) if t.kind == "Blank" else t
+    except FormulaError:
+        raise
+    except RecursionError:
+        raise EvalError("variables are nested too deeply", code="E301") from None
+    except Exception as exc:  # a host object's own method raised: its fault, told as E301
+        raise EvalError(f"the variables could not be read: a host object raised "
+                        f"{type(exc).__name__}", code="E301") from None
     return out
 
 

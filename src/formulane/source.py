@@ -48,3 +48,22 @@ def line_text(source: str, line: int) -> str:
     if 1 <= line <= len(lines):
         return lines[line - 1]
     return ""
+
+
+_ASCII_UPPER = {c: c - 32 for c in range(ord("a"), ord("z") + 1)}
+
+
+def ascii_upper(name: str) -> str:
+    """A name upper-cased in ASCII only. Function names are matched this way: Python's
+    ``str.upper`` maps look-alikes onto ASCII ('ſum' -> 'SUM', 'ıf' -> 'IF', 'ﬁlter' ->
+    'FILTER'), which would let a formula spell a function with letters a reviewer reads as
+    something else."""
+    return name.upper() if name.isascii() else name.translate(_ASCII_UPPER)
+
+
+def lookalike_upper(name: str) -> str:
+    """What a non-ASCII name would have matched under Unicode case folding (for hints only)."""
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", name).upper()
+

@@ -134,13 +134,20 @@ def parse_type(text: str) -> Type:
     return result
 
 
+#: Nesting of List/Record in one type string: deeper is refused before the recursion gets near
+#: Python's own stack (a model-sent "List[List[...]]" raised RecursionError).
+MAX_TYPE_DEPTH = 32
+
+
 class _TypeParser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0
 
     def fail(self, what: str) -> None:
-        raise TypeSyntaxError(f"{what} at position {self.pos + 1} in type {self.text!r}")
+        shown = self.text if len(self.text) <= 80 else self.text[:77] + "..."
+        raise TypeSyntaxError(f"{what} at position {self.pos + 1} in type {shown!r}")
 
     def skip(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():
@@ -169,6 +176,15 @@ class _TypeParser:
         return m.group(0)  # type: ignore[union-attr]
 
     def type(self) -> Type:
+        self.depth += 1
+        if self.depth > MAX_TYPE_DEPTH:
+            self.fail(f"type nested deeper than {MAX_TYPE_DEPTH} levels")
+        try:
+            return self._type()
+        finally:
+            self.depth -= 1
+
+    def _type(self) -> Type:
         name = self.ident()
         key = name.lower()
         if key in ("list", "array"):

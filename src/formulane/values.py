@@ -155,9 +155,22 @@ def number_in(value: Any, name: str) -> Decimal | int:
     else:
         raise _bad(name, value, "Number")
     raise EvalError(
-        f"variable {name!r} is {value!r}: numbers must be finite and below 1e308 in magnitude",
+        f"variable {name!r} is {safe_repr(value)}: numbers must be finite and below 1e308 in "
+        "magnitude",
         code="E301",
     )
+
+
+def safe_repr(value: Any, limit: int = 80) -> str:
+    """A short repr for messages that never raises: huge ints are not turned into digits (the
+    int-to-str limit raises), a host object's raising ``__repr__`` is not called twice."""
+    if type(value) is int and value.bit_length() > 256:
+        return f"an integer of about {int(value.bit_length() * 0.30103):,} digits"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a host object's own fault
+        return f"a {type(value).__name__} value"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _bad(name: str, value: Any, expected: str) -> EvalError:
@@ -168,8 +181,7 @@ def _bad(name: str, value: Any, expected: str) -> EvalError:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return safe_repr(value, 40)
 
 
 #: Values a Number, Text or Boolean takes as they are (see `_taken_as_is`), as

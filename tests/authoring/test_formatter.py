@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
+
+from formulane.errors import FormulaError
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -111,8 +113,9 @@ def test_multiline_comment_and_comment_text_unchanged() -> None:
 def test_parse_errors_propagate() -> None:
     with pytest.raises(ParseError):
         format("SUM(1,")
-    with pytest.raises(ValueError):
+    with pytest.raises(FormulaError) as caught:  # issue 15 item 11: no foreign exception
         format("1", width=0)
+    assert caught.value.code == "E301"
 
 
 def test_format_tree_has_no_comments_and_matches_printer_when_wide() -> None:

@@ -38,7 +38,7 @@ from ..grammar.printer import format_name
 from ..schema import normalize_schema
 from ..source import Span
 from ..types import Type, format_type
-from .analysis import CursorContext, context_at, probe_types, typed_spans
+from .analysis import CursorContext, bounded_source, context_at, probe_types, typed_spans
 
 __all__ = ["CompletionItem", "ParameterInfo", "SignatureHelp", "SignatureInfo", "complete",
            "signature_help"]
@@ -116,6 +116,7 @@ class SignatureHelp:
 def complete(source: str, cursor: int, schema: Any = None, *, profile: str = "strict",
              registry: Registry | None = None) -> list[CompletionItem]:
     """Completion items at ``cursor`` (an offset into ``source``), best first."""
+    source = bounded_source(source)
     reg = registry or default_registry()
     types = normalize_schema(schema)
     ctx = context_at(source, cursor)
@@ -385,6 +386,7 @@ def signature_help(source: str, cursor: int, *,
                    registry: Registry | None = None) -> SignatureHelp | None:
     """The innermost call around ``cursor``, its signatures and the argument being written;
     None outside any call or for an unknown function."""
+    source = bounded_source(source)
     reg = registry or default_registry()
     frame = context_at(source, cursor).call  # inside a text argument too
     if frame is None:

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
-from ..errors import InternalError
+from ..errors import EvalError, InternalError
 from ..grammar import ast, parse, tokenize
 from ..grammar.printer import (
     LOOSEST, format_name, function_name, lambda_head, leaf_text, needs_parens, operand_levels,
@@ -345,8 +345,9 @@ def format(source: str, width: int = 80, *, limits: Limits | None = None) -> str
     """``source`` in canonical form, comments kept, lines broken past ``width`` columns.
 
     Raises the ParseError (or LimitExceeded) of a source that does not parse."""
-    if width < 1:
-        raise ValueError("width must be positive")
+    if not isinstance(width, int) or isinstance(width, bool) or width < 1:
+        raise EvalError(f"width must be a positive whole number, got {width!r}"[:120], code="E301",
+                        hint="e.g. width=80")
     tree = parse(source, limits=limits)
     comments = [(t.start, t.end, t.value) for t in tokenize(source) if t.type == "COMMENT"]
     doc = _Builder(_attach(tree, comments, source)).doc(tree, LOOSEST)

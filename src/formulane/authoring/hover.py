@@ -26,7 +26,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from ..schema import normalize_schema
 from ..source import Span
 from ..types import Type, format_type
-from .analysis import typed_spans
+from .analysis import bounded_source, typed_spans
 
 __all__ = ["HoverInfo", "diagnose", "function_markdown", "hover", "type_at"]
 
@@ -65,6 +65,7 @@ def function_markdown(spec: FunctionSpec) -> str:
 def hover(source: str, offset: int, schema: Any = None, *, profile: str = "strict",
           registry: Registry | None = None) -> HoverInfo | None:
     """What to show when the pointer rests at ``offset``; None over blanks and comments."""
+    source = bounded_source(source)
     reg = registry or default_registry()
     types = normalize_schema(schema)
     token = next((t for t in tokenize(source)

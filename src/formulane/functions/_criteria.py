@@ -23,6 +23,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
+from ..runtime import active, poll
+from .spec import MATCHER_PAIR, MATCHER_PER_CHAR
 from ..values import CONTEXT, NUM, VALUE, XLError
 
 _EPOCH_DATE = dt.date(1899, 12, 30)  # Excel's 1900 date system, day 0 (serials from 1900-03-01)
@@ -272,6 +274,13 @@ class Wildcard:
                 self._fast, self._literal = "suffix", text
             elif stars == 2 and shape[0] and shape[-1] and len(shape) > 1:
                 self._fast, self._literal = "contains", text
+        # Building the masks costs about atoms^2/64 word operations and keeps one atoms-bit
+        # integer per distinct character: a metered run is charged both before they are built.
+        distinct = len({a for a in atoms if a is not None})
+        ctx = active()
+        if ctx is not None:
+            ctx.charge(len(atoms) * len(atoms) // 3200 + distinct * len(atoms) // 1600)
+            ctx.check_memory(distinct * (len(atoms) // 8 + 32))
         masks: dict[str, int] = {}
         any_mask = 0
         stars_mask = 0
@@ -308,12 +317,34 @@ class Wildcard:
         masks = self._masks
         any_mask = self._any
         state = 1 | ((1 & stars) << 1)
+        if active() is not None:
+            return self._matches_polled(low)
         for ch in low:
             state = ((state & masks.get(ch, any_mask)) << 1) | (state & stars)
             if not state:
                 return False
             state |= (state & stars) << 1
         return bool(state & self._accept)
+
+    def _matches_polled(self, low: str) -> bool:
+        """The same loop in a metered run: the meter is charged its measured price (and the
+        deadline checked) before each `_POLL_CHARS` characters."""
+        stars, masks, any_mask = self._stars, self._masks, self._any
+        per_char = MATCHER_PER_CHAR + self._accept.bit_length() // MATCHER_PAIR
+        state = 1 | ((1 & stars) << 1)
+        for start in range(0, len(low), _POLL_CHARS):
+            chunk = low[start:start + _POLL_CHARS]
+            poll(len(chunk) * per_char)
+            for ch in chunk:
+                state = ((state & masks.get(ch, any_mask)) << 1) | (state & stars)
+                if not state:
+                    return False
+                state |= (state & stars) << 1
+        return bool(state & self._accept)
+
+
+#: How many text characters a wildcard match runs between two polls of a metered run's meter.
+_POLL_CHARS = 1024
 
 
 @lru_cache(maxsize=512)

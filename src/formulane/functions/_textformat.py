@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import Callable, Any
 
 from ..values import VALUE, XLError, general_text
 
@@ -633,14 +633,21 @@ def _source(tok: tuple[str, Any, Any]) -> str:
     return str(src)
 
 
-def _format_text(sections: tuple[_Section, ...], text: str) -> str:
+def _format_text(sections: tuple[_Section, ...], text: str, check: Callable[[int], None]) -> str:
     if len(sections) >= 4:
         sec = sections[3]
     elif len(sections) == 1 and sections[0].has_at:
         sec = sections[0]
     else:
         return text  # no text section: Excel shows the text unchanged
-    return "".join(text if t[0] == "at" else _source(t) for t in sec.tokens)
+    pieces = [text if t[0] == "at" else _source(t) for t in sec.tokens]
+    # Each "@" repeats the whole value: the length is known, and checked, before joining.
+    check(sum(len(piece) for piece in pieces))
+    return "".join(pieces)
+
+
+def _no_check(length: int) -> None:
+    return None
 
 
 def _pick(sections: tuple[_Section, ...], v: Decimal) -> tuple[_Section, bool]:
@@ -659,15 +666,17 @@ def _pick(sections: tuple[_Section, ...], v: Decimal) -> tuple[_Section, bool]:
     return (sections[2] if len(sections) >= 3 else sections[0]), False
 
 
-def format_value(value: Any, format_text: str) -> str:
-    """``TEXT(value, format_text)``: the value shown with an Excel format code."""
+def format_value(value: Any, format_text: str, check: Callable[[int], None] | None = None) -> str:
+    """``TEXT(value, format_text)``: the value shown with an Excel format code. ``check`` sees
+    the result's length before a text section builds it (a number's text is bounded by a few
+    times the format's length, and is checked by the caller once built)."""
     if format_text == "":
         return ""
     sections = parse_format(format_text)
     if isinstance(value, str):
-        return _format_text(sections, value)
+        return _format_text(sections, value, check or _no_check)
     if isinstance(value, bool):
-        return _format_text(sections, "TRUE" if value else "FALSE")
+        return _format_text(sections, "TRUE" if value else "FALSE", check or _no_check)
     if isinstance(value, dt.date) and not sections[0].condition:
         sec = sections[0]  # dates always show through the first section
         if sec.is_date:

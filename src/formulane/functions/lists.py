@@ -304,7 +304,7 @@ _CRITERIA_DOC = ("criteria: a lambda (x => x > 10), an Excel criteria text (\">1
               'COUNTIF(["apple", "Avocado", "kiwi"], "a*") -> 2',
               'COUNTIF([1, 5, 10], x => x > 3) -> 2', 'COUNTIF([1, BLANK(), 3], "") -> 1',
               'COUNTIF([1, BLANK(), 3], "<>1") -> 2', 'COUNTIF([2, 2, 3], 2) -> 2'],
-    cost=Cost.higher_order(8, 4),
+    cost=Cost.criteria(8, 4, per_call=True),
     errors=("#VALUE!",),
 )
 def countif(values: tuple, crit: Any) -> int | ErrorValue:
@@ -350,7 +350,7 @@ def _if_sigs(target: str) -> tuple:
     examples=['SUMIF([1, 5, 10], ">2") -> 15', 'SUMIF(["a", "b", "a"], "A", [1, 2, 3]) -> 4',
               'SUMIF([1, 2, 3], x => x <> 2) -> 4', 'SUMIF([1, 2], "a", [1]) -> #VALUE!',
               'SUMIF([1, 2], ">5") -> 0'],
-    cost=Cost.higher_order(8, 4),
+    cost=Cost.criteria(8, 4, per_call=True),
     errors=("#VALUE!", "#NUM!"),
 )
 def sumif(values: tuple, crit: Any, sum_list: tuple | None = None) -> Any:
@@ -365,7 +365,7 @@ def sumif(values: tuple, crit: Any, sum_list: tuple | None = None) -> Any:
     examples=['AVERAGEIF([1, 5, 10], ">2") -> 7.5',
               'AVERAGEIF(["a", "b", "a"], "a", [1, 2, 4]) -> 2.5',
               'AVERAGEIF([1, 2], ">5") -> #DIV/0!'],
-    cost=Cost.higher_order(8, 4),
+    cost=Cost.criteria(8, 4, per_call=True),
     errors=("#VALUE!", "#DIV/0!"),
 )
 def averageif(values: tuple, crit: Any, average_list: tuple | None = None) -> Any:
@@ -410,7 +410,7 @@ _PAIR = (p("criteria_list", list_of(ANY)),
         "value; the lists must have one length, else #VALUE!).",
     examples=['COUNTIFS([1, 2, 3], ">1", ["a", "b", "a"], "a") -> 1',
               'COUNTIFS([1, 2, 3], ">0") -> 3', 'COUNTIFS([1, 2], ">0", [1], ">0") -> #VALUE!'],
-    cost=Cost.linear(8, 4),
+    cost=Cost.criteria(8, 4),
     errors=("#VALUE!",),
 )
 def countifs(*pairs: Any) -> int:
@@ -430,7 +430,7 @@ def _ifs_sig(target: str) -> Any:
     examples=['SUMIFS([10, 20, 30], ["a", "b", "a"], "a") -> 40',
               'SUMIFS([10, 20, 30], [1, 2, 3], ">1", ["x", "y", "y"], "y") -> 50',
               'SUMIFS([10, 20], [1, 2, 3], ">1") -> #VALUE!'],
-    cost=Cost.linear(8, 4),
+    cost=Cost.criteria(8, 4),
     errors=("#VALUE!", "#NUM!"),
 )
 def sumifs(numbers: tuple, *pairs: Any) -> Decimal | int:
@@ -445,7 +445,7 @@ def sumifs(numbers: tuple, *pairs: Any) -> Decimal | int:
         "none do).",
     examples=['AVERAGEIFS([10, 20, 30], ["a", "b", "a"], "a") -> 20',
               'AVERAGEIFS([10, 20], [1, 2], ">5") -> #DIV/0!'],
-    cost=Cost.linear(8, 4),
+    cost=Cost.criteria(8, 4),
     errors=("#VALUE!", "#DIV/0!"),
 )
 def averageifs(numbers: tuple, *pairs: Any) -> Decimal | int:
@@ -460,7 +460,7 @@ def averageifs(numbers: tuple, *pairs: Any) -> Decimal | int:
         "do, as in Excel).",
     examples=['MAXIFS([10, 20, 30], ["a", "b", "a"], "a") -> 30',
               'MAXIFS([10, 20], [1, 2], ">5") -> 0', 'MAXIFS([10], [1, 2], ">0") -> #VALUE!'],
-    cost=Cost.linear(8, 4),
+    cost=Cost.criteria(8, 4),
     errors=("#VALUE!",),
 )
 def maxifs(numbers: tuple, *pairs: Any) -> Decimal | int:
@@ -476,7 +476,7 @@ def maxifs(numbers: tuple, *pairs: Any) -> Decimal | int:
         "do, as in Excel).",
     examples=['MINIFS([10, 20, 30], ["a", "b", "a"], "b") -> 20',
               'MINIFS([10, 20], [1, 2], ">5") -> 0', 'MINIFS([10], [1, 2], ">0") -> #VALUE!'],
-    cost=Cost.linear(8, 4),
+    cost=Cost.criteria(8, 4),
     errors=("#VALUE!",),
 )
 def minifs(numbers: tuple, *pairs: Any) -> Decimal | int:

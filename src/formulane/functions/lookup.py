@@ -128,7 +128,7 @@ _SEARCH_DOC = ("1 first to last, -1 last to first, 2 binary (sorted ascending), 
               'XLOOKUP("b*", ["apple", "banana"], [1, 2], 0, 2) -> 2',
               'XLOOKUP(2, [1, 2, 2], ["a", "b", "c"], "", 0, -1) -> "c"',
               'XLOOKUP(1, [1, 2], [1]) -> #VALUE!'],
-    cost=Cost.linear(4, 2),
+    cost=Cost.criteria(4, 2),
     errors=("#N/A", "#VALUE!"),
 )
 def xlookup(value: Any, keys: tuple, results: tuple, if_not_found: Any = None,
@@ -154,7 +154,7 @@ def xlookup(value: Any, keys: tuple, results: tuple, if_not_found: Any = None,
               'XMATCH(4, [1, 3, 5], 1) -> 3', 'XMATCH(4, [1, 3, 5], -1) -> 2',
               'XMATCH("?b", ["ab", "bb"], 2, -1) -> 2', 'XMATCH(3, [1, 3, 5, 7], 0, 2) -> 2',
               'XMATCH(1, [1], 3) -> #VALUE!'],
-    cost=Cost.linear(4, 2),
+    cost=Cost.criteria(4, 2),
     errors=("#N/A", "#VALUE!"),
 )
 def xmatch(value: Any, keys: tuple, match_mode: Any = 0, search_mode: Any = 1) -> int:
@@ -195,7 +195,7 @@ def _last_within(value: Any, keys: Sequence[Any], descending: bool) -> int | Non
     examples=['MATCH(25, [10, 20, 30]) -> 2', 'MATCH("b?", ["a", "bc"], 0) -> 2',
               'MATCH(5, [10, 20]) -> #N/A', 'MATCH(25, [30, 20, 10], -1) -> 1',
               'MATCH("B", ["a", "b"], 0) -> 2'],
-    cost=Cost.linear(4, 2),
+    cost=Cost.criteria(4, 2),
     errors=("#N/A",),
 )
 def match(value: Any, keys: tuple, match_type: Any = 1) -> int:

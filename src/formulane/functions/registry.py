@@ -14,6 +14,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Iterable, Iterator, Mapping
 
+from ..source import ascii_upper
 from .spec import FunctionSpec
 
 #: Declaration modules, in documentation order.
@@ -41,10 +42,10 @@ class Registry:
         self._key = (tuple(sorted(self._specs)), self._packs, tuple(id(s) for s in self._specs.values()))
 
     def get(self, name: str) -> FunctionSpec | None:
-        return self._specs.get(name.upper())
+        return self._specs.get(ascii_upper(name))
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.upper() in self._specs
+        return isinstance(name, str) and ascii_upper(name) in self._specs
 
     def __iter__(self) -> Iterator[FunctionSpec]:
         seen: set[int] = set()
@@ -62,12 +63,12 @@ class Registry:
 
     def pack_of(self, name: str) -> str | None:
         """The pack a known-but-disabled function belongs to (for a helpful error)."""
-        spec = self._all.get(name.upper())
-        return spec.pack if spec is not None and name.upper() not in self._specs else None
+        spec = self._all.get(ascii_upper(name))
+        return spec.pack if spec is not None and ascii_upper(name) not in self._specs else None
 
     def suggest(self, name: str, n: int = 3) -> list[str]:
         names = [k for k, s in self._specs.items() if s.category != "operators"]
-        return difflib.get_close_matches(name.upper(), names, n=n, cutoff=0.6)
+        return difflib.get_close_matches(ascii_upper(name), names, n=n, cutoff=0.6)
 
     def extend(self, *specs: FunctionSpec) -> "Registry":
         """A new registry with more functions (host functions are declared like builtins)."""

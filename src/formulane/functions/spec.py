@@ -137,6 +137,13 @@ class Cost:
     per_item: int = 0
     per_call: bool = False
     per_char: float = 0.0  # for each code point of every Text argument (0: the family default)
+    #: Whether ``per_char`` also counts the texts inside list arguments (criteria, lookups).
+    list_chars: bool = False
+    #: Wildcard matching: the static bound adds, for each code point of the texts inside list
+    #: arguments, `MATCHER_PER_CHAR` plus one unit per `MATCHER_PAIR` code points of the Text
+    #: arguments (the pattern); at run time the matcher charges what it really does
+    #: (`runtime.poll`), since most patterns take C-speed paths.
+    matcher: bool = False
 
     @staticmethod
     def const(units: int = 1) -> "Cost":
@@ -151,9 +158,23 @@ class Cost:
         return Cost(base, per_item, per_call=True)
 
     @staticmethod
+    def criteria(per_item: int, base: int, *, per_call: bool = False) -> "Cost":
+        """Criteria and lookups: per item, a C-speed scan of every text (1/16 unit per code
+        point), and the wildcard matcher's worst case in the static bound (`matcher`)."""
+        return Cost(base, per_item, per_call=per_call, per_char=1 / 16, list_chars=True,
+                    matcher=True)
+
+    @staticmethod
     def text(per_char: float, base: int = 1) -> "Cost":
         """Work proportional to the length of the Text arguments (regular expressions...)."""
         return Cost(base, 0, per_char=per_char)
+
+
+#: The wildcard matcher's Python loop, measured at 4-13 units per text code point
+#: (bench/security_costs.py), and one more unit per text code point for each `MATCHER_PAIR`
+#: pattern code points (big-integer state over the pattern).
+MATCHER_PER_CHAR = 16
+MATCHER_PAIR = 256
 
 
 @dataclass(frozen=True, slots=True)

@@ -566,10 +566,12 @@ def textsplit(ctx: Any, text: str, col_delimiter: Any, row_delimiter: str | None
         last = end
         if piece or not ignore_empty:
             pieces.append(piece)
-            ctx.check_list(len(pieces) + 1)
+            if len(pieces) >= ctx.max_list:  # the list limit, before the next piece
+                ctx.check_list(len(pieces) + 1)
     tail = text[last:]
     if tail or not ignore_empty:
         pieces.append(tail)
+    ctx.check_list(len(pieces))  # once, for the memory budget (the pieces fit the text's size)
     return tuple(pieces)
 
 
@@ -702,9 +704,12 @@ def numbervalue(text: str, decimal_separator: str = ".",
 
 
 def _text_checked(ctx: Any, value: Any, format_text: str) -> str:
+    if isinstance(value, (str, bool)):
+        # A text section repeats the value at each "@": its length is checked before joining.
+        return format_value(value, format_text, ctx.check_text)
     out = format_value(value, format_text)
-    # The format engine's output is bounded by a few times the format's length, so it is
-    # measured after formatting; no unbounded allocation can happen before this check.
+    # A number's text is bounded by a few times the format's length, so it is measured after
+    # formatting; no unbounded allocation can happen before this check.
     ctx.check_text(len(out))
     return out
 
@@ -735,7 +740,9 @@ _TEXT_OF_TIME = Refuse("date, time and duration format codes (serial numbers, mo
               'TEXT(DATE(2024, 1, 5), "dddd, mmmm d, yyyy") -> "Friday, January 5, 2024"',
               'TEXT(-5, "0;(0)") -> "(5)"', 'TEXT(1/3, "General") -> "0.333333333333333"',
               'TEXT(1, "[Foo]0") -> #VALUE!'],
-    cost=Cost.const(300),  # 14-26 µs measured for number formats (Python formatting)
+    # 14-26 µs measured for number formats, plus 47-61 units per code point of a long
+    # format code (bench/security_costs.py)
+    cost=Cost.text(64, 300),
     needs_ctx=True,
     errors=("#VALUE!",),
 )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Iterable, Sequence
 
+from ..runtime import poll
 from ..types import BOOLEAN, NUMBER, TEXT, list_of
 from ..values import NA, VALUE, XLError
 from ._textsearch import Regex, flag, replacement_template
@@ -87,8 +88,11 @@ def regexextractall(ctx: Any, text: str, pattern: str,
     regex = _regex(pattern, case_sensitivity, text, "REGEXEXTRACTALL")
     out: list[str] = []
     for spans in regex.spans():
-        ctx.check_list(len(out) + 1)
+        if len(out) >= ctx.max_list:  # the list limit, before the next match
+            ctx.check_list(len(out) + 1)
         out.append(regex.text(spans[0]))
+        poll(1)  # a metered run stops at its deadline inside a long match list
+    ctx.check_list(len(out))  # once, for the memory budget
     return tuple(out)
 
 
@@ -149,13 +153,16 @@ def regexreplace(ctx: Any, text: str, pattern: str, replacement: str,
     def put(piece: str) -> None:
         nonlocal size
         size += len(piece)
-        ctx.check_text(size)  # before the join: a replacement can grow the text
+        if size > ctx.max_text:  # before the join: a replacement can grow the text
+            ctx.check_text(size)
         out.append(piece)
 
     for spans in matches:
+        poll(1 + len(template))  # a metered run stops at its deadline inside the loop
         put(regex.text((last, spans[0][0])))
         for part in template:
             put(part if isinstance(part, str) else regex.text(spans[part]))
         last = spans[0][1]
     put(regex.text((last, len(regex.subject))))
+    ctx.check_text(size)  # once, for the memory budget, before the join
     return "".join(out)

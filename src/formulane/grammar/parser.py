@@ -36,7 +36,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
 from ..errors import Fix, ParseError
 from ..limits import DEFAULT_LIMITS, Limits
-from ..source import Span
+from ..source import Span, ascii_upper
 from .ast import (
     Binary, Boolean, Call, Index, Lambda, ListLit, Member, Name, Node, Number, Omitted, String,
     Unary, children,
@@ -136,10 +136,10 @@ class _Build:
 
     def call_empty(self, name: Tok, lpar: Tok, rpar: Tok) -> Node:
         span = Span(name.start_pos, rpar.end_pos)
-        if name.value.upper() == "LAMBDA":
+        if ascii_upper(name.value) == "LAMBDA":
             _reject("E101", "LAMBDA needs a body", span, "no body",
                     "the last argument is the body: LAMBDA(x, x * 2)")
-        return Call(name.value.upper(), (), span, _tspan(name))
+        return Call(ascii_upper(name.value), (), span, _tspan(name))
 
     def call_open(self, name: Tok, lpar: Tok, slots: _OpenSlots, rpar: Tok) -> Node:
         items, start = slots
@@ -164,7 +164,7 @@ class _Build:
         return items
 
     def call(self, name: Tok, lpar: Tok, args: list[Node], rpar: Tok) -> Node:
-        upper = name.value.upper()
+        upper = ascii_upper(name.value)
         span = Span(name.start_pos, rpar.end_pos)
         if isinstance(args[0], Omitted):  # a leading empty slot: F(, b)
             args[0] = Omitted(Span(lpar.end_pos, args[0].span.end))

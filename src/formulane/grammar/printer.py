@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+
+from ..source import ascii_upper
 from typing import Union
 
 from .ast import (
@@ -106,7 +108,7 @@ def format_string(value: str) -> str:
 
 def function_name(name: str) -> str:
     """A function name as printed (upper-case); ValueError if it cannot be written."""
-    upper = name.upper()
+    upper = ascii_upper(name)
     if not _FUNCTION.fullmatch(upper):
         raise ValueError(f"cannot print a call to {name!r}")
     return upper

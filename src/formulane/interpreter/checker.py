@@ -20,7 +20,7 @@ from ..functions.operators import COMPARISONS
 from ..functions.registry import Registry
 from ..grammar import ast
 from ..limits import Limits
-from ..source import Span
+from ..source import Span, ascii_upper
 from ..types import (
     ANY, BOOLEAN, NEVER, NUMBER, TEXT, Type, join, list_of, non_null, optional,
 )
@@ -192,8 +192,8 @@ class Checker(OverloadResolver):
         close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
         close += [c for c in candidates if c.lower() == name.lower() and c not in close]
         fixes = tuple(Fix(node.span, name_source(c), f"use {c}") for c in close[:3])
-        if name.upper() in self.registry and self.registry.get(name.upper()) is not None:
-            hint = f"{name.upper()} is a function: call it as {name.upper()}(...)"
+        if ascii_upper(name) in self.registry and self.registry.get(ascii_upper(name)) is not None:
+            hint = f"{ascii_upper(name)} is a function: call it as {ascii_upper(name)}(...)"
         elif close:
             hint = f"did you mean {close[0]}?"
         elif not candidates:

@@ -580,7 +580,7 @@ def _context_maker(limits: Limits, clock: bool) -> Callable[[Any], EvalContext]:
     def make(now: Any) -> EvalContext:
         if now is None:
             now = dt.datetime.now(_UTC) if clock else _EPOCH
-        elif now.tzinfo is None or now.utcoffset() is None:
+        elif not isinstance(now, dt.datetime) or now.tzinfo is None or now.utcoffset() is None:
             raise EvalError("now must be an aware datetime", code="E301")
         return EvalContext(limits, now, False)
 
@@ -588,7 +588,7 @@ def _context_maker(limits: Limits, clock: bool) -> Callable[[Any], EvalContext]:
 
 
 def _now_checker(now: Any) -> None:
-    if now.tzinfo is None or now.utcoffset() is None:
+    if not isinstance(now, dt.datetime) or now.tzinfo is None or now.utcoffset() is None:
         raise EvalError("now must be an aware datetime", code="E301")
 
 

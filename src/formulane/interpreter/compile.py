@@ -389,7 +389,8 @@ def _metered(run: Closure, node: ir.Call, closures: list[Closure]) -> Closure:
     list_args = [i for i, a in enumerate(node.args) if a.type.kind in ("List", "Many")]
     per_char = per_char_cost(spec)
     text_args = [i for i, a in enumerate(node.args) if a.type.kind == "Text"] if per_char else []
-    if spec.lazy or ((not list_args or (not per_item and not per_call)) and not text_args):
+    list_chars = bool(per_char and spec.cost.list_chars and list_args)
+    if spec.lazy or ((not list_args or (not per_item and not per_call and not list_chars)) and not text_args):
         def charged(f: list) -> Any:
             f[0].charge(base)
             return run(f)
@@ -411,9 +412,15 @@ def _metered(run: Closure, node: ir.Call, closures: list[Closure]) -> Closure:
             return err
         items = sum(len(values[i]) for i in list_args if type(values[i]) is tuple)
         chars = sum(len(values[i]) for i in text_args if type(values[i]) is str)
+        listed = 0
+        if list_chars:
+            for i in list_args:
+                if type(values[i]) is tuple:
+                    listed += sum(len(x) for x in values[i] if type(x) is str)
         # Each call inside a lambda body charges itself when it runs (the whole program is
         # metered), so a lambda invocation costs one unit here, not its static bound.
-        f[0].charge(base + per_item * items + (items if per_call else 0) + int(per_char * chars))
+        f[0].charge(base + per_item * items + (items if per_call else 0)
+                    + int(per_char * (chars + listed)))
         try:
             if needs_ctx:
                 return impl(f[0], *values)

@@ -6,6 +6,12 @@ never called was not evaluated (a lazy branch not taken: ``IF(TRUE, 1, 1/0)`` sh
 skipped). A node inside a lambda records one value per call. An error value is traced to the
 node that produced it (the deepest node whose result is that error and whose children did not
 already carry it), so the explanation leads to where ``#DIV/0!`` arose.
+
+Explaining is bounded like evaluating: the run is always metered (the program's cost budget
+and deadline, the meter polled inside function loops, the memory budget), each node keeps at
+most `MAX_VALUES` values with texts and lists clipped (`MAX_SHOWN_CHARS`, `MAX_SHOWN_ITEMS`),
+and a tree over `Limits.max_explain_nodes` nodes is refused (E414), so the explanation's size
+is bounded whatever the formula does.
 """
 
 from __future__ import annotations
@@ -19,10 +25,15 @@ from typing import Any, Mapping
 from ..values import CONTEXT, ErrorValue, display_text, to_external
 from . import ir
 from .compile import Closure, Compiler
-from ..runtime import EvalContext
+from .program import _read_inputs
+from ..errors import EvalError, LimitExceeded
+from ..runtime import EvalContext, activate, deactivate
 
 #: Values shown per node for lambda bodies called many times.
 MAX_VALUES = 5
+#: A shown text keeps this many characters, a shown list this many items (then a marker).
+MAX_SHOWN_CHARS = 200
+MAX_SHOWN_ITEMS = 20
 
 
 @dataclass
@@ -157,45 +168,84 @@ def _label(node: ir.IR) -> tuple[str, str]:
 def explain(program: Any, variables: Mapping[str, Any] | None = None, *,
             now: dt.datetime | None = None) -> Explanation:
     """Evaluate ``program`` on ``variables`` recording every sub-expression."""
-    records: dict[int, list[Any]] = {}
+    records: dict[int, list[Any]] = {}  # id(node) -> [calls, first values...]
 
     def observe(node: ir.IR, closure: Closure) -> Closure:
         key = id(node)
-        bucket = records.setdefault(key, [])
+        bucket = records.setdefault(key, [0])
 
         def recorded(f: list) -> Any:
             value = closure(f)
-            bucket.append(value)
+            bucket[0] += 1
+            if len(bucket) <= MAX_VALUES:
+                bucket.append(_clip(value))
             return value
 
         return recorded
 
-    compiler = Compiler(program.metered, program.limits, observe=observe)
+    limits = program.limits
+    compiler = Compiler(True, limits, observe=observe)  # always metered: the same limits apply
     with decimal.localcontext(CONTEXT):
         run = compiler.compile(program.root)
     # Inputs go through the program's own checks, then the instrumented closure runs.
     frame: list[Any] = [None] * program._frame_size  # noqa: SLF001 - same package
-    values = dict(variables or {})
-    for convert in program._converters:  # noqa: SLF001
-        convert(values, frame)
+    try:
+        values = dict(variables or {})
+    except Exception:  # noqa: BLE001 - a host mapping's own fault
+        raise EvalError("variables must be a mapping of names to values", code="E301") from None
+    _read_inputs(program._converters, values, frame)  # noqa: SLF001
+    if now is not None and (not isinstance(now, dt.datetime) or now.utcoffset() is None):
+        raise EvalError("now must be an aware datetime", code="E301")
     clock = now or dt.datetime.now(dt.timezone.utc)
-    frame[0] = EvalContext(program.limits, clock, program.metered)
-    with decimal.localcontext(CONTEXT):
-        result = run(frame)
-    root = _tree(program.root, program.source, records)
+    ctx = EvalContext(limits, clock, True)
+    frame[0] = ctx
+    token = activate(ctx)
+    try:
+        with decimal.localcontext(CONTEXT):
+            result = run(frame)
+    except RecursionError:
+        raise LimitExceeded("explanation nested too deeply", code="E403") from None
+    except MemoryError:
+        raise LimitExceeded("explanation ran out of memory", code="E413") from None
+    finally:
+        deactivate(token)
+    budget = [limits.max_explain_nodes]
+    root = _tree(program.root, program.source, records, budget)
     _mark_origin(root)
     return Explanation(program.source, root, to_external(result))
 
 
-def _tree(node: ir.IR, source: str, records: dict[int, list[Any]]) -> ExplainNode:
+def _clip(value: Any) -> Any:
+    """A value cut to what an explanation shows (texts and lists, recursively)."""
+    if type(value) is str and len(value) > MAX_SHOWN_CHARS:
+        return value[:MAX_SHOWN_CHARS] + f"... ({len(value):,} characters)"
+    if isinstance(value, (tuple, list)):
+        shown = [_clip(v) for v in value[:MAX_SHOWN_ITEMS]]
+        if len(value) > MAX_SHOWN_ITEMS:
+            shown.append(f"... ({len(value):,} items)")
+        return tuple(shown)
+    if isinstance(value, dict) and len(value) > MAX_SHOWN_ITEMS:
+        return {k: _clip(v) for k, v in list(value.items())[:MAX_SHOWN_ITEMS]}
+    return value
+
+
+def _tree(node: ir.IR, source: str, records: dict[int, list[Any]], budget: list[int]) -> ExplainNode:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise LimitExceeded("the explanation would have more steps than Limits.max_explain_nodes",
+                            code="E414", hint="explain a smaller part of the formula, or raise "
+                            "Limits.max_explain_nodes")
     kind, label = _label(node)
-    produced = records.get(id(node), [])
+    record = records.get(id(node), [0])
+    calls, produced = record[0], record[1:]
     text = source[node.span.start:node.span.end] if node.span.end else label
+    if len(text) > MAX_SHOWN_CHARS:
+        text = text[:MAX_SHOWN_CHARS] + "..."
     shown = [] if isinstance(node, ir.Lambda) else [to_external(v) for v in produced[:MAX_VALUES]]
-    children = [_tree(c, source, records) for c in ir.ir_children(node)]
+    children = [_tree(c, source, records, budget) for c in ir.ir_children(node)]
     return ExplainNode(kind=kind, label=label, source=text,
                        span=(node.span.start, node.span.end), type=str(node.type),
-                       cost=node.cost, evaluated=bool(produced), calls=len(produced),
+                       cost=node.cost, evaluated=bool(calls), calls=calls,
                        values=shown, children=children)
 
 

@@ -14,9 +14,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import Fix
-from ..functions.spec import FunctionSpec, Param, Sig
+from ..functions.spec import MATCHER_PAIR, MATCHER_PER_CHAR, FunctionSpec, Param, Sig
 from ..grammar import ast
-from ..source import Span
+from ..source import Span, ascii_upper, lookalike_upper
 from ..types import BOOLEAN, NEVER, Type, join, non_null, optional
 from . import ir
 from ..values import VALUE, ErrorValue
@@ -59,6 +59,12 @@ class OverloadResolver:
         excluded = {"INDIRECT", "OFFSET", "CELL", "INFO", "HYPERLINK", "WEBSERVICE"}
         if node.name in excluded:
             hint = f"{node.name} is excluded on purpose: formulas cannot reach outside their inputs"
+        elif not node.name.isascii() and self.registry.get(lookalike_upper(node.name)) is not None:
+            # 'ſum', 'ıf', 'ﬁlter': Unicode case folding would read them as ASCII names.
+            target = lookalike_upper(node.name)
+            hint = (f"function names are ASCII: {node.name!r} only looks like {target}; "
+                    f"write {target}")
+            fixes = (Fix(span, target, f"use {target}"),)
         else:
             hint = f"did you mean {close[0]}?" if close else "see `formulane functions` for the list"
         self.error("E203", f"unknown function {node.name}", span, label="unknown function",
@@ -163,7 +169,11 @@ class OverloadResolver:
         per_char = per_char_cost(spec)
         if per_char:
             chars = sum(self.text_bound(a) for a in args if a.type.kind == "Text")
-            cost += int(per_char * chars + 0.999)
+            listed = sum(self.list_text_bound(a) for a in args) if spec.cost.list_chars else 0
+            cost += int(per_char * (chars + listed) + 0.999)
+            if spec.cost.matcher:
+                # and building the pattern's masks (quadratic in its length; see _criteria)
+                cost += listed * (MATCHER_PER_CHAR + chars // MATCHER_PAIR) + chars * chars // 1600
         if spec.cost.per_call:
             cost += longest * lambda_cost
         if spec.name == "IFERROR":
@@ -182,6 +192,17 @@ class OverloadResolver:
                 size = self.limits.max_list_length
                 cost += size * max(1, spec.cost.per_item)
         return ir.Call(spec, s, args, returns, span, may_error, cost, size, lambda_cost)
+
+    def list_text_bound(self, arg: IR) -> int:
+        """An upper bound on the code points of the texts inside a list argument."""
+        if arg.type.kind not in ("List", "Many"):
+            return 0
+        elem = arg.type.elem
+        if elem is not None and elem.kind not in ("Text", "Any", "Var"):
+            return 0
+        if isinstance(arg, ir.ListOf):
+            return sum(self.text_bound(i) for i in arg.items)
+        return max(arg.size, 1) * self.limits.max_text_length
 
     def text_bound(self, arg: IR) -> int:
         """An upper bound on the length of a Text value: exact for literals."""

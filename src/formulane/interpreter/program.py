@@ -28,7 +28,7 @@ from ..values import CONTEXT, ErrorValue, to_external, to_internal
 from . import ir
 from .checker import check
 from .compile import Compiler
-from ..runtime import EvalContext
+from ..runtime import EvalContext, activate, deactivate
 
 _getcontext = decimal.getcontext
 _setcontext = decimal.setcontext
@@ -160,6 +160,14 @@ class Program:
         """The schema variables this formula reads."""
         return tuple(name for name, _, _ in self._slots)
 
+    def _run_active(self, frame: list[Any]) -> Any:
+        """A metered run, its context published so functions' inner loops can poll it."""
+        token = activate(frame[0])
+        try:
+            return self._run(frame)
+        finally:
+            deactivate(token)
+
     def evaluate(self, variables: Mapping[str, Any] | None = None, *,
                  now: dt.datetime | None = None) -> Any:
         """Run the formula. ``now`` is the clock TODAY() and NOW() read (default: the current
@@ -185,19 +193,22 @@ class Program:
                 else:
                     frame[slot] = convert(v)
         except KeyError:
-            for convert_missing in self._converters:
-                convert_missing(variables, frame)
+            _read_inputs(self._converters, variables, frame)
+        except FormulaError:
+            raise
+        except Exception as exc:  # a host object's method raised while its value was read
+            raise _unreadable(exc) from None
         if self._needs_ctx:
             if now is None:
                 now = dt.datetime.now(_UTC)
-            elif now.tzinfo is None or now.utcoffset() is None:
+            elif not isinstance(now, dt.datetime) or now.tzinfo is None or now.utcoffset() is None:
                 raise EvalError("now must be an aware datetime", code="E301")
             frame[0] = EvalContext(self.limits, now, self.metered)
         if self._needs_decimal:
             saved = _getcontext()
             _setcontext(CONTEXT)
             try:
-                result = self._run(frame)
+                result = self._run_active(frame) if self.metered else self._run(frame)
             except FormulaError as exc:
                 raise exc.with_source(self.source)
             except RecursionError:
@@ -211,7 +222,7 @@ class Program:
                 _setcontext(saved)
         else:
             try:
-                result = self._run(frame)
+                result = self._run_active(frame) if self.metered else self._run(frame)
             except FormulaError as exc:
                 raise exc.with_source(self.source)
             except RecursionError:
@@ -225,6 +236,23 @@ class Program:
         if tr is bool or tr is str or result is None or tr is ErrorValue or tr is decimal.Decimal:
             return result
         return to_external(result)
+
+
+def _read_inputs(converters: Any, variables: Any, frame: list) -> None:
+    try:
+        for convert in converters:
+            convert(variables, frame)
+    except FormulaError:
+        raise
+    except RecursionError:
+        raise EvalError("variables are nested too deeply", code="E301") from None
+    except Exception as exc:  # noqa: BLE001 - a host object's own fault
+        raise _unreadable(exc) from None
+
+
+def _unreadable(exc: Exception) -> EvalError:
+    return EvalError(f"the variables could not be read: a host object raised {type(exc).__name__}",
+                     code="E301", hint="pass plain values (numbers, text, lists, dicts)")
 
 
 def _converter(name: str, slot: int, t: Type) -> Callable[[Mapping[str, Any], list], None]:

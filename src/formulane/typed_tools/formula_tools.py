@@ -20,10 +20,24 @@ from pydantic_core import to_jsonable_python
 
 from .tool import ToolFailure
 
-Scalar = str | int | float | bool | None
-Variable = Scalar | list[Scalar]
+from ..limits import DEFAULT_LIMITS
 
+#: Inputs are bounded by the engine's own limits, in the schema (the model sees them) and by
+#: strict validation before any work: a text as long as a formula text may be, a list as long
+#: as a formula list, a bounded number of variables and type entries, short names and types.
 MAX_FORMULA = 10_000
+MAX_TEXT = DEFAULT_LIMITS.max_text_length
+MAX_ITEMS = DEFAULT_LIMITS.max_list_length
+MAX_VARIABLES = 1_000
+MAX_NAME = 255
+MAX_TYPE = 1_000
+#: All texts and list items of one call together (code points + items), the memory budget's size.
+MAX_TOTAL = DEFAULT_LIMITS.max_memory_bytes
+
+BoundedText = Annotated[str, Field(max_length=MAX_TEXT)]
+Scalar = BoundedText | int | float | bool | None
+Variable = Scalar | Annotated[list[Scalar], Field(max_length=MAX_ITEMS)]
+Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME)]
 
 
 class ErrorValueOut(BaseModel):
@@ -69,11 +83,27 @@ class FunctionList(BaseModel):
 
 FormulaText = Annotated[str, Field(min_length=1, max_length=MAX_FORMULA,
                                    description="The formula, e.g. IF(qty > 10, price * 0.9, price).")]
-Variables = Annotated[dict[str, Variable], Field(
+Variables = Annotated[dict[Name, Variable], Field(
+    max_length=MAX_VARIABLES,
     description="Values for the names the formula uses. Numbers may be strings to keep their digits.")]
-TypesArg = Annotated[dict[str, str] | None, Field(
+TypesArg = Annotated[dict[Name, Annotated[str, Field(max_length=MAX_TYPE)]] | None, Field(
+    max_length=MAX_VARIABLES,
     description="Optional types of the variables, e.g. {\"qty\": \"Number\", \"due\": \"Date\"}; "
                 "dates are ISO 8601 text.")]
+
+
+def _check_total(variables: dict[str, Variable]) -> None:
+    """All texts and items together within the memory budget, before any conversion."""
+    total = 0
+    for value in variables.values():
+        items = value if isinstance(value, list) else (value,)
+        total += len(items)
+        for item in items:
+            if isinstance(item, str):
+                total += len(item)
+        if total > MAX_TOTAL:
+            raise ToolFailure(f"the variables hold more than {MAX_TOTAL:,} characters and items in all",
+                              retryable=False, hint="send fewer or shorter values")
 
 
 def _engine() -> Any:
@@ -166,6 +196,7 @@ def evaluate_formula(formula: FormulaText, variables: Variables = {}, types: Typ
     Use this instead of writing code for arithmetic, conditions, text, dates and lists.
     """
     engine = _engine()
+    _check_total(variables)
     inputs = _inputs(variables, types)
     try:
         program = _compile(engine, formula, types, inputs)
@@ -192,6 +223,7 @@ def check_formula(formula: FormulaText, types: TypesArg = None) -> CheckOutcome:
 def explain_formula(formula: FormulaText, variables: Variables = {}, types: TypesArg = None) -> Explanation:
     """Explain step by step how a formula computes its value for the given variables."""
     engine = _engine()
+    _check_total(variables)
     inputs = _inputs(variables, types)
     try:
         program = _compile(engine, formula, types, inputs)

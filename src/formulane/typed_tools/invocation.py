@@ -27,7 +27,7 @@ from .envelope import ErrorEnvelope
 from .principal import CallContext, Principal
 from .receipts import Receipt, iso, new_id, sha256_ref
 from .results import Status, ToolResult
-from .schema import redact, tenant_values
+from .walk import redact_dump, tenant_values
 from .tool import Tool, ToolFailure
 from .validation import validate_arguments
 
@@ -122,12 +122,14 @@ class Invocation:
         receipt_id = new_id("rcpt")
         if tool is None:
             shown = str(name)[:200]
-            close = self.registry.close_names(shown)
+            # Only tools this caller may call are named: the catalogue is not everyone's to read.
+            allowed = [t.name for t in self.registry.tools() if t.scopes <= principal.scopes]
+            close = [c for c in self.registry.close_names(shown) if c in allowed]
             envelope = ErrorEnvelope(
                 code="E501", tool=shown, message=f"there is no tool named {shown!r}", retryable=True,
                 hint=("did you mean " + " or ".join(repr(c) for c in close) + "?") if close
                 else "call one of the tools you were given",
-                details={"available": self.registry.names()[:50], **({"did_you_mean": close} if close else {})},
+                details={"did_you_mean": close} if close else {},
             )
             receipt = Receipt(id=receipt_id, tool=shown, version="", schema_hash="", effect="",
                               principal=principal.subject, principal_kind=principal.kind,
@@ -136,7 +138,17 @@ class Invocation:
                               timings={"total_us": _us(t0, perf_counter_ns())})
             return self._refused(receipt, envelope, shown, rkey, retry=True)
 
-        validated = validate_arguments(tool, raw, decode_stringified_json=self.registry.decode_stringified_json)
+        if tool.scopes and not tool.scopes <= principal.scopes:
+            # Refused before validation: a caller without the scope learns nothing of the schema.
+            missing = principal.missing_scopes(tool.scopes)
+            envelope = ErrorEnvelope(code="E503", tool=tool.name, retryable=False,
+                                     message=f"principal {principal.subject!r} lacks the scope(s) "
+                                             f"{', '.join(missing)} required by tool {tool.name!r}",
+                                     hint="this call is not allowed for this user; do not retry it")
+            receipt = self._receipt(tool, principal, receipt_id, started, "denied", t0, call_id=call_id)
+            return self._refused(receipt, envelope, tool.name, None, retry=False)
+        validated = validate_arguments(tool, raw, decode_stringified_json=self.registry.decode_stringified_json,
+                                       max_bytes=self.registry.max_argument_bytes)
         t_validate = perf_counter_ns()
         if isinstance(validated, ErrorEnvelope):
             receipt = self._receipt(tool, principal, receipt_id, started, "invalid_arguments", t0,
@@ -147,14 +159,8 @@ class Invocation:
         args_hash = sha256_ref(args_json)
         call = _Call(tool, principal, validated, args_json, args_hash, receipt_id, started, t0, t_validate,
                      t_validate, call_id, rkey)
-        if tool.scopes and not tool.scopes <= principal.scopes:
-            missing = principal.missing_scopes(tool.scopes)
-            return self._deny(call, "E503",
-                              f"principal {principal.subject!r} lacks the scope(s) {', '.join(missing)} "
-                              f"required by tool {tool.name!r}",
-                              hint="this call is not allowed for this user; do not retry it")
-        if tool.plan.has_tenant:
-            for path, value in tenant_values(validated, tool.plan):
+        if tool.shape.has_tenant:
+            for path, value in tenant_values(tool.shape, validated):
                 if value != principal.tenant:
                     return self._deny(call, "E503",
                                       f"argument {path!r} must name the caller's own tenant",
@@ -165,9 +171,9 @@ class Invocation:
         return call
 
     def _args_json(self, tool: Tool, validated: BaseModel) -> str:
-        if not tool.plan.needs_redact:
+        if not tool.shape.has_secret:
             return validated.model_dump_json()
-        dumped = redact(validated.model_dump(mode="json"), tool.plan)
+        dumped = redact_dump(tool.shape, validated, validated.model_dump(mode="json"))
         return json.dumps(dumped, ensure_ascii=False, separators=(",", ":"))
 
     def _prepare_write(self, call: _Call, key: str | None, approval: Any) -> _Call | ToolResult:
@@ -253,8 +259,9 @@ class Invocation:
         t_end = perf_counter_ns()
         result_json = output.model_dump_json()
         stored = result_json
-        if tool.output_plan.needs_redact:
-            stored = json.dumps(redact(output.model_dump(mode="json"), tool.output_plan), ensure_ascii=False,
+        if tool.output_shape.has_secret:
+            stored = json.dumps(redact_dump(tool.output_shape, output, output.model_dump(mode="json")),
+                                ensure_ascii=False,
                                 separators=(",", ":"))
         receipt = self._receipt(tool, call.principal, call.receipt_id, call.started, "succeeded", call.t0,
                                 call=call, t_exec=t_exec, t_end=t_end)
@@ -377,7 +384,8 @@ class Invocation:
                            None, None, None, None, None, approval_id, idempotency_key, call_id, replay_of)
         return Receipt(
             receipt_id, tool.name, tool.version, tool.schema_hash, tool.effect, principal.subject, principal.kind,
-            principal.tenant, outcome, started, self.registry.clock(), timings, call.args_hash, call.args_json,
+            principal.tenant, outcome, started, self.registry.clock(), timings, call.args_hash,
+            _receipt_args(call.args_json, call.args_hash),
             None, None, None,
             approval_id if approval_id is not None else call.approval_id,
             idempotency_key if idempotency_key is not None else call.key,
@@ -402,6 +410,19 @@ class Invocation:
         self.registry.store.record(receipt)
         status: Status = "approval_required" if receipt.outcome == "approval_required" else "error"
         return ToolResult(tool_name, status, receipt, error=envelope, approval=approval)
+
+
+#: A receipt keeps arguments up to this many characters; longer ones are kept as their size,
+#: hash and a prefix (the hash is of the whole, so a receipt still names exactly what ran).
+RECEIPT_ARGS_MAX = 64 * 1024
+_RECEIPT_PREVIEW = 1024
+
+
+def _receipt_args(args_json: str, args_hash: str) -> str:
+    if len(args_json) <= RECEIPT_ARGS_MAX:
+        return args_json
+    return json.dumps({"truncated": True, "characters": len(args_json), "hash": args_hash,
+                       "preview": args_json[:_RECEIPT_PREVIEW]}, ensure_ascii=False, separators=(",", ":"))
 
 
 class _BadOutput(Exception):

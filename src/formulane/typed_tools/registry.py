@@ -65,6 +65,10 @@ class FormulaFunction:
     fn: Callable[..., Any]
 
 
+#: Arguments larger than this (the JSON text, in UTF-8 bytes) are refused before parsing (E502).
+DEFAULT_MAX_ARGUMENT_BYTES = 16 * 1024 * 1024
+
+
 class ToolRegistry:
     def __init__(
         self,
@@ -75,7 +79,10 @@ class ToolRegistry:
         approval_ttl: float = DEFAULT_APPROVAL_TTL,
         four_eyes: bool = False,
         clock: Callable[[], float] = time.time,
+        max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
     ) -> None:
+        if isinstance(max_argument_bytes, bool) or not isinstance(max_argument_bytes, int) or max_argument_bytes < 1:
+            raise ToolError(f"max_argument_bytes must be a positive int, got {max_argument_bytes!r}", code="E506")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ToolError(f"max_retries must be a non-negative int, got {max_retries!r}", code="E506")
         if approval_ttl <= 0:
@@ -89,6 +96,7 @@ class ToolRegistry:
         self.approval_ttl = approval_ttl
         self.four_eyes = four_eyes
         self.clock = clock
+        self.max_argument_bytes = max_argument_bytes
         self._retries: OrderedDict[str, int] = OrderedDict()
         self._retries_lock = threading.Lock()
         self._invocation = Invocation(self)

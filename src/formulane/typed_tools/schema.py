@@ -5,9 +5,8 @@ validation-mode schema, with `Decimal` written as a pattern-checked string (JSON
 cents) carrying its numeric constraints under `x-decimal`, `additionalProperties: false` on
 every model object (validation runs with `extra="forbid"` at every depth), and secret fields
 marked `x-secret` with their masked defaults removed. `build_plan(model)` precomputes, once per
-tool, which fields are tenant keys, secrets, dicts, containers, or defaulted non-nullable fields,
-so the per-call helpers (`normalize`, `redact`, `tenant_values`, `loc_is_secret`) only walk what
-they must.
+tool, which fields are dicts, containers, or defaulted non-nullable fields, so `normalize` only
+walks what it must. Tenant keys and secrets are walked by `walk.py`, whatever the nesting.
 """
 
 from __future__ import annotations
@@ -19,15 +18,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Iterator
 
-from pydantic import BaseModel, SecretBytes, SecretStr
+from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from .principal import SECRET_EXTRA, TENANT_KEY_EXTRA, Secret, TenantKey
+from .principal import SECRET_EXTRA
 
 #: What a model may send for a `Decimal`: an optional sign, digits, an optional fraction.
 DECIMAL_PATTERN = r"^-?\d+(\.\d+)?$"
-REDACTED = "[redacted]"
 
 _DECIMAL_KEYS = {
     "ge": "minimum",
@@ -158,32 +156,6 @@ def _is_container(annotation: Any) -> bool:
     return origin in (list, tuple, set, frozenset, dict) or _is_model(annotation)
 
 
-def _markers(info_metadata: list[Any], annotation: Any, extra: Any) -> set[str]:
-    found: set[str] = set()
-    stack = [annotation]
-    meta = list(info_metadata)
-    while stack:
-        current, inner = _strip_annotated(stack.pop())
-        meta.extend(inner)
-        members = _union_members(current)
-        if members:
-            stack.extend(members)
-    for item in meta:
-        if item is TenantKey:
-            found.add("tenant")
-        elif item is Secret:
-            found.add("secret")
-    if isinstance(extra, dict):
-        if extra.get(TENANT_KEY_EXTRA):
-            found.add("tenant")
-        if extra.get(SECRET_EXTRA):
-            found.add("secret")
-    plain = _non_none(annotation)
-    if plain and all(isinstance(p, type) and issubclass(p, (SecretStr, SecretBytes)) for p in plain):
-        found.add("secret")
-    return found
-
-
 # --- plans ---------------------------------------------------------------------------------
 
 
@@ -198,8 +170,6 @@ class Child:
 @dataclass(slots=True)
 class ModelPlan:
     model: type[BaseModel]
-    tenant_fields: tuple[str, ...] = ()
-    secret_fields: frozenset[str] = frozenset()
     null_default_fields: frozenset[str] = frozenset()
     dict_fields: frozenset[str] = frozenset()
     json_fields: frozenset[str] = frozenset()
@@ -210,8 +180,6 @@ class ModelPlan:
     has_dict: bool = False
     has_json: bool = False
     needs_normalize: bool = False
-    needs_redact: bool = False
-    has_tenant: bool = False
 
 
 def build_plan(model: type[BaseModel], _seen: dict[type[BaseModel], ModelPlan] | None = None) -> ModelPlan:
@@ -220,18 +188,11 @@ def build_plan(model: type[BaseModel], _seen: dict[type[BaseModel], ModelPlan] |
         return seen[model]
     plan = ModelPlan(model=model)
     seen[model] = plan  # recursive models point back at the same plan
-    tenant: list[str] = []
-    secret: set[str] = set()
     null_default: set[str] = set()
     dicts: set[str] = set()
     json_fields: set[str] = set()
     for name, info in model.model_fields.items():
         key = info.alias or name
-        marks = _markers(list(info.metadata), info.annotation, info.json_schema_extra)
-        if "tenant" in marks:
-            tenant.append(key)
-        if "secret" in marks:
-            secret.add(key)
         if not info.is_required() and not accepts_none(info.annotation):
             null_default.add(key)
         plain = _non_none(info.annotation)
@@ -245,8 +206,6 @@ def build_plan(model: type[BaseModel], _seen: dict[type[BaseModel], ModelPlan] |
             child = _child_of(target, seen)
             if child is not None:
                 plan.children[key] = child
-    plan.tenant_fields = tuple(tenant)
-    plan.secret_fields = frozenset(secret)
     plan.null_default_fields = frozenset(null_default)
     plan.dict_fields = frozenset(dicts)
     plan.json_fields = frozenset(json_fields)
@@ -277,9 +236,7 @@ def _settle_flags(plans: dict[type[BaseModel], ModelPlan]) -> None:
         plan.has_null_default = bool(plan.null_default_fields)
         plan.has_dict = bool(plan.dict_fields)
         plan.has_json = bool(plan.json_fields)
-        plan.needs_redact = bool(plan.secret_fields)
-        plan.has_tenant = bool(plan.tenant_fields)
-    flags = ("has_null_default", "has_dict", "has_json", "needs_redact", "has_tenant")
+    flags = ("has_null_default", "has_dict", "has_json")
     changed = True
     while changed:
         changed = False
@@ -344,57 +301,3 @@ def normalize(data: Any, plan: ModelPlan, *, decode_json: bool) -> Any:
 
 def _is_kv_list(value: list[Any]) -> bool:
     return all(isinstance(item, dict) and set(item) == {"key", "value"} and isinstance(item["key"], str) for item in value)
-
-
-def redact(data: Any, plan: ModelPlan) -> Any:
-    """Replace secret values in a JSON-mode dump, in place."""
-    if not isinstance(data, dict) or not plan.needs_redact:
-        return data
-    for key in list(data):
-        if key in plan.secret_fields and data[key] is not None:
-            data[key] = REDACTED
-            continue
-        child = plan.children.get(key)
-        if child is not None and child.plan.needs_redact:
-            for item in _children_values(data[key], child):
-                redact(item, child.plan)
-    return data
-
-
-def tenant_values(instance: Any, plan: ModelPlan, path: str = "") -> Iterator[tuple[str, Any]]:
-    """Yield (field path, value) for every tenant-key field in a validated model instance."""
-    if not plan.has_tenant or not isinstance(instance, BaseModel):
-        return
-    dumped_names = {info.alias or name: name for name, info in type(instance).model_fields.items()}
-    for key in plan.tenant_fields:
-        attr = dumped_names.get(key, key)
-        yield (f"{path}{key}", getattr(instance, attr, None))
-    for key, child in plan.children.items():
-        if not child.plan.has_tenant:
-            continue
-        value = getattr(instance, dumped_names.get(key, key), None)
-        for index, item in enumerate(_children_values(value, child)):
-            suffix = "" if child.via == "model" else f"[{index}]"
-            yield from tenant_values(item, child.plan, f"{path}{key}{suffix}.")
-
-
-def loc_is_secret(loc: tuple[Any, ...], plan: ModelPlan) -> bool:
-    """Whether an error location points into a secret field (its input must not be echoed)."""
-    current: ModelPlan | None = plan
-    expect_item = False
-    for part in loc:
-        if current is None:
-            return False
-        if expect_item:
-            expect_item = False
-            continue
-        if not isinstance(part, str):
-            continue
-        if part in current.secret_fields:
-            return True
-        child = current.children.get(part)
-        if child is None:
-            return False
-        expect_item = child.via != "model"
-        current = child.plan
-    return False

@@ -25,6 +25,7 @@ from ..errors import ToolError
 from .docstrings import parse_docstring
 from .principal import CallContext, Principal
 from .schema import ModelPlan, build_plan, canonical_schema
+from .walk import Shape, UnreachableMark, shape_of
 
 Effect = Literal["read", "propose", "write"]
 EFFECTS: tuple[str, ...] = get_args(Effect)
@@ -100,6 +101,8 @@ class Tool:
     schema_hash: str = field(init=False, default="")
     plan: ModelPlan = field(init=False, repr=False, default=None)  # type: ignore[assignment]
     output_plan: ModelPlan = field(init=False, repr=False, default=None)  # type: ignore[assignment]
+    shape: Shape = field(init=False, repr=False, default=None)  # type: ignore[assignment]
+    output_shape: Shape = field(init=False, repr=False, default=None)  # type: ignore[assignment]
     notes: tuple[str, ...] = field(init=False, default=())
 
     # The signature-derived path sets these before __post_init__ runs.
@@ -189,6 +192,11 @@ class Tool:
         set_("schema_hash", _hash_json({"input": input_schema, "output": output_schema}))
         set_("plan", build_plan(input_model))
         set_("output_plan", build_plan(output))
+        try:
+            set_("shape", shape_of(input_model))
+            set_("output_shape", shape_of(output))
+        except UnreachableMark as exc:
+            raise _definition_error(name, str(exc), hint="put TenantKey/Secret fields in pydantic models") from exc
         set_("notes", tuple(notes))
 
     def _set(self, attr: str, value: Any) -> None:

@@ -11,15 +11,18 @@ objects cannot sneak past the JSON rules. Wire changes the exporters make (null 
 
 from __future__ import annotations
 
+import cmath
 import difflib
 import json
+import math
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from .envelope import ErrorEnvelope, Issue
-from .schema import DECIMAL_PATTERN, loc_is_secret, normalize
+from .schema import DECIMAL_PATTERN, normalize
 from .tool import Tool
+from .walk import loc_may_hold_secret
 
 MAX_ISSUES = 20
 _RECEIVED_MAX = 80
@@ -72,13 +75,17 @@ def _to_json_text(raw: Any) -> str | bytes:
 
 
 def validate_arguments(
-    tool: Tool, raw: Any, *, decode_stringified_json: bool = False
+    tool: Tool, raw: Any, *, decode_stringified_json: bool = False, max_bytes: int | None = None
 ) -> BaseModel | ErrorEnvelope:
     try:
         data = _to_json_text(raw)
     except _InvalidJson as exc:
         return _envelope(tool, [Issue(path="", message=str(exc), expected="a JSON object",
                                       example=example_for(tool.input_schema, tool.input_schema), kind="json_invalid")])
+    if max_bytes is not None and len(data) > max_bytes // (4 if isinstance(data, str) else 1) \
+            and _utf8_size(data) > max_bytes:
+        return _envelope(tool, [Issue(path="", message=f"the arguments are larger than {max_bytes:,} bytes",
+                                      expected="smaller arguments", example=None, kind="too_large")])
     if not data.strip():
         data = "{}"  # some clients send an empty string for a tool without arguments
     plan = tool.plan
@@ -99,7 +106,36 @@ def validate_arguments(
         validated: BaseModel = tool.input_model.model_validate_json(data, strict=True, extra="forbid")
     except ValidationError as exc:
         return _envelope(tool, issues_from(tool, exc))
+    bad = _non_finite(validated)
+    if bad is not None:
+        # JSON has no NaN or Infinity; pydantic's parser accepts them (and 1e999) as floats.
+        return _envelope(tool, [Issue(path=bad, message="the number is not finite (NaN, Infinity or too large)",
+                                      expected="a finite JSON number", example=None, received=None,
+                                      kind="finite_number")])
     return validated
+
+
+def _utf8_size(data: str | bytes) -> int:
+    return len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+
+
+def _non_finite(value: Any) -> str | None:
+    """The path of the first NaN or infinite float inside a validated value, or None."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, v = stack.pop()
+        if type(v) is float:
+            if not math.isfinite(v):
+                return path or "(arguments)"
+        elif isinstance(v, BaseModel):
+            stack.extend((f"{path}.{k}" if path else k, getattr(v, k, None)) for k in type(v).model_fields)
+        elif isinstance(v, (list, tuple, set, frozenset)):
+            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(v))
+        elif isinstance(v, dict):
+            stack.extend((f"{path}[{k!r}]", item) for k, item in v.items())
+        elif isinstance(v, complex) and not cmath.isfinite(v):
+            return path or "(arguments)"
+    return None
 
 
 def _envelope(tool: Tool, issues: list[Issue]) -> ErrorEnvelope:
@@ -121,7 +157,7 @@ def issues_from(tool: Tool, error: ValidationError) -> list[Issue]:
     for item in error.errors(include_url=False):
         loc = tuple(item.get("loc", ()))
         kind = str(item.get("type", ""))
-        secret = loc_is_secret(loc, tool.plan)
+        secret = loc_may_hold_secret(tool.shape, loc)
         if kind == "extra_forbidden":
             parent = _node_at(schema, loc[:-1])
             allowed = sorted((parent or {}).get("properties", {}))
@@ -171,11 +207,30 @@ def _path(loc: tuple[Any, ...]) -> str:
 
 
 def _short(value: Any) -> str:
+    """The start of the received value as JSON, built from a bounded prefix of it (never the
+    whole, possibly megabytes-long, input)."""
     try:
-        text = json.dumps(value, ensure_ascii=False)
+        text = json.dumps(_prefix(value, _RECEIVED_MAX, 0), ensure_ascii=False)
     except (TypeError, ValueError):
-        text = repr(value)
+        text = f"a {type(value).__name__} value"
     return text if len(text) <= _RECEIVED_MAX else text[: _RECEIVED_MAX - 3] + "..."
+
+
+def _prefix(value: Any, budget: int, depth: int) -> Any:
+    if isinstance(value, str):
+        return value[: budget + 1]
+    if depth > 8:
+        return "..."
+    if isinstance(value, (list, tuple)):
+        return [_prefix(v, budget, depth + 1) for v in value[: budget // 2 + 1]]
+    if isinstance(value, dict):
+        return {str(k)[: budget + 1]: _prefix(v, budget, depth + 1)
+                for k, v in list(value.items())[: budget // 4 + 1]}
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, (int, float, bool)) or value is None:
+        return value if not (isinstance(value, int) and value.bit_length() > 256) else "a very large integer"
+    return f"a {type(value).__name__} value"
 
 
 def _resolve(node: Any, root: dict[str, Any]) -> Any:
