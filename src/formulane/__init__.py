@@ -113,13 +113,15 @@ def apply(frame: Any, formulas: Mapping[str, str], schema: Any = None, *,
                   error_suffix=error_suffix or ERROR_SUFFIX, limits=limits, registry=registry)
 
 
-def sql_select(table: str, formulas: Mapping[str, str], schema: Any, *, dialect: str = "duckdb",
+def sql_select(table: Any, formulas: Mapping[str, str], schema: Any, *, dialect: str = "duckdb",
                profile: str = "strict", numbers: str = "decimal",
                error_suffix: str | None = None, keep_columns: bool = True,
                registry: Registry | None = None) -> str:
     """``SELECT *, <formula> AS name, <error code> AS name__error FROM table`` in a SQL dialect
-    (duckdb, postgres, spark, trino, bigquery, snowflake...). ``numbers``: "decimal" when the
-    table's Number columns are DECIMAL, "float" for DOUBLE."""
+    (duckdb, postgres, spark, trino, bigquery, snowflake...). ``table`` is an identifier, never
+    SQL: a name (quoted as one), a tuple ``(schema, table)`` or ``(catalog, schema, table)``,
+    or a `sqlglot.exp.Table` built from identifiers. ``numbers``: "decimal" when the table's
+    Number columns are DECIMAL, "float" for DOUBLE."""
     from .vectorized.forms import ERROR_SUFFIX
     from .vectorized.frame import sql_select as _sql_select
 

@@ -59,7 +59,8 @@ class PolarsForm:
             return self.exprs(name, error_suffix), []
         error = name + error_suffix
         first = [self.raw.alias(name), self.error.alias(error)]
-        return first, [pl.when(pl.col(error).is_null()).then(pl.col(name)).alias(name)]
+        return first, [pl.when(pl_backend.column(error).is_null())
+                       .then(pl_backend.column(name)).alias(name)]
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,7 @@ def apply(
     if schema is None:
         schema = infer_frame_schema(frame)
     dtypes = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+    check_output_names(formulas, error_suffix)
     first: list[pl.Expr] = []
     then: list[pl.Expr] = []
     for name, source in formulas.items():
@@ -231,8 +233,73 @@ def apply(
     return out.with_columns(then) if then else out
 
 
+def check_output_names(formulas: Mapping[str, str], error_suffix: str) -> None:
+    """Every output column (a formula's and its error column) is named once: ``{"a": ...,
+    "a__error": ...}`` would write two columns of one name (polars' DuplicateError, or a SQL
+    result whose second column shadows the first)."""
+    if not isinstance(formulas, Mapping):
+        raise CheckError("formulas must be a mapping of output names to formula texts",
+                         code="E209")
+    seen: dict[str, str] = {}
+    for name in formulas:
+        if not isinstance(name, str) or not name:
+            raise CheckError(f"an output name must be non-empty text, got {name!r}",
+                             code="E209")
+        for out in (name, name + error_suffix):
+            if out in seen:
+                raise CheckError(f"output column {out!r} would be written twice (by {seen[out]!r} "
+                                 f"and {name!r}); rename one of the formulas", code="E209",
+                                 hint=f"error columns are named <output>{error_suffix}")
+            seen[out] = name
+
+
+#: Longest table-name part accepted (PostgreSQL's limit is 63 bytes, others allow more).
+MAX_IDENTIFIER = 1_024
+
+
+def table_expression(table: Any) -> exp.Table:
+    """The table `sql_select` reads, as a quoted identifier: never parsed as SQL.
+
+    ``table`` is a name (one identifier, quoted as one: ``"secrets --"`` is the table of that
+    name, ``"a.b"`` a table whose name has a dot), a tuple of 2 or 3 names for a schema- or
+    catalog-qualified table (``("sales", "orders")``), or a `sqlglot.exp.Table` the caller
+    built from identifiers; anything else is a `CheckError` (E209)."""
+    if isinstance(table, exp.Table):
+        parts = []
+        for key in ("catalog", "db", "this"):
+            part = table.args.get(key)
+            if part is None:
+                continue
+            if not isinstance(part, exp.Identifier):
+                raise CheckError(f"a table expression must name a table by identifiers; its "
+                                 f"{key} is a {type(part).__name__}", code="E209",
+                                 hint="build it as exp.Table(this=exp.to_identifier(name))")
+            parts.append(part.name)
+        extra = sorted(k for k, v in table.args.items()
+                       if v and k not in ("catalog", "db", "this"))
+        if extra:
+            raise CheckError(f"a table expression must be a plain table name; it has "
+                             f"{', '.join(extra)}", code="E209")
+    elif isinstance(table, str):
+        parts = [table]
+    elif isinstance(table, tuple) and 1 <= len(table) <= 3:
+        parts = list(table)
+    else:
+        raise CheckError(f"the table must be a name, a tuple of 2 or 3 names (schema, table) or "
+                         f"a sqlglot exp.Table, got {type(table).__name__}", code="E209")
+    for part in parts:
+        if not isinstance(part, str) or not part or "\x00" in part \
+                or len(part) > MAX_IDENTIFIER:
+            raise CheckError(f"a table name part must be non-empty text of at most "
+                             f"{MAX_IDENTIFIER} characters without NUL, got {part!r:.80}",
+                             code="E209")
+    names = [exp.to_identifier(p, quoted=True) for p in parts]
+    return exp.Table(this=names[-1], db=names[-2] if len(names) > 1 else None,
+                     catalog=names[-3] if len(names) > 2 else None)
+
+
 def sql_select(
-    table: str,
+    table: Any,
     formulas: Mapping[str, str],
     schema: Any,
     *,
@@ -247,6 +314,8 @@ def sql_select(
     ``numbers``: "decimal" when the table's Number columns are DECIMAL, "float" for DOUBLE."""
     from .. import compile as compile_formula
 
+    source_table = table_expression(table)
+    check_output_names(formulas, error_suffix)
     columns: list[exp.Expression] = [exp.Star()] if keep_columns else []
     for name, source in formulas.items():
         program = compile_formula(source, schema, profile=profile, registry=registry)
@@ -254,7 +323,7 @@ def sql_select(
         columns.append(exp.alias_(form.value, name, quoted=True))
         if form.error is not None:
             columns.append(exp.alias_(form.error, name + error_suffix, quoted=True))
-    query = exp.select(*columns).from_(exp.to_table(table))
+    query = exp.select(*columns).from_(source_table)
     return query.sql(dialect)
 
 

@@ -58,6 +58,23 @@ DECIMAL_LIMIT = 1e20
 FLOAT_LIMIT = 1e308
 NULL_TEXT = pl.lit(None, dtype=pl.Utf8)
 
+
+def special_name(name: str) -> bool:
+    """True for a name `pl.col` would not take literally: ``*`` (every column) or ``^...$``
+    (a regular expression over the column names)."""
+    return name == "*" or (name.startswith("^") and name.endswith("$"))
+
+
+def column(name: str) -> pl.Expr:
+    """The column called exactly ``name``: never a regex or wildcard expansion (a column named
+    ``^price.*$`` must not read ``price_secret``). A missing column is polars' own
+    ColumnNotFoundError at collect time, as for `pl.col`."""
+    if not special_name(name):
+        return pl.col(name)
+    import polars.selectors as cs
+
+    return cs.by_name(name, require_all=True).as_expr()
+
 #: Operators through which a non-finite float propagates (inf stays inf or becomes NaN): the
 #: #NUM! test can wait until the value reaches something that could hide it.
 _CARRIERS = frozenset({"+", "-", "*", "NEG", "POS", "%"})
@@ -301,15 +318,16 @@ class PolarsCompiler:
                 return self.slots[slot]
             name = self.columns.get(node.name, node.name)  # type: ignore[union-attr]
             dtype = self.dtypes.get(name)
+            _refuse_special_fields(self, node, node.type)  # type: ignore[union-attr]
             if numbers() == "decimal" and node.type.kind == "Number":  # type: ignore[union-attr]
-                return _decimal_column(pl.col(name), dtype)
+                return _decimal_column(column(name), dtype)
             bound = None
             if node.type.kind == "Number":  # type: ignore[union-attr]
                 # the lane's numbers are below 1e308 in magnitude (the scalar engine refuses
                 # others); an integer column's dtype bounds it further
                 bound = 2.0 ** (8 * _INT_BYTES[str(dtype)]) if str(dtype) in _INT_BYTES \
                     else FLOAT_LIMIT
-            return Column(number_dtype_cast(pl.col(name), node.type), bound=bound)
+            return Column(number_dtype_cast(column(name), node.type), bound=bound)
         if kind is ir.Let:
             for slot, value in zip(node.slots, node.values):  # type: ignore[union-attr]
                 self.slots[slot] = self.checked(self.compile(value))
@@ -320,6 +338,7 @@ class PolarsCompiler:
             return self.coerce(node)  # type: ignore[arg-type]
         if kind is ir.FieldOf:
             obj = self.compile(node.obj)  # type: ignore[union-attr]
+            _refuse_special_fields(self, node, node.obj.type)  # type: ignore[union-attr]
             return Column(obj.value.struct.field(node.name), obj.error)  # type: ignore[union-attr]
         if kind is ir.IndexOf:
             if type(node.obj) is ir.ListOf and node.obj.items:  # type: ignore[union-attr]
@@ -704,6 +723,20 @@ def raw_is_safe(root: ir.IR, numbers_mode: str,
             return False
         stack.extend(ir.ir_children(node))
     return True
+
+
+def _refuse_special_fields(compiler: "PolarsCompiler", node: ir.IR, t: Type | None) -> None:
+    """Polars reads a struct field named ``*`` or ``^...$`` as a pattern (or panics): a record
+    with such a field name is refused rather than read from the wrong field."""
+    while t is not None and t.kind == "List":
+        t = t.elem
+    if t is None or t.kind != "Record":
+        return
+    for name, ft in t.fields:
+        if special_name(name):
+            raise compiler.refuse(node, "a record field", f"the field name {name!r} is a "
+                                  "pattern to polars, which cannot select it exactly")
+        _refuse_special_fields(compiler, node, ft)
 
 
 def to_polars(root: ir.IR, *, numbers_mode: str = "float",

@@ -21,6 +21,7 @@ import polars as pl
 from ..errors import CheckError
 from ..schema import normalize_schema
 from .frame import ERROR_SUFFIX, apply, infer_frame_schema, polars_dtype
+from .polars import column
 
 FORMATS = ("csv", "parquet", "ndjson")
 _SUFFIXES = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet",
@@ -75,9 +76,9 @@ def conform(frame: pl.LazyFrame, schema: Mapping[str, Any] | None, numbers: str 
         if dtype is None:
             continue
         if t.kind == "Date" and dtype == pl.Utf8:
-            casts.append(pl.col(name).str.to_date(strict=False))
+            casts.append(column(name).str.to_date(strict=False))
         elif t.kind == "Number" and not dtype.is_numeric():
-            casts.append(pl.col(name).cast(polars_dtype(t, "decimal" if numbers == "decimal"
+            casts.append(column(name).cast(polars_dtype(t, "decimal" if numbers == "decimal"
                                                         else "float"), strict=False))
     return frame.with_columns(casts) if casts else frame
 
