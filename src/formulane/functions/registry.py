@@ -18,7 +18,10 @@ from .spec import FunctionSpec
 
 #: Declaration modules, in documentation order.
 MODULES = ("operators", "logic", "info", "math", "text", "text_regex", "dates", "lists", "lookup",
-           "finance", "statistics")
+           "finance", "statistics",
+           # issue 11's families (helper excelfns)
+           "trig", "conversion", "engineering", "complex", "database", "depreciation", "bonds",
+           "distributions", "moremath")
 
 
 class Registry:
