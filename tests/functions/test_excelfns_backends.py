@@ -24,7 +24,7 @@ from functions import _engines as E  # noqa: E402
 REGISTRY = default_registry().with_packs("finance", "statistics")
 PROFILE = "excel"
 MODULES = tuple(importlib.import_module(f"formulane.functions.{name}") for name in (
-    "trig", "conversion", "engineering", "moremath"))
+    "trig", "conversion", "engineering", "moremath", "distributions"))
 BACKENDS = ("polars-float", "polars-decimal", "duckdb-float", "duckdb-decimal")
 
 X = [0.0, 1.0, -1.0, 0.5, -0.5, 0.999, -0.999, 1.001, 2.0, -2.5, 1e-9, 3.14159, 30.0, 45.0,
@@ -41,8 +41,9 @@ DATASETS = {
 }
 CASES = [(f"{name}(x)", "x") for name in (
     "SINH", "COSH", "TANH", "ASINH", "ACOSH", "ATANH", "COT", "ACOT", "COTH", "ACOTH", "CSC",
-    "SEC", "CSCH", "SECH", "SQRTPI")] + [
+    "SEC", "CSCH", "SECH", "SQRTPI", "FISHER", "FISHERINV")] + [
     ("DELTA(x, y)", "xy"), ("GESTEP(x, y)", "xy"), ("DELTA(x)", "xy"),
+    ("STANDARDIZE(x, 1, y)", "xy"),
 ]
 
 
