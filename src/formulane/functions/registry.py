@@ -20,7 +20,7 @@ from .spec import FunctionSpec
 MODULES = ("operators", "logic", "info", "math", "text", "text_regex", "dates", "lists", "lookup",
            "finance", "statistics",
            # issue 11's families (helper excelfns)
-           "trig", "conversion", "engineering", "complex", "database", "depreciation", "bonds",
+           "trig", "conversion", "engineering", "complex", "database", "depreciation", "cashflows", "bonds",
            "distributions", "moremath")
 
 
