@@ -25,7 +25,7 @@ REGISTRY = default_registry().with_packs("finance", "statistics")
 PROFILE = "excel"
 MODULES = tuple(importlib.import_module(f"formulane.functions.{name}") for name in (
     "trig", "conversion", "engineering", "moremath", "distributions", "depreciation",
-    "cashflows", "bonds"))
+    "cashflows", "bonds", "database", "complex"))
 BACKENDS = ("polars-float", "polars-decimal", "duckdb-float", "duckdb-decimal")
 
 X = [0.0, 1.0, -1.0, 0.5, -0.5, 0.999, -0.999, 1.001, 2.0, -2.5, 1e-9, 3.14159, 30.0, 45.0,
@@ -76,7 +76,7 @@ def test_forms_agree_with_the_scalar_engine(case: tuple[str, str], backend: str)
 
 def test_every_function_has_an_explicit_decision() -> None:
     specs = _specs()
-    assert len(specs) >= 130
+    assert len(specs) >= 170
     for spec in specs:
         for decision in E.decisions(spec):
             assert decision is not UNDECIDED, spec.name
