@@ -25,7 +25,7 @@ REGISTRY = default_registry().with_packs("finance", "statistics")
 PROFILE = "excel"
 MODULES = tuple(importlib.import_module(f"formulane.functions.{name}") for name in (
     "trig", "conversion", "engineering", "moremath", "distributions", "depreciation",
-    "cashflows", "bonds", "database", "complex"))
+    "cashflows", "bonds", "database", "complex", "morestats"))
 BACKENDS = ("polars-float", "polars-decimal", "duckdb-float", "duckdb-decimal")
 
 X = [0.0, 1.0, -1.0, 0.5, -0.5, 0.999, -0.999, 1.001, 2.0, -2.5, 1e-9, 3.14159, 30.0, 45.0,

@@ -1,4 +1,5 @@
-"""Engineering functions: base conversions, bitwise operations, DELTA, GESTEP, ERF and ERFC.
+"""Engineering functions: base conversions, bitwise operations, DELTA, GESTEP, ERF, ERFC and
+CONVERT (units in `_units`).
 
 Contract (Excel's rules): binary, octal and hexadecimal numbers are texts of at most 10 digits
 (case-insensitive, no sign, no spaces); ten digits with the top bit set are negative in two's
@@ -18,8 +19,9 @@ from decimal import Decimal
 from typing import Any
 
 from ..types import NUMBER, TEXT
-from ..values import NUM, XLError
+from ..values import NA, NUM, XLError
 from . import _numeric as nm
+from . import _units
 from ._lazy_forms import lazy_form
 from ._numeric import Number
 from .spec import Cost, Refuse, builtin, p, sig
@@ -293,3 +295,38 @@ def erfc(x: Number) -> Decimal:
          cost=Cost.const(4), polars=Refuse(_ERF_REFUSE), sql=Refuse(_ERF_REFUSE), errors=("#NUM!",))
 def erfc_precise(x: Number) -> Decimal:
     return nm.from_float(math.erfc(float(x)))
+
+
+# ----------------------------------------------------------------------------------- CONVERT
+
+
+_CONVERT_REFUSE = ("unit names are parsed per value (prefixes, squared and cubed units, "
+                   "affine temperatures); a constant-unit form would need the unit texts to "
+                   "be literals, which a column form cannot require")
+
+
+@builtin("CONVERT",
+         sig(p("number", _N), p("from_unit", TEXT, doc='an Excel unit name, e.g. "mi", "kg", '
+                                                      '"ft^2", "C"'),
+             p("to_unit", TEXT), returns=_N),
+         doc="A number converted between units of the same quantity (mass, distance, time, "
+             "pressure, force, energy, power, magnetism, temperature, volume, area, "
+             "information, speed), with Excel's unit names and prefixes; #N/A for an unknown "
+             "unit or units of different quantities.",
+         examples=['CONVERT(1, "lbm", "kg") -> 0.45359237', 'CONVERT(68, "F", "C") -> 20',
+                   'CONVERT(2.5, "ft", "sec") -> #N/A', 'CONVERT(1, "km", "m") -> 1000',
+                   'CONVERT(100, "ft2", "m2") -> 9.290304', 'CONVERT(1, "kibyte", "bit") -> 8192',
+                   'CONVERT(1, "gal", "l") -> 3.785411784'],
+         cost=Cost.const(60), errors=("#N/A", "#NUM!"),
+         polars=Refuse(_CONVERT_REFUSE), sql=Refuse(_CONVERT_REFUSE))
+def convert(number: Number, from_unit: str, to_unit: str) -> Decimal:
+    x = nm.dec(number)
+    if _units.is_temperature(from_unit) and _units.is_temperature(to_unit):
+        return nm.finish(_units.from_kelvin(_units.to_kelvin(x, from_unit), to_unit))
+    source, target = _units.factor(from_unit), _units.factor(to_unit)
+    if source is None or target is None:
+        raise XLError(NA, f"unknown unit {(to_unit if source else from_unit)!r}")
+    if source[0] != target[0]:
+        raise XLError(NA, f"{from_unit!r} ({source[0]}) and {to_unit!r} ({target[0]}) measure "
+                          "different quantities")
+    return nm.finish(x * source[1] / target[1])

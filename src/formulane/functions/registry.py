@@ -21,7 +21,7 @@ MODULES = ("operators", "logic", "info", "math", "text", "text_regex", "dates", 
            "finance", "statistics",
            # issue 11's families (helper excelfns)
            "trig", "conversion", "engineering", "complex", "database", "depreciation", "cashflows", "bonds",
-           "distributions", "moremath")
+           "distributions", "moremath", "morestats")
 
 
 class Registry:
