@@ -14,13 +14,15 @@ from .functions.registry import Registry, default_registry
 from .schema import normalize_schema
 from .types import format_type
 
-CATEGORY_ORDER = ("logic", "info", "math", "text", "dates", "lists", "lookup", "finance",
-                  "statistics")
+CATEGORY_ORDER = ("logic", "info", "math", "trig", "text", "dates", "lists", "lookup",
+                  "database", "engineering", "finance", "depreciation", "statistics")
 CATEGORY_TITLES = {
     "logic": "Logic", "info": "Information and conversion", "math": "Math", "text": "Text",
     "dates": "Dates and times", "lists": "Lists and aggregates", "lookup": "Lookup",
     "finance": "Finance (optional pack)", "statistics": "Statistics (optional pack)",
-    "host": "Application functions",
+    "host": "Application functions", "trig": "Hyperbolic and reciprocal trigonometry, SQRTPI",
+    "database": "Database (lists of records)", "depreciation": "Depreciation (finance pack)",
+    "engineering": "Engineering (bases, bits, complex numbers, units, ERF)",
 }
 
 

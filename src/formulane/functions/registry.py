@@ -19,7 +19,10 @@ from .spec import FunctionSpec
 
 #: Declaration modules, in documentation order.
 MODULES = ("operators", "logic", "info", "math", "text", "text_regex", "dates", "lists", "lookup",
-           "finance", "statistics")
+           "finance", "statistics",
+           # issue 11's families (helper excelfns)
+           "trig", "conversion", "engineering", "complex", "database", "depreciation", "cashflows", "bonds",
+           "distributions", "moremath", "morestats")
 
 
 class Registry:

@@ -1,0 +1,384 @@
+"""More of the finance pack: the parts of an annuity payment (IPMT, PPMT, CUMIPMT, CUMPRINC,
+ISPMT), NPER, PDURATION, RRI, EFFECT, NOMINAL, dated and modified cash flows (XNPV, XIRR,
+MIRR), FVSCHEDULE, DOLLARDE and DOLLARFR.
+
+Contract: Excel's argument order, defaults, sign convention and errors, in decimal arithmetic
+through the finance family's own PMT and FV (one definition of the annuity). Cumulative sums
+use closed forms (balance differences), never a loop over periods. XIRR solves by Newton's
+method like IRR (the finance family's capped `_newton`, 50 steps, ``#NUM!`` if it does not
+converge); XNPV and XIRR walk their lists once. No polars or SQL form (see the reasons).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from decimal import Decimal
+from typing import Any
+
+from ..types import DATE, NUMBER, list_of, optional
+from ..values import DIV0, NUM, XLError
+from . import _numeric as nm
+from . import finance
+from ._numeric import Number
+from .spec import Cost, Refuse, builtin, p, sig
+
+_N = NUMBER
+_PACK = "finance"
+_W = nm.WIDE
+_ARITH = (decimal.Overflow, decimal.InvalidOperation, decimal.DivisionByZero, ZeroDivisionError)
+_ANNUITY = Refuse("kept with the finance family's decimal annuity (PMT, FV): the math "
+                  "family's float forms of those are the columnar route, and a second "
+                  "float copy here would drift from it")
+_FLOWS = Refuse("its cash flows (and dates) are lists walked item by item, and XIRR solves by "
+                "Newton's method for a data-dependent number of steps: no column expression")
+_PMT = finance.pmt.impl
+_FV = finance.fv.impl
+_RATE = p("rate", _N, doc="interest rate per period")
+_TYPE = p("type", _N, 0, "0: pay at period end, nonzero: at period start")
+
+
+def _guarded(compute: Any) -> Decimal:
+    try:
+        return nm.finish(compute())
+    except _ARITH:
+        raise XLError(NUM, "the computation overflowed or divided by zero") from None
+
+
+def _period(per: Number, nper: Number) -> None:
+    if per < 1 or per > nper:
+        raise XLError(NUM, "per must be between 1 and nper")
+
+
+def _ipmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number, type_: Number
+          ) -> Decimal:
+    r = nm.dec(rate)
+    payment = _PMT(rate, nper, pv, fv, type_)
+    if type_ and per == 1:
+        return Decimal(0)
+    balance = _FV(rate, nm.dec(per) - 1, payment, pv, type_)
+    interest = balance * r
+    return _guarded(lambda: interest / (1 + r) if type_ else interest)
+
+
+@builtin("IPMT", sig(_RATE, p("per", _N, doc="the period, 1 to nper"), p("nper", _N),
+                     p("pv", _N), p("fv", _N, 0), _TYPE, returns=_N),
+         doc="The interest part of an annuity's payment in period per.",
+         examples=["ROUND(IPMT(0.1/12, 1, 3*12, 8000), 2) -> -66.67",
+                   "ROUND(IPMT(0.1, 3, 3, 8000), 2) -> -292.45", "IPMT(0.1, 4, 3, 8000) -> #NUM!"],
+         cost=Cost.const(1000), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
+         polars=_ANNUITY, sql=_ANNUITY)
+def ipmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number = 0,
+         type: Number = 0) -> Decimal:
+    _period(per, nper)
+    return _ipmt(rate, per, nper, pv, fv, type)
+
+
+@builtin("PPMT", sig(_RATE, p("per", _N, doc="the period, 1 to nper"), p("nper", _N),
+                     p("pv", _N), p("fv", _N, 0), _TYPE, returns=_N),
+         doc="The principal part of an annuity's payment in period per.",
+         examples=["ROUND(PPMT(0.1/12, 1, 2*12, 2000), 2) -> -75.62",
+                   "ROUND(PPMT(0.08, 10, 10, 200000), 2) -> -27598.05",
+                   "PPMT(0.08, 0, 10, 200000) -> #NUM!"],
+         cost=Cost.const(1500), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
+         polars=_ANNUITY, sql=_ANNUITY)
+def ppmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number = 0,
+         type: Number = 0) -> Decimal:
+    _period(per, nper)
+    payment = _PMT(rate, nper, pv, fv, type)
+    return _guarded(lambda: payment - _ipmt(rate, per, nper, pv, fv, type))
+
+
+def _cumulative(rate: Number, nper: Number, pv: Number, start: Number, end: Number,
+                type_: Number) -> tuple[Decimal, Decimal, int, int]:
+    """(payment, principal paid in periods start..end, start, end) with Excel's checks."""
+    first, last = nm.trunc_int(start), nm.trunc_int(end)
+    if rate <= 0 or nper <= 0 or pv <= 0 or first < 1 or last < 1 or first > last \
+            or last > nper or type_ not in (0, 1):
+        raise XLError(NUM, "needs rate, nper, pv > 0, 1 <= start <= end <= nper, type 0 or 1")
+    payment = _PMT(rate, nper, pv, 0, type_)
+    principal = _FV(rate, first - 1, payment, pv, type_) - _FV(rate, last, payment, pv, type_)
+    return payment, principal, first, last
+
+
+@builtin("CUMIPMT", sig(_RATE, p("nper", _N), p("pv", _N), p("start_period", _N),
+                        p("end_period", _N), p("type", _N, doc="0 end of period, 1 start"),
+                        returns=_N),
+         doc="The interest paid on a loan between start_period and end_period (inclusive).",
+         examples=["ROUND(CUMIPMT(0.09/12, 30*12, 125000, 13, 24, 0), 4) -> -11135.2321",
+                   "ROUND(CUMIPMT(0.09/12, 30*12, 125000, 1, 1, 0), 4) -> -937.5",
+                   "CUMIPMT(0.09/12, 360, 125000, 13, 12, 0) -> #NUM!"],
+         cost=Cost.const(1500), errors=("#NUM!",), pack=_PACK, category="finance",
+         polars=_ANNUITY, sql=_ANNUITY)
+def cumipmt(rate: Number, nper: Number, pv: Number, start_period: Number, end_period: Number,
+            type: Number) -> Decimal:
+    payment, principal, first, last = _cumulative(rate, nper, pv, start_period, end_period, type)
+    return _guarded(lambda: payment * (last - first + 1) - principal)
+
+
+@builtin("CUMPRINC", sig(_RATE, p("nper", _N), p("pv", _N), p("start_period", _N),
+                         p("end_period", _N), p("type", _N, doc="0 end of period, 1 start"),
+                         returns=_N),
+         doc="The principal repaid on a loan between start_period and end_period (inclusive).",
+         examples=["ROUND(CUMPRINC(0.09/12, 30*12, 125000, 13, 24, 0), 4) -> -934.1071",
+                   "ROUND(CUMPRINC(0.09/12, 30*12, 125000, 1, 1, 0), 4) -> -68.2783",
+                   "CUMPRINC(0, 360, 125000, 1, 1, 0) -> #NUM!"],
+         cost=Cost.const(1500), errors=("#NUM!",), pack=_PACK, category="finance",
+         polars=_ANNUITY, sql=_ANNUITY)
+def cumprinc(rate: Number, nper: Number, pv: Number, start_period: Number, end_period: Number,
+             type: Number) -> Decimal:
+    return _guarded(lambda: _cumulative(rate, nper, pv, start_period, end_period, type)[1])
+
+
+@builtin("ISPMT", sig(_RATE, p("per", _N), p("nper", _N), p("pv", _N), returns=_N),
+         doc="The interest of period per on a loan repaid in equal principal parts "
+             "(Lotus-compatible; periods counted from 0).",
+         examples=["ROUND(ISPMT(0.1/12, 1, 36, 8000000), 6) -> -64814.814815",
+                   "ISPMT(0.1, 0, 3, 8000000) -> -800000", "ISPMT(0.1, 1, 0, 8000) -> #DIV/0!"],
+         cost=Cost.const(10), errors=("#DIV/0!",), pack=_PACK, category="finance",
+         polars=_ANNUITY, sql=_ANNUITY)
+def ispmt(rate: Number, per: Number, nper: Number, pv: Number) -> Decimal:
+    if not nper:
+        raise XLError(DIV0, "ISPMT with nper 0")
+    return _guarded(lambda: nm.dec(pv) * nm.dec(rate) * (nm.dec(per) / nm.dec(nper) - 1))
+
+
+@builtin("NPER", sig(_RATE, p("pmt", _N), p("pv", _N), p("fv", _N, 0), _TYPE, returns=_N),
+         doc="The number of periods of an annuity; #NUM! when no number of periods fits.",
+         examples=["ROUND(NPER(0.12/12, -100, -1000, 10000, 1), 5) -> 59.67387",
+                   "ROUND(NPER(0.12/12, -100, -1000), 5) -> -9.57859", "NPER(0, -100, 1000) -> 10",
+                   "NPER(0.1, 100, -10000) -> #NUM!"],
+         cost=Cost.const(500), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
+         polars=_ANNUITY, sql=_ANNUITY)
+def nper(rate: Number, pmt: Number, pv: Number, fv: Number = 0, type: Number = 0) -> Decimal:
+    r, payment, present, future = nm.dec(rate), nm.dec(pmt), nm.dec(pv), nm.dec(fv)
+    if not r:
+        if not payment:
+            raise XLError(DIV0, "NPER with no rate and no payment")
+        return _guarded(lambda: -(present + future) / payment)
+    timing = payment * (1 + r * (1 if type else 0))
+    top, bottom = timing - future * r, timing + present * r
+    if bottom == 0 or top / bottom <= 0 or r <= -1:
+        raise XLError(NUM, "no number of periods fits these arguments")
+    with decimal.localcontext(_W):
+        return _guarded(lambda: (top / bottom).ln() / (1 + r).ln())
+
+
+@builtin("PDURATION", sig(_RATE, p("pv", _N), p("fv", _N), returns=_N),
+         doc="The number of periods for an investment to grow from pv to fv at rate.",
+         examples=["PDURATION(0.025, 2000, 2200) = LN(1.1) / LN(1.025) -> TRUE",
+                   "ROUND(PDURATION(0.025/12, 1000, 1200), 1) -> 87.6",
+                   "PDURATION(0, 1000, 1200) -> #NUM!"],
+         cost=Cost.const(300), errors=("#NUM!",), pack=_PACK, category="finance",
+         polars=_ANNUITY, sql=_ANNUITY)
+def pduration(rate: Number, pv: Number, fv: Number) -> Decimal:
+    if rate <= 0 or pv <= 0 or fv <= 0:
+        raise XLError(NUM, "rate, pv and fv must be greater than 0")
+    with decimal.localcontext(_W):
+        return _guarded(lambda: (nm.dec(fv).ln() - nm.dec(pv).ln()) / (1 + nm.dec(rate)).ln())
+
+
+@builtin("RRI", sig(p("nper", _N), p("pv", _N), p("fv", _N), returns=_N),
+         doc="The equivalent interest rate per period for pv to grow to fv in nper periods.",
+         examples=["ROUND(RRI(96, 10000, 11000), 7) -> 0.0009933", "RRI(1, 100, 110) -> 0.1",
+                   "RRI(0, 100, 110) -> #NUM!"],
+         cost=Cost.const(300), errors=("#NUM!",), pack=_PACK, category="finance",
+         polars=_ANNUITY, sql=_ANNUITY)
+def rri(nper: Number, pv: Number, fv: Number) -> Decimal:
+    if nper <= 0 or not pv:
+        raise XLError(NUM, "nper must be greater than 0 and pv not 0")
+    return _guarded(lambda: nm.power(nm.dec(fv) / nm.dec(pv), 1 / nm.dec(nper)) - 1)
+
+
+@builtin("EFFECT", sig(p("nominal_rate", _N), p("npery", _N, doc="compounding periods per "
+                                                                 "year (truncated)"), returns=_N),
+         doc="The effective annual interest rate of a nominal rate compounded npery times.",
+         examples=["ROUND(EFFECT(0.0525, 4), 9) -> 0.053542667", "EFFECT(0.1, 1) -> 0.1",
+                   "EFFECT(0.1, 0) -> #NUM!"],
+         cost=Cost.const(100), errors=("#NUM!",), pack=_PACK, category="finance",
+         polars=_ANNUITY, sql=_ANNUITY)
+def effect(nominal_rate: Number, npery: Number) -> Decimal:
+    n = nm.trunc_int(npery)
+    if nominal_rate <= 0 or n < 1:
+        raise XLError(NUM, "nominal_rate must be > 0 and npery >= 1")
+    return _guarded(lambda: nm.power(1 + nm.dec(nominal_rate) / n, n) - 1)
+
+
+@builtin("NOMINAL", sig(p("effect_rate", _N), p("npery", _N, doc="compounding periods per "
+                                                                 "year (truncated)"), returns=_N),
+         doc="The nominal annual interest rate of an effective rate compounded npery times.",
+         examples=["ROUND(NOMINAL(0.053543, 4), 7) -> 0.0525003", "NOMINAL(0.1, 1) -> 0.1",
+                   "NOMINAL(-0.1, 4) -> #NUM!"],
+         cost=Cost.const(300), errors=("#NUM!",), pack=_PACK, category="finance",
+         polars=_ANNUITY, sql=_ANNUITY)
+def nominal(effect_rate: Number, npery: Number) -> Decimal:
+    n = nm.trunc_int(npery)
+    if effect_rate <= 0 or n < 1:
+        raise XLError(NUM, "effect_rate must be > 0 and npery >= 1")
+    return _guarded(lambda: n * (nm.power(1 + nm.dec(effect_rate), Decimal(1) / n) - 1))
+
+
+@builtin("FVSCHEDULE", sig(p("principal", _N), p("schedule", list_of(optional(_N))),
+                           returns=_N),
+         doc="The future value of principal after a schedule of interest rates (blanks are "
+             "0%).",
+         examples=["ROUND(FVSCHEDULE(1, [0.09, 0.11, 0.1]), 5) -> 1.33089",
+                   "FVSCHEDULE(100, []) -> 100", "FVSCHEDULE(100, [BLANK(), 0.5]) -> 150"],
+         cost=Cost.linear(4, 4), errors=("#NUM!",), pack=_PACK, category="finance",
+         polars=_FLOWS, sql=_FLOWS)
+def fvschedule(principal: Number, schedule: tuple) -> Decimal:
+    def compute() -> Decimal:
+        value = nm.dec(principal)
+        with decimal.localcontext(_W):
+            for r in schedule:
+                if r is not None:
+                    value *= 1 + r
+        return value
+
+    return _guarded(compute)
+
+
+def _dated(values: tuple, dates: tuple) -> list[tuple[Decimal, int]]:
+    if len(values) != len(dates) or not values:
+        raise XLError(NUM, "values and dates must be non-empty lists of the same length")
+    if any(v is None for v in values) or any(d is None for d in dates):
+        raise XLError(NUM, "values and dates cannot hold blanks")
+    first = _ordinal(dates[0])
+    out = []
+    for v, d in zip(values, dates):
+        days = _ordinal(d) - first
+        if days < 0:
+            raise XLError(NUM, "no date may precede the first date")
+        out.append((nm.dec(v), days))
+    return out
+
+
+def _ordinal(d: Any) -> int:
+    return (d.date() if isinstance(d, dt.datetime) else d).toordinal()
+
+
+def _xnpv(rate: Decimal, flows: list[tuple[Decimal, int]]) -> Decimal:
+    base = _W.add(Decimal(1), rate)
+    total = Decimal(0)
+    for v, days in flows:
+        total = _W.add(total, _W.divide(v, _W.power(base, _W.divide(Decimal(days), 365))))
+    return total
+
+
+@builtin("XNPV", sig(_RATE, p("values", list_of(optional(_N))), p("dates", list_of(optional(DATE))),
+                     returns=_N),
+         doc="The net present value of cash flows at given dates (years of 365 days from the "
+             "first date).",
+         examples=["ROUND(XNPV(0.09, [-10000, 2750, 4250, 3250, 2750], [DATE(2008, 1, 1), "
+                   "DATE(2008, 3, 1), DATE(2008, 10, 30), DATE(2009, 2, 15), DATE(2009, 4, 1)]), 2)"
+                   " -> 2086.65",
+                   "XNPV(0.1, [100], [DATE(2024, 1, 1)]) -> 100",
+                   "XNPV(0.1, [1, 2], [DATE(2024, 1, 1)]) -> #NUM!"],
+         cost=Cost.linear(150, 50), errors=("#NUM!",), pack=_PACK, category="finance",
+         polars=_FLOWS, sql=_FLOWS)
+def xnpv(rate: Number, values: tuple, dates: tuple) -> Decimal:
+    r = nm.dec(rate)
+    if r <= -1:
+        raise XLError(NUM, "rate must be greater than -1")
+    flows = _dated(values, dates)
+    return _guarded(lambda: _xnpv(r, flows))
+
+
+def _xirr_step(flows: list[tuple[Decimal, int]], rate: Decimal) -> Decimal:
+    base = _W.add(Decimal(1), rate)
+    value = slope = Decimal(0)
+    for v, days in flows:
+        t = _W.divide(Decimal(days), 365)
+        discounted = _W.divide(v, _W.power(base, t))
+        value = _W.add(value, discounted)
+        slope = _W.subtract(slope, _W.divide(_W.multiply(t, discounted), base))
+    return _W.divide(value, slope)
+
+
+@builtin("XIRR", sig(p("values", list_of(optional(_N))), p("dates", list_of(optional(DATE))),
+                     p("guess", _N, Decimal("0.1"), "a starting rate"), returns=_N),
+         doc="The internal rate of return of cash flows at given dates (Newton's method from "
+             "guess; XNPV at the answer is 0).",
+         examples=["ROUND(XIRR([-10000, 2750, 4250, 3250, 2750], [DATE(2008, 1, 1), "
+                   "DATE(2008, 3, 1), DATE(2008, 10, 30), DATE(2009, 2, 15), DATE(2009, 4, 1)]), 6)"
+                   " -> 0.373363",
+                   "ROUND(XIRR([-100, 110], [DATE(2023, 1, 1), DATE(2024, 1, 1)]), 9) -> 0.1",
+                   "XIRR([100, 200], [DATE(2023, 1, 1), DATE(2024, 1, 1)]) -> #NUM!"],
+         cost=Cost.linear(300 * finance.MAX_ITERATIONS, 500), errors=("#NUM!",), pack=_PACK,
+         category="finance", polars=_FLOWS, sql=_FLOWS)
+def xirr(values: tuple, dates: tuple, guess: Number = Decimal("0.1")) -> Decimal:
+    flows = _dated(values, dates)
+    if not any(v > 0 for v, _ in flows) or not any(v < 0 for v, _ in flows):
+        raise XLError(NUM, "XIRR needs at least one positive and one negative cash flow")
+    return finance._newton(lambda r: _xirr_step(flows, r), nm.dec(guess), "XIRR")  # noqa: SLF001
+
+
+@builtin("MIRR", sig(p("values", list_of(optional(_N))), p("finance_rate", _N),
+                     p("reinvest_rate", _N), returns=_N),
+         doc="The modified internal rate of return: payments financed at finance_rate, "
+             "receipts reinvested at reinvest_rate; #DIV/0! without both signs.",
+         examples=["ROUND(MIRR([-120000, 39000, 30000, 21000, 37000, 46000], 0.1, 0.12), 6)"
+                   " -> 0.126094",
+                   "ROUND(MIRR([-120000, 39000, 30000, 21000], 0.1, 0.12), 6) -> -0.048045",
+                   "MIRR([1, 2, 3], 0.1, 0.1) -> #DIV/0!"],
+         cost=Cost.linear(40, 400), errors=("#DIV/0!", "#NUM!"), pack=_PACK, category="finance",
+         polars=_FLOWS, sql=_FLOWS)
+def mirr(values: tuple, finance_rate: Number, reinvest_rate: Number) -> Decimal:
+    flows = [nm.dec(v) for v in values if v is not None]
+    n = len(flows)
+    fr, rr = 1 + nm.dec(finance_rate), 1 + nm.dec(reinvest_rate)
+    if not fr or not rr:
+        raise XLError(DIV0, "a rate of -1")
+
+    def compute() -> Decimal:
+        positive = negative = Decimal(0)
+        with decimal.localcontext(_W):
+            for i, v in enumerate(flows):
+                if v > 0:
+                    positive += v / rr ** (i + 1)
+                elif v < 0:
+                    negative += v / fr ** (i + 1)
+            if not positive or not negative or n < 2:
+                raise XLError(DIV0, "MIRR needs a positive and a negative cash flow")
+            ratio = -positive * rr ** n / (negative * fr)
+        return nm.power(ratio, Decimal(1) / (n - 1)) - 1
+
+    return _guarded(compute)
+
+
+def _fraction_digits(fraction: Number) -> tuple[int, int]:
+    f = nm.trunc_int(fraction)
+    if f < 0:
+        raise XLError(NUM, "fraction must be 0 or more")
+    if f == 0:
+        raise XLError(DIV0, "fraction is 0")
+    return f, len(str(f))  # 10^digits is the first power of ten >= f... (16 -> 100)
+
+
+@builtin("DOLLARDE", sig(p("fractional_dollar", _N), p("fraction", _N), returns=_N),
+         doc="A price written as whole.numerator (over fraction) as a decimal number.",
+         examples=["DOLLARDE(1.02, 16) -> 1.125", "DOLLARDE(1.1, 32) -> 1.3125",
+                   "DOLLARDE(1.02, 0) -> #DIV/0!", "DOLLARDE(1.02, -1) -> #NUM!"],
+         cost=Cost.const(30), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
+         polars=_ANNUITY, sql=_ANNUITY)
+def dollarde(fractional_dollar: Number, fraction: Number) -> Decimal:
+    f, _ = _fraction_digits(fraction)
+    x = nm.dec(fractional_dollar)
+    whole = x.to_integral_value(rounding=decimal.ROUND_DOWN)
+    scale = 10 ** len(str(f - 1)) if f > 1 else 1
+    return _guarded(lambda: whole + (x - whole) * scale / f)
+
+
+@builtin("DOLLARFR", sig(p("decimal_dollar", _N), p("fraction", _N), returns=_N),
+         doc="A decimal price written as whole.numerator over fraction (the inverse of "
+             "DOLLARDE).",
+         examples=["DOLLARFR(1.125, 16) -> 1.02", "DOLLARFR(1.125, 32) -> 1.04",
+                   "DOLLARFR(1.125, 0) -> #DIV/0!"],
+         cost=Cost.const(30), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
+         polars=_ANNUITY, sql=_ANNUITY)
+def dollarfr(decimal_dollar: Number, fraction: Number) -> Decimal:
+    f, _ = _fraction_digits(fraction)
+    x = nm.dec(decimal_dollar)
+    whole = x.to_integral_value(rounding=decimal.ROUND_DOWN)
+    scale = 10 ** len(str(f - 1)) if f > 1 else 1
+    return _guarded(lambda: whole + (x - whole) * f / scale)
