@@ -12,7 +12,7 @@ our store and then deleted there. Containers live at Anthropic up to 30 days: a 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from ..contract import Isolation, MiB, SandboxJob
 from .hosted import INSTRUCTIONS, HostedClient, HostedFile, HostedLimits, HostedRun, request_text
@@ -68,10 +68,10 @@ class AnthropicCodeExecution(HostedClient):
             extra["container"] = session  # reuse only when the job asked for a session
         import anthropic
         try:
-            reply = self.client.beta.messages.create(
+            reply: Any = self.client.beta.messages.create(
                 model=self.model, max_tokens=self.max_tokens, system=INSTRUCTIONS,
                 messages=[{"role": "user", "content": request_text(program)}],
-                tools=[{"type": self.tool_version, "name": "code_execution"}],
+                tools=[cast(Any, {"type": self.tool_version, "name": "code_execution"})],
                 betas=[beta, FILES_BETA], timeout=timeout_s, **extra)
         except anthropic.APITimeoutError as exc:
             raise TimeoutError(f"no reply within {timeout_s} s: {exc}") from None
@@ -103,7 +103,7 @@ class AnthropicCodeExecution(HostedClient):
             return run
         run.stdout, run.stderr, run.exit_code = content.stdout, content.stderr, content.return_code
         for block in content.content:
-            meta = self.client.beta.files.retrieve_metadata(block.file_id, betas=[FILES_BETA])
+            meta: Any = self.client.beta.files.retrieve_metadata(block.file_id, betas=[FILES_BETA])
             ids[f"file:{meta.filename}"] = block.file_id
             if want_files(meta.filename):
                 data = self.client.beta.files.download(block.file_id, betas=[FILES_BETA])

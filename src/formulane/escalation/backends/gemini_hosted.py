@@ -11,10 +11,14 @@ API for the program's files (only images come back, inline, and are stored as ar
 from __future__ import annotations
 
 import mimetypes
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from ..contract import Isolation, SandboxJob
 from .hosted import INSTRUCTIONS, HostedClient, HostedFile, HostedLimits, HostedRun, request_text
+
+
+_OUTCOMES: dict[str, Literal["ok", "failed", "timeout", "error"]] = {
+    "OUTCOME_OK": "ok", "OUTCOME_FAILED": "failed", "OUTCOME_DEADLINE_EXCEEDED": "timeout"}
 
 
 class GeminiCodeExecution(HostedClient):
@@ -48,7 +52,7 @@ class GeminiCodeExecution(HostedClient):
             http_options=types.HttpOptions(api_version="v1beta", timeout=int(timeout_s * 1000)))
         import httpx
         try:
-            reply = self.client.models.generate_content(model=self.model,
+            reply: Any = self.client.models.generate_content(model=self.model,
                                                         contents=request_text(program),
                                                         config=config)
         except httpx.TimeoutException as exc:
@@ -72,8 +76,7 @@ class GeminiCodeExecution(HostedClient):
         outcome = str(results[0].outcome.value if hasattr(results[0].outcome, "value")
                       else results[0].outcome)
         output = results[0].output or ""
-        run.status = {"OUTCOME_OK": "ok", "OUTCOME_FAILED": "failed",
-                      "OUTCOME_DEADLINE_EXCEEDED": "timeout"}.get(outcome, "error")
+        run.status = _OUTCOMES.get(outcome, "error")
         if run.status == "ok":
             run.stdout = output
         else:

@@ -372,7 +372,7 @@ class HostedBackend(SandboxBackend):
         """Copy the provider's files into our store (the provider's copies are deleted)."""
         matcher = glob_regex(job.artifact_globs)
         budget = job.limits.artifact_max_bytes_total
-        out = []
+        out: list[ArtifactRecord] = []
         for item in run.files:
             if not job.artifact_globs or not matcher.match(item.path):
                 continue

@@ -14,7 +14,7 @@ status and combined logs, never a process exit status: outcomes are ``inferred``
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from ..contract import Isolation, MiB, SandboxJob
 from .hosted import INSTRUCTIONS, HostedClient, HostedFile, HostedLimits, HostedRun, request_text
@@ -22,6 +22,10 @@ from .hosted import INSTRUCTIONS, HostedClient, HostedFile, HostedLimits, Hosted
 WORKDIR = "/mnt/data"
 MEMORY_TIERS = (("1g", 1024 * MiB), ("4g", 4096 * MiB), ("16g", 16384 * MiB),
                 ("64g", 65536 * MiB))
+
+
+_STATUS: dict[str, Literal["ok", "failed", "timeout", "error"]] = {
+    "completed": "ok", "failed": "failed", "incomplete": "timeout"}
 
 
 def memory_tier(memory_bytes: int) -> str:
@@ -54,7 +58,7 @@ class OpenAICodeInterpreter(HostedClient):
 
     def execute(self, job: SandboxJob, program: str, *, timeout_s: float,
                 session: str | None, want_files: Callable[[str], bool]) -> HostedRun:
-        c = self.client
+        c: Any = self.client
         ids: dict[str, str] = {}
         if session is None:
             container = c.containers.create(
@@ -72,7 +76,7 @@ class OpenAICodeInterpreter(HostedClient):
             t0 = time.monotonic()
             import openai
             try:
-                response = c.responses.create(
+                response: Any = c.responses.create(
                     model=self.model, instructions=INSTRUCTIONS, input=request_text(program),
                     tools=[{"type": "code_interpreter", "container": container_id}],
                     tool_choice="required", store=False,
@@ -98,8 +102,7 @@ class OpenAICodeInterpreter(HostedClient):
             run.executed_code = call.code
             logs = "".join(o.logs for o in (call.outputs or []) if o.type == "logs")
             run.stdout = logs  # stdout and stderr come back interleaved, as one log
-            run.status = {"completed": "ok", "failed": "failed",
-                          "incomplete": "timeout"}.get(call.status, "error")
+            run.status = _STATUS.get(str(call.status), "error")
             if run.status == "ok" and "Traceback (most recent call last)" in logs:
                 run.status, run.stderr = "failed", logs
             if run.status == "error":
