@@ -1,9 +1,10 @@
-"""Sandbox backends: local (bubblewrap, plain process) and managed adapters (E2B, Modal, Daytona).
+"""Sandbox backends: local (bubblewrap, plain process), managed adapters (E2B, Modal, Daytona)
+and provider-hosted code execution (OpenAI, Anthropic, Gemini: `hosted.HostedBackend`).
 
 Contract: every backend implements `SandboxBackend`; `local_backend` returns the strongest local
 backend this machine can run (bubblewrap when user namespaces work, else the plain-process
-fallback marked ``isolation=process``), probing for real rather than guessing. Managed adapters
-are imported lazily from their own modules because their SDKs are optional extras.
+fallback marked ``isolation=process``), probing for real rather than guessing. Managed and hosted
+adapters are imported from their own modules because their SDKs are optional extras.
 """
 
 from __future__ import annotations

@@ -141,11 +141,20 @@ def last_expression(source: str) -> tuple[int, int] | None:
         return None
     if not tree.body or not isinstance(tree.body[-1], ast.Expr) or tree.body[-1].col_offset:
         return None
+    if "\r" in source.replace("\r\n", "\n"):
+        return None  # bare CR line ends: the line count below would not match the parser's
     line = tree.body[-1].lineno
     data = source.encode("utf-8", "surrogatepass")
     offset = 0
     for _ in range(line - 1):
         offset = data.index(b"\n", offset) + 1
+    try:
+        # The bootstrap compiles the rest in "eval" mode: it must parse as one expression
+        # (a trailing ';' or a second statement on the line would not).
+        ast.parse("\n" * (line - 1) + data[offset:].decode("utf-8", "surrogatepass"),
+                  mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
     return offset, line
 
 
