@@ -62,8 +62,11 @@ def _data_dir() -> Path:
 
 @pytest.fixture(scope="module")
 def esc(sandbox: BubblewrapBackend, state_dir: Path) -> Iterator[Escalation]:
-    policies = PolicyBook(tenants={"acme": PolicyRule(may_escalate=True),
-                                   "local": PolicyRule(may_escalate=True)})
+    policies = PolicyBook(tenants={
+        "acme": PolicyRule(may_escalate=True), "local": PolicyRule(may_escalate=True),
+        "acme-known": PolicyRule(may_escalate=True, known_operations_in_sandbox=True),
+        "acme-proposals": PolicyRule(may_escalate=True,
+                                     side_effects=("read_only", "proposes_change"))})
     with default(_settings(state_dir / "lanes"), backend=sandbox,
                  catalog=_catalog(), policies=policies) as opened:
         yield opened
@@ -360,14 +363,16 @@ def test_the_application_times_out_but_the_runtime_keeps_working(esc: Escalation
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_job_contract_decides(esc: Escalation, case: dict[str, Any]) -> None:
     spec = {**CLEAR, **case["spec"]}
+    principal = Principal(subject="ana", tenant=case.get("tenant", "acme"))
     request = EscalationRequest.model_validate({
-        "principal": ANA, "ask": case["id"], "spec": spec, **case["request"]})
+        "principal": principal, "ask": case["id"], "spec": spec, **case["request"]})
     decision = esc.router.route(request)
     assert decision.lane == case["lane"], [r.message for r in decision.reasons]
     assert [r.code.value for r in decision.reasons] == case["reasons"]
     if decision.lane == "sandbox":
         assert decision.sandbox_job is not None
-        assert decision.sandbox_job.side_effect_class == "read_only"
+        assert decision.sandbox_job.side_effect_class == case.get("side_effect_class",
+                                                                  "read_only")
 
 
 def test_postponed_job_is_recorded_with_its_reasons(esc: Escalation) -> None:
