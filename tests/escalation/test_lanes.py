@@ -121,6 +121,7 @@ def test_every_lane_returns_the_same_result_and_one_store_holds_them(esc: Escala
     json.dumps([r.value for r in (formula, demoted, tool)])  # JSON-able values
     assert sandbox.job_id and sandbox.sandbox_receipt is not None
     assert formula.job_id is None and refused.job_id is None
+    assert esc.store.verify_lane_chain()
     for result in (formula, demoted, tool, sandbox, refused, postponed):
         assert result.receipt.decision.reasons == tuple(result.decision.reasons)
         assert result.receipt.request_id == result.request_id
@@ -277,6 +278,7 @@ def test_lane_receipts_on_postgresql(sandbox: BubblewrapBackend, tmp_path: Path)
         assert (a.value, b.outcome, c.outcome) == (42, "syntax_error", "succeeded")
         got = store.lane_receipts()
         assert [r.lane for r in got] == ["formula", "refuse", "sandbox", "sandbox"]
+        assert store.verify_lane_chain()
         store.review(got[2].receipt_id, "rejected", by="rita", note="wrong file")
         assert store.lane_receipt(got[2].receipt_id).review_state == "rejected"  # type: ignore
         with pytest.raises(Exception, match="append-only"):
