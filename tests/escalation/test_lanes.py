@@ -62,8 +62,11 @@ def _data_dir() -> Path:
 
 @pytest.fixture(scope="module")
 def esc(sandbox: BubblewrapBackend, state_dir: Path) -> Iterator[Escalation]:
-    policies = PolicyBook(tenants={"acme": PolicyRule(may_escalate=True),
-                                   "local": PolicyRule(may_escalate=True)})
+    policies = PolicyBook(tenants={
+        "acme": PolicyRule(may_escalate=True), "local": PolicyRule(may_escalate=True),
+        "acme-known": PolicyRule(may_escalate=True, known_operations_in_sandbox=True),
+        "acme-proposals": PolicyRule(may_escalate=True,
+                                     side_effects=("read_only", "proposes_change"))})
     with default(_settings(state_dir / "lanes"), backend=sandbox,
                  catalog=_catalog(), policies=policies) as opened:
         yield opened
@@ -118,6 +121,7 @@ def test_every_lane_returns_the_same_result_and_one_store_holds_them(esc: Escala
     json.dumps([r.value for r in (formula, demoted, tool)])  # JSON-able values
     assert sandbox.job_id and sandbox.sandbox_receipt is not None
     assert formula.job_id is None and refused.job_id is None
+    assert esc.store.verify_lane_chain()
     for result in (formula, demoted, tool, sandbox, refused, postponed):
         assert result.receipt.decision.reasons == tuple(result.decision.reasons)
         assert result.receipt.request_id == result.request_id
@@ -274,6 +278,7 @@ def test_lane_receipts_on_postgresql(sandbox: BubblewrapBackend, tmp_path: Path)
         assert (a.value, b.outcome, c.outcome) == (42, "syntax_error", "succeeded")
         got = store.lane_receipts()
         assert [r.lane for r in got] == ["formula", "refuse", "sandbox", "sandbox"]
+        assert store.verify_lane_chain()
         store.review(got[2].receipt_id, "rejected", by="rita", note="wrong file")
         assert store.lane_receipt(got[2].receipt_id).review_state == "rejected"  # type: ignore
         with pytest.raises(Exception, match="append-only"):
@@ -360,14 +365,16 @@ def test_the_application_times_out_but_the_runtime_keeps_working(esc: Escalation
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_job_contract_decides(esc: Escalation, case: dict[str, Any]) -> None:
     spec = {**CLEAR, **case["spec"]}
+    principal = Principal(subject="ana", tenant=case.get("tenant", "acme"))
     request = EscalationRequest.model_validate({
-        "principal": ANA, "ask": case["id"], "spec": spec, **case["request"]})
+        "principal": principal, "ask": case["id"], "spec": spec, **case["request"]})
     decision = esc.router.route(request)
     assert decision.lane == case["lane"], [r.message for r in decision.reasons]
     assert [r.code.value for r in decision.reasons] == case["reasons"]
     if decision.lane == "sandbox":
         assert decision.sandbox_job is not None
-        assert decision.sandbox_job.side_effect_class == "read_only"
+        assert decision.sandbox_job.side_effect_class == case.get("side_effect_class",
+                                                                  "read_only")
 
 
 def test_postponed_job_is_recorded_with_its_reasons(esc: Escalation) -> None:

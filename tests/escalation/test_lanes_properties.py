@@ -81,7 +81,30 @@ def test_receipts_keep_their_hash_through_the_store(lane: str, outcome: str, ask
     store = open_store(":memory:")
     try:
         store.append_lane(receipt)
+        store.append_lane(receipt.model_copy(update={"receipt_id": "second"}))
         back = store.lane_receipt(receipt.receipt_id)
         assert back is not None and back.sha256 == receipt.sha256
+        assert store.verify_lane_chain()
+    finally:
+        store.close()
+
+
+def test_a_tampered_lane_receipt_breaks_the_chain(tmp_path: object) -> None:
+    import sqlite3
+
+    store = open_store(":memory:")
+    try:
+        for i in range(3):
+            store.append_lane(LaneReceipt(
+                request_id=f"r{i}", lane="formula", tenant="t", principal="p",
+                request=RequestRecord(ask="a"), decision=DecisionRecord(lane="formula",
+                                                                        reasons=()),
+                runtime="x", outcome="succeeded"))
+        assert store.verify_lane_chain()
+        conn: sqlite3.Connection = store._conn  # type: ignore[attr-defined]
+        conn.execute("DROP TRIGGER lane_receipts_no_update")  # what an intruder would do
+        conn.execute("UPDATE lane_receipts SET receipt_json = replace(receipt_json, "
+                     "'succeeded', 'user_error') WHERE seq = 2")
+        assert not store.verify_lane_chain()
     finally:
         store.close()

@@ -267,3 +267,37 @@ def test_report_cli_table_json_and_html(tmp_path: Path, monkeypatch: pytest.Monk
     assert f"Reading: {report.reading}" in text
     assert re.search(rf"sandbox\s+│\s+all\s+│\s+{want['jobs']}\s+│", text)
     assert render_html(report).count("<tr>") == 1 + len(report.by_lane) + len(report.by_kind)
+
+
+def test_html_report_renders_offline_in_chromium(tmp_path: Path) -> None:
+    """The page, opened in a real browser, fetches nothing and draws its four charts."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip("Chromium is not installed at /usr/bin/chromium")
+    store = open_store(tmp_path / "jobs.sqlite3")
+    try:
+        generate(store, 9, sandbox_share=0.6, bad=0.25)
+        report = pilot_report(store, since=NOW - timedelta(days=30),
+                              until=NOW + timedelta(seconds=1))
+    finally:
+        store.close()
+    page_path = tmp_path / "report.html"
+    page_path.write_text(render_html(report), encoding="utf-8")
+    requests: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium),
+                                    args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(page_path.as_uri())
+            boxes = page.eval_on_selector_all(
+                "svg", "els => els.map(e => [e.getBoundingClientRect().width, "
+                "e.querySelectorAll('rect').length])")
+            reading = page.inner_text("#reading")
+        finally:
+            browser.close()
+    assert requests == [page_path.as_uri()]  # the page itself, nothing else
+    assert len(boxes) == 4 and all(width > 100 and rects > 0 for width, rects in boxes)
+    assert reading == f"Reading: {report.reading}"

@@ -128,7 +128,12 @@ def cmd_pilot(args: argparse.Namespace) -> int:
             "kinds": [{"lane": lane, "kind": kind, **_figures(f)}
                       for (lane, kind), f in sorted(report.by_kind.items())]}, indent=2))
     else:
-        render_table(report)
+        try:
+            render_table(report)
+        except ImportError:
+            print("formulane pilot report: the terminal table needs rich (pip install "
+                  "'formulane[report]'); --json and --html work without it", file=sys.stderr)
+            return 2
     return 0
 
 

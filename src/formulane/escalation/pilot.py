@@ -252,18 +252,35 @@ def row_cells(lane: str, kind: str, f: Figures) -> list[str]:
             f"{f.wall_s:.1f}", f"{f.cpu_s:.1f}", det]
 
 
+_SHORT = {"completed": "ok", "timeouts": "t/o", "cancelled": "cancel", "unknown": "unkn",
+          "corrections": "rejected", "could be det.": "det."}
+
+
 def render_table(report: PilotReport, console: Any = None) -> None:
+    """Two tables (outcomes; classes and cost), so an 80-column terminal shows every figure."""
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console()
-    table = Table(title=f"Pilot report {report.since:%Y-%m-%d} to {report.until:%Y-%m-%d}")
-    for name in COLUMNS:
-        table.add_column(name, justify="left" if name in ("lane", "kind", "data classes")
-                         else "right")
-    for lane, kind, f in _rows(report):
-        table.add_row(*row_cells(lane, kind, f), style="bold" if kind == "all" else None)
-    console.print(table)
+    split = COLUMNS.index("data classes")
+    title = f"Pilot report {report.since:%Y-%m-%d} to {report.until:%Y-%m-%d}"
+    for caption, names, cells in (
+            (title, COLUMNS[:split], slice(0, split)),
+            ("Data classes that crossed, runtime cost, jobs a deterministic lane could have "
+             "done", COLUMNS[:2] + COLUMNS[split:], slice(split, None))):
+        table = Table(title=caption)
+        for name in names:
+            table.add_column(_SHORT.get(name, name), no_wrap=name in ("lane", "kind"),
+                             justify="left" if name in ("lane", "kind", "data classes")
+                             else "right", overflow="fold")
+        for lane, kind, f in _rows(report):
+            row = row_cells(lane, kind, f)
+            table.add_row(*(row[:2] + row[cells] if cells.start else row[cells]),
+                          style="bold" if kind == "all" else None)
+        console.print(table)
+    console.print("ok: completed; t/o: timeouts; cancel: cancelled; unkn: ended unknown; "
+                  "blocked: refused, postponed or network denied; rejected: review rejected; "
+                  "det.: sandbox jobs a tool or formula could have done", style="dim")
     colour = {"go": "green", "narrow": "yellow", "no-go": "red"}[report.reading]
     console.print(f"[bold {colour}]Reading: {report.reading}[/]")
     for line in report.why:

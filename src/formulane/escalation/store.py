@@ -8,7 +8,8 @@ workers or two servers never run one job twice. Receipts are append-only (databa
 refuse UPDATE and DELETE) and hash-chained: each row stores ``sha256(previous chain + receipt
 hash)``, and `verify_chain` recomputes it. Rows carry the owner instance and a lease, so a
 restarted manager can tell which running jobs lost their supervisor. The same store holds every
-lane's history: `append_lane` stores a `LaneReceipt` (table ``lane_receipts``, append-only),
+lane's history: `append_lane` stores a `LaneReceipt` (table ``lane_receipts``, append-only and
+hash-chained the same way, `verify_lane_chain`),
 `review` appends a review state (``lane_reviews``, append-only; reads return the latest), and
 the drafting room keeps its drafts and known-answer cases in ``lane_drafts`` and
 ``lane_draft_cases``.
@@ -16,6 +17,7 @@ the drafting room keeps its drafts and known-answer cases in ``lane_drafts`` and
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -25,7 +27,7 @@ import time
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 from urllib.parse import parse_qs, urlparse, urlunparse
 
 from pydantic import BaseModel, ConfigDict
@@ -92,7 +94,9 @@ CREATE TABLE IF NOT EXISTS lane_receipts (
     job_id TEXT,
     created_at TEXT NOT NULL,
     receipt_json TEXT NOT NULL,
-    receipt_sha256 TEXT NOT NULL
+    receipt_sha256 TEXT NOT NULL,
+    prev_chain TEXT NOT NULL,
+    chain_sha256 TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS lane_receipts_created ON lane_receipts (created_at);
 CREATE INDEX IF NOT EXISTS lane_receipts_request ON lane_receipts (request_id);
@@ -368,30 +372,58 @@ class JobStore(ABC):
 
     # -- lane receipts (every lane's history) and their review states --------------------------
 
-    def append_lane(self, receipt: "LaneReceipt") -> None:
-        """Append one lane receipt (any lane). Its review state is the receipt's own until a
-        `review` appends a newer one."""
-        self._run("INSERT INTO lane_receipts (receipt_id, request_id, tenant, lane, job_kind, "
-                  "outcome, job_id, created_at, receipt_json, receipt_sha256) VALUES (?, ?, ?, ?, "
-                  "?, ?, ?, ?, ?, ?)",
-                  (receipt.receipt_id, receipt.request_id, receipt.tenant, receipt.lane,
-                   receipt.job_kind, receipt.outcome, receipt.job_id,
-                   receipt.created_at.astimezone(timezone.utc).isoformat(),
-                   receipt.model_dump_json(), receipt.sha256))
+    def append_lane(self, receipt: "LaneReceipt") -> str:
+        """Append one lane receipt (any lane), hash-chained like the sandbox receipts. Its
+        review state is the receipt's own until a `review` appends a newer one. Returns the
+        new chain hash."""
+        chain = self._append_lane(receipt, once=False)
+        assert chain is not None
+        return chain
 
     def append_lane_once(self, receipt: "LaneReceipt") -> bool:
-        """Append a sandbox-lane receipt unless its job already has one (one statement, so
-        two callers finishing the same job do not both write). True when this call wrote."""
-        count = self._run(
-            "INSERT INTO lane_receipts (receipt_id, request_id, tenant, lane, job_kind, outcome, "
-            "job_id, created_at, receipt_json, receipt_sha256) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "? WHERE NOT EXISTS (SELECT 1 FROM lane_receipts WHERE job_id = ? AND lane = ?)",
-            (receipt.receipt_id, receipt.request_id, receipt.tenant, receipt.lane,
-             receipt.job_kind, receipt.outcome, receipt.job_id,
-             receipt.created_at.astimezone(timezone.utc).isoformat(),
-             receipt.model_dump_json(), receipt.sha256, receipt.job_id, receipt.lane),
-            fetch="rowcount")
-        return bool(count == 1)
+        """Append a receipt unless its job already has one in that lane (checked and written
+        under the chain's lock, so two callers finishing the same job do not both write).
+        True when this call wrote."""
+        return self._append_lane(receipt, once=True) is not None
+
+    def _append_lane(self, receipt: "LaneReceipt", *, once: bool) -> str | None:
+        digest = receipt.sha256
+        with self._exclusive("lane_receipts") as execute:
+            if once and execute("SELECT 1 FROM lane_receipts WHERE job_id = ? AND lane = ?",
+                                (receipt.job_id, receipt.lane)).fetchone() is not None:
+                return None
+            row = execute("SELECT chain_sha256 FROM lane_receipts ORDER BY seq DESC LIMIT 1",
+                          ()).fetchone()
+            prev = row[0] if row else GENESIS
+            chain = _link(prev, digest)
+            execute("INSERT INTO lane_receipts (receipt_id, request_id, tenant, lane, job_kind, "
+                    "outcome, job_id, created_at, receipt_json, receipt_sha256, prev_chain, "
+                    "chain_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (receipt.receipt_id, receipt.request_id, receipt.tenant, receipt.lane,
+                     receipt.job_kind, receipt.outcome, receipt.job_id,
+                     receipt.created_at.astimezone(timezone.utc).isoformat(),
+                     receipt.model_dump_json(), digest, prev, chain))
+            return chain
+
+    def verify_lane_chain(self) -> bool:
+        """Recompute every lane receipt's hash and the chain over them."""
+        from .lanes import LaneReceipt
+
+        rows = self._run("SELECT receipt_json, receipt_sha256, prev_chain, chain_sha256 FROM "
+                         "lane_receipts ORDER BY seq", fetch="all")
+        prev = GENESIS
+        for body, digest, stored_prev, chain in rows:
+            if LaneReceipt.model_validate_json(body).sha256 != digest:
+                return False
+            if stored_prev != prev or chain != _link(prev, digest):
+                return False
+            prev = chain
+        return True
+
+    @abstractmethod
+    def _exclusive(self, table: str) -> Any:
+        """A context manager: one transaction holding ``table`` exclusively (across servers on
+        PostgreSQL), yielding ``execute(sql, params) -> cursor``."""
 
     def lane_receipt_for_job(self, job_id: str, lane: str = "sandbox") -> "LaneReceipt | None":
         row = self._run("SELECT receipt_id FROM lane_receipts WHERE job_id = ? AND lane = ? "
@@ -565,6 +597,17 @@ class SQLiteJobStore(JobStore):
                 self._conn.execute("ROLLBACK")
                 raise
 
+    @contextlib.contextmanager
+    def _exclusive(self, table: str) -> Iterator[Any]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")  # the database's one writer lock
+            try:
+                yield lambda sql, params: self._conn.execute(sql, tuple(params))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()
@@ -629,6 +672,14 @@ class PostgresJobStore(JobStore):
                                     _link(prev, digest), _now()))
             for sql, params in steps:
                 self._conn.execute(self._sql(sql), tuple(params))
+
+    @contextlib.contextmanager
+    def _exclusive(self, table: str) -> Iterator[Any]:
+        if table not in ("lane_receipts",):
+            raise EscalationError(f"no exclusive lock on {table!r}", code="E901")
+        with self._lock, self._conn.transaction():
+            self._conn.execute(f"LOCK TABLE {table} IN EXCLUSIVE MODE")
+            yield lambda sql, params: self._conn.execute(self._sql(sql), tuple(params))
 
     def drop_schema(self) -> None:
         """Tests only: remove this store's schema and everything in it."""
