@@ -333,7 +333,9 @@ def test_a_write_may_have_happened_before_the_client_gave_up(esc: Escalation) ->
     esc.router.policies.tenants["acme-writes"] = PolicyRule(
         may_escalate=True, side_effects=("read_only", "proposes_change"))
     result = formulane.run(
-        escalation=esc, principal=writer, timeout=1.0,
+        # The caller gives up well after the job has started and written (a loaded machine may
+        # take over a second to start a sandbox; giving up before the start is a plain cancel).
+        escalation=esc, principal=writer, timeout=8.0,
         code="import time\nopen('proposal.diff', 'w').write('-a\\n+b\\n')\ntime.sleep(20)",
         spec={**CLEAR, "may_change": "proposed_change"})
     assert result.decision.sandbox_job.side_effect_class == "proposes_change"
