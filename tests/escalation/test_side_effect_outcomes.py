@@ -38,11 +38,17 @@ def test_outcome_follows_the_side_effect_class(case: dict[str, Any], manager: Jo
         deadline = time.monotonic() + 30
         while manager.status(record.job_id).status != "running" and time.monotonic() < deadline:
             time.sleep(0.02)
-        time.sleep(0.3)  # let the job start (and write) before it is stopped
+        time.sleep(1.0)  # let the job start (and write) before it is stopped
         manager.cancel(record.job_id, "user pressed stop")
     result = manager.result(record.job_id, timeout=60)
     expect = case["expect"]
     receipt = result.receipt
+    if case.get("stop") == "cancel" and receipt.stdout.total_bytes == 0:
+        # On a loaded machine the cancel can land before job code started (the job had not
+        # printed): then nothing was written and a plain cancellation is the truth.
+        assert receipt.outcome is Outcome.CANCELLED, receipt.outcome_detail
+        pytest.skip("the cancel landed before the job started; the write-then-cancel path "
+                    "was not exercised this time")
     assert receipt.outcome is Outcome(expect["outcome"]), receipt.outcome_detail
     assert receipt.outcome_basis == expect["basis"]
     assert expect.get("detail", "") in receipt.outcome_detail

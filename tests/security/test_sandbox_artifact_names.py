@@ -105,3 +105,22 @@ def test_a_worker_survives_any_exception_from_one_job(error: BaseException, bwra
         for i, record in enumerate(later):
             result = manager.result(record.job_id, timeout=60)
             assert result.outcome is Outcome.SUCCEEDED and result.receipt.stdout.text == f"{i}\n"
+
+
+OUTPUT_BYTES = [
+    ("nul_bytes", "import sys\nsys.stdout.buffer.write(b'a\\x00b')\nsys.stderr.buffer.write(b'\\x00')"),
+    ("invalid_utf8", "import sys\nsys.stdout.buffer.write(b'bad\\xff\\xfe')"),
+    ("lone_surrogate_text", "print('\\udcff')"),
+    ("surrogate_in_result", "result = 'x\\udcffy'"),
+]
+
+
+@pytest.mark.parametrize("code", [c for _, c in OUTPUT_BYTES], ids=[i for i, _ in OUTPUT_BYTES])
+def test_any_output_bytes_end_with_a_stored_receipt(code: str, bwrap: BubblewrapBackend,
+                                                    job_store: JobStore) -> None:
+    with JobManager(job_store, bwrap, workers=1, lease_s=10) as manager:
+        result = manager.run(make_job(code), timeout=60)
+        stored = job_store.latest(result.record.job_id)
+        assert stored is not None and stored.sha256 == result.receipt.sha256
+        assert job_store.verify_chain()
+        assert result.outcome is Outcome.SUCCEEDED, result.receipt.outcome_detail

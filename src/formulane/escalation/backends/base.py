@@ -176,6 +176,13 @@ def result_value(record: bytes | None, max_bytes: int = RESULT_MAX_BYTES) -> Res
                                  f"{max_bytes}")
     try:
         value = json.loads(payload)
+        # A receipt is UTF-8 JSON: text with a lone surrogate (valid as a JSON escape) could
+        # not be stored or hashed.
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return ResultValue(declared=True, how=how,  # type: ignore[arg-type]
+                           error="the result holds text that is not valid Unicode "
+                                 "(a lone surrogate)")
     except (ValueError, RecursionError) as exc:
         return ResultValue(declared=True, how=how,  # type: ignore[arg-type]
                            error=f"the result is not valid JSON: {type(exc).__name__}")

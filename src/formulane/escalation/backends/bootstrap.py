@@ -314,27 +314,47 @@ def _watch_shell(path: str) -> None:
     """Wrap ``os.system`` so a shell-out whose command could not run (no shell in the
     sandbox, command not found or not executable: status 126/127, or no fork) is noted in
     the runner's file: a job that ignores that status must not read as ``succeeded``."""
+    def note(code: int, command: Any) -> None:
+        try:
+            line = ("%d\t%s\n" % (code, str(command)[:200].replace("\n", " "))).encode(
+                "utf-8", "replace")
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+            try:
+                if os.fstat(fd).st_size < 16384:
+                    os.write(fd, line)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+
     real = os.system
 
     def system(command: Any) -> int:
         status = real(command)
         code = os.waitstatus_to_exitcode(status) if status >= 0 else -1
         if code in (126, 127, -1):
-            try:
-                line = ("%d\t%s\n" % (code, str(command)[:200].replace("\n", " "))).encode(
-                    "utf-8", "replace")
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
-                try:
-                    if os.fstat(fd).st_size < 16384:
-                        os.write(fd, line)
-                finally:
-                    os.close(fd)
-            except OSError:
-                pass
+            note(code, command)
         return status
 
     system.__doc__ = real.__doc__
     os.system = system
+    # os.spawn*(P_WAIT, ...) return 127 when the program could not be executed; the
+    # os.spawnl* forms call these through the module, so they are covered too.
+    for name in ("spawnv", "spawnve", "spawnvp", "spawnvpe"):
+        spawn = getattr(os, name, None)
+        if spawn is not None:
+            setattr(os, name, _watched_spawn(spawn, note))
+
+
+def _watched_spawn(spawn: Any, note: Any) -> Any:
+    def watched(mode: int, file: Any, args: Any, *rest: Any) -> int:
+        status = spawn(mode, file, args, *rest)
+        if mode == os.P_WAIT and status == 127:
+            note(127, " ".join(str(a) for a in args) or file)
+        return status
+
+    watched.__doc__ = spawn.__doc__
+    return watched
 
 
 def _write_result(rcfg: dict[str, Any], g: dict[str, Any], value: Any, given: Any) -> None:

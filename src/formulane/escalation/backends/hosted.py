@@ -41,7 +41,7 @@ from typing import Any, Callable, Literal, Mapping
 from ..artifacts import ArtifactStore
 from ..contract import (
     ArtifactRecord, BackendInfo, CancelToken, CleanupRecord, Enforcement, EnforcedBy, Isolation,
-    Outcome, OutcomeBasis, Receipt, SandboxJob,
+    Outcome, OutcomeBasis, Receipt, SandboxJob, check_relative_path,
 )
 from .base import BackendCapabilities, SandboxBackend, input_digests, static_receipt, \
     syntax_problem, utcnow
@@ -265,9 +265,9 @@ class HostedBackend(SandboxBackend):
             self.on_provider_ids(str(job.job_id), ids)
         out = StreamCapture(job.limits.stdout_max_bytes, job.limits.stream_kill_bytes)
         err = StreamCapture(job.limits.stderr_max_bytes, job.limits.stream_kill_bytes)
-        if run is not None:
-            out.feed(run.stdout.encode())
-            err.feed(run.stderr.encode())
+        if run is not None:  # the provider's text may hold anything JSON can escape
+            out.feed(run.stdout.encode("utf-8", "replace"))
+            err.feed(run.stderr.encode("utf-8", "replace"))
         out.feed(b"")
         err.feed(b"")
         verdict = self._verdict(job, program, reason, run, err, detail)
@@ -376,6 +376,11 @@ class HostedBackend(SandboxBackend):
         for item in run.files:
             if not job.artifact_globs or not matcher.match(item.path):
                 continue
+            try:
+                check_relative_path(item.path, "artifact path")
+                item.path.encode("utf-8")
+            except (ValueError, UnicodeEncodeError):
+                continue  # a name the provider made up that no receipt can hold
             if len(out) >= job.limits.artifact_max_count or len(item.data) > budget:
                 continue
             budget -= len(item.data)

@@ -358,8 +358,9 @@ class Workspace:
         out = []
         for line in raw.decode("utf-8", "replace").splitlines()[:limit]:
             status, _, command = line.partition("\t")
-            out.append(f"os.system({command!r}) could not run its command (exit status "
-                       f"{status}{': there is no shell in this sandbox' if status == '127' else ''})")
+            out.append(f"the shell-out {command!r} could not run its command (exit status "
+                       f"{status}: not found or not executable here; this sandbox has no "
+                       "shell)")
         return out
 
     def done_manifest(self) -> dict[str, str]:
