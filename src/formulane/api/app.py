@@ -40,7 +40,8 @@ def create_app(settings: Settings | None = None, *, service: Service | None = No
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if service is None:
+        if service is None:  # a uvicorn worker process (--workers N) builds its own
+            envelope.configure_logging(settings.log_level)
             app.state.service = holder["service"] = Service(settings)
         # Everything built at start (function registry, grammar, schemas, modules) lives as
         # long as the process: freezing it keeps the cyclic GC from walking it again and
