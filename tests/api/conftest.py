@@ -4,9 +4,11 @@ two tenants made by the `formulane keys create` command."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Iterator
@@ -87,9 +89,27 @@ class Server:
         self._log.close()
 
 
+def sandbox_dir(prefix: str) -> Path:
+    """A data directory the sandbox's job uids can traverse (pytest's own tmp is 0700)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    path.chmod(0o711)
+    return path
+
+
+def remove_dir(path: Path) -> None:
+    """Remove a data dir; a server killed with SIGKILL leaves its spare sandbox's tmpfs
+    mounted (it had no chance to clean up), so unmount what is left under it first."""
+    mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+    for mount in sorted((m for m in mounts if m.startswith(str(path) + "/")), reverse=True):
+        subprocess.run(["umount", mount], capture_output=True, check=False)
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("formulane-serve")
+def data_dir() -> Iterator[Path]:
+    path = sandbox_dir("formulane-serve-")
+    yield path
+    remove_dir(path)
 
 
 @pytest.fixture(scope="session")

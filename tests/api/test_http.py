@@ -232,7 +232,7 @@ def test_jobs_route_run_stream_cancel_settle(a: httpx.Client, b: httpx.Client) -
             if line.startswith("data: ") and line != "data: {}":
                 events.append(json.loads(line[6:]))
     final = events[-1]
-    assert final["status"] not in ("queued", "running"), events
+    assert final["status"] == "succeeded", events
     job = a.get(f"/v1/jobs/{job_id}").json()
     assert job["outcome"] == final["outcome"] and job["receipt"]
     assert a.get(f"/v1/jobs/{job_id}/receipts").json()["receipts"]
@@ -261,6 +261,7 @@ def test_health_readiness_metrics_lanes(server: Server, a: httpx.Client, b: http
     assert ready["checks"]["database"]["ok"] is True
     a.post("/v1/evaluate", json={"formula": "1 + 1"})
     text = httpx.get(server.base + "/metrics").text
+    assert 'formulane_jobs_total{outcome="succeeded"}' in text
     for name in ("formulane_lane_requests_total", "formulane_approvals_waiting",
                  "formulane_escalations_smaller_lane_share", "formulane_http_requests_total"):
         assert name in text

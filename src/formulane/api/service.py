@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ServiceError
+from ..escalation import JobManager
 from .auth import KeyStore, RateLimiter
 from .db import make_engine, ping, upgrade
 from .metrics import Metrics
@@ -86,7 +87,6 @@ class Service:
     # -- jobs ------------------------------------------------------------------------------
 
     def _start_jobs(self) -> None:
-        from ..escalation import JobManager
         from ..escalation import open_store as open_job_store
         from ..escalation.backends import BubblewrapBackend, ProcessBackend
 
@@ -98,6 +98,16 @@ class Service:
             return
         state = self.settings.data_dir / "sandbox"
         state.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0 and _blocked(state) is not None:
+            # Jobs run as unprivileged uids that must reach the workspaces: a data dir under
+            # /root (0700) cannot hold them, so they go where the escalation lane puts them.
+            blocked = _blocked(state)
+            state = Path("/var/lib/formulane/sandbox")
+            state.mkdir(parents=True, exist_ok=True)
+            for part in (state, state.parent):
+                part.chmod(part.stat().st_mode | 0o011)
+            self.backend_note = (f"sandbox workspaces in {state}: the job uids cannot enter "
+                                 f"{blocked}")
         backend: Any = None
         if mode in ("auto", "bubblewrap"):
             bwrap = BubblewrapBackend(state)
@@ -108,7 +118,9 @@ class Service:
                 raise ServiceError(f"bubblewrap is not usable here: {caps.unavailable_reason}",
                                    code="E602")
             else:
-                self.backend_note = (f"bubblewrap is not usable here ({caps.unavailable_reason})")
+                self.backend_note = "; ".join(filter(None, (
+                    self.backend_note,
+                    f"bubblewrap is not usable here ({caps.unavailable_reason})")))
         if backend is None:
             backend = ProcessBackend(state)
             caps = backend.capabilities()
@@ -119,9 +131,27 @@ class Service:
                   "isolation are refused" + (f" ({caps.unavailable_reason})"
                                               if caps.unavailable_reason else ""))
         self.backend = backend
-        self.jobs = JobManager(self.job_store, backend, workers=self.settings.job_workers,
-                               lease_s=self.settings.job_lease_s, retry_lost=False,
-                               start=self.settings.job_workers > 0)
+        self.jobs = _CountingJobManager(
+            self.job_store, backend, workers=self.settings.job_workers,
+            lease_s=self.settings.job_lease_s, retry_lost=False,
+            start=self.settings.job_workers > 0, metrics=self.metrics)
+        if self.settings.job_workers > 0:
+            self._stop = threading.Event()
+            self._reconciler = threading.Thread(target=self._reconcile_loop, daemon=True,
+                                                name="formulane-api-reconciler")
+            self._reconciler.start()
+
+    def _reconcile_loop(self) -> None:
+        """Another process's death must not wait for a restart: every half lease, settle the
+        jobs whose owner is gone (``unknown``: never run twice) and pick up queued jobs a dead
+        process had accepted (claiming is atomic, so one worker runs each)."""
+        while not self._stop.wait(max(0.5, self.settings.job_lease_s / 2)):
+            try:
+                handled = self.jobs.recover()
+                if handled:
+                    log.warning("settled jobs of a gone worker: %s", ", ".join(handled))
+            except Exception:  # noqa: BLE001 - the loop must outlive a database hiccup
+                log.exception("job reconciliation failed")
 
     def router(self) -> Any:
         from ..escalation import Router, TypedToolCatalog
@@ -173,6 +203,8 @@ class Service:
             return 0
 
     def close(self) -> None:
+        if getattr(self, "_stop", None) is not None:
+            self._stop.set()
         if self.jobs is not None:
             self.jobs.close()
         if self.backend is not None:
@@ -183,5 +215,26 @@ class Service:
         self.engine.dispose()
 
 
-def data_dir_from_env() -> Path:
-    return Path(os.environ.get("FORMULANE_DATA_DIR", ".formulane"))
+class _CountingJobManager(JobManager):
+    """A JobManager that counts each job this process finishes, by outcome and tenant."""
+
+    def __init__(self, *args: Any, metrics: Metrics, **kwargs: Any) -> None:
+        self.metrics = metrics
+        super().__init__(*args, **kwargs)
+
+    def _finish(self, record: Any, receipt: Any) -> None:
+        super()._finish(record, receipt)
+        outcome = getattr(receipt.outcome, "value", str(receipt.outcome))
+        self.metrics.jobs.labels(outcome).inc()
+        self.metrics.count(record.tenant, "sandbox", outcome)
+        if outcome.startswith("timeout"):
+            self.metrics.timeouts.labels("sandbox").inc()
+
+
+def _blocked(path: Path) -> Path | None:
+    """The first parent of ``path`` that other uids cannot traverse, if any."""
+    for parent in [path.resolve(), *path.resolve().parents]:
+        if parent.exists() and not parent.stat().st_mode & 0o001:
+            return parent
+    return None
+
