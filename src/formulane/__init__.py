@@ -225,5 +225,17 @@ __all__ = [
     "Unsupported", "apply", "check", "compile", "complete", "default_registry", "diagnose",
     "evaluate", "format", "from_json", "function_catalog", "host_function", "hover",
     "json_form_schema",
-    "parse_type", "prompt", "signature_help", "sql_select", "to_json", "with_host_functions",
+    "parse_type", "prompt", "run", "signature_help", "sql_select", "to_json", "with_host_functions",
 ]
+
+
+def run(request: Any = None, /, **fields: Any) -> Any:
+    """Route one job to the smallest lane that can do it, run it, return its `LaneResult`.
+
+    ``formulane.run(code="...", inputs={...})``: fields as `escalation.EscalationRequest`'s
+    (``code``, ``formula``, ``tool_call``, ``inputs``, ``principal``, ``spec``, ...), plus
+    ``escalation=`` (an opened `escalation.default()`); see `formulane.escalation.facade`.
+    """
+    from .escalation.facade import run as run_lane
+
+    return run_lane(request, **fields)

@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .authoring.cli_commands import add_parser as add_authoring  # lsp, fmt
 
     add_authoring(sub)
+    from .escalation.cli_lanes import add_parser as add_lanes  # route, pilot
+
+    add_lanes(sub)
     try:  # `serve`, `keys`, `db` need the api extra (FastAPI, uvicorn, SQLAlchemy)
         from .api.cli import add_parser as add_api
 
@@ -167,6 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .authoring.cli_commands import run as run_authoring
 
             return run_authoring(args)
+        if args.command in ("route", "pilot"):
+            return int(args.func(args))
         if getattr(args, "api_run", None) is not None:  # serve, keys, db (formulane.api.cli)
             return int(args.api_run(args))
         if args.command == "apply":

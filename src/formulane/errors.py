@@ -67,6 +67,7 @@ CODES: dict[str, str] = {
     "E602": "sandbox unavailable",
     "E603": "invalid sandbox job",
     "E604": "cannot translate code to a formula",
+    "E605": "draft fails review",
     # service (formulane serve)
     "E701": "not authenticated",
     "E702": "missing scope",

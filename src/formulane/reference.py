@@ -74,7 +74,7 @@ def errors_markdown() -> str:
     from .values import ERROR_TYPE_NUMBER
 
     groups = {"1": "Parse", "2": "Check", "3": "Evaluation", "4": "Limits", "5": "Tools",
-              "6": "Escalation", "9": "Internal"}
+              "6": "Escalation", "7": "HTTP service", "9": "Internal"}
     lines = ["# Error reference", "",
              "Generated from `formulane.errors.CODES` by `formulane.reference.errors_markdown()`.",
              "", "Every problem is a `FormulaError` with one of these stable codes, a message, a "

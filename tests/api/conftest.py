@@ -4,9 +4,11 @@ two tenants made by the `formulane keys create` command."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Iterator
@@ -80,16 +82,25 @@ class Server:
             else:
                 self.proc.terminate()
             try:
-                self.proc.wait(20)
+                self.proc.wait(60)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
         self._log.close()
 
 
+def sandbox_dir(prefix: str) -> Path:
+    """A data directory the sandbox's job uids can traverse (pytest's own tmp is 0700)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    path.chmod(0o711)
+    return path
+
+
 @pytest.fixture(scope="session")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("formulane-serve")
+def data_dir() -> Iterator[Path]:
+    path = sandbox_dir("formulane-serve-")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -73,9 +73,9 @@ def test_golden_decision(router: Router, sandbox: BubblewrapBackend, case: dict[
         monkeypatch.setattr(sandbox, "run", never)
         resolution = router.execute(request, decision)
         if "value" in expect:
-            value = resolution.value
-            if isinstance(value, Decimal):
-                assert value == Decimal(str(expect["value"]))
+            value = resolution.value  # JSON data: a Decimal result arrives as its exact number
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                assert Decimal(repr(value)) == Decimal(str(expect["value"]))
             else:
                 assert value == expect["value"]
     if decision.lane == "sandbox":
@@ -92,8 +92,10 @@ def test_escalated_job_runs_in_the_sandbox(router: Router) -> None:
     request = _request(case)
     resolution = router.execute(request)
     assert resolution.decision.lane == "sandbox"
-    assert resolution.receipt is not None and resolution.receipt.outcome is Outcome.SUCCEEDED
-    assert resolution.receipt.stdout.text == "{'data/a.csv': 2}\n"
+    sandbox = resolution.sandbox_receipt
+    assert sandbox is not None and sandbox.outcome is Outcome.SUCCEEDED
+    assert resolution.outcome == "succeeded" and resolution.job_id == sandbox.job_id
+    assert sandbox.stdout.text == "{'data/a.csv': 2}\n"
 
 
 def test_refusal_is_a_value_not_an_exception(sandbox: BubblewrapBackend) -> None:
@@ -103,7 +105,9 @@ def test_refusal_is_a_value_not_an_exception(sandbox: BubblewrapBackend) -> None
     decision = router.route(request)
     assert decision.lane == "refuse"
     assert ReasonCode.ESCALATION_NOT_ALLOWED in decision.codes
-    assert router.execute(request, decision).receipt is None
+    result = router.execute(request, decision)
+    assert result.outcome == "refused" and result.sandbox_receipt is None
+    assert result.receipt.decision.reasons == decision.reasons
 
 
 def test_a_request_must_propose_something() -> None:

@@ -53,13 +53,16 @@ def create_app(settings: Settings | None = None, *, service: Service | None = No
     if service is not None:
         app.state.service = service
     envelope.install(app)
-    from . import routes_formulas, routes_ops
+    from . import routes_formulas, routes_jobs, routes_ops, routes_stored, routes_tools
 
-    app.include_router(routes_ops.router)
+    # Routes are matched in order: the hot ones (evaluate a stored formula, evaluate, tool
+    # calls) first.
+    app.include_router(routes_stored.hot)
     app.include_router(routes_formulas.router)
-    for name in ("routes_stored", "routes_tools", "routes_jobs"):
-        module = __import__(f"{__package__}.{name}", fromlist=["router"])
-        app.include_router(module.router)
+    app.include_router(routes_tools.router)
+    app.include_router(routes_stored.router)
+    app.include_router(routes_jobs.router)
+    app.include_router(routes_ops.router)
 
     def observe(method: str, route: str, status: int, seconds: float) -> None:
         svc = getattr(app.state, "service", None)

@@ -91,8 +91,9 @@ def check_scopes(scopes: Iterable[str]) -> frozenset[str]:
 
 
 class KeyStore:
-    def __init__(self, engine: Engine, *, clock: Any = time.time) -> None:
+    def __init__(self, engine: Engine, *, ttl_s: float = 2.0, clock: Any = time.time) -> None:
         self.engine = engine
+        self.ttl_s = ttl_s
         self.clock = clock
         self._cache: dict[str, tuple[float, ApiPrincipal, str]] = {}
         self._lock = threading.Lock()
@@ -132,6 +133,17 @@ class KeyStore:
                            subject=subject or f"{parent.subject}/{kind}", kind=kind,
                            label=label, ttl_s=ttl_s, parent=parent.key_id)
 
+    def resolve_cached(self, token: str) -> ApiPrincipal | None:
+        """`resolve` when the key is in this process's cache (no I/O), else None."""
+        match = _KEY.match(token or "")
+        if match is None:
+            return self.resolve(token)  # raises the one E701
+        with self._lock:
+            cached = self._cache.get(match.group(1))
+        if cached is None or self.clock() - cached[0] > self.ttl_s:
+            return None
+        return self.resolve(token)
+
     def resolve(self, token: str) -> ApiPrincipal:
         refused = ServiceError("missing or invalid API key", code="E701",
                                hint="send 'Authorization: Bearer <key>'")
@@ -142,9 +154,9 @@ class KeyStore:
         now = self.clock()
         with self._lock:
             cached = self._cache.get(key_id)
-        # A resolved key is trusted for 2 s in this process: revocation takes effect everywhere
-        # within that time, and a hot path costs no database round trip per request.
-        if cached is None or now - cached[0] > 2.0:
+        # A resolved key is trusted for ttl_s in this process: revocation takes effect
+        # everywhere within that time, and a hot path costs no database round trip.
+        if cached is None or now - cached[0] > self.ttl_s:
             with self.engine.connect() as conn:
                 row = conn.execute(select(api_keys).where(api_keys.c.key_id == key_id)).first()
             if row is None or row.revoked_at is not None:

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.concurrency import run_in_threadpool
 
 from ..errors import ServiceError
 from .auth import ApiPrincipal
@@ -26,13 +27,17 @@ def service(request: Request) -> Service:
 
 
 def need(scope: str | None) -> Any:
-    def principal(request: Request,
-                  creds: HTTPAuthorizationCredentials | None = Depends(bearer)) -> ApiPrincipal:
+    async def principal(request: Request,
+                        creds: HTTPAuthorizationCredentials | None = Depends(bearer)
+                        ) -> ApiPrincipal:
         svc: Service = request.app.state.service
         if creds is None:
             raise ServiceError("missing or invalid API key", code="E701",
                                hint="send 'Authorization: Bearer <key>'")
-        who = svc.keys.resolve(creds.credentials)
+        # A cached key costs no I/O; a miss reads the database off the event loop.
+        who = svc.keys.resolve_cached(creds.credentials)
+        if who is None:
+            who = await run_in_threadpool(svc.keys.resolve, creds.credentials)
         state = request.scope.setdefault("state", {})
         state["key_id"] = who.key_id
         state["tenant"] = who.tenant

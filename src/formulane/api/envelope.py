@@ -231,10 +231,11 @@ class RequestMiddleware:
         template = getattr(route, "path", None) or "unmatched"
         self.observe(scope.get("method", ""), template, status[0], elapsed)
         state = scope.get("state", {})
-        log.info(json.dumps({
-            "event": "request", "request_id": rid, "method": scope.get("method"),
-            "route": template, "status": status[0], "ms": round(elapsed * 1000, 3),
-            "key_id": state.get("key_id"), "tenant": state.get("tenant")}))
+        if log.isEnabledFor(logging.INFO):
+            log.info(json.dumps({
+                "event": "request", "request_id": rid, "method": scope.get("method"),
+                "route": template, "status": status[0], "ms": round(elapsed * 1000, 3),
+                "key_id": state.get("key_id"), "tenant": state.get("tenant")}))
 
     async def _too_large(self, send: Any, rid: str, limit: int) -> None:
         body = json.dumps({

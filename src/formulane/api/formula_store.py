@@ -64,8 +64,13 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
 
 class FormulaStore:
     def __init__(self, engine: Engine, *, max_cases: int = 200, cache_size: int = 1024,
-                 clock: Any = time.time) -> None:
+                 live_ttl_s: float = 1.0, clock: Any = time.time) -> None:
         self.engine = engine
+        self.live_ttl_s = live_ttl_s
+        # (tenant, ref) -> (expires, program, where): the hot path of evaluate-by-name costs
+        # no database round trip; a publish, rollback or delete in this process clears it at
+        # once, one in another process is seen within live_ttl_s.
+        self._resolved: dict[tuple[str, str], tuple[float, Program, dict[str, Any]]] = {}
         self.max_cases = max_cases
         self.clock = clock
         self._programs: OrderedDict[tuple[str, int], Program] = OrderedDict()
@@ -143,6 +148,7 @@ class FormulaStore:
                     status="published", published_at=now, published_by=actor.subject))
             self._move_alias(conn, row.formula_id, version, actor, now)
             self._event(conn, row.formula_id, actor, "publish", version, "")
+        self._forget(actor.tenant, name)
         return {"formula": self.formula(actor.tenant, name), "results": results}
 
     def rollback(self, actor: Actor, name: str, version: int | None, reason: str) -> dict[str, Any]:
@@ -166,6 +172,7 @@ class FormulaStore:
         with self.engine.begin() as conn:
             self._move_alias(conn, row.formula_id, version, actor, now)
             self._event(conn, row.formula_id, actor, "rollback", version, reason)
+        self._forget(actor.tenant, name)
         return self.formula(actor.tenant, name)
 
     def delete(self, actor: Actor, name: str, reason: str = "") -> None:
@@ -174,6 +181,7 @@ class FormulaStore:
             conn.execute(update(formulas).where(formulas.c.formula_id == row.formula_id)
                          .values(deleted_at=self.clock(), deleted_by=actor.subject))
             self._event(conn, row.formula_id, actor, "delete", None, reason)
+        self._forget(actor.tenant, name)
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -223,8 +231,28 @@ class FormulaStore:
         return [self._run_case(program, i, case)
                 for i, case in enumerate(json.loads(vrow.cases_json))]
 
+    def cached(self, tenant: str, ref: str) -> tuple[Program, dict[str, Any]] | None:
+        hit = self._resolved.get((tenant, ref))
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1], hit[2]
+        return None
+
+    def _forget(self, tenant: str, name: str) -> None:
+        with self._lock:
+            for key in [k for k in self._resolved if k[0] == tenant and
+                        k[1].partition("@")[0] == name]:
+                del self._resolved[key]
+
     def resolve(self, tenant: str, ref: str) -> tuple[Program, dict[str, Any]]:
         """The Program of ``name`` (its live version) or ``name@version``."""
+        program, where = self._resolve(tenant, ref)
+        with self._lock:
+            if len(self._resolved) > 10_000:
+                self._resolved.clear()
+            self._resolved[(tenant, ref)] = (time.monotonic() + self.live_ttl_s, program, where)
+        return program, where
+
+    def _resolve(self, tenant: str, ref: str) -> tuple[Program, dict[str, Any]]:
         name, version = parse_ref(ref)
         with self.engine.connect() as conn:
             row = conn.execute(select(formulas.c.formula_id, formulas.c.deleted_at).where(and_(

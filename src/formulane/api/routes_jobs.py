@@ -22,7 +22,7 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import EscalationError, FormulaError, ServiceError
+from ..errors import EscalationError, ServiceError
 from ..escalation import EscalationRequest, Outcome
 from ..escalation.contract import Principal as JobPrincipal
 from .auth import ApiPrincipal
@@ -57,8 +57,12 @@ class DecisionOut(BaseModel):
 class SubmitOut(BaseModel):
     lane: str
     decision: DecisionOut
+    outcome: str | None = Field(None, description="the lane's outcome (tool, formula, refuse, "
+                                                  "postpone answer at once)")
     value: Any = None
-    job: dict[str, Any] | None = None
+    result: dict[str, Any] | None = Field(
+        None, description="the `LaneResult` (with its lane receipt) of a lane that ran at once")
+    job: dict[str, Any] | None = Field(None, description="the queued sandbox job")
 
 
 class JobOut(BaseModel):
@@ -91,7 +95,8 @@ class ArtifactsOut(BaseModel):
 
 
 class CancelIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"reason": "the customer withdrew the request"}]})
     reason: str = Field("cancelled by request", min_length=1, max_length=2000)
 
 
@@ -167,24 +172,18 @@ def submit(body: JobIn, request: Request, who: ApiPrincipal = need("jobs:run")) 
     m = svc.metrics
     m.escalations.labels(decision.lane).inc()
     out: dict[str, Any] = {"lane": decision.lane, "decision": _decision_out(decision),
-                           "value": None, "job": None}
+                           "outcome": None, "value": None, "result": None, "job": None}
     if decision.lane == "refuse":
         for reason in decision.reasons:
             m.refusals.labels("sandbox", str(getattr(reason.code, "value", reason.code))).inc()
-        m.count(who.tenant, "refuse", "refused")
-        return out
-    if decision.lane in ("tool", "formula"):
-        try:
-            resolution = svc.router().execute(escalation, decision)
-        except FormulaError as exc:
-            m.count(who.tenant, decision.lane, exc.code)
-            raise
-        except Exception as exc:  # noqa: BLE001 - a tool failure, worded by the catalog
-            m.count(who.tenant, decision.lane, "error")
-            raise ServiceError(f"the {decision.lane} lane failed: {exc}"[:500], code="E505") \
-                from None
-        m.count(who.tenant, decision.lane, "ok")
-        out["value"] = to_json(resolution.value)
+    if decision.lane != "sandbox":
+        # Tool, formula, refuse and postpone answer at once, as a LaneResult whose lane
+        # receipt is stored with the jobs' receipts.
+        result = svc.router().execute(escalation, decision, store=svc.job_store)
+        m.count(who.tenant, decision.lane, result.outcome)
+        out["outcome"] = result.outcome
+        out["value"] = to_json(result.value)
+        out["result"] = result.model_dump(mode="json", exclude={"decision"})
         return out
     if svc.jobs is None:
         raise ServiceError("no sandbox backend is configured", code="E709",

@@ -62,7 +62,7 @@ class Service:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.engine = make_engine(settings.resolved_database_url())
         self.revision = upgrade(self.engine)
-        self.keys = KeyStore(self.engine)
+        self.keys = KeyStore(self.engine, ttl_s=max(settings.live_cache_s, 0.0))
         self.limiter = RateLimiter(settings.rate_per_s, settings.rate_burst)
         plain = settings.plain_database_url()
         from ..typed_tools.store import open_store as open_tool_store
@@ -72,7 +72,8 @@ class Service:
         self.metrics = Metrics(approvals_waiting=self._approvals_waiting)
         from .formula_store import FormulaStore
 
-        self.formulas = FormulaStore(self.engine, max_cases=settings.max_cases)
+        self.formulas = FormulaStore(self.engine, max_cases=settings.max_cases,
+                                     live_ttl_s=settings.live_cache_s)
         self.policies = self._load_policies()
         self.backend: Any = None
         self.backend_note = ""
@@ -97,6 +98,15 @@ class Service:
             return
         state = self.settings.data_dir / "sandbox"
         state.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            # Jobs run as unprivileged uids that must reach the workspaces under the data dir.
+            for parent in [state.resolve(), *state.resolve().parents]:
+                if not parent.stat().st_mode & 0o001:
+                    raise ServiceError(
+                        f"data directory {self.settings.data_dir}: sandbox jobs run as "
+                        f"unprivileged uids and cannot enter {parent}", code="E602",
+                        hint="use a data directory whose every parent is o+x, or "
+                             "--sandbox none")
         backend: Any = None
         if mode in ("auto", "bubblewrap"):
             bwrap = BubblewrapBackend(state)
@@ -121,12 +131,29 @@ class Service:
         self.jobs = JobManager(self.job_store, backend, workers=self.settings.job_workers,
                                lease_s=self.settings.job_lease_s, retry_lost=False,
                                start=self.settings.job_workers > 0)
+        if self.settings.job_workers > 0:
+            self._stop = threading.Event()
+            self._reconciler = threading.Thread(target=self._reconcile_loop, daemon=True,
+                                                name="formulane-api-reconciler")
+            self._reconciler.start()
+
+    def _reconcile_loop(self) -> None:
+        """Another process's death must not wait for a restart: every half lease, settle the
+        jobs whose owner is gone (``unknown``: never run twice) and pick up queued jobs a dead
+        process had accepted (claiming is atomic, so one worker runs each)."""
+        while not self._stop.wait(max(0.5, self.settings.job_lease_s / 2)):
+            try:
+                handled = self.jobs.recover()
+                if handled:
+                    log.warning("settled jobs of a gone worker: %s", ", ".join(handled))
+            except Exception:  # noqa: BLE001 - the loop must outlive a database hiccup
+                log.exception("job reconciliation failed")
 
     def router(self) -> Any:
         from ..escalation import Router, TypedToolCatalog
 
         return Router(policies=self.policies, catalog=TypedToolCatalog(self.tools),
-                      backend=self.backend)
+                      backend=self.backend, store=self.job_store)
 
     def _load_policies(self) -> Any:
         from ..escalation import PolicyBook, PolicyRule
@@ -172,8 +199,12 @@ class Service:
             return 0
 
     def close(self) -> None:
+        if getattr(self, "_stop", None) is not None:
+            self._stop.set()
         if self.jobs is not None:
             self.jobs.close()
+        if self.backend is not None:
+            self.backend.close()  # releases the spare sandbox and its mounts
         if self.job_store is not None:
             self.job_store.close()
         self.tools.close()

@@ -5,7 +5,7 @@ the default rule, the tenant's rule and the principal's rule (later layers win, 
 into a complete `Policy` whose defaults are the safe ones: no escalation at all, only the
 ``default`` environment, no network, only ``public`` and ``internal`` inputs may cross, the
 contract's default limits as ceilings, namespace isolation at least, read-only side effects,
-no package installation, no brokered tools. `Policy.review(job, classes)` returns one `Reason`
+no package installation, no brokered tools, known operations not in a sandbox. `Policy.review(job, classes)` returns one `Reason`
 per thing the job asks that the policy does not allow (an empty list means allowed); it never
 raises: a refusal is an answer.
 """
@@ -42,6 +42,14 @@ class ReasonCode(str, Enum):
     SIDE_EFFECT_NOT_ALLOWED = "side_effect_not_allowed"
     BROKER_TOOL_NOT_ALLOWED = "broker_tool_not_allowed"
     SANDBOX_UNAVAILABLE = "sandbox_unavailable"
+    # The job contract (`jobspec`): postpone when it is too unclear, refuse what it rules out.
+    SPEC_UNCLEAR = "spec_unclear"
+    SPEC_INCOMPLETE = "spec_incomplete"
+    KNOWN_OPERATION = "known_operation"
+    CALCULATION_ONLY = "calculation_only"
+    BUSINESS_STATE = "business_state"
+    WRITE_NEEDS_TOOL = "write_needs_tool"
+    WORKSPACE_NEEDS_SESSION = "workspace_needs_session"
 
 
 class Reason(BaseModel):
@@ -66,6 +74,7 @@ class PolicyRule(BaseModel):
     allow_package_install: bool | None = None
     side_effects: tuple[SideEffectClass, ...] | None = None
     broker_tools: tuple[str, ...] | None = None
+    known_operations_in_sandbox: bool | None = None
 
 
 class Policy(BaseModel):
@@ -82,6 +91,9 @@ class Policy(BaseModel):
     allow_package_install: bool = False
     side_effects: tuple[SideEffectClass, ...] = ("read_only",)
     broker_tools: tuple[str, ...] = ()
+    #: A job whose contract says "known operation" may still run in a sandbox (default: no,
+    #: it is postponed until a typed tool or formula covers it).
+    known_operations_in_sandbox: bool = False
 
     def review(self, job: SandboxJob, classes: Mapping[str, str]) -> list[Reason]:
         """Everything ``job`` asks that this policy does not allow (empty: allowed).

@@ -1,7 +1,8 @@
 """The router: every job goes to the smallest lane that can do it, and says why.
 
 Contract: `Router.route(request)` is side-effect free and returns a `Decision` with a typed
-lane (``tool``, ``formula``, ``sandbox``, ``refuse``) and typed reasons, in this order:
+lane (``tool``, ``formula``, ``sandbox``, ``refuse``, ``postpone``) and typed reasons, in this
+order:
 1. a proposed tool call, or code that is just a keyword call of a registered tool, goes to the
    typed-tool lane;
 2. a proposed formula that checks goes to the formula lane (one that does not check is refused
@@ -10,31 +11,35 @@ lane (``tool``, ``formula``, ``sandbox``, ``refuse``) and typed reasons, in this
 3. only then the sandbox, as a fully built `SandboxJob`, when the principal's policy allows the
    runtime, network, limits, side effects and every input's data class, and the backend can
    give the isolation asked for;
+   A request's `JobSpec` is read first for that step: ``postpone`` when it is too unclear,
+   ``refuse`` when it rules the sandbox out (see `jobspec`);
 4. otherwise ``refuse`` with every reason that applied. Refusal is an answer, not an exception.
-`Router.execute(decision)` then runs the chosen lane (the sandbox through a `JobManager` when
-given one, so jobs are durable and idempotent).
+`Router.execute(request)` then runs the chosen lane (the sandbox through a `JobManager` when
+given one, so jobs are durable and idempotent) and returns a `LaneResult`, appending its
+`LaneReceipt` to the store.
 """
 
 from __future__ import annotations
 
 import ast
+import time
 import uuid
-from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import EscalationError
-from .backends.base import SandboxBackend, syntax_problem
+from .backends.base import SandboxBackend, syntax_problem, utcnow
 from .broker import ToolCatalog
 from .contract import (
-    FileSpec, Isolation, JobState, Limits, NetworkPolicy, Principal, Receipt, RuntimeSpec,
+    FileSpec, Isolation, JobState, Limits, NetworkPolicy, Outcome, Principal, RuntimeSpec,
     SandboxJob, SideEffectClass, parse_untrusted,
 )
 from .demotion import demote
+from .jobspec import JobSpec, review_spec
+from .lanes import Lane, LaneResult, LaneRun, Proposer, ReviewState, lane_outcome_for_refusal
 from .policy import Policy, PolicyBook, Reason, ReasonCode
 
-Lane = Literal["tool", "formula", "sandbox", "refuse"]
 
 
 class ToolCallProposal(BaseModel):
@@ -69,6 +74,10 @@ class EscalationRequest(BaseModel):
     artifact_globs: tuple[str, ...] = ()
     broker_tools: tuple[str, ...] = ()
     idempotency_key: str | None = None
+    #: The job contract (the six questions); without one the router decides as before.
+    spec: JobSpec | None = None
+    #: Who proposed the code or call (provider, model, prompt version): recorded, not trusted.
+    proposer: Proposer | None = None
 
     @model_validator(mode="after")
     def _something(self) -> "EscalationRequest":
@@ -99,13 +108,6 @@ class Decision(BaseModel):
         return [r.code for r in self.reasons]
 
 
-@dataclass(frozen=True)
-class Resolution:
-    decision: Decision
-    value: Any = None
-    receipt: Receipt | None = None
-
-
 def _engine() -> Any:
     import formulane
 
@@ -114,10 +116,11 @@ def _engine() -> Any:
 
 class Router:
     def __init__(self, *, policies: PolicyBook | None = None, catalog: ToolCatalog | None = None,
-                 backend: SandboxBackend | None = None) -> None:
+                 backend: SandboxBackend | None = None, store: Any = None) -> None:
         self.policies = policies or PolicyBook()
         self.catalog = catalog
         self.backend = backend
+        self.store = store  # where lane receipts go when `execute` is not given one
 
     # -- deciding ----------------------------------------------------------------------------
 
@@ -182,16 +185,30 @@ class Router:
     def _sandbox(self, request: EscalationRequest, reasons: list[Reason]) -> Decision:
         policy = self.policies.resolve(request.principal)
         isolation = max(request.min_isolation, policy.min_isolation, key=lambda i: i.rank)
+        side_effect_class, state = request.side_effect_class, request.state
+        if request.spec is not None:
+            verdict = review_spec(request.spec, policy, input_classes=request.input_classes,
+                                  crossing=list(request.inputs) + [f.path for f in
+                                                                   request.files],
+                                  session_id=request.session_id)
+            if verdict.postpone:
+                return Decision(lane="postpone", policy=policy, reasons=tuple(
+                    reasons + verdict.postpone + verdict.refuse))
+            if verdict.refuse:
+                return Decision(lane="refuse", policy=policy,
+                                reasons=tuple(reasons + verdict.refuse))
+            side_effect_class = verdict.side_effect_class or side_effect_class
+            state = verdict.state or state
         try:
             job = SandboxJob(
                 idempotency_key=request.idempotency_key or f"request:{request.request_id}",
                 tenant=request.principal.tenant, principal=request.principal.subject,
                 purpose=f"{request.ask} (formula lane escalated: "
                         f"{'; '.join(r.message for r in reasons)[:1500]})",
-                side_effect_class=request.side_effect_class, runtime=request.runtime,
+                side_effect_class=side_effect_class, runtime=request.runtime,
                 code=request.code, inputs=request.inputs, files=request.files,
                 artifact_globs=request.artifact_globs, limits=request.limits,
-                network=request.network, state=request.state, session_id=request.session_id,
+                network=request.network, state=state, session_id=request.session_id,
                 min_isolation=isolation, broker_tools=request.broker_tools)
         except ValueError as exc:
             return Decision(lane="refuse", policy=policy, reasons=tuple(reasons) + (Reason(
@@ -239,34 +256,89 @@ class Router:
     # -- doing -------------------------------------------------------------------------------
 
     def execute(self, request: EscalationRequest, decision: Decision | None = None, *,
-                jobs: Any = None, timeout: float | None = None) -> Resolution:
-        """Run the decided lane (``jobs``: a `JobManager` for durable sandbox jobs)."""
+                jobs: Any = None, store: Any = None, timeout: float | None = None,
+                review: ReviewState = "needs_review") -> LaneResult:
+        """Run the decided lane and return its `LaneResult`; the lane receipt is appended to
+        ``store`` (default: the job manager's store, else the router's) when there is one.
+
+        ``jobs``: a `JobManager` for durable sandbox jobs (else the router's backend runs the
+        job directly). Refusals, postponements and lane failures are results, not exceptions.
+        """
         decision = decision or self.route(request)
-        if decision.lane == "refuse":
-            return Resolution(decision)
-        if decision.lane == "tool":
-            if self.catalog is None or decision.tool_call is None:
-                raise EscalationError("no tool catalog configured", code="E602")
-            value = self.catalog.call(decision.tool_call.name, decision.tool_call.args,
-                                      principal=request.principal)
-            return Resolution(decision, value=value)
-        if decision.lane == "formula":
-            engine = _engine()
-            if engine is None or decision.formula is None:
-                raise EscalationError("the formula engine is not available", code="E602")
-            schema = decision.schema_ or engine.infer_schema(request.inputs)
-            variables = {k: _decimal_floats(v) for k, v in request.inputs.items()
-                         if k in schema}
-            return Resolution(decision, value=engine.evaluate(decision.formula, variables,
-                                                              schema=schema))
-        job = decision.sandbox_job
-        assert job is not None
-        if jobs is not None:
-            result = jobs.run(job, timeout=timeout)
-            return Resolution(decision, receipt=result.receipt)
-        if self.backend is None:
-            raise EscalationError("no sandbox backend is configured", code="E602")
-        return Resolution(decision, receipt=self.backend.run(job))
+        store = store if store is not None else (
+            jobs.store if jobs is not None else self.store)
+        started = utcnow()
+        clock = time.perf_counter()
+        run = LaneRun(request=request, decision=decision, started_at=started, review=review)
+        if decision.lane == "postpone":
+            run.outcome = "postponed"
+        elif decision.lane == "refuse":
+            run.outcome = lane_outcome_for_refusal(decision.reasons)
+        elif decision.lane == "tool":
+            self._run_tool(request, decision, run, jobs=jobs, timeout=timeout)
+        elif decision.lane == "formula":
+            self._run_formula(request, decision, run)
+        else:
+            job = decision.sandbox_job
+            assert job is not None
+            if jobs is not None:
+                receipt = jobs.run(job, timeout=timeout).receipt
+            elif self.backend is not None:
+                receipt = self.backend.run(job)
+            else:
+                raise EscalationError("no sandbox backend is configured", code="E602")
+            run.sandbox = receipt
+        run.wall_ms = (time.perf_counter() - clock) * 1000
+        result = run.result()
+        if store is not None:
+            store.append_lane(result.receipt)
+        return result
+
+    def _run_tool(self, request: EscalationRequest, decision: Decision, run: LaneRun, *,
+                  jobs: Any, timeout: float | None) -> None:
+        if self.catalog is None or decision.tool_call is None:
+            raise EscalationError("no tool catalog configured", code="E602")
+        name, args = decision.tool_call.name, decision.tool_call.args
+        pinned = getattr(self.catalog, "run_tool", None)
+        if pinned is not None:
+            found = pinned(name, args, principal=request.principal, jobs=jobs, timeout=timeout)
+            if found is not None:  # a promoted tool: its pinned code runs in the sandbox
+                run.tool_version = found.version
+                run.sandbox = found.receipt
+                run.outcome, run.detail = found.outcome, found.detail
+                return
+        try:
+            run.value = self.catalog.call(name, args, principal=request.principal)
+            run.outcome = Outcome.SUCCEEDED.value
+        except Exception as exc:  # the tool's failure is the lane's answer, recorded
+            run.outcome = Outcome.USER_ERROR.value
+            run.detail = f"tool {name!r} failed: {type(exc).__name__}: {exc}"
+        version = getattr(self.catalog, "version_of", None)
+        run.tool_version = version(name) if version is not None else None
+
+    def _run_formula(self, request: EscalationRequest, decision: Decision,
+                     run: LaneRun) -> None:
+        engine = _engine()
+        if engine is None or decision.formula is None:
+            raise EscalationError("the formula engine is not available", code="E602")
+        schema = decision.schema_ or engine.infer_schema(request.inputs)
+        variables = {k: _decimal_floats(v) for k, v in request.inputs.items() if k in schema}
+        try:
+            value = engine.evaluate(decision.formula, variables, schema=schema)
+        except engine.FormulaError as exc:
+            run.outcome = Outcome.USER_ERROR.value
+            run.detail = f"[{exc.code}] {exc.message}"
+            return
+        if isinstance(value, engine.ErrorValue):
+            run.outcome = Outcome.USER_ERROR.value
+            run.detail = f"the formula gave the error value {value.code} {value.message}".strip()
+            return
+        run.value = value
+        run.outcome = Outcome.SUCCEEDED.value
+
+
+#: The name this result had before every lane returned a `LaneResult`.
+Resolution = LaneResult
 
 
 def _decimal_floats(value: Any) -> Any:

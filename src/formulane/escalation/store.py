@@ -7,7 +7,11 @@ PostgreSQL through psycopg 3, optional ``?schema=name``). A job row is created o
 workers or two servers never run one job twice. Receipts are append-only (database triggers
 refuse UPDATE and DELETE) and hash-chained: each row stores ``sha256(previous chain + receipt
 hash)``, and `verify_chain` recomputes it. Rows carry the owner instance and a lease, so a
-restarted manager can tell which running jobs lost their supervisor.
+restarted manager can tell which running jobs lost their supervisor. The same store holds every
+lane's history: `append_lane` stores a `LaneReceipt` (table ``lane_receipts``, append-only),
+`review` appends a review state (``lane_reviews``, append-only; reads return the latest), and
+the drafting room keeps its drafts and known-answer cases in ``lane_drafts`` and
+``lane_draft_cases``.
 """
 
 from __future__ import annotations
@@ -21,13 +25,16 @@ import time
 from abc import ABC, abstractmethod
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from urllib.parse import parse_qs, urlparse, urlunparse
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import EscalationError
 from .contract import ArtifactRecord, Receipt, SandboxJob
+
+if TYPE_CHECKING:
+    from .lanes import LaneReceipt
 
 GENESIS = "0" * 64
 ACTIVE = ("queued", "running", "lost")
@@ -74,6 +81,58 @@ CREATE TABLE IF NOT EXISTS escalation_artifacts (
     mime TEXT NOT NULL,
     created_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS lane_receipts (
+    seq {serial},
+    receipt_id TEXT NOT NULL UNIQUE,
+    request_id TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    lane TEXT NOT NULL,
+    job_kind TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    job_id TEXT,
+    created_at TEXT NOT NULL,
+    receipt_json TEXT NOT NULL,
+    receipt_sha256 TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS lane_receipts_created ON lane_receipts (created_at);
+CREATE INDEX IF NOT EXISTS lane_receipts_request ON lane_receipts (request_id);
+CREATE TABLE IF NOT EXISTS lane_reviews (
+    seq {serial},
+    receipt_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    note TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS lane_reviews_receipt ON lane_reviews (receipt_id);
+CREATE TABLE IF NOT EXISTS lane_drafts (
+    draft_id TEXT PRIMARY KEY,
+    tool TEXT NOT NULL,
+    version INTEGER,
+    status TEXT NOT NULL,
+    source_job_id TEXT,
+    tenant TEXT NOT NULL,
+    code TEXT NOT NULL,
+    code_sha256 TEXT NOT NULL,
+    runtime_json TEXT NOT NULL,
+    environment_digest TEXT,
+    arguments_json TEXT NOT NULL,
+    effect TEXT NOT NULL,
+    scopes_json TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    approved_by TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lane_draft_cases (
+    seq {serial},
+    case_id TEXT NOT NULL UNIQUE,
+    tool TEXT NOT NULL,
+    inputs_json TEXT NOT NULL,
+    expected_json TEXT NOT NULL,
+    added_by TEXT NOT NULL,
+    note TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
 """
 
 _SQLITE_TRIGGERS = """
@@ -81,6 +140,14 @@ CREATE TRIGGER IF NOT EXISTS escalation_receipts_no_update BEFORE UPDATE ON esca
 BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS escalation_receipts_no_delete BEFORE DELETE ON escalation_receipts
 BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS lane_receipts_no_update BEFORE UPDATE ON lane_receipts
+BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS lane_receipts_no_delete BEFORE DELETE ON lane_receipts
+BEGIN SELECT RAISE(ABORT, 'receipts are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS lane_reviews_no_update BEFORE UPDATE ON lane_reviews
+BEGIN SELECT RAISE(ABORT, 'reviews are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS lane_reviews_no_delete BEFORE DELETE ON lane_reviews
+BEGIN SELECT RAISE(ABORT, 'reviews are append-only'); END;
 """
 
 _PG_TRIGGERS = [
@@ -89,6 +156,12 @@ _PG_TRIGGERS = [
     "DROP TRIGGER IF EXISTS escalation_receipts_append_only ON escalation_receipts",
     """CREATE TRIGGER escalation_receipts_append_only BEFORE UPDATE OR DELETE
        ON escalation_receipts FOR EACH ROW EXECUTE FUNCTION escalation_append_only()""",
+    "DROP TRIGGER IF EXISTS lane_receipts_append_only ON lane_receipts",
+    """CREATE TRIGGER lane_receipts_append_only BEFORE UPDATE OR DELETE
+       ON lane_receipts FOR EACH ROW EXECUTE FUNCTION escalation_append_only()""",
+    "DROP TRIGGER IF EXISTS lane_reviews_append_only ON lane_reviews",
+    """CREATE TRIGGER lane_reviews_append_only BEFORE UPDATE OR DELETE
+       ON lane_reviews FOR EACH ROW EXECUTE FUNCTION escalation_append_only()""",
 ]
 
 
@@ -284,6 +357,92 @@ class JobStore(ABC):
         return [ArtifactRecord(path=r[0], size=r[1], sha256=r[2], mime=r[3],
                                complete=None if r[4] is None else bool(r[4]), stored_ref=r[5])
                 for r in rows]
+
+    # -- lane receipts (every lane's history) and their review states --------------------------
+
+    def append_lane(self, receipt: "LaneReceipt") -> None:
+        """Append one lane receipt (any lane). Its review state is the receipt's own until a
+        `review` appends a newer one."""
+        self._run("INSERT INTO lane_receipts (receipt_id, request_id, tenant, lane, job_kind, "
+                  "outcome, job_id, created_at, receipt_json, receipt_sha256) VALUES (?, ?, ?, ?, "
+                  "?, ?, ?, ?, ?, ?)",
+                  (receipt.receipt_id, receipt.request_id, receipt.tenant, receipt.lane,
+                   receipt.job_kind, receipt.outcome, receipt.job_id,
+                   receipt.created_at.astimezone(timezone.utc).isoformat(),
+                   receipt.model_dump_json(), receipt.sha256))
+
+    def lane_receipts(self, *, since: datetime | None = None, until: datetime | None = None,
+                      tenant: str | None = None, request_id: str | None = None,
+                      limit: int | None = None) -> list["LaneReceipt"]:
+        """Lane receipts oldest first, each with its current review state."""
+        from .lanes import LaneReceipt
+
+        where, params = [], []
+        for column, op, value in (("created_at", ">=", since), ("created_at", "<", until),
+                                  ("tenant", "=", tenant), ("request_id", "=", request_id)):
+            if value is not None:
+                where.append(f"{column} {op} ?")
+                params.append(value.astimezone(timezone.utc).isoformat()
+                              if isinstance(value, datetime) else value)
+        sql = "SELECT receipt_json FROM lane_receipts"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY created_at, seq"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        found = [LaneReceipt.model_validate_json(r[0]) for r in self._run(sql, params,
+                                                                           fetch="all")]
+        states = self._review_states([r.receipt_id for r in found])
+        return [r.model_copy(update={"review_state": states[r.receipt_id]})
+                if r.receipt_id in states else r for r in found]
+
+    def lane_receipt(self, receipt_id: str) -> "LaneReceipt | None":
+        from .lanes import LaneReceipt
+
+        row = self._run("SELECT receipt_json FROM lane_receipts WHERE receipt_id = ?",
+                        (receipt_id,), fetch="one")
+        if row is None:
+            return None
+        receipt = LaneReceipt.model_validate_json(row[0])
+        state = self._review_states([receipt_id]).get(receipt_id)
+        return receipt.model_copy(update={"review_state": state}) if state else receipt
+
+    def review(self, receipt_id: str, state: str, *, by: str, note: str = "") -> "LaneReceipt":
+        """Record a review (``accepted``, ``rejected``, ``needs_review``) by the application or
+        a person; appended, so the history of reviews stays."""
+        from .lanes import REVIEW_STATES
+
+        if state not in REVIEW_STATES:
+            raise EscalationError(f"review state {state!r} is not one of "
+                                  f"{', '.join(REVIEW_STATES)}", code="E603")
+        if not by.strip():
+            raise EscalationError("a review names who made it", code="E603")
+        if self.lane_receipt(receipt_id) is None:
+            raise EscalationError(f"no lane receipt {receipt_id!r}", code="E603")
+        self._run("INSERT INTO lane_reviews (receipt_id, state, reviewer, note, created_at) "
+                  "VALUES (?, ?, ?, ?, ?)", (receipt_id, state, by, note[:4000], _now()))
+        found = self.lane_receipt(receipt_id)
+        assert found is not None
+        return found
+
+    def reviews(self, receipt_id: str) -> list[tuple[str, str, str, str]]:
+        """(state, reviewer, note, created_at) of every review of one receipt, oldest first."""
+        rows = self._run("SELECT state, reviewer, note, created_at FROM lane_reviews WHERE "
+                         "receipt_id = ? ORDER BY seq", (receipt_id,), fetch="all")
+        return [tuple(r) for r in rows]  # type: ignore[misc]
+
+    def _review_states(self, ids: list[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            if not chunk:
+                continue
+            marks = ", ".join("?" for _ in chunk)
+            rows = self._run(f"SELECT receipt_id, state FROM lane_reviews WHERE receipt_id IN "
+                             f"({marks}) ORDER BY seq", chunk, fetch="all")
+            for receipt_id, state in rows:
+                out[receipt_id] = state
+        return out
 
     def verify_chain(self) -> bool:
         rows = self._run("SELECT receipt_json, receipt_sha256, prev_chain, chain_sha256 FROM "

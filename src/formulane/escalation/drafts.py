@@ -1,0 +1,411 @@
+"""The drafting room: sandbox code that keeps coming back becomes a reviewed, pinned typed tool.
+
+Contract: `DraftRoom.promote(job_id, tool=..., by=...)` makes a draft from a *succeeded* sandbox
+job's exact code, runtime and environment digest, and types the tool from the job's inputs
+(one argument per input, JSON type of the value it had). A reviewer adds known-answer cases
+(`add_case`: inputs and the answer a person computed; cases belong to the tool, so every later
+draft faces them too) and `approve`s: each case runs the draft's code in the sandbox, with no
+model in the loop, and its declared result must equal the known answer (numbers within 1e-9
+relative); at least `MIN_CASES` cases are needed; the runs must report the pinned environment
+digest. On success the draft is pinned (content hash + environment digest, version n+1) and
+replaces the previously pinned version; on any failure it is refused (E605) with every case's
+verdict and the pinned version stays. `PinnedTools` is the `ToolCatalog` the router sees: a call
+of a pinned tool checks the principal's scopes and the argument types, runs that exact code in
+the sandbox (through the job manager, so it gets a job id and receipts) and reports the pinned
+version, which the lane receipt names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterable, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import EscalationError
+from .contract import Principal, Receipt, RuntimeSpec, SandboxJob
+from .lanes import json_value, sandbox_value
+from .store import JobStore
+
+MIN_CASES = 3
+DraftStatus = Literal["draft", "pinned", "superseded", "rejected"]
+Effect = Literal["read", "proposes_change"]
+_EFFECT_SIDE = {"read": "read_only", "proposes_change": "proposes_change"}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+class Draft(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    draft_id: str
+    tool: str
+    version: int | None
+    status: DraftStatus
+    source_job_id: str | None
+    tenant: str
+    code: str
+    code_sha256: str
+    runtime: RuntimeSpec
+    environment_digest: str | None
+    arguments: dict[str, str]
+    effect: Effect
+    scopes: tuple[str, ...]
+    created_by: str
+    approved_by: str | None
+    created_at: str
+
+    @property
+    def pinned_name(self) -> str:
+        """How receipts name this version: ``tool@vN sha256:<code> env:<digest>``."""
+        env = (self.environment_digest or "none").removeprefix("sha256:")[:16]
+        return f"{self.tool}@v{self.version} sha256:{self.code_sha256[:16]} env:{env}"
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    case_id: str
+    tool: str
+    inputs: dict[str, Any]
+    expected: Any
+    added_by: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CaseVerdict:
+    case: Case
+    passed: bool
+    got: Any
+    outcome: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class ToolRun:
+    """What a pinned tool call gives the router's tool lane."""
+
+    version: str
+    receipt: Receipt | None
+    outcome: str = "succeeded"
+    detail: str = ""
+
+
+_COLS = ("draft_id, tool, version, status, source_job_id, tenant, code, code_sha256, "
+         "runtime_json, environment_digest, arguments_json, effect, scopes_json, created_by, "
+         "approved_by, created_at")
+
+
+def same_answer(got: Any, expected: Any) -> bool:
+    got, expected = json_value(got), json_value(expected)
+    if isinstance(got, bool) or isinstance(expected, bool):
+        return got is expected if isinstance(got, bool) and isinstance(expected, bool) else False
+    if isinstance(got, (int, float)) and isinstance(expected, (int, float)):
+        return math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(got, list) and isinstance(expected, list):
+        return len(got) == len(expected) and all(same_answer(a, b) for a, b in zip(got, expected))
+    if isinstance(got, dict) and isinstance(expected, dict):
+        return got.keys() == expected.keys() and all(same_answer(got[k], expected[k])
+                                                     for k in got)
+    return bool(got == expected)
+
+
+class DraftRoom:
+    def __init__(self, store: JobStore, jobs: Any) -> None:
+        self.store = store
+        self.jobs = jobs
+
+    # -- drafts ------------------------------------------------------------------------------
+
+    def promote(self, job_id: str, *, tool: str, by: str, effect: Effect = "read",
+                scopes: Iterable[str] = ()) -> Draft:
+        """A draft from a succeeded sandbox job's exact code, runtime and environment."""
+        if not tool.replace("_", "a").isalnum() or not tool[:1].isalpha() or len(tool) > 64:
+            raise EscalationError(f"tool name {tool!r} must be a letter then letters, digits "
+                                  "or '_' (64 at most)", code="E603")
+        record = self.store.get(job_id)
+        if record is None:
+            raise EscalationError(f"no job {job_id!r}", code="E603")
+        receipt = self.store.latest(job_id)
+        if receipt is None or not receipt.succeeded:
+            raise EscalationError(f"job {job_id} did not succeed; only a job that worked can be "
+                                  "promoted", code="E603")
+        job = record.job
+        draft = Draft(draft_id=uuid.uuid4().hex, tool=tool, version=None, status="draft",
+                      source_job_id=job_id, tenant=job.tenant, code=job.source,
+                      code_sha256=job.code_sha256,
+                      runtime=job.runtime.model_copy(update={
+                          "environment_digest": receipt.environment_digest}),
+                      environment_digest=receipt.environment_digest,
+                      arguments={k: json_type(v) for k, v in sorted(job.inputs.items())},
+                      effect=effect, scopes=tuple(sorted(set(scopes))), created_by=by,
+                      approved_by=None, created_at=_now())
+        self.store._run(f"INSERT INTO lane_drafts ({_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                        "?, ?, ?, ?, ?, ?, ?)", self._row(draft))
+        return draft
+
+    def _row(self, d: Draft) -> tuple[Any, ...]:
+        return (d.draft_id, d.tool, d.version, d.status, d.source_job_id, d.tenant, d.code,
+                d.code_sha256, d.runtime.model_dump_json(), d.environment_digest,
+                json.dumps(d.arguments, sort_keys=True), d.effect, json.dumps(list(d.scopes)),
+                d.created_by, d.approved_by, d.created_at)
+
+    def _draft(self, row: Any) -> Draft:
+        return Draft(draft_id=row[0], tool=row[1], version=row[2], status=row[3],
+                     source_job_id=row[4], tenant=row[5], code=row[6], code_sha256=row[7],
+                     runtime=RuntimeSpec.model_validate_json(row[8]), environment_digest=row[9],
+                     arguments=json.loads(row[10]), effect=row[11],
+                     scopes=tuple(json.loads(row[12])), created_by=row[13], approved_by=row[14],
+                     created_at=row[15])
+
+    def draft(self, draft_id: str) -> Draft:
+        row = self.store._run(f"SELECT {_COLS} FROM lane_drafts WHERE draft_id = ?",
+                              (draft_id,), fetch="one")
+        if row is None:
+            raise EscalationError(f"no draft {draft_id!r}", code="E603")
+        return self._draft(row)
+
+    def new_draft(self, tool: str, code: str, *, by: str) -> Draft:
+        """A new draft of a pinned tool with different code (same arguments and runtime)."""
+        pinned = self.pinned(tool)
+        if pinned is None:
+            raise EscalationError(f"no pinned tool {tool!r} to redraft", code="E603")
+        draft = pinned.model_copy(update={
+            "draft_id": uuid.uuid4().hex, "version": None, "status": "draft",
+            "source_job_id": None, "code": code,
+            "code_sha256": hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest(),
+            "created_by": by, "approved_by": None, "created_at": _now()})
+        self.store._run(f"INSERT INTO lane_drafts ({_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                        "?, ?, ?, ?, ?, ?, ?)", self._row(draft))
+        return draft
+
+    def pinned(self, tool: str) -> Draft | None:
+        row = self.store._run(f"SELECT {_COLS} FROM lane_drafts WHERE tool = ? AND status = "
+                              "'pinned'", (tool,), fetch="one")
+        return self._draft(row) if row else None
+
+    def pinned_tools(self) -> list[Draft]:
+        rows = self.store._run(f"SELECT {_COLS} FROM lane_drafts WHERE status = 'pinned' ORDER "
+                               "BY tool", fetch="all")
+        return [self._draft(r) for r in rows]
+
+    def history(self, tool: str) -> list[Draft]:
+        rows = self.store._run(f"SELECT {_COLS} FROM lane_drafts WHERE tool = ? ORDER BY "
+                               "created_at", (tool,), fetch="all")
+        return [self._draft(r) for r in rows]
+
+    # -- known-answer cases ------------------------------------------------------------------
+
+    def add_case(self, tool: str, inputs: Mapping[str, Any], expected: Any, *, by: str,
+                 note: str = "") -> Case:
+        case = Case(case_id=uuid.uuid4().hex, tool=tool, inputs=dict(inputs),
+                    expected=json_value(expected), added_by=by, note=note)
+        self.store._run("INSERT INTO lane_draft_cases (case_id, tool, inputs_json, expected_json, "
+                        "added_by, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (case.case_id, tool, json.dumps(case.inputs, sort_keys=True),
+                         json.dumps(case.expected), by, note, _now()))
+        return case
+
+    def cases(self, tool: str) -> list[Case]:
+        rows = self.store._run("SELECT case_id, tool, inputs_json, expected_json, added_by, note "
+                               "FROM lane_draft_cases WHERE tool = ? ORDER BY seq", (tool,),
+                               fetch="all")
+        return [Case(case_id=r[0], tool=r[1], inputs=json.loads(r[2]),
+                     expected=json.loads(r[3]), added_by=r[4], note=r[5]) for r in rows]
+
+    def check(self, draft_id: str) -> list[CaseVerdict]:
+        """Run every known-answer case of the draft's tool on the draft's code."""
+        draft = self.draft(draft_id)
+        verdicts = []
+        for case in self.cases(draft.tool):
+            problem = self._argument_problem(draft, case.inputs)
+            if problem:
+                verdicts.append(CaseVerdict(case, False, None, "refused", problem))
+                continue
+            receipt = self._run(draft, case.inputs, purpose=f"known-answer case "
+                                f"{case.case_id} of {draft.tool} (draft {draft_id})",
+                                principal="drafting-room")
+            declared, got = sandbox_value(receipt)
+            passed = (receipt.succeeded and declared and same_answer(got, case.expected)
+                      and self._env_ok(draft, receipt))
+            detail = "" if passed else (
+                f"expected {case.expected!r}, got {got!r}" if receipt.succeeded and declared
+                else receipt.outcome_detail or f"no declared result ({receipt.outcome.value})")
+            if receipt.succeeded and not self._env_ok(draft, receipt):
+                detail = (f"ran in environment {receipt.environment_digest}, not the pinned "
+                          f"{draft.environment_digest}")
+            verdicts.append(CaseVerdict(case, passed, got, receipt.outcome.value, detail))
+        return verdicts
+
+    def approve(self, draft_id: str, *, by: str) -> Draft:
+        """Pin the draft if it passes every known-answer case of its tool (else E605)."""
+        draft = self.draft(draft_id)
+        if draft.status != "draft":
+            raise EscalationError(f"draft {draft_id} is {draft.status}, not a draft",
+                                  code="E603")
+        if by == draft.created_by:
+            raise EscalationError("the reviewer who approves must not be the one who promoted",
+                                  code="E605", hint="ask another person to review")
+        cases = self.cases(draft.tool)
+        if len(cases) < MIN_CASES:
+            raise EscalationError(f"{draft.tool} has {len(cases)} known-answer case(s); "
+                                  f"approval needs {MIN_CASES}", code="E605",
+                                  hint="add cases whose answers a person computed")
+        verdicts = self.check(draft_id)
+        failed = [v for v in verdicts if not v.passed]
+        if failed:
+            raise EscalationError(
+                f"draft {draft_id} of {draft.tool} fails {len(failed)} of {len(verdicts)} "
+                "known-answer case(s): " + "; ".join(
+                    f"{v.case.case_id[:8]}: {v.detail}" for v in failed)[:2000],
+                code="E605", hint="the pinned version stays in service")
+        previous = self.pinned(draft.tool)
+        version = 1 + max((d.version or 0) for d in self.history(draft.tool))
+        if previous is not None:
+            self.store._run("UPDATE lane_drafts SET status = 'superseded' WHERE draft_id = ?",
+                            (previous.draft_id,))
+        self.store._run("UPDATE lane_drafts SET status = 'pinned', version = ?, approved_by = ? "
+                        "WHERE draft_id = ?", (version, by, draft_id))
+        return self.draft(draft_id)
+
+    def reject(self, draft_id: str, *, by: str) -> Draft:
+        self.store._run("UPDATE lane_drafts SET status = 'rejected', approved_by = ? WHERE "
+                        "draft_id = ? AND status = 'draft'", (by, draft_id))
+        return self.draft(draft_id)
+
+    # -- running -----------------------------------------------------------------------------
+
+    def _argument_problem(self, draft: Draft, args: Mapping[str, Any]) -> str:
+        missing = sorted(set(draft.arguments) - set(args))
+        extra = sorted(set(args) - set(draft.arguments))
+        if missing or extra:
+            return (f"{draft.tool} takes {', '.join(draft.arguments) or 'no arguments'}"
+                    + (f"; missing {', '.join(missing)}" if missing else "")
+                    + (f"; unknown {', '.join(extra)}" if extra else ""))
+        wrong = [f"{k} must be a {t}, not a {json_type(args[k])}"
+                 for k, t in draft.arguments.items() if json_type(args[k]) != t]
+        return "; ".join(wrong)
+
+    def _env_ok(self, draft: Draft, receipt: Receipt) -> bool:
+        return draft.environment_digest is None or \
+            receipt.environment_digest == draft.environment_digest
+
+    def _run(self, draft: Draft, args: Mapping[str, Any], *, purpose: str, principal: str,
+             tenant: str | None = None, timeout: float | None = None) -> Receipt:
+        job = SandboxJob(idempotency_key=f"tool:{draft.tool}:{draft.draft_id}:{uuid.uuid4().hex}",
+                         tenant=tenant or draft.tenant, principal=principal, purpose=purpose,
+                         side_effect_class=_EFFECT_SIDE[draft.effect],  # type: ignore[arg-type]
+                         runtime=draft.runtime, code=draft.code, inputs=dict(args))
+        return self.jobs.run(job, timeout=timeout).receipt
+
+    def call(self, tool: str, args: Mapping[str, Any], *, principal: Principal,
+             timeout: float | None = None) -> ToolRun:
+        draft = self.pinned(tool)
+        if draft is None:
+            raise EscalationError(f"no pinned tool {tool!r}", code="E603")
+        missing_scopes = sorted(set(draft.scopes) - set(principal.scopes))
+        if missing_scopes:
+            return ToolRun(draft.pinned_name, None, "refused",
+                           f"{principal.subject} lacks scopes {', '.join(missing_scopes)}")
+        if principal.tenant != draft.tenant:
+            return ToolRun(draft.pinned_name, None, "refused",
+                           f"{tool} belongs to tenant {draft.tenant}")
+        problem = self._argument_problem(draft, args)
+        if problem:
+            return ToolRun(draft.pinned_name, None, "user_error", problem)
+        receipt = self._run(draft, args, purpose=f"pinned tool {draft.pinned_name}",
+                            principal=principal.subject, tenant=principal.tenant,
+                            timeout=timeout)
+        if receipt.code_sha256 != draft.code_sha256:  # the contract of a pinned tool
+            raise EscalationError(f"{tool}: ran code {receipt.code_sha256}, not the pinned "
+                                  f"{draft.code_sha256}", code="E901")
+        return ToolRun(draft.pinned_name, receipt)
+
+
+class PinnedTools:
+    """The drafting room's pinned tools as a `ToolCatalog` (read-only ones only for brokers)."""
+
+    def __init__(self, room: DraftRoom) -> None:
+        self.room = room
+
+    def names(self) -> list[str]:
+        return [d.tool for d in self.room.pinned_tools()]
+
+    def is_read_only(self, name: str) -> bool:
+        draft = self.room.pinned(name)
+        return draft is not None and draft.effect == "read"
+
+    def call(self, name: str, args: Mapping[str, Any], *, principal: Principal) -> Any:
+        run = self.room.call(name, args, principal=principal)
+        if run.receipt is None or not run.receipt.succeeded:
+            raise EscalationError(f"{name}: {run.detail or 'failed'}", code="E601")
+        return sandbox_value(run.receipt)[1]
+
+    def run_tool(self, name: str, args: Mapping[str, Any], *, principal: Principal,
+                 jobs: Any = None, timeout: float | None = None) -> ToolRun | None:
+        if self.room.pinned(name) is None:
+            return None
+        return self.room.call(name, args, principal=principal, timeout=timeout)
+
+
+class ToolCatalogs:
+    """Several catalogs as one (first one naming a tool wins): pinned tools, then the app's."""
+
+    def __init__(self, *catalogs: Any) -> None:
+        self.catalogs = [c for c in catalogs if c is not None]
+
+    def _owner(self, name: str) -> Any:
+        for catalog in self.catalogs:
+            if name in set(catalog.names()):
+                return catalog
+        return None
+
+    def names(self) -> list[str]:
+        out: list[str] = []
+        for catalog in self.catalogs:
+            out += [n for n in catalog.names() if n not in out]
+        return out
+
+    def is_read_only(self, name: str) -> bool:
+        owner = self._owner(name)
+        return owner is not None and owner.is_read_only(name)
+
+    def call(self, name: str, args: Mapping[str, Any], *, principal: Principal) -> Any:
+        owner = self._owner(name)
+        if owner is None:
+            raise EscalationError(f"unknown tool {name!r}", code="E601")
+        return owner.call(name, args, principal=principal)
+
+    def run_tool(self, name: str, args: Mapping[str, Any], *, principal: Principal,
+                 jobs: Any = None, timeout: float | None = None) -> ToolRun | None:
+        owner = self._owner(name)
+        runner = getattr(owner, "run_tool", None)
+        return runner(name, args, principal=principal, jobs=jobs, timeout=timeout) \
+            if runner is not None else None
+
+    def version_of(self, name: str) -> str | None:
+        owner = self._owner(name)
+        version = getattr(owner, "version_of", None)
+        return version(name) if version is not None else None
