@@ -230,7 +230,12 @@ export function renderLanes(root) {
       const names = Object.keys(series).slice(0, 8);
       const box = h("figure", { class: "chart card" }, h("figcaption", {}, title));
       charts.appendChild(box);
-      if (!names.length || !t.length) { box.appendChild(h("p", { class: "muted" }, "Nothing yet.")); continue; }
+      if (!names.length || !t.length) {
+        box.appendChild(h("p", { class: "muted" }, title.startsWith("Escalated") && t.length
+          ? "Not in this tenant's series yet: the service reports the share process-wide (formulane_escalations_smaller_lane_share in /metrics)."
+          : "Nothing yet."));
+        continue;
+      }
       plots.push(new uPlot({ width, height: 200, series: [{}, ...names.map((n, i) => ({ label: n, stroke: COLORS[i % COLORS.length], width: 2, points: { show: t.length < 3 } }))], scales: { x: { time: true } } },
         [t, ...names.map((n) => series[n])], box));
       box.querySelector(".u-wrap")?.setAttribute("aria-hidden", "true");
