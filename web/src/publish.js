@@ -165,6 +165,10 @@ export function renderPublish(root) {
 
   clear(root,
     h("h1", {}, "Publish a formula"),
+    h("ol", { class: "steps" },
+      h("li", {}, "Name the formula; its source starts as the studio's (schema and profile too)."),
+      h("li", {}, "Add known-answer cases: inputs, and the answer you know is right. They run on every edit."),
+      h("li", {}, "Publish when every case passes: the version becomes ", h("code", {}, "live"), ", and applications evaluate it by name.")),
     h("section", { class: "card", "aria-labelledby": "pub-h" },
       h("h2", { id: "pub-h" }, "Stored formula"),
       field("Name", nameIn, "The schema and profile are the studio's."),
