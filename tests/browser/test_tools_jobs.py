@@ -6,6 +6,7 @@ axe-core on every page."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 from browser._browser import axe_check, shot, signed_in
@@ -68,6 +69,10 @@ def test_sandbox_job_decision_receipt_and_cancel(page, server):
     assert "wall_timeout_s" in limits and "memory_bytes" in limits
     assert '"total": 285' in page.locator("#job-stdout").inner_text()
     assert "none" in page.locator("#receipt").inner_text()      # the network policy
+    page.wait_for_selector("#artifacts")
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Download result.json").click()
+    assert json.loads(open(dl.value.path()).read()) == {"total": 285}
     shot(page, "job-receipt")
     axe_check(page, "jobs")
 
