@@ -72,8 +72,31 @@ def create_app(settings: Settings | None = None, *, service: Service | None = No
     app.add_middleware(envelope.RequestMiddleware, max_body=settings.max_body_bytes,
                        max_batch_body=settings.max_batch_body_bytes,
                        batch_paths=("/v1/evaluate/batch",), observe=observe)
+    _declare_security(app)
     if (STATIC / "index.html").is_file():
         from fastapi.staticfiles import StaticFiles
 
         app.mount("/", StaticFiles(directory=STATIC, html=True), name="playground")
     return app
+
+
+def _declare_security(app: FastAPI) -> None:
+    """Bearer auth in the OpenAPI document: the scheme, and on every /v1 operation."""
+    from fastapi.openapi.utils import get_openapi
+
+    from .deps import SECURITY_SCHEME
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version,
+                                 description=app.description, routes=app.routes)
+            schema.setdefault("components", {}).setdefault("securitySchemes", {})[
+                "bearer"] = SECURITY_SCHEME
+            for path, methods in schema.get("paths", {}).items():
+                if path.startswith("/v1/"):
+                    for op in methods.values():
+                        op["security"] = [{"bearer": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -13,6 +13,7 @@ tokens from every log record.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
@@ -169,6 +170,15 @@ ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaita
                    Awaitable[None]]
 
 
+_PROCESS = secrets.token_hex(4)
+_COUNTER = itertools.count()
+
+
+def _new_request_id() -> str:
+    # Unique, not secret: a random part per process and a counter (no system call each).
+    return f"{_PROCESS}{next(_COUNTER):08x}"
+
+
 class _TooLarge(Exception):
     pass
 
@@ -192,7 +202,7 @@ class RequestMiddleware:
         start = time.perf_counter()
         headers = dict(scope.get("headers") or ())
         incoming = headers.get(b"x-request-id", b"").decode("latin-1")
-        rid = incoming if _RID.match(incoming) else secrets.token_hex(8)
+        rid = incoming if incoming and _RID.match(incoming) else _new_request_id()
         scope.setdefault("state", {})["request_id"] = rid
         path: str = scope.get("path", "")
         limit = self.max_batch_body if path.startswith(self.batch_paths) else self.max_body

@@ -98,15 +98,16 @@ class Service:
             return
         state = self.settings.data_dir / "sandbox"
         state.mkdir(parents=True, exist_ok=True)
-        if os.geteuid() == 0:
-            # Jobs run as unprivileged uids that must reach the workspaces under the data dir.
-            for parent in [state.resolve(), *state.resolve().parents]:
-                if not parent.stat().st_mode & 0o001:
-                    raise ServiceError(
-                        f"data directory {self.settings.data_dir}: sandbox jobs run as "
-                        f"unprivileged uids and cannot enter {parent}", code="E602",
-                        hint="use a data directory whose every parent is o+x, or "
-                             "--sandbox none")
+        if os.geteuid() == 0 and _blocked(state) is not None:
+            # Jobs run as unprivileged uids that must reach the workspaces: a data dir under
+            # /root (0700) cannot hold them, so they go where the escalation lane puts them.
+            blocked = _blocked(state)
+            state = Path("/var/lib/formulane/sandbox")
+            state.mkdir(parents=True, exist_ok=True)
+            for part in (state, state.parent):
+                part.chmod(part.stat().st_mode | 0o011)
+            self.backend_note = (f"sandbox workspaces in {state}: the job uids cannot enter "
+                                 f"{blocked}")
         backend: Any = None
         if mode in ("auto", "bubblewrap"):
             bwrap = BubblewrapBackend(state)
@@ -117,7 +118,9 @@ class Service:
                 raise ServiceError(f"bubblewrap is not usable here: {caps.unavailable_reason}",
                                    code="E602")
             else:
-                self.backend_note = (f"bubblewrap is not usable here ({caps.unavailable_reason})")
+                self.backend_note = "; ".join(filter(None, (
+                    self.backend_note,
+                    f"bubblewrap is not usable here ({caps.unavailable_reason})")))
         if backend is None:
             backend = ProcessBackend(state)
             caps = backend.capabilities()
@@ -211,5 +214,10 @@ class Service:
         self.engine.dispose()
 
 
-def data_dir_from_env() -> Path:
-    return Path(os.environ.get("FORMULANE_DATA_DIR", ".formulane"))
+def _blocked(path: Path) -> Path | None:
+    """The first parent of ``path`` that other uids cannot traverse, if any."""
+    for parent in [path.resolve(), *path.resolve().parents]:
+        if parent.exists() and not parent.stat().st_mode & 0o001:
+            return parent
+    return None
+
