@@ -57,7 +57,7 @@ def test_second_tenant_sees_nothing(page, server):
     assert "globex" in page.locator("#whoami").inner_text()
     page.fill("#formula-name", name)
     page.dispatch_event("#formula-name", "change")
-    page.wait_for_timeout(500)   # the history request answers (404) and renders nothing
+    page.wait_for_function("n => document.querySelector('#versions').dataset.loaded === n", arg=name)
     assert page.locator("#versions tr").count() == 0
     page.goto("/#tools")
     page.wait_for_selector("#inbox-empty")

@@ -44,8 +44,11 @@ def test_write_tool_approval_and_receipt(page, browser, server):
     page.select_option("#receipt-tool", "demo_add_note")
     page.select_option("#receipt-outcome", "succeeded")
     page.wait_for_selector("#receipt-table")
-    page.fill("#receipt-search", note.split()[-1])
-    page.wait_for_function("document.querySelectorAll('#receipt-table tbody tr').length === 1")
+    needle = note.split()[-1]
+    page.fill("#receipt-search", needle)
+    page.wait_for_function("n => document.querySelector('#receipts').dataset.shown === 'demo_add_note|succeeded|' + n",
+                           arg=needle)
+    assert page.locator("#receipt-table tbody tr").count() == 1
     row = page.locator("#receipt-table tbody tr")
     assert "succeeded" in row.inner_text() and "ana@acme" in row.inner_text()
     row.locator("summary").click()

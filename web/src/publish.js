@@ -144,6 +144,7 @@ export function renderPublish(root) {
         } }, `Make v${v.version} live`) : null))));
     const opts = (sel, pick) => clear(sel, st.versions.map((v, i) => h("option", { value: String(v.version), selected: i === pick }, `v${v.version}`)));
     opts(fromSel, Math.max(0, st.versions.length - 2)); opts(toSel, st.versions.length - 1);
+    history.dataset.loaded = name;  // whose history the table shows
     showDiff();
   }
 
