@@ -107,6 +107,7 @@ export function explainTree(node) {
     " ", h("span", { class: "arrow", "aria-hidden": "true" }, "→"), " ",
     h("span", { class: err ? "value err" : "value" }, value),
     node.type ? h("span", { class: "muted" }, ` : ${node.type}`) : null,
+    node.calls > 1 ? h("span", { class: "muted" }, ` (${node.calls} calls; the first shown)`) : null,
     node.origin ? h("strong", { class: "origin" }, " ← error starts here") : null);
   const kids = node.children || [];
   if (!kids.length) return h("li", {}, label);
