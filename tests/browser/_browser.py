@@ -65,9 +65,17 @@ def _key(data: Path, tenant: str, subject: str) -> str:
 
 
 class Server:
-    def __init__(self, url: str, keys: dict[str, str]) -> None:
+    def __init__(self, url: str, keys: dict[str, str], data: Path) -> None:
         self.url = url
         self.keys = keys
+        self.data = data
+
+    def cli(self, *args: str) -> str:
+        """Runs ``formulane ARGS --data-dir DATA`` (keys, db) and returns its output."""
+        out = subprocess.run([sys.executable, "-m", "formulane", *args, "--data-dir", str(self.data)],
+                             env=_env(self.data), capture_output=True, text=True, timeout=60,
+                             check=True)
+        return out.stdout
 
     def api(self, method: str, path: str, key: str, body: Any = None,
             headers: dict[str, str] | None = None) -> Any:

@@ -57,7 +57,7 @@ def server() -> Iterator[Server]:
                 time.sleep(0.1)
         else:
             raise RuntimeError("formulane serve did not answer /healthz in 30 s")
-        yield Server(url, keys)
+        yield Server(url, keys, data)
     finally:
         proc.terminate()
         try:

@@ -57,7 +57,7 @@ def test_second_tenant_sees_nothing(page, server):
     assert "globex" in page.locator("#whoami").inner_text()
     page.fill("#formula-name", name)
     page.dispatch_event("#formula-name", "change")
-    page.wait_for_timeout(500)   # the history request answers (404) and renders nothing
+    page.wait_for_function("n => document.querySelector('#versions').dataset.loaded === n", arg=name)
     assert page.locator("#versions tr").count() == 0
     page.goto("/#tools")
     page.wait_for_selector("#inbox-empty")
@@ -74,3 +74,24 @@ def test_second_tenant_sees_nothing(page, server):
         with pytest.raises(urllib.error.HTTPError) as err:
             server.api("GET", path, "globex")
         assert err.value.code == 404, path
+
+
+def test_parquet_answer_downloads(page, server, tmp_path):
+    import polars as pl
+
+    signed_in(page, server)
+    page.click("#editor .cm-content")
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text("price * qty")
+    page.wait_for_function("document.querySelector('#result').textContent !== ''")
+    src = tmp_path / "orders.parquet"
+    pl.DataFrame({"price": [1.5, 2.0, 4.0], "qty": [2.0, 3.0, 0.5]}).write_parquet(src)
+    page.goto("/#data")
+    page.set_input_files("#data-file", str(src))
+    page.wait_for_selector("#download")
+    assert "orders.parquet: 3 rows" in page.locator("#data-result h2").inner_text()
+    with page.expect_download() as dl:
+        page.click("#download")
+    out = pl.read_parquet(dl.value.path())
+    assert out["value"].to_list() == [3.0, 6.0, 2.0]
+    assert {"price", "qty", "value"} <= set(out.columns)

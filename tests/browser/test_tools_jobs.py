@@ -6,6 +6,7 @@ axe-core on every page."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 from browser._browser import axe_check, shot, signed_in
@@ -43,8 +44,11 @@ def test_write_tool_approval_and_receipt(page, browser, server):
     page.select_option("#receipt-tool", "demo_add_note")
     page.select_option("#receipt-outcome", "succeeded")
     page.wait_for_selector("#receipt-table")
-    page.fill("#receipt-search", note.split()[-1])
-    page.wait_for_function("document.querySelectorAll('#receipt-table tbody tr').length === 1")
+    needle = note.split()[-1]
+    page.fill("#receipt-search", needle)
+    page.wait_for_function("n => document.querySelector('#receipts').dataset.shown === 'demo_add_note|succeeded|' + n",
+                           arg=needle)
+    assert page.locator("#receipt-table tbody tr").count() == 1
     row = page.locator("#receipt-table tbody tr")
     assert "succeeded" in row.inner_text() and "ana@acme" in row.inner_text()
     row.locator("summary").click()
@@ -68,6 +72,10 @@ def test_sandbox_job_decision_receipt_and_cancel(page, server):
     assert "wall_timeout_s" in limits and "memory_bytes" in limits
     assert '"total": 285' in page.locator("#job-stdout").inner_text()
     assert "none" in page.locator("#receipt").inner_text()      # the network policy
+    page.wait_for_selector("#artifacts")
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Download result.json").click()
+    assert json.loads(open(dl.value.path()).read()) == {"total": 285}
     shot(page, "job-receipt")
     axe_check(page, "jobs")
 

@@ -34,7 +34,12 @@ async function request(method, path, { json, body, headers = {}, signal, raw = f
   const text = await res.text();
   let data = null;
   if (text) { try { data = JSON.parse(text); } catch { data = { message: text }; } }
-  if (!res.ok) throw new ApiError(res.status, data);
+  if (!res.ok) {
+    const err = new ApiError(res.status, data);
+    // A key revoked or expired mid-session: back to the sign-in form, saying why.
+    if (res.status === 401 && auth.key) { auth.key = ""; window.dispatchEvent(new CustomEvent("formulane:signed-out", { detail: err.message })); }
+    throw err;
+  }
   return data;
 }
 

@@ -7,7 +7,7 @@
 import { api, R, streamEvents } from "./api.js";
 import { h, clear, field, toast, fmtTime, saveBlob } from "./ui.js";
 
-const SAMPLE = "import json\ntotal = sum(i * i for i in range(10))\nprint(json.dumps({'total': total}))\n";
+const SAMPLE = "import json, os\ntotal = sum(i * i for i in range(10))\nos.makedirs('out', exist_ok=True)\nwith open('out/result.json', 'w') as f:\n    json.dump({'total': total}, f)\nprint(json.dumps({'total': total}))\n";
 const ACTIVE = new Set(["queued", "running", "lost"]);
 const SETTLE = ["succeeded", "user_error", "cancelled", "crashed", "sandbox_error"];
 const MiB = 1024 * 1024;
@@ -41,6 +41,7 @@ export function renderJobs(root) {
   const wall = h("input", { id: "job-wall", type: "number", min: "0.1", step: "0.1", value: "10" });
   const memory = h("input", { id: "job-memory", type: "number", min: "32", step: "32", value: "256" });
   const network = h("select", { id: "job-network" }, ["none", "allowlist"].map((n) => h("option", { value: n }, n)));
+  const globs = h("input", { id: "job-artifacts", value: "out/*" });
   const decision = h("div", { id: "decision", "aria-live": "polite" });
   const jobBox = h("div", { id: "job", "aria-live": "polite" });
   const recent = h("div", { id: "job-list" });
@@ -56,6 +57,8 @@ export function renderJobs(root) {
       idempotency_key: (crypto.randomUUID ? crypto.randomUUID() : String(Date.now())).replace(/-/g, ""),
     };
     if (code.value.trim()) body.code = code.value;
+    const g = globs.value.split(",").map((x) => x.trim()).filter(Boolean);
+    if (g.length) body.artifact_globs = g;
     if (formula.value.trim()) body.formula = formula.value.trim();
     return body;
   }
@@ -184,6 +187,7 @@ export function renderJobs(root) {
           field("Ask", ask), field("Code (Python, runs in the sandbox)", code), field("Formula", formula, "When a formula does the job, the router picks the formula lane."),
           field("Inputs (JSON object)", inputs),
           h("div", { class: "row" }, field("Wall and CPU time (s)", wall), field("Memory (MiB)", memory), field("Network", network)),
+          field("Artifacts (file globs, comma separated)", globs, "Files the job writes that match are kept, by content id."),
           h("div", { class: "row" }, h("button", { type: "button", id: "route-job", onclick: route }, "See the decision"), h("button", { type: "button", class: "primary", id: "submit-job", onclick: submit }, "Run")),
           decision, jobBox)),
       h("div", { class: "col-side" }, h("section", { class: "card", "aria-labelledby": "recent-h" }, h("h2", { id: "recent-h" }, "Recent jobs (this tab)"), recent))));
@@ -230,7 +234,12 @@ export function renderLanes(root) {
       const names = Object.keys(series).slice(0, 8);
       const box = h("figure", { class: "chart card" }, h("figcaption", {}, title));
       charts.appendChild(box);
-      if (!names.length || !t.length) { box.appendChild(h("p", { class: "muted" }, "Nothing yet.")); continue; }
+      if (!names.length || !t.length) {
+        box.appendChild(h("p", { class: "muted" }, title.startsWith("Escalated") && t.length
+          ? "Not in this tenant's series yet: the service reports the share process-wide (formulane_escalations_smaller_lane_share in /metrics)."
+          : "Nothing yet."));
+        continue;
+      }
       plots.push(new uPlot({ width, height: 200, series: [{}, ...names.map((n, i) => ({ label: n, stroke: COLORS[i % COLORS.length], width: 2, points: { show: t.length < 3 } }))], scales: { x: { time: true } } },
         [t, ...names.map((n) => series[n])], box));
       box.querySelector(".u-wrap")?.setAttribute("aria-hidden", "true");

@@ -63,5 +63,16 @@ async function route() {
   teardown = page[2](main, me) || null;
 }
 
-window.addEventListener("hashchange", route);
+window.addEventListener("hashchange", () => {
+  // Only page names route; any other fragment is an in-page link.
+  const id = location.hash.slice(1);
+  if (!id || PAGES.some((p) => p[0] === id)) route();
+});
+window.addEventListener("formulane:signed-out", (e) => {
+  me = null;
+  if (teardown) { try { teardown(); } catch { /* page already gone */ } teardown = null; }
+  nav(null);
+  signIn(document.getElementById("main"), `Signed out: ${e.detail}`);
+});
+document.querySelector(".skip").addEventListener("click", (e) => { e.preventDefault(); document.getElementById("main").focus(); });
 route();

@@ -144,6 +144,7 @@ export function renderPublish(root) {
         } }, `Make v${v.version} live`) : null))));
     const opts = (sel, pick) => clear(sel, st.versions.map((v, i) => h("option", { value: String(v.version), selected: i === pick }, `v${v.version}`)));
     opts(fromSel, Math.max(0, st.versions.length - 2)); opts(toSel, st.versions.length - 1);
+    history.dataset.loaded = name;  // whose history the table shows
     showDiff();
   }
 
@@ -165,6 +166,10 @@ export function renderPublish(root) {
 
   clear(root,
     h("h1", {}, "Publish a formula"),
+    h("ol", { class: "steps" },
+      h("li", {}, "Name the formula; its source starts as the studio's (schema and profile too)."),
+      h("li", {}, "Add known-answer cases: inputs, and the answer you know is right. They run on every edit."),
+      h("li", {}, "Publish when every case passes: the version becomes ", h("code", {}, "live"), ", and applications evaluate it by name.")),
     h("section", { class: "card", "aria-labelledby": "pub-h" },
       h("h2", { id: "pub-h" }, "Stored formula"),
       field("Name", nameIn, "The schema and profile are the studio's."),

@@ -107,6 +107,7 @@ export function explainTree(node) {
     " ", h("span", { class: "arrow", "aria-hidden": "true" }, "→"), " ",
     h("span", { class: err ? "value err" : "value" }, value),
     node.type ? h("span", { class: "muted" }, ` : ${node.type}`) : null,
+    node.calls > 1 ? h("span", { class: "muted" }, ` (${node.calls} calls; the first shown)`) : null,
     node.origin ? h("strong", { class: "origin" }, " ← error starts here") : null);
   const kids = node.children || [];
   if (!kids.length) return h("li", {}, label);
@@ -280,7 +281,8 @@ export function renderStudio(root) {
             h("div", { class: "row" }, field("Profile", profile), formatBtn)),
           editorBox,
           h("p", { class: "muted small" }, "Ctrl-Space completes · Ctrl-. or Alt-Enter applies the fix at the cursor · Esc then Tab leaves the editor"),
-          sigLine, status, diagList),
+          sigLine, status, diagList,
+          h("p", {}, h("a", { href: "#publish" }, "Pin its known answers and publish it →"))),
         h("section", { class: "card", "aria-labelledby": "result-h" },
           h("h2", { id: "result-h" }, "Input row and result"), inputsBox,
           h("p", {}, "Result: ", result),

@@ -180,6 +180,7 @@ export function renderTools(root) {
         h("td", {}, fmtTime(x.finished_at || x.started_at)), h("td", {}, x.tool), h("td", { class: x.outcome === "succeeded" || x.outcome === "replayed" ? "ok" : x.outcome === "approval_required" ? "" : "bad" }, x.outcome),
         h("td", {}, x.principal), h("td", {}, x.approval_id || ""),
         h("td", {}, h("details", {}, h("summary", {}, String(x.id).slice(0, 12)), h("pre", { class: "json", tabindex: "0" }, JSON.stringify(x, null, 2))))))))) : h("p", { class: "muted" }, "No receipt matches."));
+    receipts.dataset.shown = [rTool.value, rOutcome.value, needle].join("|");  // what the table answers
   }
 
   fmtSel.addEventListener("change", loadTools);
