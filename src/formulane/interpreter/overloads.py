@@ -175,7 +175,7 @@ class OverloadResolver:
                 cost += int(per_char * self.limits.max_text_length + 0.999)
             if spec.cost.matcher:
                 # and building the pattern's masks (quadratic in its length; see _criteria)
-                cost += listed * (MATCHER_PER_CHAR + chars // MATCHER_PAIR) + chars * chars // 1600
+                cost += listed * (MATCHER_PER_CHAR + chars // MATCHER_PAIR) + 16 * chars + chars * chars // 256
         if spec.cost.per_call:
             cost += longest * lambda_cost
         if spec.name == "IFERROR":
