@@ -48,7 +48,7 @@ class Limits:
     max_list_length: int = 100_000
     deadline_ms: float | None = 100.0
     max_diagnostics: int = 20
-    max_memory_bytes: int = 64 * 1024 * 1024
+    max_memory_bytes: int = 32 * 1024 * 1024
     max_explain_nodes: int = 2_000
 
     def __post_init__(self) -> None:

@@ -71,8 +71,8 @@ def build_server(registry: ToolRegistry, *, principal: PrincipalSource, name: st
         except ToolError as exc:
             # A malformed _meta value (an idempotency key too long or not a string...) is the
             # client's mistake: a tool error it can read, not an internal error (-32603).
-            return types.CallToolResult(content=[types.TextContent(type="text", text=exc.render())],
-                                        isError=True)
+            return types.CallToolResult.model_validate(
+                {"content": [{"type": "text", "text": exc.render()}], "isError": True})
         if result.error is not None and result.error.code == "E501":
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         payload = result.to_mcp()

@@ -274,24 +274,32 @@ class Wildcard:
                 self._fast, self._literal = "suffix", text
             elif stars == 2 and shape[0] and shape[-1] and len(shape) > 1:
                 self._fast, self._literal = "contains", text
-        # Building the masks costs about atoms^2/64 word operations and keeps one atoms-bit
-        # integer per distinct character: a metered run is charged both before they are built.
-        distinct = len({a for a in atoms if a is not None})
+        # One bitmap per distinct character, built from its positions in linear time (OR-ing
+        # bits into a growing int was quadratic: 160 ms for 32,000 atoms); they keep
+        # distinct x atoms / 8 bytes, charged to a metered run before they are built.
+        positions: dict[str | None, list[int]] = {}
+        stars_at: list[int] = []
+        for pos, (atom, star) in enumerate(zip(atoms, is_star)):
+            if star:
+                stars_at.append(pos)
+            else:
+                positions.setdefault(atom, []).append(pos)
+        distinct = len(positions)
         ctx = active()
         if ctx is not None:
-            ctx.charge(len(atoms) * len(atoms) // 3200 + distinct * len(atoms) // 1600)
+            ctx.charge(16 * len(atoms) + distinct * len(atoms) // 256)
             ctx.check_memory(distinct * (len(atoms) // 8 + 32))
-        masks: dict[str, int] = {}
-        any_mask = 0
-        stars_mask = 0
-        for pos, (atom, star) in enumerate(zip(atoms, is_star)):
-            bit = 1 << pos
-            if star:
-                stars_mask |= bit
-            elif atom is None:
-                any_mask |= bit
-            else:
-                masks[atom] = masks.get(atom, 0) | bit
+        width = len(atoms) // 8 + 1
+
+        def bitmap(where: list[int]) -> int:
+            buf = bytearray(width)
+            for p in where:
+                buf[p >> 3] |= 1 << (p & 7)
+            return int.from_bytes(buf, "little")
+
+        any_mask = bitmap(positions.pop(None, []))
+        stars_mask = bitmap(stars_at)
+        masks = {c: bitmap(where) for c, where in positions.items() if c is not None}
         self._masks = {c: m | any_mask for c, m in masks.items()}
         self._any = any_mask
         self._stars = stars_mask

@@ -144,6 +144,10 @@ class Cost:
     #: arguments (the pattern); at run time the matcher charges what it really does
     #: (`runtime.poll`), since most patterns take C-speed paths.
     matcher: bool = False
+    #: The function builds a text whose length is not bounded by its text arguments' (REPT,
+    #: SUBSTITUTE): the static bound counts a text of the maximum length at ``per_char``, and
+    #: the implementation charges the length it really builds (`EvalContext.charge`).
+    builds_text: bool = False
 
     @staticmethod
     def const(units: int = 1) -> "Cost":

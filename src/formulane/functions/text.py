@@ -317,7 +317,7 @@ def textjoin(ctx: Any, delimiter: str, ignore_empty: bool, *args: Any) -> str:
     doc="The text repeated number_times times (fractions truncate).",
     examples=['REPT("ab", 3) -> "ababab"', 'REPT("a", 0) -> ""', 'REPT("a", 2.9) -> "aa"',
               'REPT("a", -1) -> #VALUE!'],
-    cost=Cost.const(2),
+    cost=Cost(2, builds_text=True),
     needs_ctx=True,
     errors=("#VALUE!",),
 )
@@ -326,6 +326,7 @@ def rept(ctx: Any, text: str, number_times: Decimal | int) -> str:
     if not text or not n:
         return ""
     ctx.check_text(len(text) * n)  # before allocating: REPT("a", 10^9) stops here
+    ctx.charge(len(text) * n // 16)  # the text it builds (a metered run; free otherwise)
     return text * n
 
 
@@ -341,7 +342,7 @@ def rept(ctx: Any, text: str, number_times: Decimal | int) -> str:
               'SUBSTITUTE("a-b-c", "-", "+", 2) -> "a-b+c"',
               'SUBSTITUTE("abc", "", "x") -> "abc"', 'SUBSTITUTE("aaa", "a", "b", 4) -> "aaa"',
               'SUBSTITUTE("abc", "b", "x", 0) -> #VALUE!'],
-    cost=Cost.const(3),
+    cost=Cost(3, builds_text=True),
     needs_ctx=True,
     errors=("#VALUE!",),
 )
@@ -363,7 +364,9 @@ def substitute(ctx: Any, text: str, old_text: str, new_text: str,
     count = text.count(old_text)
     if not count:
         return text
-    ctx.check_text(len(text) + count * (len(new_text) - len(old_text)))
+    size = len(text) + count * (len(new_text) - len(old_text))
+    ctx.check_text(size)
+    ctx.charge(size // 16)  # the text it builds (a metered run; free otherwise)
     return text.replace(old_text, new_text)
 
 
@@ -740,9 +743,9 @@ _TEXT_OF_TIME = Refuse("date, time and duration format codes (serial numbers, mo
               'TEXT(DATE(2024, 1, 5), "dddd, mmmm d, yyyy") -> "Friday, January 5, 2024"',
               'TEXT(-5, "0;(0)") -> "(5)"', 'TEXT(1/3, "General") -> "0.333333333333333"',
               'TEXT(1, "[Foo]0") -> #VALUE!'],
-    # 14-26 µs measured for number formats, plus 47-61 units per code point of a long
-    # format code (bench/security_costs.py)
-    cost=Cost.text(64, 300),
+    # 14-26 µs measured for number formats, plus 45-61 units per code point of a long
+    # format code, unloaded (bench/security_costs.py): 128 keeps a 2x margin
+    cost=Cost.text(128, 300),
     needs_ctx=True,
     errors=("#VALUE!",),
 )

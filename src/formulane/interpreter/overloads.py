@@ -171,9 +171,11 @@ class OverloadResolver:
             chars = sum(self.text_bound(a) for a in args if a.type.kind == "Text")
             listed = sum(self.list_text_bound(a) for a in args) if spec.cost.list_chars else 0
             cost += int(per_char * (chars + listed) + 0.999)
+            if spec.cost.builds_text:
+                cost += int(per_char * self.limits.max_text_length + 0.999)
             if spec.cost.matcher:
                 # and building the pattern's masks (quadratic in its length; see _criteria)
-                cost += listed * (MATCHER_PER_CHAR + chars // MATCHER_PAIR) + chars * chars // 1600
+                cost += listed * (MATCHER_PER_CHAR + chars // MATCHER_PAIR) + 16 * chars + chars * chars // 256
         if spec.cost.per_call:
             cost += longest * lambda_cost
         if spec.name == "IFERROR":
