@@ -158,14 +158,15 @@ def vdb(cost: Number, salvage: Number, life: Number, start_period: Number, end_p
     periods = math.ceil(end)
     if periods > VDB_PERIODS:
         raise XLError(NUM, f"VDB walks at most {VDB_PERIODS} periods")
-    rate = min(f / n, Decimal(1))
+    whole = f >= n  # a rate of 100%: the first period takes everything above salvage
     book, total = c, Decimal(0)
     straight: Decimal | None = None
     for i in range(1, periods + 1):
         if straight is not None:
             amount = straight
         else:
-            amount = min(book * rate, max(book - s, Decimal(0)))
+            declining = book if whole else book * f / n  # multiply first: 2400 * 2 / 120 = 40
+            amount = min(declining, max(book - s, Decimal(0)))
             if not no_switch:
                 remaining = n - (i - 1)
                 line = (book - s) / remaining if remaining > 0 else Decimal(0)

@@ -14,6 +14,7 @@ by the caps (one unit ~ 50 ns). STANDARDIZE, FISHER and FISHERINV have polars an
 
 from __future__ import annotations
 
+import decimal
 import math
 from decimal import Decimal
 from typing import Any, Callable
@@ -530,6 +531,30 @@ def _binom_cdf(k: int, n: int, q: float) -> float:
     return sp.beta_i(1 - q, n - k, k + 1)
 
 
+#: Up to this many trials the binomial sums are exact decimals (1,000 terms at most), so
+#: BINOM.DIST(6, 10, 0.5, TRUE) is exactly 0.828125 as Excel shows it.
+_EXACT_TRIALS = 1000
+
+
+def _binom_exact(lo: int, hi: int, n: int, q: Number) -> Decimal:
+    """P(lo <= X <= hi) for X ~ Binomial(n, q), summed exactly in the wide context."""
+    p_ = Decimal(q)
+    with decimal.localcontext(nm.WIDE):
+        term = math.comb(n, lo) * _pow(p_, lo) * _pow(1 - p_, n - lo)
+        if p_ in (0, 1):  # a single outcome has all the probability
+            return nm.finish(Decimal(int(lo <= (n if p_ == 1 else 0) <= hi)))
+        ratio = p_ / (1 - p_)
+        total = term
+        for k in range(lo, hi):  # term(k + 1) = term(k) (n - k) / (k + 1) p / (1 - p)
+            term = term * (n - k) / (k + 1) * ratio
+            total += term
+    return nm.finish(total)
+
+
+def _pow(base: Decimal, k: int) -> Decimal:
+    return base ** k if k else Decimal(1)  # 0^0 is 1 here (the decimal module refuses it)
+
+
 def _binom_args(n: Number, q: Number) -> tuple[int, float]:
     trials = nm.trunc_int(n)
     _check(trials < 0, "trials must be 0 or more")
@@ -547,6 +572,8 @@ def binom_dist(number_s: Number, trials: Number, probability_s: Number, cumulati
     n, q = _binom_args(trials, probability_s)
     k = nm.trunc_int(number_s)
     _check(k < 0 or k > n, "number_s must be between 0 and trials")
+    if n <= _EXACT_TRIALS:
+        return _binom_exact(0 if cumulative else k, k, n, probability_s)
     return _out(_binom_cdf(k, n, q) if cumulative else _binom_pmf(k, n, q))
 
 
@@ -564,6 +591,8 @@ def binom_dist_range(trials: Number, probability_s: Number, number_s: Number,
     hi = lo if number_s2 is None else nm.trunc_int(number_s2)
     _check(lo < 0 or lo > n or hi < lo or hi > n, "the successes must satisfy 0 <= s <= s2 <= "
                                                   "trials")
+    if n <= _EXACT_TRIALS:
+        return _binom_exact(lo, hi, n, probability_s)
     if lo == hi:
         return _out(_binom_pmf(lo, n, q))
     below = _binom_cdf(lo - 1, n, q) if lo > 0 else 0.0
