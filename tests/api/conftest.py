@@ -96,11 +96,20 @@ def sandbox_dir(prefix: str) -> Path:
     return path
 
 
+def remove_dir(path: Path) -> None:
+    """Remove a data dir; a server killed with SIGKILL leaves its spare sandbox's tmpfs
+    mounted (it had no chance to clean up), so unmount what is left under it first."""
+    mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+    for mount in sorted((m for m in mounts if m.startswith(str(path) + "/")), reverse=True):
+        subprocess.run(["umount", mount], capture_output=True, check=False)
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Iterator[Path]:
     path = sandbox_dir("formulane-serve-")
     yield path
-    shutil.rmtree(path, ignore_errors=True)
+    remove_dir(path)
 
 
 @pytest.fixture(scope="session")

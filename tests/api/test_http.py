@@ -261,6 +261,7 @@ def test_health_readiness_metrics_lanes(server: Server, a: httpx.Client, b: http
     assert ready["checks"]["database"]["ok"] is True
     a.post("/v1/evaluate", json={"formula": "1 + 1"})
     text = httpx.get(server.base + "/metrics").text
+    assert 'formulane_jobs_total{outcome="succeeded"}' in text
     for name in ("formulane_lane_requests_total", "formulane_approvals_waiting",
                  "formulane_escalations_smaller_lane_share", "formulane_http_requests_total"):
         assert name in text

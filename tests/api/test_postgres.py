@@ -5,7 +5,6 @@ mid-job leaves the job ``unknown`` (settled by the survivor, never run twice).""
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Iterator
 import httpx
 import pytest
 
-from conftest import Server, client, make_key, sandbox_dir
+from conftest import Server, client, make_key, remove_dir, sandbox_dir
 
 BASE_URL = os.environ.get("FORMULANE_TEST_POSTGRES_URL")
 pytestmark = pytest.mark.skipif(
@@ -45,7 +44,7 @@ def pair(database: str) -> Iterator[tuple[Server, Server, str]]:
     for srv in (first, second):
         srv.stop()
     for path in dirs:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_dir(path)
 
 
 def both(fn_a, fn_b):  # type: ignore[no-untyped-def]

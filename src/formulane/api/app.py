@@ -9,6 +9,7 @@ playground (``api/static/``, built by its own package) is mounted at ``/`` when 
 
 from __future__ import annotations
 
+import gc
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -39,8 +40,14 @@ def create_app(settings: Settings | None = None, *, service: Service | None = No
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if service is None:
+        if service is None:  # a uvicorn worker process (--workers N) builds its own
+            envelope.configure_logging(settings.log_level)
             app.state.service = holder["service"] = Service(settings)
+        # Everything built at start (function registry, grammar, schemas, modules) lives as
+        # long as the process: freezing it keeps the cyclic GC from walking it again and
+        # again, which showed as 50-150 ms pauses in the p99 of small requests.
+        gc.collect()
+        gc.freeze()
         try:
             yield
         finally:

@@ -129,8 +129,13 @@ def install(app: Any) -> None:
         where = ".".join(first["loc"][1:] if first["loc"][:1] in (["body"], ["query"], ["path"])
                          else first["loc"]) or "request"
         rid = request_id(request)
+        hint = "see detail for every problem"
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "application/json" and first["loc"] == ["body"]:
+            hint = ("send the body as JSON with 'Content-Type: application/json' (curl -d sends "
+                    "a form unless told)")
         body = {"code": "E706", "message": f"{where}: {first['msg']}", "span": None,
-                "hint": "see detail for every problem", "fixes": [],
+                "hint": hint, "fixes": [],
                 "rendered": f"error[E706]: {where}: {first['msg']}", "request_id": rid,
                 "detail": detail, "diagnostics": None, "extra": None}
         return JSONResponse(body, status_code=422, headers={"X-Request-ID": rid})

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ServiceError
+from ..escalation import JobManager
 from .auth import KeyStore, RateLimiter
 from .db import make_engine, ping, upgrade
 from .metrics import Metrics
@@ -86,7 +87,6 @@ class Service:
     # -- jobs ------------------------------------------------------------------------------
 
     def _start_jobs(self) -> None:
-        from ..escalation import JobManager
         from ..escalation import open_store as open_job_store
         from ..escalation.backends import BubblewrapBackend, ProcessBackend
 
@@ -131,9 +131,10 @@ class Service:
                   "isolation are refused" + (f" ({caps.unavailable_reason})"
                                               if caps.unavailable_reason else ""))
         self.backend = backend
-        self.jobs = JobManager(self.job_store, backend, workers=self.settings.job_workers,
-                               lease_s=self.settings.job_lease_s, retry_lost=False,
-                               start=self.settings.job_workers > 0)
+        self.jobs = _CountingJobManager(
+            self.job_store, backend, workers=self.settings.job_workers,
+            lease_s=self.settings.job_lease_s, retry_lost=False,
+            start=self.settings.job_workers > 0, metrics=self.metrics)
         if self.settings.job_workers > 0:
             self._stop = threading.Event()
             self._reconciler = threading.Thread(target=self._reconcile_loop, daemon=True,
@@ -212,6 +213,22 @@ class Service:
             self.job_store.close()
         self.tools.close()
         self.engine.dispose()
+
+
+class _CountingJobManager(JobManager):
+    """A JobManager that counts each job this process finishes, by outcome and tenant."""
+
+    def __init__(self, *args: Any, metrics: Metrics, **kwargs: Any) -> None:
+        self.metrics = metrics
+        super().__init__(*args, **kwargs)
+
+    def _finish(self, record: Any, receipt: Any) -> None:
+        super()._finish(record, receipt)
+        outcome = getattr(receipt.outcome, "value", str(receipt.outcome))
+        self.metrics.jobs.labels(outcome).inc()
+        self.metrics.count(record.tenant, "sandbox", outcome)
+        if outcome.startswith("timeout"):
+            self.metrics.timeouts.labels("sandbox").inc()
 
 
 def _blocked(path: Path) -> Path | None:
