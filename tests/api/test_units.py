@@ -86,3 +86,25 @@ def test_error_values_compare_by_code() -> None:
     value = formulane.evaluate("1/0")
     assert same(value, {"error": "#DIV/0!"})
     assert not same(value, {"error": "#N/A"})
+
+
+def test_keys_and_db_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from formulane.cli import main
+
+    data = str(tmp_path / "data")
+    assert main(["db", "upgrade", "--data-dir", data]) == 0
+    assert "revision 0001" in capsys.readouterr().out
+    assert main(["keys", "create", "--tenant", "acme", "--scopes", "formulas:read,tools:call",
+                 "--data-dir", data]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    key = out[-1]
+    assert key.startswith("fk_") and len(out) == 1
+    assert main(["keys", "list", "--json", "--data-dir", data]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed[0]["scopes"] == ["formulas:read", "tools:call"]
+    assert key not in json.dumps(listed)
+    assert main(["keys", "revoke", listed[0]["key_id"], "--data-dir", data]) == 0
+    assert main(["keys", "revoke", listed[0]["key_id"], "--data-dir", data]) == 1
+    assert main(["keys", "create", "--tenant", "bad tenant!", "--data-dir", data]) == 2

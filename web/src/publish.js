@@ -43,16 +43,26 @@ export function renderPublish(root) {
   const toSel = h("select", { id: "diff-to" });
   const reasonIn = h("input", { id: "rollback-reason", autocomplete: "off" });
 
-  const view = createEditor(editorBox, { doc: workspace.source, label: "Stored formula source", onChange: debounce(() => { workspace.source = view.state.doc.toString(); saveWorkspace(); runCases(); }, 60) });
+  // Any edit makes the verdicts stale at once (Publish off) until the cases have run again.
+  const runSoon = debounce(() => runCases(), 60);
+  function edited() {
+    runSeq++;
+    publishBtn.disabled = true;
+    summary.textContent = "Running the cases…";
+    summary.className = "";
+    for (const row of casesBody.querySelectorAll("tr")) row.dataset.verdict = "pending";
+    runSoon();
+  }
+  const view = createEditor(editorBox, { doc: workspace.source, label: "Stored formula source", onChange: () => { workspace.source = view.state.doc.toString(); saveWorkspace(); edited(); } });
   const fields = () => workspace.schema.filter((f) => f.name);
 
   function renderCases() {
     const fs = fields();
     clear(casesBody, st.cases.map((c, i) => h("tr", { dataset: { case: String(i) } },
       fs.map((f) => h("td", {}, h("input", { "aria-label": `Case ${i + 1} ${f.name}`, value: c.inputs[f.name] === undefined || c.inputs[f.name] === null ? "" : typeof c.inputs[f.name] === "object" ? JSON.stringify(c.inputs[f.name]) : String(c.inputs[f.name]),
-        oninput: debounce((e) => { c.inputs[f.name] = parseInput(f.type, e.target.value); saveCases(); runCases(); }, 60) }))),
+        oninput: (e) => { c.inputs[f.name] = parseInput(f.type, e.target.value); saveCases(); edited(); } }))),
       h("td", {}, h("input", { "aria-label": `Case ${i + 1} expected`, class: "expected", value: c.expected === undefined ? "" : typeof c.expected === "string" ? c.expected : JSON.stringify(c.expected),
-        oninput: debounce((e) => { c.expected = looseJson(e.target.value); saveCases(); runCases(); }, 60) })),
+        oninput: (e) => { c.expected = looseJson(e.target.value); saveCases(); edited(); } })),
       h("td", { class: "actual" }, ""),
       h("td", { class: "verdict" }, ""),
       h("td", {}, h("button", { type: "button", "aria-label": `Remove case ${i + 1}`, onclick: () => { st.cases.splice(i, 1); saveCases(); renderCases(); runCases(); } }, "✕")))));

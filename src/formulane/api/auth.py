@@ -177,7 +177,7 @@ class KeyStore:
             raise refused
         return principal
 
-    def list(self, tenant: str | None = None) -> list[dict[str, Any]]:
+    def keys(self, tenant: str | None = None) -> list[dict[str, Any]]:
         query = select(api_keys).order_by(api_keys.c.created_at)
         if tenant is not None:
             query = query.where(api_keys.c.tenant == tenant)

@@ -112,7 +112,7 @@ def run_keys(args: argparse.Namespace) -> int:
             print(key)
             return 0
         if args.keys_command == "list":
-            rows = store.list(args.tenant)
+            rows = store.keys(args.tenant)
             if args.json:
                 print(json.dumps(rows))
             else:

@@ -185,7 +185,7 @@ class FormulaStore:
 
     # -- reads -----------------------------------------------------------------------------
 
-    def list(self, tenant: str) -> list[dict[str, Any]]:
+    def formulas(self, tenant: str) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:
             rows = conn.execute(select(formulas).where(and_(
                 formulas.c.tenant == tenant, formulas.c.deleted_at.is_(None)))

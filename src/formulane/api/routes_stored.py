@@ -170,7 +170,7 @@ def create(body: FormulaCreate, request: Request,
 
 @router.get("", response_model=FormulaList, summary="This tenant's stored formulas")
 def list_formulas(request: Request, who: ApiPrincipal = need("formulas:read")) -> dict[str, Any]:
-    return {"formulas": _store(request).list(who.tenant)}
+    return {"formulas": _store(request).formulas(who.tenant)}
 
 
 @router.get("/{name}", response_model=FormulaOut, summary="One stored formula")
