@@ -213,8 +213,10 @@ def test_jobs_route_run_stream_cancel_settle(a: httpx.Client, b: httpx.Client) -
                "inputs": {"price": 9.99, "qty": 3}}
     decision = a.post("/v1/jobs/route", json=formula).json()
     assert decision["lane"] == "formula"
-    ran = a.post("/v1/jobs", json=formula).json()
+    response = a.post("/v1/jobs", json=formula)
+    ran = response.json()
     assert ran["lane"] == "formula" and ran["value"] == 29.97
+    assert ran["result"]["receipt"]["request_id"] == response.headers["x-request-id"]
     envelope_ok(a.post("/v1/jobs", json={**formula, "principal": {"subject": "x",
                                                                    "tenant": "globex"}}),
                 "E706", 422)

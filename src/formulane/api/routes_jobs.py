@@ -26,7 +26,7 @@ from ..errors import EscalationError, ServiceError
 from ..escalation import EscalationRequest, Outcome
 from ..escalation.contract import Principal as JobPrincipal
 from .auth import ApiPrincipal
-from .deps import need
+from .deps import need, rid
 from .envelope import ERROR_RESPONSES
 from .values import to_json
 
@@ -111,8 +111,10 @@ def _svc(request: Request) -> Any:
     return request.app.state.service
 
 
-def _request(body: JobIn, who: ApiPrincipal) -> EscalationRequest:
+def _request(body: JobIn, who: ApiPrincipal, request_id: str) -> EscalationRequest:
     data = body.model_dump(exclude={"principal"})
+    if "request_id" not in body.model_fields_set:
+        data["request_id"] = request_id  # the HTTP request id goes into the lane receipt
     principal = JobPrincipal(subject=who.subject, tenant=who.tenant, scopes=who.scopes,
                              kind=who.kind)  # type: ignore[arg-type]
     return EscalationRequest.model_validate({**data, "principal": principal})
@@ -153,7 +155,7 @@ def _record(request: Request, who: ApiPrincipal, job_id: str) -> Any:
 
 def _route(request: Request, body: JobIn, who: ApiPrincipal) -> tuple[Any, Any]:
     svc = _svc(request)
-    escalation = _request(body, who)
+    escalation = _request(body, who, rid(request))
     decision = svc.router().route(escalation)
     return escalation, decision
 
