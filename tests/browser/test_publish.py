@@ -20,7 +20,9 @@ def set_source(page, text: str) -> None:
 
 
 def verdict(page, i: int = 0) -> str:
-    page.wait_for_function(f"document.querySelector('#cases tr[data-case=\"{i}\"]')?.dataset.verdict")
+    # A case is 'pending' while its run is in flight: wait for the settled verdict.
+    page.wait_for_function(
+        f"(v => v && v !== 'pending')(document.querySelector('#cases tr[data-case=\"{i}\"]')?.dataset.verdict)")
     return page.locator(f"#cases tr[data-case='{i}']").get_attribute("data-verdict")
 
 
