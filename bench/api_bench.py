@@ -220,6 +220,9 @@ def main() -> int:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+        import shutil
+
+        shutil.rmtree(data, ignore_errors=True)
     return 0
 
 

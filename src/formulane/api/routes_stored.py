@@ -12,12 +12,13 @@ from typing import Any, Literal
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import formulane
 
 from .auth import ApiPrincipal
-from .deps import need, rid
+from .deps import authenticate, need, rid
 from .envelope import ERROR_RESPONSES
 from .formula_store import Actor
 from .routes_formulas import MAX_TEXT, ValueOut, _limit, _value_out
@@ -244,11 +245,22 @@ hot = APIRouter(prefix="/v1/formulas", tags=["stored formulas"],
 
 
 @hot.post("/{ref}/evaluate", response_model=StoredValueOut,
-             summary="Evaluate a stored formula: name (live) or name@version")
-async def evaluate_stored(body: StoredEvaluateIn, request: Request,
+          summary="Evaluate a stored formula: name (live) or name@version",
+          description="Scope: formulas:read.",
+          openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+              "schema": StoredEvaluateIn.model_json_schema()}}}})
+async def evaluate_stored(request: Request,
                           ref: str = Path(max_length=120,
-                                          examples=["order_total", "order_total@2"]),
-                          who: ApiPrincipal = need("formulas:read")) -> Any:
+                                          examples=["order_total", "order_total@2"])) -> Any:
+    # The hottest route: authentication and the body are read here, not through FastAPI's
+    # dependency solving (a third of this route's time); the checks are the same.
+    who = await authenticate(request, "formulas:read")
+    raw = await request.body()
+    try:
+        body = StoredEvaluateIn.model_validate_json(raw or b"{}")
+    except ValidationError as exc:
+        raise RequestValidationError([{**e, "loc": ("body", *e.get("loc", ()))}
+                                      for e in exc.errors()]) from None
     store = _store(request)
     found = store.cached(who.tenant, ref)
     if found is None:  # the database only on a miss, off the event loop
