@@ -31,6 +31,8 @@ class Limits:
             it. Programs whose static cost bound fits the budget run unmetered and need no
             clock.
         max_diagnostics: how many check problems are collected before stopping (E410).
+        max_sql_length: characters of SQL generated for one `sql_select` or
+            `Program.to_sql` (E411); SQL grows linearly with the formula, this bounds it.
     """
 
     max_source_length: int = 8_192
@@ -42,6 +44,7 @@ class Limits:
     max_list_length: int = 100_000
     deadline_ms: float | None = 100.0
     max_diagnostics: int = 20
+    max_sql_length: int = 1_000_000
 
     def __post_init__(self) -> None:
         for f in fields(self):
