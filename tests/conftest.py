@@ -18,3 +18,29 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("explore" if os.environ.get("FORMULANE_EXPLORE") == "1" else "fixed")
+
+
+# ------------------------------------------------------------------------ the `slow` marker
+# `python -m pytest -m "not slow"` is the fast local loop (the scalar core, the checker, the
+# golden cases on the scalar engine, the tools); plain `python -m pytest` (and CI) runs all.
+# Whole modules whose cost is in the backends' matrices, real engines or sandboxes are slow
+# here, in one place; a single test elsewhere uses `@pytest.mark.slow`.
+SLOW_PATHS = (
+    "test_backends.py",           # 4 backends x every golden case, and Spark
+    "test_differential.py",       # Hypothesis across scalar, polars and DuckDB
+    "test_adversarial_sweep.py",
+    "functions/test_dates_backends.py", "functions/test_lists_backends.py",
+    "functions/test_math_backends.py", "functions/test_text_backends.py",
+    "escalation/",                # real sandboxes (bubblewrap, processes)
+    "browser/",                   # Chromium
+)
+
+
+def pytest_collection_modifyitems(config, items):  # noqa: ANN001 - pytest's hook signature
+    import pytest
+
+    slow = pytest.mark.slow
+    for item in items:
+        path = str(item.path).replace(os.sep, "/")
+        if any(("/tests/" + p) in path for p in SLOW_PATHS):
+            item.add_marker(slow)

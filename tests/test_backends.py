@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlglot
 
 import formulane
 from formulane import ErrorValue, FormulaError, Unsupported
@@ -215,10 +216,7 @@ def run_duckdb(case: Case, numbers: str) -> Any:
                         [_duckdb_param(row[n]) for n in types])
         else:
             con.execute("CREATE TABLE t AS SELECT 1 AS __row")
-        select = f"SELECT {form.value_sql} AS v"
-        if form.error is not None:
-            select += f", {form.error_sql} AS e"
-        result = con.execute(select + " FROM t").fetchone()
+        result = con.execute(form.select("t", "v", "e")).fetchone()
     finally:
         con.close()
     if len(result) > 1 and result[1] is not None:
@@ -418,8 +416,13 @@ def spark_select(case: Case, index: int) -> tuple[str, Any]:
     else:
         columns = "1 AS __row"
     error = form.error_sql if form.error is not None else "CAST(NULL AS STRING)"
+    # the row as a subquery; the form's bindings (if any) join it laterally
+    source, joins = form.from_clause(sqlglot.parse_one(f"(SELECT {columns})", read="spark"))
+    from_sql = source.sql("spark") + "".join(" " + j.sql("spark") for j in joins)
+    if not joins:
+        from_sql += " AS t"
     select = (f"SELECT {index} AS i, TO_JSON(NAMED_STRUCT('v', {form.value_sql})) AS j, "
-              f"{error} AS e FROM (SELECT {columns}) AS t")
+              f"{error} AS e FROM {from_sql}")
     return select, program
 
 

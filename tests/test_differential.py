@@ -151,9 +151,10 @@ def duckdb_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]],
         con.execute(f"CREATE TABLE t (__i INTEGER, {cols})")
         con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * (len(names) + 1))})",
                         [[i, *[r[n] for n in names]] for i, r in enumerate(data)])
-        select = f"SELECT {form.value_sql} AS v"
-        select += f", {form.error_sql} AS e" if form.error is not None else ", NULL AS e"
-        result = con.execute(select + " FROM t ORDER BY __i").fetchall()
+        # keep_columns: __i orders the rows; the bindings (if any) join laterally
+        result = [(r[-2], r[-1]) if form.error is not None else (r[-1], None)
+                  for r in con.execute(form.select("t", "v", "e", keep_columns=True)
+                                       + ' ORDER BY "__i"').fetchall()]
     finally:
         con.close()
     return [ErrorValue(e) if e is not None else from_polars_value(v, program.type)

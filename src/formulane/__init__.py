@@ -116,18 +116,20 @@ def apply(frame: Any, formulas: Mapping[str, str], schema: Any = None, *,
 def sql_select(table: Any, formulas: Mapping[str, str], schema: Any, *, dialect: str = "duckdb",
                profile: str = "strict", numbers: str = "decimal",
                error_suffix: str | None = None, keep_columns: bool = True,
-               registry: Registry | None = None) -> str:
+               registry: Registry | None = None, limits: Limits | None = None) -> str:
     """``SELECT *, <formula> AS name, <error code> AS name__error FROM table`` in a SQL dialect
     (duckdb, postgres, spark, trino, bigquery, snowflake...). ``table`` is an identifier, never
     SQL: a name (quoted as one), a tuple ``(schema, table)`` or ``(catalog, schema, table)``,
     or a `sqlglot.exp.Table` built from identifiers. ``numbers``: "decimal" when the table's
-    Number columns are DECIMAL, "float" for DOUBLE."""
+    Number columns are DECIMAL, "float" for DOUBLE. A sub-expression read more than once is
+    computed once (a lateral subquery where the dialect has them), so the SQL grows linearly;
+    past ``limits.max_sql_length`` characters it is refused (E411)."""
     from .vectorized.forms import ERROR_SUFFIX
     from .vectorized.frame import sql_select as _sql_select
 
     return _sql_select(table, formulas, schema, dialect=dialect, profile=profile,
                        numbers=numbers, error_suffix=error_suffix or ERROR_SUFFIX,
-                       keep_columns=keep_columns, registry=registry)
+                       keep_columns=keep_columns, registry=registry, limits=limits)
 
 
 def prompt(schema: Any = None, *, max_tokens: int = 4000, registry: Registry | None = None) -> str:

@@ -54,6 +54,7 @@ CODES: dict[str, str] = {
     "E408": "deadline exceeded",
     "E409": "static cost bound over budget",
     "E410": "too many diagnostics",
+    "E411": "generated SQL too long",
     "E413": "memory budget exceeded",
     "E414": "explanation too large",
     # tools

@@ -37,6 +37,8 @@ class Limits:
             above (a text counts one byte per code point, a list 8 bytes per item).
         max_explain_nodes: steps an explanation may record (E414); its text is bounded by
             this times the step's shown size.
+        max_sql_length: characters of SQL generated for one `sql_select` or
+            `Program.to_sql` (E411); SQL grows linearly with the formula, this bounds it.
     """
 
     max_source_length: int = 8_192
@@ -50,6 +52,7 @@ class Limits:
     max_diagnostics: int = 20
     max_memory_bytes: int = 32 * 1024 * 1024
     max_explain_nodes: int = 2_000
+    max_sql_length: int = 1_000_000
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -140,12 +140,13 @@ class Program:
         return to_polars_form(self.root, numbers, dtypes)
 
     def to_sql(self, dialect: str = "duckdb", numbers: str = "decimal") -> Any:
-        """This program as SQL (`SqlForm`: value and error-code expressions, ``.value_sql``).
+        """This program as SQL (`SqlForm`: value and error-code expressions, ``.value_sql``,
+        and the bindings they read: ``.select(table)`` gives the whole query).
         Raises `Unsupported` when a part has no faithful SQL form. ``numbers``: "decimal" when
         Number columns are DECIMAL, "float" when they are DOUBLE."""
         from ..vectorized.frame import to_sql_form
 
-        return to_sql_form(self.root, dialect, numbers)
+        return to_sql_form(self.root, dialect, numbers, self.limits)
 
     def _tier_up(self) -> None:
         """Generate the fast function (see the module doc). Racing threads may both generate;

@@ -24,6 +24,7 @@ from ..types import (
 )
 from . import polars as pl_backend
 from . import sql as sql_backend
+from . import sql_let
 from .forms import ERROR_SUFFIX  # re-exported: callers import it from here
 
 DECIMAL_LIMIT = Decimal("1e20")
@@ -65,9 +66,16 @@ class PolarsForm:
 
 @dataclass(frozen=True)
 class SqlForm:
+    """A program as SQL: the value and error-code expressions, and the bindings they read
+    (``(name, expression, level)``, see `sql_let`; empty when nothing is read twice or the
+    dialect has no lateral subqueries). With bindings, the expressions are valid only in a
+    query whose FROM clause is `from_clause` (`select` builds one)."""
+
     value: exp.Expression
     error: exp.Expression | None
     dialect: str
+    bindings: tuple[tuple[str, exp.Expression, int], ...] = ()
+    prefix: str = "_f"
 
     @property
     def value_sql(self) -> str:
@@ -76,6 +84,44 @@ class SqlForm:
     @property
     def error_sql(self) -> str | None:
         return None if self.error is None else self.error.sql(self.dialect)
+
+    def from_clause(self, source: exp.Expression) -> tuple[exp.Expression, list[exp.Join]]:
+        """(the source, aliased ``_t`` when there are bindings; the lateral joins)."""
+        if not self.bindings:
+            return source, []
+        return (exp.alias_(source, sql_let.TABLE_ALIAS, table=True, quoted=True),
+                sql_let.lateral_joins(list(self.bindings), self.prefix))
+
+    def select(self, table: Any, value_name: str = "value", error_name: str = "error",
+               keep_columns: bool = False) -> str:
+        """``SELECT [<table>.*,] value AS value_name[, error AS error_name] FROM table`` (the
+        table as `table_expression` takes it)."""
+        return build_select(table_expression(table), [(value_name, error_name, self)],
+                            keep_columns, self.dialect)
+
+
+def build_select(source: exp.Expression, outputs: list[tuple[str, str, SqlForm]],
+                 keep_columns: bool, dialect: str) -> str:
+    """One SELECT over ``source`` computing every output (forms compiled with one binder)."""
+    bindings: list[tuple[str, exp.Expression, int]] = []
+    prefix = "_f"
+    for _, _, form in outputs:
+        bindings += [b for b in form.bindings if b not in bindings]
+        prefix = form.prefix
+    merged = SqlForm(exp.Null(), None, dialect, tuple(bindings), prefix)
+    source, joins = merged.from_clause(source)
+    columns: list[exp.Expression] = []
+    if keep_columns:
+        columns.append(exp.Column(this=exp.Star(), table=exp.to_identifier(
+            sql_let.TABLE_ALIAS, quoted=True)) if joins else exp.Star())
+    for value_name, error_name, form in outputs:
+        columns.append(exp.alias_(form.value, value_name, quoted=True))
+        if form.error is not None:
+            columns.append(exp.alias_(form.error, error_name, quoted=True))
+    query = exp.select(*columns).from_(source)
+    if joins:
+        query.set("joins", joins)
+    return query.sql(dialect)
 
 
 def type_of_dtype(dtype: pl.DataType, nullable: bool = False) -> Type:
@@ -221,16 +267,28 @@ def apply(
     check_output_names(formulas, error_suffix)
     first: list[pl.Expr] = []
     then: list[pl.Expr] = []
-    for name, source in formulas.items():
-        program = compile_formula(source, schema, profile=profile, limits=limits,
-                                  registry=registry)
-        mode = numbers if numbers != "auto" else numbers_mode(dtypes, program.uses)
-        step1, step2 = to_polars_form(program.root, mode, dtypes).stages(name, error_suffix)
-        first += step1
-        then += step2
+    # nested calls are computed once each, as temporary columns named apart from the frame's
+    # and the outputs' (`polars.Binder`), added before the outputs and dropped after
+    binder = pl_backend.Binder([*dtypes.keys(), *formulas.keys()])
+    token = pl_backend._BINDER.set(binder)
+    try:
+        for name, source in formulas.items():
+            program = compile_formula(source, schema, profile=profile, limits=limits,
+                                      registry=registry)
+            mode = numbers if numbers != "auto" else numbers_mode(dtypes, program.uses)
+            step1, step2 = to_polars_form(program.root, mode, dtypes).stages(name,
+                                                                             error_suffix)
+            first += step1
+            then += step2
+    finally:
+        pl_backend._BINDER.reset(token)
+    out = frame
+    for group in binder.stages():
+        out = out.with_columns(group)
     # Every formula reads the input frame (step 1); step 2 reads only step 1's own columns.
-    out = frame.with_columns(first)
-    return out.with_columns(then) if then else out
+    out = out.with_columns(first)
+    out = out.with_columns(then) if then else out
+    return out.drop(binder.names) if binder.bindings else out
 
 
 def check_output_names(formulas: Mapping[str, str], error_suffix: str) -> None:
@@ -309,22 +367,29 @@ def sql_select(
     error_suffix: str = ERROR_SUFFIX,
     keep_columns: bool = True,
     registry: Any = None,
+    limits: Any = None,
 ) -> str:
     """``SELECT *, <formula> AS name, <error> AS name__error FROM table`` in a dialect.
-    ``numbers``: "decimal" when the table's Number columns are DECIMAL, "float" for DOUBLE."""
+    ``numbers``: "decimal" when the table's Number columns are DECIMAL, "float" for DOUBLE.
+    Every sub-expression read more than once is computed once, in a lateral subquery, so the
+    SQL grows linearly with the formulas; it is refused (E411) past
+    ``limits.max_sql_length`` characters."""
     from .. import compile as compile_formula
+    from ..limits import DEFAULT_LIMITS
 
+    limits = limits or DEFAULT_LIMITS
     source_table = table_expression(table)
     check_output_names(formulas, error_suffix)
-    columns: list[exp.Expression] = [exp.Star()] if keep_columns else []
-    for name, source in formulas.items():
-        program = compile_formula(source, schema, profile=profile, registry=registry)
-        form = to_sql_form(program.root, dialect, numbers)
-        columns.append(exp.alias_(form.value, name, quoted=True))
-        if form.error is not None:
-            columns.append(exp.alias_(form.error, name + error_suffix, quoted=True))
-    query = exp.select(*columns).from_(source_table)
-    return query.sql(dialect)
+    programs = [(name, compile_formula(source, schema, profile=profile, limits=limits,
+                                       registry=registry))
+                for name, source in formulas.items()]
+    forms = to_sql_forms([p.root for _, p in programs], dialect, numbers, limits)
+    query = build_select(source_table, [(name, name + error_suffix, form)
+                                        for (name, _), form in zip(programs, forms)],
+                         keep_columns, dialect)
+    if len(query) > limits.max_sql_length:
+        raise sql_let.sql_length_error(len(query), limits.max_sql_length)
+    return query
 
 
 def to_polars_form(root: Any, numbers: str, dtypes: Any = None) -> PolarsForm:
@@ -338,9 +403,53 @@ def to_polars_form(root: Any, numbers: str, dtypes: Any = None) -> PolarsForm:
     return PolarsForm(pl.when(error.is_null()).then(raw), error, raw if safe else None)
 
 
-def to_sql_form(root: Any, dialect: str, numbers: str = "decimal") -> SqlForm:
+def to_sql_form(root: Any, dialect: str, numbers: str = "decimal", limits: Any = None
+                ) -> SqlForm:
+    """One program as SQL; E411 when its rendered SQL would pass ``limits.max_sql_length``."""
+    from ..limits import DEFAULT_LIMITS
+
+    limits = limits or DEFAULT_LIMITS
+    form = to_sql_forms([root], dialect, numbers, limits)[0]
+    length = sum(len(e.sql(dialect)) for _, e, _ in form.bindings) + len(form.value_sql) + \
+        len(form.error_sql or "")
+    if length > limits.max_sql_length:
+        raise sql_let.sql_length_error(length, limits.max_sql_length)
+    return form
+
+
+def _read_names(root: Any) -> set[str]:
+    from ..interpreter import ir
+
+    names: set[str] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if type(node) is ir.Var:
+            names.add(node.name)
+        stack.extend(ir.ir_children(node))
+    return names
+
+
+def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any) -> list[SqlForm]:
+    """Programs compiled with one binder (their bindings are named apart)."""
     if dialect not in sql_backend.DIALECTS:
         raise CheckError(f"unknown SQL dialect {dialect!r}; known: "
                          f"{', '.join(sql_backend.DIALECTS)}", code="E209")
-    value, error = sql_backend.to_sql(root, numbers=numbers)
-    return SqlForm(value, error, dialect)
+    binder = None
+    if dialect in sql_let.LATERAL_DIALECTS:
+        binder = sql_let.Binder.for_names(set().union(*[_read_names(r) for r in roots]))
+    compiled: list[exp.Expression | None] = []
+    token = sql_let._BINDER.set(binder)
+    try:
+        for root in roots:
+            compiled += sql_backend.to_sql(root, numbers=numbers,
+                                           max_sql_length=limits.max_sql_length)
+    finally:
+        sql_let._BINDER.reset(token)
+    if binder is None:
+        return [SqlForm(compiled[2 * i], compiled[2 * i + 1], dialect)
+                for i in range(len(roots))]
+    done = binder.finish(compiled)
+    bindings = tuple(binder.bindings())
+    return [SqlForm(done[2 * i], done[2 * i + 1], dialect, bindings, binder.prefix)  # type: ignore[arg-type]
+            for i in range(len(roots))]

@@ -59,6 +59,58 @@ FLOAT_LIMIT = 1e308
 NULL_TEXT = pl.lit(None, dtype=pl.Utf8)
 
 
+class Binder:
+    """Sub-expressions computed once, as temporary columns (`formulane.apply` adds them level by
+    level before the outputs and drops them after). Forms read an argument several times and
+    polars expands a shared expression into a tree when it plans, so without binding nested
+    calls grew the plan exponentially (eight levels per ROUND: depth 4 took 19 s to plan)."""
+
+    def __init__(self, taken: Any) -> None:
+        taken = set(taken)
+        prefix = "_f"
+        while any(n.startswith(prefix) for n in taken):
+            prefix = "_" + prefix
+        self.prefix = prefix
+        self.bindings: list[tuple[str, pl.Expr]] = []
+
+    def bind(self, e: pl.Expr) -> pl.Expr:
+        name = f"{self.prefix}{len(self.bindings) + 1}"
+        self.bindings.append((name, e.alias(name)))
+        return pl.col(name)
+
+    def stages(self) -> list[list[pl.Expr]]:
+        """The bindings grouped so each group reads only the frame and earlier groups."""
+        level: dict[str, int] = {}
+        groups: list[list[pl.Expr]] = []
+        for name, e in self.bindings:
+            deps = [level[r] for r in e.meta.root_names() if r in level]
+            level[name] = 1 + max(deps, default=0)
+            while len(groups) < level[name]:
+                groups.append([])
+            groups[level[name] - 1].append(e)
+        return groups
+
+    @property
+    def names(self) -> list[str]:
+        return [n for n, _ in self.bindings]
+
+
+_BINDER: contextvars.ContextVar[Binder | None] = contextvars.ContextVar(
+    "formulane_polars_binder", default=None)
+
+
+def let(e: pl.Expr) -> pl.Expr:
+    """``e`` computed once (a temporary column) while `apply` binds, else ``e`` itself.
+    Literals and plain columns are never bound; nor is anything inside ``list.eval``."""
+    binder = _BINDER.get()
+    if binder is None or _ELEMENT.get():
+        return e
+    meta = e.meta
+    if meta.is_column() or meta.is_literal(allow_aliasing=True) or not meta.root_names():
+        return e
+    return binder.bind(e)
+
+
 def special_name(name: str) -> bool:
     """True for a name `pl.col` would not take literally: ``*`` (every column) or ``^...$``
     (a regular expression over the column names)."""
@@ -330,7 +382,7 @@ class PolarsCompiler:
             return Column(number_dtype_cast(column(name), node.type), bound=bound)
         if kind is ir.Let:
             for slot, value in zip(node.slots, node.values):  # type: ignore[union-attr]
-                self.slots[slot] = self.checked(self.compile(value))
+                self.slots[slot] = self.bound(self.checked(self.compile(value)))
             return self.compile(node.body)  # type: ignore[union-attr]
         if kind is ir.Call:
             return self.call(node)  # type: ignore[arg-type]
@@ -401,6 +453,14 @@ class PolarsCompiler:
         return Unsupported(f"polars cannot evaluate {name}: {reason}", function=str(name),
                            backend="polars", reason=reason, span=node.span)
 
+    @staticmethod
+    def bound(col: Column) -> Column:
+        if _BINDER.get() is None or _ELEMENT.get():
+            return col
+        return replace(col, value=let(col.value),
+                       error=None if col.error is None else let(col.error),
+                       estimate=None if col.estimate is None else let(col.estimate))
+
     def call(self, node: ir.Call) -> Column:
         spec = node.spec
         form = node.sig.polars or spec.polars
@@ -427,7 +487,10 @@ class PolarsCompiler:
                           first_error(*[c.error for c in before]))
         if any(isinstance(a, ir.Lambda) for a in node.args):
             return self.higher_order(node, form)
-        args = [self.compile(a) for a in node.args]
+        # an argument that is itself a nested call is bound once (`let`): the forms read their
+        # arguments several times, and each level would multiply the plan
+        args = [self.bound(c) if _nested_call(a) else c
+                for a, c in zip(node.args, [self.compile(a) for a in node.args])]
         if numbers() == "decimal" and spec.name in _DECIMAL_OPS and node.type.kind == "Number" \
                 and all(a.type is not None and a.type.kind == "Number" for a in args):
             return self.decimal_op(spec.name, args[0], args[1])
@@ -723,6 +786,15 @@ def raw_is_safe(root: ir.IR, numbers_mode: str,
             return False
         stack.extend(ir.ir_children(node))
     return True
+
+
+def _nested_call(node: ir.IR) -> bool:
+    """A call (or coercion) with a call among its arguments: worth binding once."""
+    if type(node) is ir.Coerce:
+        node = node.node  # type: ignore[union-attr]
+    if type(node) is not ir.Call:
+        return False
+    return any(type(c) in (ir.Call, ir.Coerce, ir.Let) for c in ir.ir_children(node))
 
 
 def _refuse_special_fields(compiler: "PolarsCompiler", node: ir.IR, t: Type | None) -> None:

@@ -46,16 +46,27 @@ def with_formulas(frame: Any, formulas: Mapping[str, str], schema: Any, *,
     may produce an error value). Refuses at compile time (`Unsupported`) what Spark SQL cannot
     express faithfully."""
     from .. import compile as compile_formula
-    from .frame import to_sql_form
+    from ..limits import DEFAULT_LIMITS
+    from .frame import check_output_names, to_sql_forms
 
     if not hasattr(frame, "selectExpr"):
         raise CheckError(f"with_formulas takes a Spark DataFrame, got {type(frame).__name__}",
                          code="E209")
+    check_output_names(formulas, error_suffix)
+    programs = [(name, compile_formula(source, schema, profile=profile, registry=registry))
+                for name, source in formulas.items()]
+    forms = to_sql_forms([p.root for _, p in programs], "spark", numbers, DEFAULT_LIMITS)
+    # what the formulas read twice is computed once: a column per binding, level by level
+    # (the DataFrame form of the lateral joins `sql_select` writes), dropped at the end
+    bindings = forms[0].bindings if forms else ()
+    helpers = [name for name, _, _ in bindings]
+    for level in sorted({lv for _, _, lv in bindings}):
+        frame = frame.selectExpr("*", *[f"{e.sql('spark')} AS `{name}`"
+                                        for name, e, lv in bindings if lv == level])
     exprs = ["*"]
-    for name, source in formulas.items():
-        program = compile_formula(source, schema, profile=profile, registry=registry)
-        form = to_sql_form(program.root, "spark", numbers)
-        exprs.append(f"{form.value_sql} AS `{name}`")
+    for (name, _), form in zip(programs, forms):
+        exprs.append(f"{form.value_sql} AS `{name.replace('`', '``')}`")
         if form.error is not None:
-            exprs.append(f"{form.error_sql} AS `{name}{error_suffix}`")
-    return frame.selectExpr(*exprs)
+            exprs.append(f"{form.error_sql} AS `{(name + error_suffix).replace('`', '``')}`")
+    out = frame.selectExpr(*exprs)
+    return out.drop(*helpers) if helpers else out

@@ -27,6 +27,7 @@ from ..functions.spec import Refuse
 from ..interpreter import ir
 from ..types import Type
 from ..values import ErrorValue
+from .sql_let import _BINDER, let
 
 DIALECTS = ("duckdb", "postgres", "spark", "trino", "bigquery", "snowflake", "sqlite")
 NULL = exp.Null()
@@ -158,11 +159,41 @@ def not_finite(value: exp.Expression) -> exp.Expression:
 
 
 class SqlCompiler:
-    def __init__(self, columns: Mapping[str, str], numbers: str = "decimal") -> None:
+    def __init__(self, columns: Mapping[str, str], numbers: str = "decimal",
+                 max_sql_length: int | None = None) -> None:
         self.columns = columns
         self.numbers = numbers
         self.slots: dict[int, SqlColumn] = {}
         self.params: dict[int, exp.Expression] = {}
+        #: inline SQL (no binder: a lambda body, a dialect without lateral subqueries) can
+        #: still grow past any bound; its node count is checked call by call against this
+        #: (a node renders to at least about half a character)
+        self.max_nodes = None if max_sql_length is None else 2 * max_sql_length
+
+    @staticmethod
+    def bound(col: SqlColumn) -> SqlColumn:
+        """The column with its value, error and estimate each bound once (`sql_let.let`)."""
+        if _BINDER.get() is None:
+            return col
+        return replace(col, value=let(col.value),
+                       error=None if col.error is None else let(col.error),
+                       estimate=None if col.estimate is None else let(col.estimate))
+
+    def guard_size(self, node: ir.IR, *parts: exp.Expression | None) -> None:
+        if self.max_nodes is None or _BINDER.get() is not None:
+            return
+        from itertools import islice
+
+        cap = self.max_nodes
+        count = 0
+        for part in parts:
+            if part is not None:
+                count += sum(1 for _ in islice(part.walk(), cap + 1 - count))
+            if count > cap:
+                from .sql_let import sql_length_error
+
+                what = node.spec.name if isinstance(node, ir.Call) else "this formula"
+                raise sql_length_error(count // 2, cap // 2, f"the SQL of {what}")
 
     def refuse(self, node: ir.IR, name: Any, reason: str) -> Unsupported:
         return Unsupported(f"SQL cannot express {name}: {reason}", function=str(name),
@@ -207,10 +238,12 @@ class SqlCompiler:
                              double=self.numbers == "float" and _has_numbers(node.type))
         if kind is ir.Let:
             for slot, value in zip(node.slots, node.values):  # type: ignore[union-attr]
-                self.slots[slot] = self.checked(self.compile(value))
+                self.slots[slot] = self.bound(self.checked(self.compile(value)))
             return self.compile(node.body)  # type: ignore[union-attr]
         if kind is ir.Call:
-            return self.call(node)  # type: ignore[arg-type]
+            out = self.call(node)  # type: ignore[arg-type]
+            self.guard_size(node, out.value, out.error)
+            return out
         if kind is ir.Coerce:
             return self.coerce(node)  # type: ignore[arg-type]
         if kind is ir.FieldOf:
@@ -276,7 +309,7 @@ class SqlCompiler:
             return SqlColumn(null, first_error(*[c.error for c in before]))
         if any(isinstance(a, ir.Lambda) for a in node.args):
             return self.higher_order(node, form)
-        args = [self.compile(a) for a in node.args]
+        args = [self.bound(self.compile(a)) for a in node.args]
         if self.numbers == "decimal" and spec.name in _DECIMAL_OPS and node.type.kind == "Number" \
                 and not any(a.double for a in args) \
                 and all(n.type.kind == "Number" for n in node.args):
@@ -399,11 +432,17 @@ class SqlCompiler:
             if isinstance(a, ir.Lambda):
                 names = [exp.to_identifier(f"_p{slot}") for slot in a.slots]
                 inner = SqlCompiler(self.columns, self.numbers)
+                inner.max_nodes = self.max_nodes
                 inner.slots = dict(self.slots)
                 inner.params = dict(self.params)
                 for slot, name in zip(a.slots, names):
                     inner.params[slot] = exp.column(name)
-                body = inner.checked(inner.compile(a.body))
+                # a lambda body reads its parameters: nothing in it can move to a binding
+                token = _BINDER.set(None)
+                try:
+                    body = inner.checked(inner.compile(a.body))
+                finally:
+                    _BINDER.reset(token)
                 if body.error is not None:
                     raise self.refuse(node, node.spec.name, "a lambda whose body may error")
                 values.append(exp.Lambda(this=body.value, expressions=names))
@@ -419,7 +458,7 @@ class SqlCompiler:
 
     def coerce(self, node: ir.Coerce) -> SqlColumn:
         inner = self.checked(self.compile(node.node))
-        v = inner.value
+        v = let(inner.value)
         mode = node.mode
         if mode in ("blank_to_number", "blank_to_text", "blank_to_boolean"):
             zero = {"blank_to_number": exp.Literal.number(0), "blank_to_text": exp.Literal.string(""),
@@ -488,20 +527,23 @@ def _has_numbers(t: Type) -> bool:
                                   and t.elem.kind == "Number")
 
 
-def to_sql(root: ir.IR, *, columns: Mapping[str, str] | None = None, numbers: str = "decimal"
+def to_sql(root: ir.IR, *, columns: Mapping[str, str] | None = None, numbers: str = "decimal",
+           max_sql_length: int | None = None
            ) -> tuple[exp.Expression, exp.Expression | None]:
     """(value expression, error-code expression or None). ``numbers``: "decimal" when Number
     columns are DECIMAL (the engine's exact arithmetic), "float" when they are DOUBLE (then a
-    non-finite result is #NUM!)."""
+    non-finite result is #NUM!). Under an active `sql_let.Binder` the expressions read its
+    bindings (see `frame.to_sql_form`)."""
     if numbers not in ("float", "decimal"):
         raise ValueError("numbers must be 'float' or 'decimal'")
-    compiler = SqlCompiler(columns or {}, numbers)
+    compiler = SqlCompiler(columns or {}, numbers, max_sql_length)
     col = compiler.checked(compiler.compile(root))
     if col.error is None:
         return col.value, None
     if col.strict:
         return col.value, col.error
-    return case(is_null(col.error), col.value), col.error
+    error = let(col.error)  # read twice: by the value's CASE and as the error column
+    return case(is_null(error), col.value), error
 
 
 def sql_type(t: Type, numbers: str = "decimal") -> str:

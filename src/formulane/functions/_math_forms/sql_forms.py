@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
+from ...vectorized.sql_let import let
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
 
 
@@ -148,8 +149,8 @@ def _sql_exact(x: exp.Expression) -> tuple[exp.Expression, exp.Expression]:
     """(x as DECIMAL(38, 18) through its text, whether that decimal is exactly x)."""
     d = exp.TryCast(this=exp.cast(_p(x), exp.DataType.build("VARCHAR")),
                     to=exp.DataType.build("DECIMAL(38, 18)"))
-    guarded = _case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)])
-    ok = _and(_not(_is_null(guarded)), _eq(_double(guarded), _double(x)))
+    guarded = let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
+    ok = let(_and(_not(_is_null(guarded)), _eq(_double(guarded), _double(x))))
     return guarded, ok
 
 
@@ -180,8 +181,9 @@ def _sql_round_float(x: exp.Expression, n: int | None, nn: exp.Expression | None
                      mode: str) -> exp.Expression:
     """The float algorithm of `_round_float`, in DOUBLE (for values no DECIMAL(38, 18) holds
     exactly: beyond 1e18, or with more than 18 decimal places)."""
+    # (DOUBLE steps never fail in SQL engines: each is bound once, `sql_let`)
     xf = _double(x)
-    a = _abs(xf)
+    a = let(_abs(xf))
     scale: Callable[[exp.Expression], exp.Expression]
     unscale: Callable[[exp.Expression], exp.Expression]
     if n is not None and n >= 0:
@@ -196,18 +198,19 @@ def _sql_round_float(x: exp.Expression, n: int | None, nn: exp.Expression | None
         m_e = exp.Pow(this=_n(10.0), expression=exp.Greatest(this=_neg(nn), expressions=[_n(0)]))
         scale = lambda v: _div(_mul(v, s_e), m_e)  # noqa: E731
         unscale = lambda k: _div(_mul(k, m_e), s_e)  # noqa: E731
-    y = scale(a)
+    y = let(scale(a))
     one = _n(1)
     if mode == "half_up":
-        k = exp.Floor(this=y)
+        k = let(exp.Floor(this=y))
         r = _add(k, _case([(_ge(a, unscale(_add(k, _n(0.5)))), one)], _n(0)))
     elif mode == "down":
-        k0 = exp.Floor(this=y)
-        k = _case([(_lt(a, unscale(k0)), _sub(k0, one))], k0)
+        k0 = let(exp.Floor(this=y))
+        k = let(_case([(_lt(a, unscale(k0)), _sub(k0, one))], k0))
         r = _case([(_ge(a, unscale(_add(k, one))), _add(k, one))], k)
     else:
-        k0 = exp.Ceil(this=y)
-        k = _case([(_and(_ge(k0, one), _le(a, unscale(_sub(k0, one)))), _sub(k0, one))], k0)
+        k0 = let(exp.Ceil(this=y))
+        k = let(_case([(_and(_ge(k0, one), _le(a, unscale(_sub(k0, one)))), _sub(k0, one))],
+                      k0))
         r = _case([(_gt(a, unscale(k)), _add(k, one))], k)
     return _case([(_ge(y, _n(_GRID_LIMIT)), xf)], _mul(exp.Sign(this=xf), unscale(r)))
 
@@ -250,7 +253,7 @@ def _sql_round(mode: str) -> Callable[[exp.Expression, exp.Expression], Any]:
         fallback = _sql_round_float(x, n, nn, mode)
         if nn is not None:
             fallback = _case([(_ge(nn, _n(18)), x)], fallback)
-        value = _case([(decimal_ok, exact)], fallback)
+        value = let(_case([(decimal_ok, exact)], fallback))
         return value, [(_not_finite(value), "#NUM!")]
     return form
 

@@ -1,0 +1,113 @@
+"""SQL size and compile time over every golden case (issue 10's targets).
+
+    python bench/columnar_sql_size.py [--dialect duckdb] [--numbers decimal] [--worst 15]
+
+For each golden case that compiles and that the SQL backend accepts: characters of the whole
+query `Program.to_sql(dialect).select("t")` (bindings included) per IR node, and the time to
+compile the checked program to SQL text (`to_sql` plus rendering; the formula's own parse and
+check are excluded, they are the same for every backend). Prints the distribution
+(percentiles), the worst cases, and the nested-formula figures of tests/test_sql_size.py.
+Targets: at most 40 characters per IR node; under 10 ms per formula.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import formulane  # noqa: E402
+from formulane import FormulaError  # noqa: E402
+from formulane.interpreter import ir  # noqa: E402
+from formulane.schema import infer_schema  # noqa: E402
+
+
+def nodes(root: Any) -> int:
+    count, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        count += 1
+        stack.extend(ir.ir_children(node))
+    return count
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
+
+
+def main() -> None:
+    from case_runner import load_cases
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dialect", default="duckdb")
+    parser.add_argument("--numbers", default="decimal")
+    parser.add_argument("--worst", type=int, default=15)
+    args = parser.parse_args()
+    rows = []
+    refused = 0
+    for case in load_cases():
+        if case.raises:
+            continue
+        try:
+            schema = case.schema if case.schema is not None else infer_schema(case.vars)
+            registry = formulane.default_registry()
+            if case.packs:
+                registry = registry.with_packs(*case.packs)
+            program = formulane.compile(case.expr, schema, profile=case.profile,
+                                        registry=registry)
+            started = time.perf_counter()
+            sql = program.to_sql(args.dialect, args.numbers).select("t")
+            elapsed = time.perf_counter() - started
+        except FormulaError:
+            refused += 1
+            continue
+        except Exception:  # a value the SQL layout cannot hold: not this benchmark's subject
+            refused += 1
+            continue
+        n = nodes(program.root)
+        rows.append((len(sql) / n, len(sql), n, elapsed, case.id))
+    per_node = [r[0] for r in rows]
+    times = [r[3] * 1000 for r in rows]
+    print(f"{len(rows)} golden cases compiled to {args.dialect} SQL ({args.numbers}); "
+          f"{refused} refused or not compiled")
+    print("chars per IR node: " + ", ".join(
+        f"p{p} {percentile(per_node, p):.0f}" for p in (10, 25, 50, 75, 90, 95, 99, 100)))
+    print(f"  cases within 40 chars/node: {sum(1 for v in per_node if v <= 40)} "
+          f"({100 * sum(1 for v in per_node if v <= 40) / len(per_node):.0f}%)")
+    print("compile to SQL text (ms): " + ", ".join(
+        f"p{p} {percentile(times, p):.1f}" for p in (50, 90, 99, 100))
+          + f"; mean {statistics.mean(times):.1f}")
+    print(f"  cases under 10 ms: {sum(1 for t in times if t < 10)} of {len(times)}")
+    print(f"worst {args.worst} by chars per node:")
+    for ratio, length, n, elapsed, case_id in sorted(rows, reverse=True)[:args.worst]:
+        print(f"  {ratio:7.0f}  {length:7,} chars  {n:4} nodes  {elapsed * 1000:6.1f} ms  "
+              f"{case_id[:70]}")
+    print("nested formulas (depth 1, 4, 8):")
+    for name, inner, wrap in [
+        ("ROUND", "x", lambda e: f"ROUND({e} * 1.1, 2)"),
+        ("IF", "x", lambda e: f"IF(x > 3, {e} * 2, x - 1)"),
+        ("text", "t", lambda e: f'UPPER(LEFT(TRIM({e}), 5) & "x")'),
+    ]:
+        line = []
+        for depth in (1, 4, 8):
+            formula = inner
+            for _ in range(depth):
+                formula = wrap(formula)
+            program = formulane.compile(formula, {"x": "Number", "t": "Text"})
+            started = time.perf_counter()
+            sql = program.to_sql(args.dialect, args.numbers).select("t")
+            elapsed = time.perf_counter() - started
+            line.append(f"depth {depth}: {len(sql):,} chars, {len(sql) / nodes(program.root):.0f}"
+                        f"/node, {elapsed * 1000:.0f} ms")
+        print(f"  {name:6} " + "; ".join(line))
+
+
+if __name__ == "__main__":
+    main()
