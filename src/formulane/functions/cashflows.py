@@ -67,7 +67,7 @@ def _ipmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number, type_
          doc="The interest part of an annuity's payment in period per.",
          examples=["ROUND(IPMT(0.1/12, 1, 3*12, 8000), 2) -> -66.67",
                    "ROUND(IPMT(0.1, 3, 3, 8000), 2) -> -292.45", "IPMT(0.1, 4, 3, 8000) -> #NUM!"],
-         cost=Cost.const(1000), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
+         cost=Cost.const(6000), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def ipmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number = 0,
          type: Number = 0) -> Decimal:
@@ -81,7 +81,7 @@ def ipmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number = 0,
          examples=["ROUND(PPMT(0.1/12, 1, 2*12, 2000), 2) -> -75.62",
                    "ROUND(PPMT(0.08, 10, 10, 200000), 2) -> -27598.05",
                    "PPMT(0.08, 0, 10, 200000) -> #NUM!"],
-         cost=Cost.const(1500), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
+         cost=Cost.const(8000), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def ppmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number = 0,
          type: Number = 0) -> Decimal:
@@ -109,7 +109,7 @@ def _cumulative(rate: Number, nper: Number, pv: Number, start: Number, end: Numb
          examples=["ROUND(CUMIPMT(0.09/12, 30*12, 125000, 13, 24, 0), 4) -> -11135.2321",
                    "ROUND(CUMIPMT(0.09/12, 30*12, 125000, 1, 1, 0), 4) -> -937.5",
                    "CUMIPMT(0.09/12, 360, 125000, 13, 12, 0) -> #NUM!"],
-         cost=Cost.const(1500), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(10000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def cumipmt(rate: Number, nper: Number, pv: Number, start_period: Number, end_period: Number,
             type: Number) -> Decimal:
@@ -124,7 +124,7 @@ def cumipmt(rate: Number, nper: Number, pv: Number, start_period: Number, end_pe
          examples=["ROUND(CUMPRINC(0.09/12, 30*12, 125000, 13, 24, 0), 4) -> -934.1071",
                    "ROUND(CUMPRINC(0.09/12, 30*12, 125000, 1, 1, 0), 4) -> -68.2783",
                    "CUMPRINC(0, 360, 125000, 1, 1, 0) -> #NUM!"],
-         cost=Cost.const(1500), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(10000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def cumprinc(rate: Number, nper: Number, pv: Number, start_period: Number, end_period: Number,
              type: Number) -> Decimal:
@@ -149,7 +149,7 @@ def ispmt(rate: Number, per: Number, nper: Number, pv: Number) -> Decimal:
          examples=["ROUND(NPER(0.12/12, -100, -1000, 10000, 1), 5) -> 59.67387",
                    "ROUND(NPER(0.12/12, -100, -1000), 5) -> -9.57859", "NPER(0, -100, 1000) -> 10",
                    "NPER(0.1, 100, -10000) -> #NUM!"],
-         cost=Cost.const(500), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
+         cost=Cost.const(2000), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def nper(rate: Number, pmt: Number, pv: Number, fv: Number = 0, type: Number = 0) -> Decimal:
     r, payment, present, future = nm.dec(rate), nm.dec(pmt), nm.dec(pv), nm.dec(fv)
@@ -170,7 +170,7 @@ def nper(rate: Number, pmt: Number, pv: Number, fv: Number = 0, type: Number = 0
          examples=["PDURATION(0.025, 2000, 2200) = LN(1.1) / LN(1.025) -> TRUE",
                    "ROUND(PDURATION(0.025/12, 1000, 1200), 1) -> 87.6",
                    "PDURATION(0, 1000, 1200) -> #NUM!"],
-         cost=Cost.const(300), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(2000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def pduration(rate: Number, pv: Number, fv: Number) -> Decimal:
     if rate <= 0 or pv <= 0 or fv <= 0:
@@ -183,7 +183,7 @@ def pduration(rate: Number, pv: Number, fv: Number) -> Decimal:
          doc="The equivalent interest rate per period for pv to grow to fv in nper periods.",
          examples=["ROUND(RRI(96, 10000, 11000), 7) -> 0.0009933", "RRI(1, 100, 110) -> 0.1",
                    "RRI(0, 100, 110) -> #NUM!"],
-         cost=Cost.const(300), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(3000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def rri(nper: Number, pv: Number, fv: Number) -> Decimal:
     if nper <= 0 or not pv:
@@ -196,7 +196,7 @@ def rri(nper: Number, pv: Number, fv: Number) -> Decimal:
          doc="The effective annual interest rate of a nominal rate compounded npery times.",
          examples=["ROUND(EFFECT(0.0525, 4), 9) -> 0.053542667", "EFFECT(0.1, 1) -> 0.1",
                    "EFFECT(0.1, 0) -> #NUM!"],
-         cost=Cost.const(100), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(2000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def effect(nominal_rate: Number, npery: Number) -> Decimal:
     n = nm.trunc_int(npery)
@@ -210,7 +210,7 @@ def effect(nominal_rate: Number, npery: Number) -> Decimal:
          doc="The nominal annual interest rate of an effective rate compounded npery times.",
          examples=["ROUND(NOMINAL(0.053543, 4), 7) -> 0.0525003", "NOMINAL(0.1, 1) -> 0.1",
                    "NOMINAL(-0.1, 4) -> #NUM!"],
-         cost=Cost.const(300), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(3000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def nominal(effect_rate: Number, npery: Number) -> Decimal:
     n = nm.trunc_int(npery)

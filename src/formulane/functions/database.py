@@ -112,7 +112,7 @@ def _declare(name: str, aggregate: Callable[[tuple], Any], doc: str, examples: l
                              returns=NUMBER),
                    sig(_DB, p("field", NUMBER, doc="a 1-based field position"), _CRITERIA,
                        returns=NUMBER),
-                   doc=doc, examples=examples, cost=Cost.linear(30, 10), errors=errors,
+                   doc=doc, examples=examples, cost=Cost.linear(60, 20), errors=errors,
                    polars=_REFUSE, sql=_REFUSE)(impl)
 
 
@@ -208,7 +208,7 @@ _V = var("V")
                    _ex('DGET(trees, t => t.name, crit) & "!"', '"Apple!"', crit=[{'height': '>17'}]),
                    _ex('DGET(trees, "yield", crit)', '#NUM!', crit=[{'name': 'Apple'}]),
                    _ex('DGET(trees, "yield", crit)', '#VALUE!', crit=[{'name': 'Plum'}])],
-         cost=Cost.higher_order(30, 10), errors=("#VALUE!", "#NUM!"), polars=_REFUSE,
+         cost=Cost.higher_order(60, 20), errors=("#VALUE!", "#NUM!"), polars=_REFUSE,
          sql=_REFUSE)
 def dget(database: tuple, field: Any, criteria: tuple) -> Any:
     return _one(_values(database, field, criteria))
