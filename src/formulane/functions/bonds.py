@@ -33,7 +33,7 @@ from .spec import Cost, Refuse, builtin, p, sig
 _N = NUMBER
 _PACK = "finance"
 #: Quasi-coupon periods ACCRINT walks at most (#NUM! beyond).
-ACCRINT_PERIODS = 4000
+ACCRINT_PERIODS = 1000
 _REFUSE = Refuse("coupon schedules and day counts are calendar walks per basis (month ends, "
                  "30/360 February rules) with no faithful column or SQL expression")
 _SETTLE = p("settlement", DATE)
@@ -132,7 +132,7 @@ def _out(x: float) -> Decimal:
     return nm.from_float(x)
 
 
-_COUP = dict(cost=Cost.const(300), errors=("#NUM!",), pack=_PACK, category="finance",
+_COUP = dict(cost=Cost.const(1000), errors=("#NUM!",), pack=_PACK, category="finance",
              polars=_REFUSE, sql=_REFUSE)
 _SIG = sig(_SETTLE, _MATURITY, _FREQ, _BASIS, returns=_N)
 _DSIG = sig(_SETTLE, _MATURITY, _FREQ, _BASIS, returns=DATE)
@@ -225,7 +225,7 @@ def _bond_args(rate: Number, yld: Number, redemption: Number | None = None) -> N
                    " -> 94.63436",
                    "ROUND(PRICE(DATE(2024, 1, 1), DATE(2024, 6, 1), 0.05, 0.05, 100, 1, 0), 6) -> 99.940476",
                    "PRICE(DATE(2008, 2, 15), DATE(2017, 11, 15), -0.01, 0.065, 100, 2) -> #NUM!"],
-         cost=Cost.const(500), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(5000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_REFUSE, sql=_REFUSE)
 def price(settlement: Any, maturity: Any, rate: Number, yld: Number, redemption: Number,
           frequency: Number, basis: Number = 0) -> Decimal:
@@ -242,7 +242,7 @@ def price(settlement: Any, maturity: Any, rate: Number, yld: Number, redemption:
                    " -> 0.065",
                    "ROUND(YIELD(DATE(2024, 1, 1), DATE(2024, 6, 1), 0.05, 99.940476, 100, 1, 0), 6) -> 0.05",
                    "YIELD(DATE(2008, 2, 15), DATE(2016, 11, 15), 0.0575, 0, 100, 2) -> #NUM!"],
-         cost=Cost.const(20_000), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(60_000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_REFUSE, sql=_REFUSE)
 def yield_(settlement: Any, maturity: Any, rate: Number, pr: Number, redemption: Number,
            frequency: Number, basis: Number = 0) -> Decimal:
@@ -285,7 +285,7 @@ def _duration(settlement: Any, maturity: Any, coupon: Number, yld: Number, frequ
                    " -> 10.9191453",
                    "ROUND(DURATION(DATE(2024, 1, 1), DATE(2026, 1, 1), 0, 0.05, 1), 9) -> 2",
                    "DURATION(DATE(2018, 7, 1), DATE(2048, 1, 1), -0.08, 0.09, 2) -> #NUM!"],
-         cost=Cost.const(500), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(5000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_REFUSE, sql=_REFUSE)
 def duration(settlement: Any, maturity: Any, coupon: Number, yld: Number, frequency: Number,
              basis: Number = 0) -> Decimal:
@@ -299,7 +299,7 @@ def duration(settlement: Any, maturity: Any, coupon: Number, yld: Number, freque
                    " -> 5.73567",
                    "ROUND(MDURATION(DATE(2024, 1, 1), DATE(2026, 1, 1), 0, 0.05, 1), 9) -> 1.904761905",
                    "MDURATION(DATE(2016, 1, 1), DATE(2008, 1, 1), 0.08, 0.09, 2) -> #NUM!"],
-         cost=Cost.const(500), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(5000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_REFUSE, sql=_REFUSE)
 def mduration(settlement: Any, maturity: Any, coupon: Number, yld: Number, frequency: Number,
               basis: Number = 0) -> Decimal:
@@ -321,7 +321,7 @@ def mduration(settlement: Any, maturity: Any, coupon: Number, yld: Number, frequ
                    "1000, 2, 0, TRUE), 6) -> 7.222222",
                    "ACCRINT(DATE(2008, 5, 1), DATE(2008, 8, 31), DATE(2008, 3, 1), 0.1, 1000, 2)"
                    " -> #NUM!"],
-         cost=Cost.const(30 * ACCRINT_PERIODS), errors=("#NUM!",), pack=_PACK,
+         cost=Cost.const(200 * ACCRINT_PERIODS), errors=("#NUM!",), pack=_PACK,
          category="finance", polars=_REFUSE, sql=_REFUSE)
 def accrint(issue: Any, first_interest: Any, settlement: Any, rate: Number,
             par: Number = Decimal(1000), frequency: Number = 1, basis: Number = 0,

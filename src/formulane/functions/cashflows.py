@@ -5,8 +5,9 @@ MIRR), FVSCHEDULE, DOLLARDE and DOLLARFR.
 Contract: Excel's argument order, defaults, sign convention and errors, in decimal arithmetic
 through the finance family's own PMT and FV (one definition of the annuity). Cumulative sums
 use closed forms (balance differences), never a loop over periods. XIRR solves by Newton's
-method like IRR (the finance family's capped `_newton`, 50 steps, ``#NUM!`` if it does not
-converge); XNPV and XIRR walk their lists once. No polars or SQL form (see the reasons).
+method (capped, ``#NUM!`` if it does not
+converge) in binary floating point, as Excel does, like XNPV; both walk their lists once per
+step (XIRR at most `XIRR_STEPS` steps). No polars or SQL form (see the reasons).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def _ipmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number, type_
          doc="The interest part of an annuity's payment in period per.",
          examples=["ROUND(IPMT(0.1/12, 1, 3*12, 8000), 2) -> -66.67",
                    "ROUND(IPMT(0.1, 3, 3, 8000), 2) -> -292.45", "IPMT(0.1, 4, 3, 8000) -> #NUM!"],
-         cost=Cost.const(1000), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
+         cost=Cost.const(6000), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def ipmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number = 0,
          type: Number = 0) -> Decimal:
@@ -80,7 +81,7 @@ def ipmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number = 0,
          examples=["ROUND(PPMT(0.1/12, 1, 2*12, 2000), 2) -> -75.62",
                    "ROUND(PPMT(0.08, 10, 10, 200000), 2) -> -27598.05",
                    "PPMT(0.08, 0, 10, 200000) -> #NUM!"],
-         cost=Cost.const(1500), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
+         cost=Cost.const(8000), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def ppmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number = 0,
          type: Number = 0) -> Decimal:
@@ -108,7 +109,7 @@ def _cumulative(rate: Number, nper: Number, pv: Number, start: Number, end: Numb
          examples=["ROUND(CUMIPMT(0.09/12, 30*12, 125000, 13, 24, 0), 4) -> -11135.2321",
                    "ROUND(CUMIPMT(0.09/12, 30*12, 125000, 1, 1, 0), 4) -> -937.5",
                    "CUMIPMT(0.09/12, 360, 125000, 13, 12, 0) -> #NUM!"],
-         cost=Cost.const(1500), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(10000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def cumipmt(rate: Number, nper: Number, pv: Number, start_period: Number, end_period: Number,
             type: Number) -> Decimal:
@@ -123,7 +124,7 @@ def cumipmt(rate: Number, nper: Number, pv: Number, start_period: Number, end_pe
          examples=["ROUND(CUMPRINC(0.09/12, 30*12, 125000, 13, 24, 0), 4) -> -934.1071",
                    "ROUND(CUMPRINC(0.09/12, 30*12, 125000, 1, 1, 0), 4) -> -68.2783",
                    "CUMPRINC(0, 360, 125000, 1, 1, 0) -> #NUM!"],
-         cost=Cost.const(1500), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(10000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def cumprinc(rate: Number, nper: Number, pv: Number, start_period: Number, end_period: Number,
              type: Number) -> Decimal:
@@ -148,7 +149,7 @@ def ispmt(rate: Number, per: Number, nper: Number, pv: Number) -> Decimal:
          examples=["ROUND(NPER(0.12/12, -100, -1000, 10000, 1), 5) -> 59.67387",
                    "ROUND(NPER(0.12/12, -100, -1000), 5) -> -9.57859", "NPER(0, -100, 1000) -> 10",
                    "NPER(0.1, 100, -10000) -> #NUM!"],
-         cost=Cost.const(500), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
+         cost=Cost.const(2000), errors=("#NUM!", "#DIV/0!"), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def nper(rate: Number, pmt: Number, pv: Number, fv: Number = 0, type: Number = 0) -> Decimal:
     r, payment, present, future = nm.dec(rate), nm.dec(pmt), nm.dec(pv), nm.dec(fv)
@@ -169,7 +170,7 @@ def nper(rate: Number, pmt: Number, pv: Number, fv: Number = 0, type: Number = 0
          examples=["PDURATION(0.025, 2000, 2200) = LN(1.1) / LN(1.025) -> TRUE",
                    "ROUND(PDURATION(0.025/12, 1000, 1200), 1) -> 87.6",
                    "PDURATION(0, 1000, 1200) -> #NUM!"],
-         cost=Cost.const(300), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(2000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def pduration(rate: Number, pv: Number, fv: Number) -> Decimal:
     if rate <= 0 or pv <= 0 or fv <= 0:
@@ -182,7 +183,7 @@ def pduration(rate: Number, pv: Number, fv: Number) -> Decimal:
          doc="The equivalent interest rate per period for pv to grow to fv in nper periods.",
          examples=["ROUND(RRI(96, 10000, 11000), 7) -> 0.0009933", "RRI(1, 100, 110) -> 0.1",
                    "RRI(0, 100, 110) -> #NUM!"],
-         cost=Cost.const(300), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(3000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def rri(nper: Number, pv: Number, fv: Number) -> Decimal:
     if nper <= 0 or not pv:
@@ -195,7 +196,7 @@ def rri(nper: Number, pv: Number, fv: Number) -> Decimal:
          doc="The effective annual interest rate of a nominal rate compounded npery times.",
          examples=["ROUND(EFFECT(0.0525, 4), 9) -> 0.053542667", "EFFECT(0.1, 1) -> 0.1",
                    "EFFECT(0.1, 0) -> #NUM!"],
-         cost=Cost.const(100), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(2000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def effect(nominal_rate: Number, npery: Number) -> Decimal:
     n = nm.trunc_int(npery)
@@ -209,7 +210,7 @@ def effect(nominal_rate: Number, npery: Number) -> Decimal:
          doc="The nominal annual interest rate of an effective rate compounded npery times.",
          examples=["ROUND(NOMINAL(0.053543, 4), 7) -> 0.0525003", "NOMINAL(0.1, 1) -> 0.1",
                    "NOMINAL(-0.1, 4) -> #NUM!"],
-         cost=Cost.const(300), errors=("#NUM!",), pack=_PACK, category="finance",
+         cost=Cost.const(3000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def nominal(effect_rate: Number, npery: Number) -> Decimal:
     n = nm.trunc_int(npery)
@@ -257,12 +258,19 @@ def _ordinal(d: Any) -> int:
     return (d.date() if isinstance(d, dt.datetime) else d).toordinal()
 
 
-def _xnpv(rate: Decimal, flows: list[tuple[Decimal, int]]) -> Decimal:
-    base = _W.add(Decimal(1), rate)
-    total = Decimal(0)
-    for v, days in flows:
-        total = _W.add(total, _W.divide(v, _W.power(base, _W.divide(Decimal(days), 365))))
-    return total
+def _xnpv(rate: float, flows: list[tuple[float, float]]) -> tuple[float, float]:
+    """(XNPV, its derivative in rate) in binary floating point, as Excel computes them."""
+    base = 1.0 + rate
+    value = slope = 0.0
+    for v, years in flows:
+        discounted = v / base ** years
+        value += discounted
+        slope -= years * discounted / base
+    return value, slope
+
+
+def _float_flows(flows: list[tuple[Decimal, int]]) -> list[tuple[float, float]]:
+    return [(float(v), days / 365.0) for v, days in flows]
 
 
 @builtin("XNPV", sig(_RATE, p("values", list_of(optional(_N))), p("dates", list_of(optional(DATE))),
@@ -280,37 +288,51 @@ def xnpv(rate: Number, values: tuple, dates: tuple) -> Decimal:
     r = nm.dec(rate)
     if r <= -1:
         raise XLError(NUM, "rate must be greater than -1")
-    flows = _dated(values, dates)
-    return _guarded(lambda: _xnpv(r, flows))
+    flows = _float_flows(_dated(values, dates))
+    try:
+        return nm.from_float(_xnpv(float(r), flows)[0])
+    except (OverflowError, ZeroDivisionError):
+        raise XLError(NUM, "XNPV is out of range for these arguments") from None
 
 
-def _xirr_step(flows: list[tuple[Decimal, int]], rate: Decimal) -> Decimal:
-    base = _W.add(Decimal(1), rate)
-    value = slope = Decimal(0)
-    for v, days in flows:
-        t = _W.divide(Decimal(days), 365)
-        discounted = _W.divide(v, _W.power(base, t))
-        value = _W.add(value, discounted)
-        slope = _W.subtract(slope, _W.divide(_W.multiply(t, discounted), base))
-    return _W.divide(value, slope)
+#: Newton steps XIRR takes at most (#NUM! if it has not converged by then).
+XIRR_STEPS = 100
+
+
+def _xirr(flows: list[tuple[float, float]], guess: float) -> float:
+    rate = guess
+    for _ in range(XIRR_STEPS):
+        if rate <= -1:
+            raise XLError(NUM, "XIRR did not converge (the rate fell to -100% or below)")
+        value, slope = _xnpv(rate, flows)
+        if not slope:
+            break
+        step = value / slope
+        rate -= step
+        if abs(step) <= 1e-12 * max(1.0, abs(rate)):
+            return rate
+    raise XLError(NUM, f"XIRR did not converge in {XIRR_STEPS} steps; try another guess")
 
 
 @builtin("XIRR", sig(p("values", list_of(optional(_N))), p("dates", list_of(optional(DATE))),
                      p("guess", _N, Decimal("0.1"), "a starting rate"), returns=_N),
          doc="The internal rate of return of cash flows at given dates (Newton's method from "
-             "guess; XNPV at the answer is 0).",
+             "guess in binary floating point, as Excel; XNPV at the answer is 0).",
          examples=["ROUND(XIRR([-10000, 2750, 4250, 3250, 2750], [DATE(2008, 1, 1), "
                    "DATE(2008, 3, 1), DATE(2008, 10, 30), DATE(2009, 2, 15), DATE(2009, 4, 1)]), 6)"
                    " -> 0.373363",
                    "ROUND(XIRR([-100, 110], [DATE(2023, 1, 1), DATE(2024, 1, 1)]), 9) -> 0.1",
                    "XIRR([100, 200], [DATE(2023, 1, 1), DATE(2024, 1, 1)]) -> #NUM!"],
-         cost=Cost.linear(300 * finance.MAX_ITERATIONS, 500), errors=("#NUM!",), pack=_PACK,
+         cost=Cost.linear(XIRR_STEPS * 20, 500), errors=("#NUM!",), pack=_PACK,
          category="finance", polars=_FLOWS, sql=_FLOWS)
 def xirr(values: tuple, dates: tuple, guess: Number = Decimal("0.1")) -> Decimal:
     flows = _dated(values, dates)
     if not any(v > 0 for v, _ in flows) or not any(v < 0 for v, _ in flows):
         raise XLError(NUM, "XIRR needs at least one positive and one negative cash flow")
-    return finance._newton(lambda r: _xirr_step(flows, r), nm.dec(guess), "XIRR")  # noqa: SLF001
+    try:
+        return nm.from_float(_xirr(_float_flows(flows), float(guess)))
+    except (OverflowError, ZeroDivisionError):
+        raise XLError(NUM, "XIRR did not converge") from None
 
 
 @builtin("MIRR", sig(p("values", list_of(optional(_N))), p("finance_rate", _N),

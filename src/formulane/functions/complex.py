@@ -108,7 +108,7 @@ def _unary(name: str, f: Callable[[complex], complex], doc: str, examples: list[
     impl.__name__ = name.lower()
     impl.__module__ = __name__
     return builtin(name, sig(_Z, returns=TEXT), doc=doc, examples=examples,
-                   cost=Cost.const(20), errors=("#NUM!",), category=_CAT,
+                   cost=Cost.const(200), errors=("#NUM!",), category=_CAT,
                    polars=_REFUSE, sql=_REFUSE)(impl)
 
 
@@ -122,7 +122,7 @@ def _nonzero(z: complex) -> None:
          doc="A complex number as text from its real and imaginary parts.",
          examples=['COMPLEX(3, 4) -> "3+4i"', 'COMPLEX(3, 4, "j") -> "3+4j"', 'COMPLEX(0, 1) -> "i"',
                    'COMPLEX(1.5, -1) -> "1.5-i"', 'COMPLEX(0, 0) -> "0"', 'COMPLEX(1, 1, "k") -> #VALUE!'],
-         cost=Cost.const(10), errors=("#VALUE!", "#NUM!"), category=_CAT,
+         cost=Cost.const(100), errors=("#VALUE!", "#NUM!"), category=_CAT,
          polars=_REFUSE, sql=_REFUSE)
 def complex_(real_num: Number, i_num: Number, suffix: str = "i") -> str:
     if suffix not in ("i", "j", ""):
@@ -132,7 +132,7 @@ def complex_(real_num: Number, i_num: Number, suffix: str = "i") -> str:
 
 @builtin("IMREAL", sig(_Z, returns=NUMBER), doc="The real part of a complex number.",
          examples=['IMREAL("6-9i") -> 6', 'IMREAL("-2.5j") -> 0', 'IMREAL("x") -> #NUM!'],
-         cost=Cost.const(10), errors=("#NUM!",), category=_CAT, polars=_REFUSE, sql=_REFUSE)
+         cost=Cost.const(100), errors=("#NUM!",), category=_CAT, polars=_REFUSE, sql=_REFUSE)
 def imreal(inumber: str) -> Decimal:
     return nm.from_float(_parse(inumber).value.real)
 
@@ -140,14 +140,14 @@ def imreal(inumber: str) -> Decimal:
 @builtin("IMAGINARY", sig(_Z, returns=NUMBER), doc="The imaginary part of a complex number.",
          examples=['IMAGINARY("3+4i") -> 4', 'IMAGINARY("0-j") -> -1', 'IMAGINARY("4") -> 0',
                    'IMAGINARY("3+4k") -> #NUM!'],
-         cost=Cost.const(10), errors=("#NUM!",), category=_CAT, polars=_REFUSE, sql=_REFUSE)
+         cost=Cost.const(100), errors=("#NUM!",), category=_CAT, polars=_REFUSE, sql=_REFUSE)
 def imaginary(inumber: str) -> Decimal:
     return nm.from_float(_parse(inumber).value.imag)
 
 
 @builtin("IMABS", sig(_Z, returns=NUMBER), doc="The modulus |z| of a complex number.",
          examples=['IMABS("5+12i") -> 13', 'IMABS("-3") -> 3', 'IMABS("") -> #NUM!'],
-         cost=Cost.const(10), errors=("#NUM!",), category=_CAT, polars=_REFUSE, sql=_REFUSE)
+         cost=Cost.const(100), errors=("#NUM!",), category=_CAT, polars=_REFUSE, sql=_REFUSE)
 def imabs(inumber: str) -> Decimal:
     return nm.from_float(abs(_parse(inumber).value))
 
@@ -156,7 +156,7 @@ def imabs(inumber: str) -> Decimal:
          doc="The argument (angle in radians, -pi to pi) of a complex number; #DIV/0! at 0.",
          examples=['ROUND(IMARGUMENT("3+4i"), 9) -> 0.927295218', 'ROUND(IMARGUMENT("-1"), 9) -> 3.141592654',
                    'IMARGUMENT("0") -> #DIV/0!'],
-         cost=Cost.const(10), errors=("#NUM!", "#DIV/0!"), category=_CAT,
+         cost=Cost.const(100), errors=("#NUM!", "#DIV/0!"), category=_CAT,
          polars=_REFUSE, sql=_REFUSE)
 def imargument(inumber: str) -> Decimal:
     z = _parse(inumber).value
@@ -169,7 +169,7 @@ def imargument(inumber: str) -> Decimal:
          doc="The sum of complex numbers (lists allowed).",
          examples=['IMSUM("3+4i", "5-3i") -> "8+i"', 'IMSUM(["1", "2j"], "j") -> "1+3j"',
                    'IMSUM("1+i", "1+j") -> #VALUE!'],
-         cost=Cost.linear(15, 10), errors=("#NUM!", "#VALUE!"), category=_CAT,
+         cost=Cost.linear(100, 20), errors=("#NUM!", "#VALUE!"), category=_CAT,
          polars=_REFUSE, sql=_REFUSE)
 def imsum(*args: Any) -> str:
     parsed = [_parse(t) for t in _texts(args)]
@@ -180,7 +180,7 @@ def imsum(*args: Any) -> str:
          doc="The product of complex numbers (lists allowed).",
          examples=['IMPRODUCT("3+4i", "5-3i") -> "27+11i"', 'IMPRODUCT("1+2i", "30") -> "30+60i"',
                    'IMPRODUCT(["i", "i"]) -> "-1"'],
-         cost=Cost.linear(15, 10), errors=("#NUM!", "#VALUE!"), category=_CAT,
+         cost=Cost.linear(100, 20), errors=("#NUM!", "#VALUE!"), category=_CAT,
          polars=_REFUSE, sql=_REFUSE)
 def improduct(*args: Any) -> str:
     parsed = [_parse(t) for t in _texts(args)]
@@ -202,7 +202,7 @@ def _binary(name: str, f: Callable[[complex, complex], complex], doc: str,
     impl.__name__ = name.lower()
     impl.__module__ = __name__
     return builtin(name, sig(p("inumber1", TEXT), p("inumber2", TEXT), returns=TEXT), doc=doc,
-                   examples=examples, cost=Cost.const(20), errors=errors, category=_CAT,
+                   examples=examples, cost=Cost.const(200), errors=errors, category=_CAT,
                    polars=_REFUSE, sql=_REFUSE)(impl)
 
 
@@ -224,7 +224,7 @@ IMDIV = _binary("IMDIV", _divide, "The quotient of two complex numbers; #NUM! fo
          doc="A complex number raised to a real power (principal value).",
          examples=['IMPOWER("2+3i", 3) -> "-46+9.00000000000001i"', 'IMPOWER("i", 2) -> "-1+1.22464679914735E-16i"',
                    'IMPOWER("4", 0.5) -> "2"', 'IMPOWER("0", -1) -> #NUM!'],
-         cost=Cost.const(20), errors=("#NUM!",), category=_CAT, polars=_REFUSE, sql=_REFUSE)
+         cost=Cost.const(200), errors=("#NUM!",), category=_CAT, polars=_REFUSE, sql=_REFUSE)
 def impower(inumber: str, number: Number) -> str:
     z = _parse(inumber)
     n = float(number)

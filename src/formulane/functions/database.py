@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Callable
 
-from ..types import ANY, NUMBER, TEXT, T, U, list_of
+from ..types import ANY, NUMBER, TEXT, T, U, fn, list_of, var
 from ..values import NUM, VALUE, XLError
 from . import _criteria as cr
 from . import lists
@@ -112,7 +112,7 @@ def _declare(name: str, aggregate: Callable[[tuple], Any], doc: str, examples: l
                              returns=NUMBER),
                    sig(_DB, p("field", NUMBER, doc="a 1-based field position"), _CRITERIA,
                        returns=NUMBER),
-                   doc=doc, examples=examples, cost=Cost.linear(30, 10), errors=errors,
+                   doc=doc, examples=examples, cost=Cost.linear(60, 20), errors=errors,
                    polars=_REFUSE, sql=_REFUSE)(impl)
 
 
@@ -187,15 +187,29 @@ def _one(values: tuple) -> Any:
     return values[0]
 
 
+def _dget_by(database: tuple, field: Callable[[Any], Any], criteria: tuple) -> Any:
+    """DGET with the field given as a lambda (``r => r.yield``): typed by the lambda."""
+    record = _one(tuple(_matching(database, criteria)))
+    return field(record)  # an error value from the lambda is the result, as it should be
+
+
+_V = var("V")
+
+
 @builtin("DGET", sig(_DB, p("field", TEXT), _CRITERIA, returns=ANY),
          sig(_DB, p("field", NUMBER), _CRITERIA, returns=ANY),
+         sig(_DB, p("field", fn([T], _V), doc="a lambda picking the value from the record"),
+             _CRITERIA, returns=_V, impl=_dget_by),
          doc="The field of the one record that matches the criteria; #VALUE! when none "
-             "matches, #NUM! when several do.",
+             "matches, #NUM! when several do. Named by text or position the result's type is "
+             "known only at run time (Any); named by a lambda (r => r.yield) it is typed.",
          examples=[_ex('DGET(trees, "yield", crit)', '9', crit=[{'name': 'Cherry'}]),
                    _ex('DGET(trees, "name", crit)', '"Apple"', crit=[{'height': '>17'}]),
+                   _ex('DGET(trees, t => t.name, crit) & "!"', '"Apple!"', crit=[{'height': '>17'}]),
                    _ex('DGET(trees, "yield", crit)', '#NUM!', crit=[{'name': 'Apple'}]),
                    _ex('DGET(trees, "yield", crit)', '#VALUE!', crit=[{'name': 'Plum'}])],
-         cost=Cost.linear(30, 10), errors=("#VALUE!", "#NUM!"), polars=_REFUSE, sql=_REFUSE)
+         cost=Cost.higher_order(60, 20), errors=("#VALUE!", "#NUM!"), polars=_REFUSE,
+         sql=_REFUSE)
 def dget(database: tuple, field: Any, criteria: tuple) -> Any:
     return _one(_values(database, field, criteria))
 

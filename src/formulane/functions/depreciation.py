@@ -82,7 +82,7 @@ def syd(cost: Number, salvage: Number, life: Number, per: Number) -> Decimal:
                    "ROUND(DB(1000000, 100000, 6, 2, 7), 2) -> 259639.42",
                    "ROUND(DB(1000000, 100000, 6, 7, 7), 2) -> 15845.1",
                    "DB(1000000, 100000, 6, 8, 7) -> #NUM!"],
-         cost=Cost.const(200), errors=("#NUM!",), pack=_PACK, category="depreciation",
+         cost=Cost.const(2000), errors=("#NUM!",), pack=_PACK, category="depreciation",
          polars=_SCHEDULE, sql=_SCHEDULE)
 def db(cost: Number, salvage: Number, life: Number, period: Number, month: Number = 12
        ) -> Decimal:
@@ -125,7 +125,7 @@ def _ddb_amount(c: Decimal, s: Decimal, n: Decimal, per: Decimal, f: Decimal) ->
          examples=["ROUND(DDB(2400, 300, 10 * 365, 1), 2) -> 1.32", "DDB(2400, 300, 10, 1, 2) -> 480",
                    "DDB(2400, 300, 10, 2, 1.5) -> 306", "ROUND(DDB(2400, 300, 10, 10), 2) -> 22.12",
                    "DDB(2400, 300, 10, 11) -> #NUM!"],
-         cost=Cost.const(200), errors=("#NUM!",), pack=_PACK, category="depreciation",
+         cost=Cost.const(4000), errors=("#NUM!",), pack=_PACK, category="depreciation",
          polars=_SCHEDULE, sql=_SCHEDULE)
 def ddb(cost: Number, salvage: Number, life: Number, period: Number, factor: Number = 2
         ) -> Decimal:
@@ -146,7 +146,7 @@ def ddb(cost: Number, salvage: Number, life: Number, period: Number, factor: Num
                    "VDB(2400, 300, 10, 0, 1) -> 480", "ROUND(VDB(2400, 300, 10, 0, 0.875, 1.5), 2) -> 315",
                    "ROUND(VDB(2400, 300, 10 * 12, 6, 18), 2) -> 396.31",
                    "VDB(2400, 300, 10, 2, 1) -> #NUM!"],
-         cost=Cost.const(40 * VDB_PERIODS), errors=("#NUM!",), pack=_PACK,
+         cost=Cost.const(200 * VDB_PERIODS), errors=("#NUM!",), pack=_PACK,
          category="depreciation", polars=_SCHEDULE, sql=_SCHEDULE)
 def vdb(cost: Number, salvage: Number, life: Number, start_period: Number, end_period: Number,
         factor: Number = 2, no_switch: bool = False) -> Decimal:

@@ -36,7 +36,7 @@ _REFUSE = Refuse("the distribution needs special functions (incomplete gamma or 
 #: a closed form ~0.5 us; one capped series or continued fraction (2,000 terms) ~1-2 ms; an
 #: inverse (bracketed regula falsi, BINOM.INV's binary search) ~7 ms at its slowest
 #: (BETA.INV(p, 10^6, 10^6), BINOM.INV(10^7, ...)); HYPGEOM.DIST's 10,000-term sum ~6 ms.
-_CLOSED = Cost.const(10)
+_CLOSED = Cost.const(50)
 _SERIES = Cost.const(40_000)
 _INVERSE = Cost.const(200_000)
 _DISCRETE = Cost.const(130_000)

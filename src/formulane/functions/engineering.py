@@ -317,7 +317,7 @@ _CONVERT_REFUSE = ("unit names are parsed per value (prefixes, squared and cubed
                    'CONVERT(2.5, "ft", "sec") -> #N/A', 'CONVERT(1, "km", "m") -> 1000',
                    'CONVERT(100, "ft2", "m2") -> 9.290304', 'CONVERT(1, "kibyte", "bit") -> 8192',
                    'CONVERT(1, "gal", "l") -> 3.785411784'],
-         cost=Cost.const(60), errors=("#N/A", "#NUM!"),
+         cost=Cost.const(300), errors=("#N/A", "#NUM!"),
          polars=Refuse(_CONVERT_REFUSE), sql=Refuse(_CONVERT_REFUSE))
 def convert(number: Number, from_unit: str, to_unit: str) -> Decimal:
     x = nm.dec(number)

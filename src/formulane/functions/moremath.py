@@ -62,7 +62,7 @@ def _guard(log10: float) -> None:
         "number.",
     examples=["MULTINOMIAL(2, 3, 4) -> 1260", "MULTINOMIAL([1, 1]) -> 2", "MULTINOMIAL(5) -> 1",
               "MULTINOMIAL(-1, 2) -> #NUM!"],
-    cost=Cost.linear(20, 20), errors=("#NUM!",), polars=_COUNTING, sql=_COUNTING, category="math",
+    cost=Cost.linear(200, 200), errors=("#NUM!",), polars=_COUNTING, sql=_COUNTING, category="math",
 )
 def multinomial(*args: Any) -> Decimal:
     parts = [_count(x, "each number") for x in ln.numbers(args)]
@@ -81,7 +81,7 @@ def multinomial(*args: Any) -> Decimal:
     doc="The double factorial n!! = n (n - 2) (n - 4) ...; 1 for 0 and -1, #NUM! below -1.",
     examples=["FACTDOUBLE(6) -> 48", "FACTDOUBLE(7) -> 105", "FACTDOUBLE(-1) -> 1",
               "FACTDOUBLE(-2) -> #NUM!", "FACTDOUBLE(1000) -> #NUM!"],
-    cost=Cost.const(200), errors=("#NUM!",), polars=_COUNTING, sql=_COUNTING, category="math",
+    cost=Cost.const(1000), errors=("#NUM!",), polars=_COUNTING, sql=_COUNTING, category="math",
 )
 def factdouble(number: Number) -> Decimal:
     n = nm.trunc_int(number)
@@ -110,7 +110,7 @@ def _binomial_like(n: int, k: int, permutations: bool) -> Decimal:
         "negative arguments.",
     examples=["COMBINA(4, 3) -> 20", "COMBINA(10, 3) -> 220", "COMBINA(0, 0) -> 1",
               "COMBINA(-1, 2) -> #NUM!"],
-    cost=Cost.const(200), errors=("#NUM!",), polars=_COUNTING, sql=_COUNTING, category="math",
+    cost=Cost.const(2000), errors=("#NUM!",), polars=_COUNTING, sql=_COUNTING, category="math",
 )
 def combina(number: Number, number_chosen: Number) -> Decimal:
     n, k = _count(number, "number"), _count(number_chosen, "number_chosen")
@@ -128,7 +128,7 @@ def combina(number: Number, number_chosen: Number) -> Decimal:
         "n >= k >= 0.",
     examples=["PERMUT(100, 3) -> 970200", "PERMUT(3, 2) -> 6", "PERMUT(2, 3) -> #NUM!",
               "PERMUT(1E9, 1E6) -> #NUM!"],
-    cost=Cost.const(200), errors=("#NUM!",), polars=_COUNTING, sql=_COUNTING, category="math",
+    cost=Cost.const(2000), errors=("#NUM!",), polars=_COUNTING, sql=_COUNTING, category="math",
 )
 def permut(number: Number, number_chosen: Number) -> Decimal:
     n, k = _count(number, "number"), _count(number_chosen, "number_chosen")
@@ -164,7 +164,7 @@ def permutationa(number: Number, number_chosen: Number) -> Decimal:
     examples=["SERIESSUM(2, 0, 1, [1, 1, 1]) -> 7", "SERIESSUM(10, 1, 2, [1, 2]) -> 2010",
               "ROUND(SERIESSUM(PI()/4, 0, 2, [1, -1/2, 1/24, -1/720]), 9) -> 0.707103215",
               "SERIESSUM(0, -1, 1, [1]) -> #DIV/0!"],
-    cost=Cost.linear(60, 10), errors=("#NUM!", "#DIV/0!"), polars=_LISTS, sql=_LISTS,
+    cost=Cost.linear(1000, 10), errors=("#NUM!", "#DIV/0!"), polars=_LISTS, sql=_LISTS,
     category="math",
 )
 def seriessum(x: Number, n: Number, m: Number, coefficients: tuple) -> Decimal:

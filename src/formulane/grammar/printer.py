@@ -43,7 +43,7 @@ _BINARY_LEVEL: dict[str, int] = {
 # Matched the way the lexer matches keywords (re.IGNORECASE, so "falſe" is a keyword too).
 _KEYWORD = re.compile(r"and|or|not|true|false|null", re.IGNORECASE)
 _IDENT = re.compile(r"[^\W\d]\w*")
-_FUNCTION = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*){0,3}")  # as FUNCNAME in formula.lark
+_FUNCTION = re.compile(r"[^\W\d]\w*(?:\.\w+){0,3}")  # as FUNCNAME in formula.lark
 #: Plain notation is used while it needs at most this many zeros beyond the digits.
 _MAX_PADDING_ZEROS = 20
 
