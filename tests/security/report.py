@@ -112,16 +112,22 @@ def fuzz(seconds: int) -> list[tuple[str, str, int, str]]:
         atheris_ok = True
     for name in TARGETS:
         if atheris_ok:
-            with tempfile.TemporaryDirectory() as tmp:
-                env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
-                done = subprocess.run([sys.executable, "-m", "tests.security.fuzz", name,
-                                       f"-max_total_time={seconds}", "-timeout=10", "-rss_limit_mb=2048"],
-                                      cwd=tmp, env=env, capture_output=True, text=True, check=False)
+            # The working directory keeps the corpus, libFuzzer's crash/timeout files and the log.
+            work = ROOT / "bench" / "out" / f"fuzz-{name}"
+            work.mkdir(parents=True, exist_ok=True)
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+            done = subprocess.run([sys.executable, "-m", "tests.security.fuzz", name,
+                                   f"-max_total_time={seconds}", "-timeout=10", "-rss_limit_mb=2048",
+                                   f"-artifact_prefix={work}/"],
+                                  cwd=work, env=env, capture_output=True, text=True, check=False)
             log = done.stderr + done.stdout
+            (work / "fuzz.log").write_text(log)
             runs = re.findall(r"Done (\d+) runs", log)
             last = re.findall(r"#(\d+)\s", log)
             executions = int(runs[-1]) if runs else int(last[-1]) if last else 0
-            outcome = "no failure" if done.returncode == 0 else f"FAILED (exit {done.returncode})"
+            outcome = "no failure" if done.returncode == 0 else (
+                "TIMEOUT (an input ran over 10 s)" if "ALARM" in log or "timeout" in log.lower()
+                else f"FAILED (exit {done.returncode})")
             cov = re.findall(r"cov: (\d+)", log)
             driver = f"atheris, {seconds} s" + (f", {cov[-1]} coverage edges" if cov else "")
             rows.append((name, driver, executions, outcome))

@@ -46,3 +46,13 @@ def test_limits_are_validated(field: str, value: Any) -> None:
     # issue 15 item 11: Limits(max_cost=nan) turned metering off
     with pytest.raises(ValueError):
         formulane.Limits(**{field: value})
+
+
+@pytest.mark.parametrize("backend", ["to_sql", "to_polars"])
+def test_backend_folding_is_metered(backend: str) -> None:
+    # Found by the formula fuzz target (atheris, 2026-12-03): to_sql folded literal TEXT calls
+    # with a 32,767-character format unmetered, over 10 s for three of them.
+    program = formulane.compile('LEN(TEXT(1, REPT("0", 32767))) + LEN(TEXT(2, REPT("0", 32767)))', {})
+    with pytest.raises(FormulaError) as caught:
+        getattr(program, backend)()
+    assert caught.value.code == "E213" and "exceed a limit" in str(caught.value)

@@ -125,13 +125,18 @@ def _fold(backend: str, name: str, args: Sequence[Any], *, sig: int = 0) -> Any:
     spec = _scalar(name)
     impl = spec.signatures[sig].impl or spec.impl
     values = [_engine_value(v) for v in values]
+    from ...runtime import EvalContext, activate, deactivate
+
+    # Folding runs the scalar implementation when compiling: it is metered like a run (the
+    # call's price charged first, loops polled, the deadline and memory budget), so a literal
+    # TEXT(1, REPT("0", 32767)) cannot make to_sql take seconds.
+    ctx = EvalContext(DEFAULT_LIMITS, dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc), True)
+    per_char = spec.cost.per_char or (1 / 16 if spec.category == "text" else 0.0)
+    token = activate(ctx)
     try:
+        ctx.charge(1 + spec.cost.base + int(per_char * sum(len(v) for v in values if isinstance(v, str))))
         with decimal.localcontext(CONTEXT):
             if spec.needs_ctx:
-                from ...runtime import EvalContext
-
-                ctx = EvalContext(DEFAULT_LIMITS, dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc),
-                                  False)
                 result = impl(ctx, *values)
             else:
                 result = impl(*values)
@@ -139,13 +144,15 @@ def _fold(backend: str, name: str, args: Sequence[Any], *, sig: int = 0) -> Any:
         return _error_literal(backend, exc.code if hasattr(exc, "code") else str(exc),
                               spec.signatures[sig].returns)
     except LimitExceeded as exc:
-        _refuse(backend, name, f"the result is over the text limit ({exc.message})")
+        _refuse(backend, name, f"computing it when compiling would exceed a limit ({exc.message})")
     except (ArithmeticError, ValueError):
         return _error_literal(backend, "#NUM!", spec.signatures[sig].returns)
     except (TypeError, AttributeError):
         # a constant the implementation never receives (the null value of an argument that
         # is always an error): not folded, the form's own expression handles it
         return _NOT
+    finally:
+        deactivate(token)
     if isinstance(result, ErrorValue):
         return _error_literal(backend, result.code, spec.signatures[sig].returns)
     return _literal(backend, result)
