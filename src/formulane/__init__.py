@@ -22,6 +22,8 @@ Authoring (see docs/authoring.md; the implementations live in `formulane.authori
 
 from __future__ import annotations
 
+import datetime as _dt
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -74,7 +76,7 @@ def compile(  # noqa: A001 - the phase is called compile on purpose
 
 def evaluate(
     source: str,
-    variables: Mapping[str, Any] | None = None,
+    variables: Any = None,
     *,
     schema: Any = None,
     profile: str = "strict",
@@ -82,15 +84,26 @@ def evaluate(
     registry: Registry | None = None,
     now: Any = None,
 ) -> Any:
-    """Compile (cached) and evaluate in one step; the schema is inferred from the variables
-    when not given."""
-    variables = variables or {}
+    """Compile (cached) and evaluate in one step. ``variables``: a mapping (a TypedDict value
+    too), a pydantic model or a dataclass instance, read field by field (`formulane.inputs`);
+    the schema is inferred from them when not given."""
+    if type(variables) is not dict or not _plain(variables):
+        # a model, dataclass or TypedDict value, or host objects nested: plain data first
+        from .inputs import as_variables
+
+        variables = as_variables(variables, limits)
     if schema is None:
-        if not isinstance(variables, Mapping):
-            raise EvalError("variables must be a mapping of names to values", code="E301")
         schema = infer_schema(variables)
     program = compile(source, schema, profile=profile, limits=limits, registry=registry)
     return program.evaluate(variables, now=now)
+
+
+def _plain(variables: dict[str, Any]) -> bool:
+    return all(type(v) in _PLAIN_TYPES for v in variables.values())
+
+
+_PLAIN_TYPES = frozenset({int, float, str, bool, type(None), Decimal, _dt.date, _dt.datetime,
+                          _dt.timedelta})
 
 
 def check(source: str, schema: Any = None, *, profile: str = "strict",
@@ -205,6 +218,22 @@ def json_form_schema(*, root_object: bool = False) -> dict[str, Any]:
     return _schema(root_object=root_object)
 
 
+def schema_from_json_schema(json_schema: Any) -> dict[str, Type]:
+    """A schema from a JSON Schema object (`formulane.inputs`); a property not ``required``
+    is nullable."""
+    from .inputs import schema_from_json_schema as _from
+
+    return _from(json_schema)
+
+
+def to_json_schema(schema: Any) -> dict[str, Any]:
+    """The JSON Schema (2020-12) of a schema (a mapping, a pydantic model, dataclass or
+    TypedDict class); `schema_from_json_schema` reads it back."""
+    from .inputs import to_json_schema as _to
+
+    return _to(schema)
+
+
 def function_catalog(registry: Registry | None = None) -> list[dict[str, Any]]:
     """Every callable function: name, category, signatures, doc, examples (for docs, prompts
     and tool listings)."""
@@ -229,7 +258,8 @@ __all__ = [
     "Unsupported", "apply", "check", "compile", "complete", "default_registry", "diagnose",
     "evaluate", "format", "from_json", "function_catalog", "host_function", "hover",
     "json_form_schema",
-    "parse_type", "prompt", "run", "signature_help", "sql_select", "to_json", "with_host_functions",
+    "parse_type", "prompt", "run", "schema_from_json_schema", "signature_help", "sql_select",
+    "to_json", "to_json_schema", "with_host_functions",
 ]
 
 

@@ -1,13 +1,14 @@
 """Schemas: which names a formula may read, and their types.
 
 A schema is given as a mapping of names to type strings (``{"price": "Number", "due":
-"Date?"}``) or `Type` objects, as a pydantic model class (fields become variables, nested
-models records), or inferred from the variables passed. `normalize_schema` turns any of these
-into ``dict[str, Type]``; a problem is a `CheckError` (E209) naming the field.
+"Date?"}``) or `Type` objects, as a pydantic model, dataclass or TypedDict class (fields become
+variables, nested classes records; JSON Schema: `formulane.inputs`), or inferred from the
+variables passed. `normalize_schema` turns any of these into ``dict[str, Type]``; a problem is a `CheckError` (E209) naming the field.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import types as pytypes
 import typing
@@ -73,8 +74,35 @@ def normalize_schema(schema: Any) -> dict[str, Type]:
     if isinstance(schema, type) and hasattr(schema, "model_fields"):
         return {name: _from_annotation(f.annotation, f"{schema.__name__}.{name}")
                 for name, f in schema.model_fields.items()}
-    raise CheckError(f"a schema must be a mapping of names to types or a pydantic model class, "
-                     f"got {type(schema).__name__}", code="E209")
+    hints = _class_hints(schema)
+    if hints is not None:  # a dataclass or TypedDict class
+        return {name: _from_annotation(a, f"{schema.__name__}.{name}")
+                for name, a in hints.items()}
+    raise CheckError(f"a schema must be a mapping of names to types, a pydantic model, "
+                     f"dataclass or TypedDict class, got {type(schema).__name__}", code="E209")
+
+
+def _class_hints(cls: Any) -> dict[str, Any] | None:
+    """A dataclass's or TypedDict's field annotations (a TypedDict's optional keys as ``T |
+    None``), or None for any other class."""
+    if not isinstance(cls, type):
+        return None
+    if dataclasses.is_dataclass(cls):
+        try:
+            hints = typing.get_type_hints(cls, include_extras=True)
+        except Exception as exc:  # a forward reference that does not resolve
+            raise CheckError(f"{cls.__name__}: its annotations do not resolve ({exc})",
+                             code="E209") from None
+        return {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(cls)}
+    if issubclass(cls, dict) and hasattr(cls, "__required_keys__"):
+        try:  # without extras: NotRequired/Required are dropped (the key sets say it)
+            hints = typing.get_type_hints(cls)
+        except Exception as exc:
+            raise CheckError(f"{cls.__name__}: its annotations do not resolve ({exc})",
+                             code="E209") from None
+        optional_keys = getattr(cls, "__optional_keys__", frozenset())
+        return {k: (typing.Optional[v] if k in optional_keys else v) for k, v in hints.items()}
+    return None
 
 
 def infer_schema(variables: Mapping[str, Any]) -> dict[str, Type]:
@@ -123,6 +151,9 @@ def _from_annotation(annotation: Any, where: str) -> Type:
     if isinstance(annotation, type) and hasattr(annotation, "model_fields"):
         return record({n: _from_annotation(f.annotation, f"{where}.{n}")
                        for n, f in annotation.model_fields.items()})
+    hints = _class_hints(annotation)
+    if hints is not None:
+        return record({n: _from_annotation(a, f"{where}.{n}") for n, a in hints.items()})
     raise CheckError(f"{where}: {annotation!r} has no formula type", code="E209")
 
 

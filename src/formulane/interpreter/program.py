@@ -60,7 +60,10 @@ def _as_mapping(variables: Any) -> Mapping[str, Any]:
     if variables is None:
         return {}
     if not isinstance(variables, Mapping):
-        raise EvalError("variables must be a mapping of names to values", code="E301")
+        # a pydantic model or dataclass instance: its fields, read without running its code
+        from ..inputs import as_variables
+
+        return as_variables(variables)
     return variables
 
 
@@ -176,6 +179,8 @@ class Program:
         list, dict, None or `ErrorValue`."""
         fast = self._fast
         if fast is not None:
+            if type(variables) is not dict and variables is not None:
+                variables = _as_mapping(variables)
             return fast(variables, now)
         self._calls += 1
         if self._calls == TIER_UP_CALLS:
