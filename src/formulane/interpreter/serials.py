@@ -177,10 +177,10 @@ class SerialCoercions:
             spec = self.registry.get(op)
             if spec is None:
                 return None
-            number = self.fit_number(left if lk == "Number" else right)
-            if number is None:
+            amount = self.fit_number(left if lk == "Number" else right)
+            days = None if amount is None else self.from_serial(amount, "Duration")
+            if days is None:
                 return None
-            days = self.from_serial(number, "Duration")
             args = [days, right] if lk == "Number" else [left, days]
             return self.resolve(spec, [None, None], args, span, op_span,  # type: ignore[attr-defined]
                                 display=op)
