@@ -25,7 +25,7 @@ GOLDEN: list[tuple[str, str, list[str], bool]] = [
     # a prefix: variables and functions that start with it, any case
     ("pr|", "strict", ["price", "PRODUCT", "PROPER"], True),
     ("PR|", "strict", ["price", "PRODUCT", "PROPER"], True),
-    ("ro|", "strict", ["ROMAN", "ROUND", "ROUNDDOWN", "ROUNDUP"], True),
+    ("ro|", "strict", ["ROMAN", "ROUND", "ROUNDDOWN", "ROUNDUP", "ROWS"], True),
     ("SU|M(1)", "strict", ["SUBSTITUTE", "SUBTOTAL", "SUM", "SUMIF", "SUMIFS", "SUMPRODUCT",
                            "SUMSQ", "SUMX2MY2", "SUMX2PY2", "SUMXMY2"], True),
     ("ROUND(pri|, 2)", "strict", ["price"], True),
@@ -84,7 +84,7 @@ GOLDEN: list[tuple[str, str, list[str], bool]] = [
     ("ROUND(price * (qty + |", "strict", ["due", "price", "qty", "Unit Price", "ABS"], False),
     ('IF(name = "x, pr|', "strict", [], True),  # the text is never closed: inside it
     ("SUM(1, 2)) + pr|", "strict", ["price", "PRODUCT", "PROPER"], True),
-    ("#bad ro|", "strict", ["ROMAN", "ROUND", "ROUNDDOWN", "ROUNDUP"], True),
+    ("#bad ro|", "strict", ["ROMAN", "ROUND", "ROUNDDOWN", "ROUNDUP", "ROWS"], True),
     ("xs[1 + |", "strict", ["due", "price"], False),
     ("[1, 2, |", "strict", VARIABLES[:2], False),
     ("price > 1 and not |", "strict", ["flag"], False),

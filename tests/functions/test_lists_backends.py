@@ -194,6 +194,7 @@ ARR_ROWS = [
      [True, False], [], [[1.0]], 2.0, 1e300, False),
 ]
 SEVERAL_KEYS = "several (keys, order) pairs"
+GRID = "list of lists"  # 2-D arrays (ROWS, COLUMNS, TRANSPOSE, VLOOKUP, HLOOKUP)
 
 TABLES += [
     Table("shaping", ARR, ARR_ROWS, [
@@ -213,6 +214,9 @@ TABLES += [
         F("FILTER(ns, x => x <> n, n)", {"polars": "reads other columns"}),
         F("MAP(ns, x => x * 2 + 1)", {"polars": "may error"}),
         "MAP(ns, x => -x)", "MAP(ns, x => x > 1)", 'MAP(ts, s => s & "!")',
+        F("ROWS(xs)", {"polars": GRID, "sql": GRID}),
+        F("COLUMNS(xs)", {"polars": GRID, "sql": GRID}),
+        F("TRANSPOSE(xs)", {"polars": GRID, "sql": GRID}),
         "MAP(ns, x => 7)", "MAP(ns, x => IF(x > 1, 1, 0))",
         F("MAP(ns, ns, LAMBDA(a, b, a > b))", {"polars": "two-parameter lambda"}),
         F("MAP(ns, ts, LAMBDA(a, b, b & \"-\"))", {"polars": "two-parameter lambda"}),
@@ -272,6 +276,8 @@ TABLES += [
         F("XMATCH(v, keys, 0, -2)", {"polars": BINARY, "sql": BINARY}),
         "MATCH(v, keys, 0)", "MATCH(tv, tk, 0)", 'MATCH("a~*", tk, 0)', 'MATCH("b?", tk, 0)',
         "MATCH(v, keys, 0.5)", "MATCH(dv, dk, 0)",
+        F("VLOOKUP(v, [[1, 2], [3, 4]], 2, FALSE)", {"polars": GRID, "sql": GRID}),
+        F("HLOOKUP(v, [[1, 3], [2, 4]], 2, FALSE)", {"polars": GRID, "sql": GRID}),
         F("MATCH(v, keys)", {"polars": "binary search", "sql": "binary search"}),
         F("MATCH(v, keys, -1)", {"polars": "binary search", "sql": "binary search"}),
         "INDEX(keys, r)", "INDEX(keys, r, col)", "INDEX(grid, r, col)", "INDEX(res, 2)",

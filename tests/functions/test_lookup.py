@@ -39,7 +39,8 @@ def L(*items: Any) -> tuple:
 
 
 def test_the_family_is_complete() -> None:
-    names = {"XLOOKUP", "XMATCH", "MATCH", "INDEX", "LOOKUP", "ANY", "ALL"}
+    names = {"XLOOKUP", "XMATCH", "MATCH", "INDEX", "LOOKUP", "ANY", "ALL", "VLOOKUP",
+             "HLOOKUP"}
     assert {s.name for s in SPECS} == names
 
 

@@ -1,5 +1,6 @@
 """List shaping and higher-order functions (category "lists", re-exported by `lists`):
-UNIQUE SORT SORTBY FILTER MAP REDUCE SEQUENCE TAKE DROP FLATTEN.
+UNIQUE SORT SORTBY FILTER MAP REDUCE SEQUENCE TAKE DROP FLATTEN, and the 2-D array functions
+ROWS COLUMNS TRANSPOSE (a 2-D array is a list of equal-length rows).
 
 Contract: lists are tuples in and out, never mutated. Lambdas arrive as Python callables that
 return engine values, possibly an `ErrorValue`: MAP keeps such an error as an item, FILTER,
@@ -415,3 +416,83 @@ def flatten(ctx: EvalContext, values: tuple) -> tuple:
         elif v is not None:
             out.append(v)
     return tuple(out)
+
+
+# ----------------------------------------------------------------------------- 2-D arrays
+# A 2-D array is a list of rows of equal length, row-major ([[1, 2], [3, 4]] is Excel's
+# {1,2;3,4}); a flat list is one column (as INDEX(list, n, 1) reads it). MMULT, MINVERSE and
+# the other matrix functions take the same shape.
+
+_GRID_REFUSED = Refuse("a 2-D array is a list of lists, which the columnar and SQL backends "
+                       "do not hold as a column")
+
+
+def grid_rows(rows: tuple) -> tuple[tuple, ...]:
+    """The rows of a 2-D array, checked rectangular (#VALUE! for ragged or blank rows)."""
+    width = -1
+    for row in rows:
+        if type(row) is not tuple:
+            raise XLError(VALUE, "a 2-D array's rows must all be lists")
+        if width >= 0 and len(row) != width:
+            raise XLError(VALUE, f"the rows of a 2-D array have {width} and {len(row)} items")
+        width = len(row)
+    return rows
+
+
+@builtin(
+    "ROWS",
+    sig(p("array", list_of(list_of(T))), returns=NUMBER, impl=lambda rows: len(grid_rows(rows))),
+    sig(p("array", list_of(T)), returns=NUMBER),
+    doc="The number of rows of an array: of a 2-D array (a list of rows), its rows; of a flat "
+        "list (a column), its items.",
+    category="lists",
+    polars=_GRID_REFUSED, sql=_GRID_REFUSED,
+    examples=["ROWS([[1, 2, 3], [4, 5, 6]]) -> 2", "ROWS([1, 2, 3]) -> 3", "ROWS([]) -> 0",
+              "ROWS([[1, 2], [3]]) -> #VALUE!"],
+    cost=Cost.linear(1, 1),
+    errors=("#VALUE!",),
+)
+def rows_(values: tuple) -> int:
+    return len(values)
+
+
+@builtin(
+    "COLUMNS",
+    sig(p("array", list_of(list_of(T))), returns=NUMBER,
+        impl=lambda rows: len(grid_rows(rows)[0]) if rows else 0),
+    sig(p("array", list_of(T)), returns=NUMBER),
+    doc="The number of columns of an array: of a 2-D array (a list of rows), the length of its "
+        "rows; a flat list is one column.",
+    category="lists",
+    polars=_GRID_REFUSED, sql=_GRID_REFUSED,
+    examples=["COLUMNS([[1, 2, 3], [4, 5, 6]]) -> 3", "COLUMNS([1, 2, 3]) -> 1",
+              "COLUMNS([[1, 2], [3]]) -> #VALUE!"],
+    cost=Cost.linear(1, 1),
+    errors=("#VALUE!",),
+)
+def columns_(values: tuple) -> int:
+    return 1 if values else 0
+
+
+def _transpose_grid(ctx: EvalContext, rows: tuple) -> tuple:
+    grid = grid_rows(rows)
+    ctx.charge(sum(len(r) for r in grid))
+    return tuple(zip(*grid)) if grid else ()
+
+
+@builtin(
+    "TRANSPOSE",
+    sig(p("array", list_of(list_of(T))), returns=list_of(list_of(T)), impl=_transpose_grid),
+    sig(p("array", list_of(T)), returns=list_of(list_of(T))),
+    doc="Rows become columns: a 2-D array (a list of rows) flipped; a flat list (a column) "
+        "becomes one row.",
+    category="lists",
+    polars=_GRID_REFUSED, sql=_GRID_REFUSED,
+    examples=["TRANSPOSE([[1, 2, 3], [4, 5, 6]]) -> [[1, 4], [2, 5], [3, 6]]",
+              "TRANSPOSE([1, 2, 3]) -> [[1, 2, 3]]", "TRANSPOSE([[1, 2], [3]]) -> #VALUE!"],
+    cost=Cost.linear(1, 1),
+    needs_ctx=True,
+    errors=("#VALUE!",),
+)
+def transpose(ctx: EvalContext, values: tuple) -> tuple:
+    return (values,) if values else ()

@@ -25,7 +25,8 @@ from ..types import (
 from ..values import CALC, DIV0, NUM, VALUE, ErrorValue, XLError
 from . import _listnum as ln
 from ._arrays import (  # noqa: F401 - re-exported: the registry collects specs from this module
-    LP, LS, drop, filter_, flatten, map_, reduce_, sequence, sort, sortby, take, unique,
+    LP, LS, columns_, drop, filter_, flatten, map_, reduce_, rows_, sequence, sort, sortby,
+    take, transpose, unique,
 )
 from ._criteria import criterion, is_number, parse_number, serial, truthy
 from .spec import Cost, Refuse, builtin, p, sig

@@ -21,7 +21,8 @@ from .spec import Cost, Refuse, builtin, p, sig
     "IF",
     sig(p("condition", BOOLEAN), p("then", T), p("else", T), returns=T),
     sig(p("condition", BOOLEAN), p("then", T), returns=optional(T)),
-    doc="The `then` value when the condition is TRUE, else the `else` value (blank if omitted).",
+    doc="The `then` value when the condition is TRUE, else the `else` value (blank if omitted; "
+        "in the excel profile FALSE when `then` is a Boolean or a Text, as in Excel).",
     polars=P("if_"), sql=S("if_"),
     examples=["IF(1 < 2, \"yes\", \"no\") -> \"yes\"", "IF(TRUE, 1, 1/0) -> 1",
               "IF(FALSE, 1) -> BLANK()", "IF(1/0 > 1, 1, 2) -> #DIV/0!"],
@@ -161,6 +162,50 @@ def or_(f: Any, *args: Any) -> Any:
 )
 def xor(*args: bool) -> bool:
     return sum(1 for a in args if a) % 2 == 1
+
+
+def _polars_constant(value: bool) -> Any:
+    def form() -> Any:
+        import polars as pl
+
+        return pl.lit(value)
+
+    return form
+
+
+def _sql_constant(value: bool) -> Any:
+    def form() -> Any:
+        from sqlglot import exp
+
+        return exp.Boolean(this=value)
+
+    return form
+
+
+@builtin(
+    "TRUE",
+    sig(returns=BOOLEAN),
+    doc="The logical value TRUE (Excel's TRUE() function; the same as the constant TRUE).",
+    polars=_polars_constant(True), sql=_sql_constant(True),
+    examples=["TRUE() -> TRUE", "AND(TRUE(), 1 < 2) -> TRUE"],
+    cost=Cost.const(1),
+    can_error=False,
+)
+def true_() -> bool:
+    return True
+
+
+@builtin(
+    "FALSE",
+    sig(returns=BOOLEAN),
+    doc="The logical value FALSE (Excel's FALSE() function; the same as the constant FALSE).",
+    polars=_polars_constant(False), sql=_sql_constant(False),
+    examples=["FALSE() -> FALSE", "OR(FALSE(), 1 > 2) -> FALSE"],
+    cost=Cost.const(1),
+    can_error=False,
+)
+def false_() -> bool:
+    return False
 
 
 @builtin(

@@ -1,4 +1,6 @@
-"""Lookup functions: XLOOKUP, XMATCH, MATCH, INDEX, LOOKUP, ANY, ALL.
+"""Lookup functions: XLOOKUP, XMATCH, MATCH, VLOOKUP, HLOOKUP, INDEX, LOOKUP, ANY, ALL.
+
+A 2-D array (VLOOKUP and HLOOKUP's table, INDEX(array, row, column)) is a list of rows.
 
 Contract: positions are 1-based. Matching follows Excel: text ignores case, exact matches never
 use wildcards except in match mode 2 (XLOOKUP/XMATCH) and MATCH type 0; approximate matches
@@ -207,6 +209,89 @@ def match(value: Any, keys: tuple, match_type: Any = 1) -> int:
     if i is None:
         raise XLError(NA, "the value was not found")
     return i + 1
+
+
+# -------------------------------------------------------------------------- VLOOKUP, HLOOKUP
+
+
+def _table_lookup(value: Any, keys: Sequence[Any], lines: Sequence[Any], index: Any,
+                  approximate: Any, what: str) -> Any:
+    """Excel's VLOOKUP/HLOOKUP over a 2-D array: find ``value`` among ``keys`` (the first
+    column or row), answer the ``index``-th item of the matching line."""
+    n = to_int(index, what)
+    if n < 1:
+        raise XLError(VALUE, f"{what} must be 1 or more")
+    if approximate is None or truthy(approximate):
+        i = _last_within(value, keys, False)
+    else:
+        i = _search(value, keys, 2, 1)  # exact, wildcards for text (Excel)
+    if i is None:
+        raise XLError(NA, "the value was not found")
+    line = lines[i]
+    if n > len(line):
+        raise XLError(REF, f"{what} {n} is past the table's {len(line)}")
+    return line[n - 1]
+
+
+def _rows(table: tuple) -> tuple:
+    for row in table:
+        if type(row) is not tuple:
+            raise XLError(VALUE, "the table's rows must all be lists")
+    return table
+
+
+_TABLE_REFUSED = Refuse("a 2-D table is a list of lists, which the columnar and SQL backends "
+                        "do not hold as a column")
+
+
+@builtin(
+    "VLOOKUP",
+    sig(p("lookup", T), p("table", list_of(list_of(U))),
+        p("column", NUMBER, doc="1-based column of the table to answer"),
+        p("approximate", BOOLEAN, True, "TRUE (default): the last row whose first item is <= "
+          "lookup, the first column sorted ascending; FALSE: an exact match (wildcards for "
+          "text)"),
+        returns=U),
+    doc="Excel's VLOOKUP over a 2-D array (a list of rows): finds lookup in the first column "
+        "and answers that row's item in the given column; #N/A when not found, #REF! past the "
+        "last column.",
+    polars=_TABLE_REFUSED, sql=_TABLE_REFUSED,
+    examples=['VLOOKUP(2, [[1, 10], [2, 20], [3, 30]], 2, FALSE) -> 20',
+              'VLOOKUP(2.5, [[1, 10], [2, 20], [3, 30]], 2) -> 20',
+              'VLOOKUP(9, [[1, 10], [2, 20]], 2, FALSE) -> #N/A',
+              'VLOOKUP(1, [[1, 10]], 3, FALSE) -> #REF!'],
+    cost=Cost.linear(4, 2),
+    errors=("#N/A", "#REF!", "#VALUE!"),
+)
+def vlookup(value: Any, table: tuple, column: Any, approximate: Any = True) -> Any:
+    rows = _rows(table)
+    keys = [r[0] if r else None for r in rows]
+    return _table_lookup(value, keys, rows, column, approximate, "column")
+
+
+@builtin(
+    "HLOOKUP",
+    sig(p("lookup", T), p("table", list_of(list_of(U))),
+        p("row", NUMBER, doc="1-based row of the table to answer"),
+        p("approximate", BOOLEAN, True, "TRUE (default): the last column whose first item is "
+          "<= lookup, the first row sorted ascending; FALSE: an exact match"),
+        returns=U),
+    doc="Excel's HLOOKUP over a 2-D array (a list of rows): finds lookup in the first row and "
+        "answers that column's item in the given row; #N/A when not found, #REF! past the "
+        "last row.",
+    polars=_TABLE_REFUSED, sql=_TABLE_REFUSED,
+    examples=['HLOOKUP(2, [[1, 2], [10, 20]], 2, FALSE) -> 20',
+              'HLOOKUP(9, [[1, 2], [10, 20]], 2, FALSE) -> #N/A'],
+    cost=Cost.linear(4, 2),
+    errors=("#N/A", "#REF!", "#VALUE!"),
+)
+def hlookup(value: Any, table: tuple, row: Any, approximate: Any = True) -> Any:
+    rows = _rows(table)
+    if not rows:
+        raise XLError(NA, "the table is empty")
+    width = len(rows[0])
+    columns = [tuple(r[c] if c < len(r) else None for r in rows) for c in range(width)]
+    return _table_lookup(value, list(rows[0]), columns, row, approximate, "row")
 
 
 # -------------------------------------------------------------------------------------- INDEX

@@ -233,6 +233,11 @@ def _concat_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
         # the value to text and the blank to "".
         joins_as_text = t.kind in ("Blank", "Any") or (profile == "excel" and t.nullable
                                                         and t.kind != "Text")
+        if profile == "excel" and not joins_as_text and t.kind in ("Date", "DateTime",
+                                                                   "Duration"):
+            # Excel holds a date as its serial number: "" & DATE(2000, 1, 1) is "36526".
+            params.append(NUMBER)
+            continue
         params.append(TEXT if joins_as_text else non_null(t))
     return params, TEXT
 

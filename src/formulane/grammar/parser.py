@@ -61,6 +61,28 @@ _MAX_ADJUSTED_EXPONENT = 307
 _OpenSlots = tuple[list[Node], int]
 
 
+_ARRAY_ITEM = re.compile(
+    r'\s*(?:(?P<sep>[,;])|(?P<item>"(?:[^"]|"")*"|#N/A|[+-]?[^\s,;]+))')
+
+
+def _array_item(text: str, span: Span) -> Node:
+    """One constant of an array constant, as the same text would parse in a list."""
+    if text[0] == '"':
+        return String(text[1:-1].replace('""', '"'), span)
+    upper = text.upper()
+    if upper in ("TRUE", "FALSE"):
+        return Boolean(upper == "TRUE", span)
+    if upper == "#N/A":
+        return Call("NA", (), span, span)
+    if text[0] in "+-":
+        inner = Span(span.start + 1, span.end)
+        return Unary(text[0], _array_item(text[1:], inner), span, Span(span.start, span.start + 1))
+    if text.endswith("%"):
+        sign, digits, exponent = _decimal(text[:-1], span).as_tuple()
+        return Number(Decimal((sign, digits, int(exponent) - 2)), span)
+    return Number(_decimal(text, span), span)
+
+
 class _Reject(Exception):
     """Raised inside a parse callback; carries the ParseError to raise once lark has unwound."""
 
@@ -192,6 +214,32 @@ class _Build:
 
     def list_empty(self, lsqb: Tok, rsqb: Tok) -> ListLit:
         return ListLit((), Span(lsqb.start_pos, rsqb.end_pos))
+
+    def array(self, tok: Tok) -> ListLit:
+        """An Excel array constant ``{1,2;3,4}``: one row is a list, several rows a list of
+        rows (``[[1, 2], [3, 4]]``, the 2-D array every function reads row by row)."""
+        rows: list[list[Node]] = [[]]
+        base = tok.start_pos
+        for m in _ARRAY_ITEM.finditer(tok.value, 1, len(tok.value) - 1):
+            text = m.group("item")
+            if text is None:
+                if m.group("sep") == ";":
+                    rows.append([])
+                continue
+            start = base + m.start("item")
+            span = Span(start, start + len(text))
+            rows[-1].append(_array_item(text, span))
+        width = len(rows[0])
+        for row in rows:
+            if len(row) != width:
+                _reject("E101", "every row of an array constant needs the same number of items",
+                        _tspan(tok), f"rows of {width} and {len(row)} items",
+                        "separate columns with ',' and rows with ';': {1,2;3,4}")
+        span = _tspan(tok)
+        if len(rows) == 1:
+            return ListLit(tuple(rows[0]), span)
+        return ListLit(tuple(ListLit(tuple(r), Span(r[0].span.start, r[-1].span.end))
+                             for r in rows), span)
 
     def list_items(self, lsqb: Tok, items: list[Node], rsqb: Tok) -> ListLit:
         return ListLit(tuple(items), Span(lsqb.start_pos, rsqb.end_pos))

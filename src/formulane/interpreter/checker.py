@@ -27,6 +27,7 @@ from ..types import (
 from ..values import MAX_NUMBER
 from . import ir
 from .ir import IR
+from .serials import SERIAL_KINDS
 from .overloads import FAIL_NULLABLE, OverloadResolver, name_source, per_char_cost  # noqa: F401
 
 _UNARY_SPECS = {"-": "NEG", "+": "POS", "%": "%", "not": "NOT"}
@@ -211,17 +212,26 @@ class Checker(OverloadResolver):
         elem: Type = NEVER
         for item in items:
             joined = join(elem, item.type)
+            if joined is None and self.profile == "excel":
+                # An Excel array may mix types ({1, "a", TRUE}); its rows are lists.
+                rows = all(i.type.kind in ("List", "Never") for i in items)
+                elem = list_of(ANY) if rows else ANY
+                break
             if joined is None:
                 self.error("E202", f"list items must have one type: {elem} and {item.type}",
                            item.span, label=f"expected {elem}",
                            hint="a list holds one type of value")
                 return self.poison(node.span)
             elem = joined
-        if any(i.type.kind in ("List", "Record") and False for i in items):
-            pass
-        return ir.ListOf(items, list_of(elem), node.span,
-                         may_error=any(i.may_error for i in items),
-                         cost=sum(i.cost for i in items) + 1, size=len(items))
+        out = ir.ListOf(items, list_of(elem), node.span,
+                        may_error=any(i.may_error for i in items),
+                        cost=sum(i.cost for i in items) + 1, size=len(items))
+        if elem.kind == "Any" or elem.kind == "List" and elem.elem is not None \
+                and elem.elem.kind == "Any":
+            # Marked, so a backend whose columns hold one type refuses it when compiling.
+            return ir.Coerce(out, "array_mixed", out.type, node.span, out.may_error,
+                             out.cost + 1, out.size)
+        return out
 
     def visit_member(self, node: ast.Member, scope: Scope) -> IR:
         obj = self.visit(node.obj, scope)
@@ -270,6 +280,9 @@ class Checker(OverloadResolver):
         spec = self.registry.get(_UNARY_SPECS[node.op])
         assert spec is not None
         operand = self.visit(node.operand, scope)
+        if node.op == "+" and self.profile == "excel":
+            # Excel's unary plus is the identity on every value (+"3" is the text "3").
+            return operand
         return self.resolve(spec, [node.operand], [operand], node.span, node.op_span or node.span,
                             display=node.op)
 
@@ -288,6 +301,11 @@ class Checker(OverloadResolver):
         right = self.visit(node.right, right_scope)
         if node.op in COMPARISONS:
             return self.resolve_comparison(spec, node, left, right)
+        if self.profile == "excel":
+            serial = self.serial_arithmetic(node.op, left, right, node.span,
+                                            node.op_span or node.span)
+            if serial is not None:
+                return serial
         return self.resolve(spec, [node.left, node.right], [left, right], node.span,
                             node.op_span or node.span, display=node.op)
 
@@ -325,7 +343,33 @@ class Checker(OverloadResolver):
         else:
             args = [None if isinstance(a, (ast.Lambda, ast.Omitted)) else self.visit(a, scope)
                     for a in node.args]
-        return self.resolve(spec, list(node.args), args, node.span, node.name_span or node.span,
+        nodes = list(node.args)
+        if self.profile == "excel" and len(args) == 1 and args[0] is not None:
+            special = self.serial_call(spec, args[0], node.span)
+            if special is not None:
+                return special
+            if spec.name == "ISNUMBER" and args[0].type.kind in SERIAL_KINDS:
+                args[0] = self.to_serial(args[0], keep_blank=True) or args[0]
+        if self.profile == "excel" and spec.name in ("AND", "OR", "XOR"):
+            # Excel reads an array argument's logical values (numbers as logicals, texts
+            # skipped) into one logical value per array.
+            mode = "array_" + spec.name.lower()
+            args = [ir.Coerce(a, mode, BOOLEAN, a.span, True, a.cost + 1 + a.size)
+                    if a is not None and a.type.kind == "List" else a for a in args]
+        if self.profile == "excel" and spec.name in ("COUNT", "COUNTA"):
+            # COUNT skips error values inside arrays; COUNTA counts them (Excel).
+            mode = "array_skip_errors" if spec.name == "COUNT" else "array_errors_counted"
+            args = [ir.Coerce(a, mode, a.type, a.span, False, a.cost + 1 + a.size, a.size)
+                    if a is not None and a.type.kind == "List" and a.may_error else a
+                    for a in args]
+        if spec.name == "IF" and len(nodes) == 2 and self.profile == "excel" \
+                and args[1] is not None and args[1].type.kind in ("Boolean", "Text"):
+            # Excel's IF without an else answers FALSE (a typed result cannot mix FALSE with
+            # a number or a date, so those keep the blank: docs/language.md).
+            false = ast.Boolean(False, Span(node.span.end, node.span.end))
+            nodes.append(false)
+            args.append(ir.Const(False, BOOLEAN, false.span))
+        return self.resolve(spec, nodes, args, node.span, node.name_span or node.span,
                             scope=scope)
 
     def visit_let(self, node: ast.Call, scope: Scope) -> IR:

@@ -22,6 +22,8 @@ from ..values import (
 )
 from . import ir
 from .overloads import per_char_cost
+from ..functions._excel_arrays import ARRAY_COERCIONS
+from ..functions._serial import SERIAL_COERCIONS
 from .ir import IR
 
 Closure = Callable[[list], Any]
@@ -481,5 +483,7 @@ _COERCIONS: dict[str, Callable[[Any], Any]] = {
     "to_text": display_text,
     "each_to_text": _each_to_text,
 }
+_COERCIONS.update(SERIAL_COERCIONS)  # excel profile: serial numbers as dates and times
+_COERCIONS.update(ARRAY_COERCIONS)  # excel profile: Excel's skip rules inside arrays
 
 __all__ = ["Compiler", "to_error", "general_text"]

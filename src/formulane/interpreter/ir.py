@@ -130,6 +130,12 @@ class Coerce:
 COERCIONS = (
     "blank_to_number", "blank_to_text", "blank_to_boolean", "text_to_number", "boolean_to_number",
     "number_to_boolean", "text_to_boolean", "to_text", "each_to_text",
+    # excel profile, scalar engine only (functions/_serial.py): serials as dates and times
+    "serial_to_datetime", "serial_to_duration", "text_to_date", "text_to_datetime",
+    "text_to_duration",
+    # excel profile, scalar engine only (functions/_excel_arrays.py): skip rules inside arrays
+    "array_numbers", "array_and", "array_or", "array_xor", "array_skip_errors",
+    "array_errors_counted", "array_vector", "array_mixed",
 )
 
 IR = Union[Const, Var, Call, Lambda, Let, ListOf, IndexOf, FieldOf, Coerce]

@@ -21,6 +21,7 @@ from ..types import BOOLEAN, NEVER, Type, join, non_null, optional
 from . import ir
 from ..values import VALUE, ErrorValue
 from .ir import IR
+from .serials import SERIAL_KINDS, SerialCoercions
 
 #: Functions that, in the excel profile, ignore blank arguments (see `skip_blanks`).
 _BLANK_SKIPPING = frozenset(("AND", "OR", "XOR"))
@@ -41,7 +42,7 @@ FAIL_NULLABLE = "nullable"
 _UNBOUNDED_PRODUCERS = frozenset({"SEQUENCE", "FLATTEN", "TEXTSPLIT", "REGEXEXTRACTALL"})
 
 
-class OverloadResolver:
+class OverloadResolver(SerialCoercions):
     """Mixed into `Checker`, which provides ``error``, ``text``, ``poison``, ``visit_lambda``,
     ``profile``, ``limits``, ``diagnostics`` and ``coercing``."""
 
@@ -96,8 +97,8 @@ class OverloadResolver:
                 except _MeetAtText as meet:
                     del self.diagnostics[mark:]
                     result = self.try_sig(spec, s, nodes, args, span, scope,
-                                          {meet.name: Type("Text")})
-                    if not isinstance(result, tuple):
+                                          {meet.name: Type(meet.kind)})
+                    if not isinstance(result, tuple) and meet.kind == "Text":
                         self.warn("E202", f"{name}: values of different types meet as Text "
                                   "(excel profile; the strict profile refuses this)", span,
                                   hint="make the types agree, e.g. TEXT(x, \"0.00\") or a "
@@ -317,6 +318,10 @@ class OverloadResolver:
                     # meet at Text (what Excel shows), never a #VALUE! from reading "n/a"
                     # as a number. Start over with T bound to Text.
                     raise _MeetAtText(expected.name)
+                if a.kind in SERIAL_KINDS and bound.kind == "Number":
+                    # IF(c, 0, DATE(...)): a date and a number meet as a date (the number is
+                    # its serial, as Excel formats the cell), whichever branch comes first.
+                    raise _MeetAtText(expected.name, a.kind)
                 return self.coerce(arg, bound)
             bindings[expected.name] = joined
             return arg
@@ -328,6 +333,12 @@ class OverloadResolver:
             if a.kind == "List":
                 if _unify(elem, non_null(a.elem), bindings):  # type: ignore[arg-type]
                     return arg
+                if elem.kind == "Number" and self.excel_coercions:
+                    # Excel: numbers inside an array are read, texts and logicals skipped;
+                    # the rows of a 2-D array are read in order.
+                    return ir.Coerce(arg, "array_numbers", Type("List", elem=elem,
+                                                                nullable=a.nullable),
+                                     arg.span, True, arg.cost + 1 + arg.size, arg.size)
                 return self.each_to_text(arg) if elem.kind == "Text" else None
             return self.match(optional(elem), arg, bindings)
         if k == "List":
@@ -339,6 +350,13 @@ class OverloadResolver:
                 return FAIL_NULLABLE
             if _unify(expected.elem, a.elem, bindings):  # type: ignore[arg-type]
                 return arg
+            if self.excel_coercions and a.elem is not None and a.elem.kind == "List" \
+                    and expected.elem is not None and expected.elem.kind != "List" \
+                    and _unify(expected.elem, a.elem.elem, bindings):  # type: ignore[arg-type]
+                # A one-column ({1;2;3}) or one-row 2-D array where a list is expected.
+                return ir.Coerce(arg, "array_vector", Type("List", elem=a.elem.elem,
+                                                           nullable=a.nullable),
+                                 arg.span, True, arg.cost + 1 + arg.size, arg.size)
             return self.each_to_text(arg) if expected.elem.kind == "Text" else None  # type: ignore[union-attr]
         if k == "Record":
             from ..types import is_assignable
@@ -352,12 +370,16 @@ class OverloadResolver:
                 return arg
             if self.profile == "excel" and k in ("Number", "Text", "Boolean"):
                 return ir.Const(_ZERO_VALUE[k], Type(k), arg.span)
+            if self.profile == "excel" and k in SERIAL_KINDS:
+                return self.serial_coerce(arg, expected) or FAIL_NULLABLE
             return FAIL_NULLABLE
         if a.kind == k:
             if a.nullable and not expected.nullable:
                 if self.profile == "excel" and k in ("Number", "Text", "Boolean"):
                     return ir.Coerce(arg, "blank_to_" + k.lower(), non_null(a), arg.span,
                                      arg.may_error, arg.cost + 1)
+                if self.profile == "excel" and k in SERIAL_KINDS:
+                    return self.blank_serial(arg)  # an empty cell is serial 0
                 return FAIL_NULLABLE
             return arg
         if self.excel_coercions:
@@ -373,6 +395,8 @@ class OverloadResolver:
         a = arg.type
         if a.kind == "Never":
             return arg
+        if a.kind in SERIAL_KINDS or target.kind in SERIAL_KINDS:
+            return self.serial_coerce(arg, target)
         mode = {
             ("Text", "Number"): "text_to_number",
             ("Boolean", "Number"): "boolean_to_number",
@@ -529,9 +553,10 @@ class _MeetAtText(Exception):
     """Raised while matching, in the excel profile, when a generic T bound to a non-text
     scalar meets a Text: the signature is tried again with T bound to Text."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, kind: str = "Text") -> None:
         super().__init__(name)
         self.name = name
+        self.kind = kind
 
 
 #: (id(spec), argument count) -> (spec, its signatures of that arity). Specs live as long as

@@ -246,7 +246,7 @@ def f_serial(o: Any, kinds: Any, v: Any) -> Program:
     adds its local time as a fraction of the day; a Duration is its length in days."""
     kind = kinds[0]
     if kind == "Duration":
-        return o.ratio(o.duration_us(v), o.lit(DAY_US))
+        return _serial_number(o, o.ratio(o.duration_us(v), o.lit(DAY_US)))
     v = yield v
     d = o.local_date(v) if kind == "DateTime" else v
     ordinal = yield o.ordinal(d)
@@ -255,7 +255,16 @@ def f_serial(o: Any, kinds: Any, v: Any) -> Program:
     if kind == "Date":
         return o.number(whole), [(bad, "#NUM!")]
     tod = o.wall_us(v) % DAY_US
-    return o.ratio(whole * DAY_US + tod, o.lit(DAY_US)), [(bad, "#NUM!")]
+    return _serial_number(o, o.ratio(whole * DAY_US + tod, o.lit(DAY_US))), [(bad, "#NUM!")]
+
+
+def _serial_number(o: Any, ratio: Any) -> Any:
+    """SQL: the DOUBLE quotient read back by its shortest decimal digits, as DuckDB's direct
+    DOUBLE -> DECIMAL cast is off by ~1e-12 near serial 44590.5 (excel-profile date arithmetic
+    subtracts such serials: DATE(2022,1,30) - DATETIME(2022,1,29,12,0,0) must be 0.5)."""
+    if o.backend != "sql":
+        return ratio
+    return _cast(_cast(ratio, "VARCHAR"), "DECIMAL(38, 18)")
 
 
 @program
