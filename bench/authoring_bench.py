@@ -3,9 +3,9 @@
 
 Run from the repository root:
 
-    /work/venv/bin/python bench/authoring_bench.py            # ~10 s
-    /work/venv/bin/python bench/authoring_bench.py --quick    # a few seconds
-    /work/venv/bin/python bench/authoring_bench.py --json bench/out/authoring.json
+    python bench/authoring_bench.py            # ~10 s
+    python bench/authoring_bench.py --quick    # a few seconds
+    python bench/authoring_bench.py --json bench/out/authoring.json
 
 Target: completion and diagnostics for a 200-character formula in <= 5 ms.
 
