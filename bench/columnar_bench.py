@@ -1,6 +1,6 @@
 """Columnar benchmark: the same three formulas, side by side, at 1M and 10M rows.
 
-    /work/venv/bin/python bench/columnar_bench.py [--rows 1000000,10000000] [--repeat 3]
+    python bench/columnar_bench.py [--rows 1000000,10000000] [--repeat 3]
 
 Engines, each given the same in-memory data:
 - formulane.apply (polars expressions generated from the formula; error columns included);

@@ -110,3 +110,16 @@ def test_every_dialect_quotes_the_name_as_one_identifier(dialect: str) -> None:
     doubled = name.replace(quote, quote * 2) if dialect != "bigquery" else name
     assert query.endswith(f"FROM {quote}{doubled}{quote}") or \
         f"FROM {quote}{doubled}{quote} " in query
+
+
+def test_a_table_column_named_like_a_binding_is_never_read_in_its_place(con) -> None:
+    """The query's own bindings (``"_fl1"."_f1"``...) are read qualified: a table column of
+    the same name changes nothing."""
+    formula = "ROUND(ROUND(x * 1.2, 2) * 1.1, 2)"
+    decoys = ", ".join(f"_f{i} INTEGER" for i in range(1, 30)) + ", _fl1 INTEGER, _t INTEGER"
+    con.execute(f"CREATE TABLE decoy (x DECIMAL(18, 4), {decoys})")
+    con.execute(f"INSERT INTO decoy VALUES (2{', 999' * 31})")
+    query = formulane.sql_select("decoy", {"out": formula}, SCHEMA)
+    assert "LATERAL" in query
+    row = con.execute(query).fetchall()[0]
+    assert str(row[-2]) == str(formulane.evaluate(formula, {"x": 2}))

@@ -430,14 +430,17 @@ def _read_names(root: Any) -> set[str]:
     return names
 
 
-def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any) -> list[SqlForm]:
-    """Programs compiled with one binder (their bindings are named apart)."""
+def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
+                 taken: Any = (), qualify: bool = True) -> list[SqlForm]:
+    """Programs compiled with one binder (their bindings are named apart from each other and
+    from ``taken`` and the columns read). ``qualify``: references name their lateral subquery
+    (False where the bindings become columns of a DataFrame instead)."""
     if dialect not in sql_backend.DIALECTS:
         raise CheckError(f"unknown SQL dialect {dialect!r}; known: "
                          f"{', '.join(sql_backend.DIALECTS)}", code="E209")
     binder = None
     if dialect in sql_let.LATERAL_DIALECTS:
-        binder = sql_let.Binder.for_names(set().union(*[_read_names(r) for r in roots]))
+        binder = sql_let.Binder.for_names(set(taken).union(*[_read_names(r) for r in roots]))
     compiled: list[exp.Expression | None] = []
     token = sql_let._BINDER.set(binder)
     try:
@@ -449,7 +452,7 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any) -> l
     if binder is None:
         return [SqlForm(compiled[2 * i], compiled[2 * i + 1], dialect)
                 for i in range(len(roots))]
-    done = binder.finish(compiled)
+    done = binder.finish(compiled, qualify)
     bindings = tuple(binder.bindings())
     return [SqlForm(done[2 * i], done[2 * i + 1], dialect, bindings, binder.prefix)  # type: ignore[arg-type]
             for i in range(len(roots))]

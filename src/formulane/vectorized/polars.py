@@ -789,12 +789,16 @@ def raw_is_safe(root: ir.IR, numbers_mode: str,
 
 
 def _nested_call(node: ir.IR) -> bool:
-    """A call (or coercion) with a call among its arguments: worth binding once."""
-    if type(node) is ir.Coerce:
-        node = node.node  # type: ignore[union-attr]
-    if type(node) is not ir.Call:
-        return False
-    return any(type(c) in (ir.Call, ir.Coerce, ir.Let) for c in ir.ir_children(node))
+    """A call three levels deep or more: worth binding once. Shallower arguments stay inline,
+    so polars fuses everyday arithmetic and conditionals (`price * qty * 1.2 + 5` binds
+    nothing) while the copies a form makes of an unbound argument stay a constant factor."""
+    return _depth(node, 3) >= 3
+
+
+def _depth(node: ir.IR, cap: int) -> int:
+    if type(node) in (ir.Const, ir.Var) or cap <= 0:
+        return 0
+    return 1 + max((_depth(c, cap - 1) for c in ir.ir_children(node)), default=0)
 
 
 def _refuse_special_fields(compiler: "PolarsCompiler", node: ir.IR, t: Type | None) -> None:

@@ -55,7 +55,8 @@ def with_formulas(frame: Any, formulas: Mapping[str, str], schema: Any, *,
     check_output_names(formulas, error_suffix)
     programs = [(name, compile_formula(source, schema, profile=profile, registry=registry))
                 for name, source in formulas.items()]
-    forms = to_sql_forms([p.root for _, p in programs], "spark", numbers, DEFAULT_LIMITS)
+    forms = to_sql_forms([p.root for _, p in programs], "spark", numbers, DEFAULT_LIMITS,
+                         taken=[*frame.columns, *formulas], qualify=False)
     # what the formulas read twice is computed once: a column per binding, level by level
     # (the DataFrame form of the lateral joins `sql_select` writes), dropped at the end
     bindings = forms[0].bindings if forms else ()

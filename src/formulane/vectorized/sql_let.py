@@ -102,7 +102,8 @@ class Binder:
                 elif isinstance(value, list):
                     stack.extend(v for v in value if isinstance(v, exp.Expression))
 
-    def finish(self, outputs: list[exp.Expression | None]) -> list[exp.Expression | None]:
+    def finish(self, outputs: list[exp.Expression | None], qualify: bool = True
+               ) -> list[exp.Expression | None]:
         """Inline the bindings not worth a column (read once, or so small that repeating them
         is shorter); returns the outputs rewritten. What remains is in `bindings()`, in
         dependency order."""
@@ -171,7 +172,32 @@ class Binder:
         for name in self.names:
             deps = [self.levels[n] for n in self._refs(self.exprs[name])]
             self.levels[name] = 1 + max(deps, default=0)
-        return [None if o is None else substitute(o) for o in outputs]
+        done = [None if o is None else substitute(o) for o in outputs]
+        if qualify:
+            self._qualify([*[o for o in done if o is not None],
+                           *[self.exprs[n] for n in self.names]])
+        return done
+
+    def _qualify(self, trees: list[exp.Expression]) -> None:
+        """Each reference to a binding names its lateral subquery (``"_fl1"."_f1"``), so a
+        table column of the same name can never be read in its place."""
+        alias = {n: exp.to_identifier(f"{self.prefix}l{self.levels[n]}", quoted=True)
+                 for n in self.names}
+        seen: set[int] = set()
+        stack = list(trees)
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if type(node) is exp.Column and not node.table and node.name in alias:
+                node.set("table", alias[node.name].copy())
+                continue
+            for value in node.args.values():
+                if isinstance(value, exp.Expression):
+                    stack.append(value)
+                elif isinstance(value, list):
+                    stack.extend(v for v in value if isinstance(v, exp.Expression))
 
     def bindings(self) -> list[tuple[str, exp.Expression, int]]:
         """(name, expression, level): level n reads only columns of levels below n."""

@@ -99,9 +99,28 @@ def engine_case_safe_class() -> str:
 # ---------------------------------------------------------------------- case mapping
 
 
+@lru_cache(maxsize=None)
+def polars_unsafe_class(kind: str) -> str:
+    """Characters for which polars' own case mapping (Rust's full Unicode mapping) may differ
+    from the scalar engine's one-to-one table: everything outside `engine_case_safe_class`,
+    plus capital sigma for LOWER (Rust writes a final sigma as U+03C2 at a word's end)."""
+    safe = [ord(c) for c in _code_points(_FAST_LIMIT)
+            if unicodedata.category(c) != "Cn" and len(c.upper()) == 1 and len(c.lower()) == 1
+            and not (unicodedata.category(c) in ("Lu", "Ll", "Lt")
+                     and c.upper() == c and c.lower() == c)
+            and not (kind == "lower" and c == "\u03a3")]
+    return _class(_ranges(safe), negate=True)
+
+
 def pl_case(e: Any, kind: str) -> Any:
+    """Excel's UPPER/LOWER: polars' native mapping on the rows made only of characters both
+    map alike (Latin, Greek, Cyrillic, no multi-character mapping), the one-to-one table
+    (``replace_many`` over every cased character, about 3x slower) only on the other rows:
+    nulls elsewhere, which ``replace_many`` skips, so most rows never pay for it."""
     src, dst = case_table(kind)
-    return e.str.replace_many(list(src), list(dst))
+    rare = pl.when(e.str.contains(polars_unsafe_class(kind))).then(e)
+    native = e.str.to_uppercase() if kind == "upper" else e.str.to_lowercase()
+    return pl.coalesce(rare.str.replace_many(list(src), list(dst)), native)
 
 
 def sql_case(e: Any, kind: str) -> Any:
