@@ -73,3 +73,12 @@ def test_pricing_app() -> None:
     assert blank.json()["detail"]["code"] == "E205"
     assert client.post("/customers/zed/quote",
                        json={"price": "1", "qty": 1, "country": "FR"}).status_code == 404
+
+
+def test_agent_loop_with_both_sdks() -> None:
+    """The OpenAI and Anthropic SDKs' real clients against the example's loopback stand-in:
+    the model asks for the typed tool, the loop runs it and sends the result back."""
+    done = subprocess.run([sys.executable, str(EXAMPLES / "agent_loop.py")],
+                          capture_output=True, text=True, env=ENV, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == ['It costs {"result":"35.96"}.'] * 2
