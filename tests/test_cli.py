@@ -77,3 +77,63 @@ def test_functions_listing() -> None:
     assert run("functions", "nosuchthing").returncode == 1
     listing = json.loads(run("functions", "--json").stdout)
     assert {f["name"] for f in listing} >= {"IF", "SUM", "ROUND", "DATE"}
+
+
+def test_functions_sorted() -> None:
+    names = [f["name"] for f in json.loads(run("functions", "--json").stdout)]
+    assert names == sorted(names)
+    heads = [line.split("  ")[0] for line in run("functions").stdout.splitlines()
+             if line and not line.startswith(" ")]
+    assert heads == sorted(heads)
+
+
+def test_functions_into_head_is_no_error() -> None:
+    """A real pipe into a reader that stops after one line: no BrokenPipeError, exit 0."""
+    producer = subprocess.Popen([sys.executable, "-m", "formulane.cli", "functions"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert producer.stdout is not None
+    first = producer.stdout.readline()
+    producer.stdout.close()  # what head does after its lines
+    _, err = producer.communicate(timeout=60)
+    assert first.startswith(b"ABS")
+    assert producer.returncode == 0 and b"Error" not in err and b"Traceback" not in err, err
+
+
+def test_eval_explain() -> None:
+    done = run("eval", "--explain", "IF(x > 1, x / 0, 2)", "--var", "x=3")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "IF(x > 1, x / 0, 2)  : Number = #DIV/0! (division by zero)"
+    assert "  x / 0  : Number = #DIV/0! (division by zero)  <- error arises here" in lines
+    assert "  2  : Number = (not evaluated)" in lines
+    tree = json.loads(run("eval", "--explain", "--json", "1 + 2").stdout)
+    assert tree["result"] == "3" or tree["result"] == 3
+
+
+def test_diagnostics_coloured_on_a_terminal_only() -> None:
+    import os
+    import pty
+
+    plain = run("eval", "ROUND(1,5; 2)")
+    assert "\x1b[" not in plain.stderr and "= fix: ROUND(1.5, 2)" in plain.stderr
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "formulane.cli", "eval", "ROUND(1,5; 2)"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=follower, timeout=60, env=dict(os.environ, TERM="xterm"))
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+    coloured = b"".join(chunks).decode()
+    assert done.returncode == 1
+    assert "\x1b[1;31merror[E104]" in coloured
+    assert "ROUND(1.5, 2)" in coloured

@@ -113,6 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--profile", choices=("strict", "excel"), default="strict")
     ev.add_argument("--now", help="ISO datetime for TODAY()/NOW() (default: the current time)")
     ev.add_argument("--json", action="store_true", help="print JSON")
+    ev.add_argument("--explain", action="store_true",
+                    help="print the tree of sub-expressions with their values")
 
     ck = sub.add_parser("check", help="type-check a formula without evaluating it")
     ck.add_argument("expr")
@@ -123,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     fn = sub.add_parser("functions", help="list functions (optionally matching QUERY)")
     fn.add_argument("query", nargs="?", default="")
     fn.add_argument("--json", action="store_true")
+    fn.add_argument("--no-pager", action="store_true",
+                    help="never page (a terminal pages through $PAGER by default)")
 
     mcp = sub.add_parser("mcp", help="serve the typed tools over MCP (stdio or HTTP)")
     mcp.add_argument("rest", nargs=argparse.REMAINDER)
@@ -191,7 +195,36 @@ def report(exc: FormulaError, source: str | None, as_json: bool) -> None:
     if as_json:
         print(json.dumps({"ok": False, "error": exc.to_dict(source)}, ensure_ascii=False))
     else:
-        print(exc.render(source), file=sys.stderr)
+        print_diagnostic(exc.render(source))
+
+
+#: Line styles of a rendered diagnostic on a terminal (rich markup styles).
+_STYLES = (("error", "bold red"), ("warning", "bold yellow"), ("= hint", "cyan"),
+           ("= fix", "green"))
+
+
+def print_diagnostic(text: str) -> None:
+    """A rendered diagnostic to stderr: coloured (rich) when stderr is a terminal, the plain
+    text otherwise, so pipes and tests see exactly the API's rendering."""
+    stream = sys.stderr
+    try:
+        from rich.console import Console
+        from rich.text import Text
+    except ImportError:  # the report extra is not installed
+        Console = None  # noqa: N806
+    if Console is None or not stream.isatty():
+        print(text, file=stream)
+        return
+    console = Console(file=stream, highlight=False, soft_wrap=True)
+    for line in text.split("\n"):
+        body = line.lstrip(" 0123456789")
+        style = next((st for prefix, st in _STYLES if body.startswith(prefix)
+                      or line.startswith(prefix)), "")
+        if body.startswith("|") and set(body[1:].strip().split(" ")[0]) == {"^"}:
+            style = "bold red"  # the caret line
+        elif body.startswith("-->") or body.startswith("|"):
+            style = "dim" if body.startswith("-->") else ""
+        console.print(Text(line, style=style))
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -208,9 +241,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if now.tzinfo is None:
             now = now.replace(tzinfo=dt.timezone.utc)
     program = compile_formula(args.expr, schema, profile=args.profile)
-    value = program.evaluate(variables, now=now)
     for warning in program.warnings:
-        print(warning.render(args.expr), file=sys.stderr)
+        print_diagnostic(warning.render(args.expr))
+    if args.explain:
+        explanation = program.explain(variables, now=now)
+        if args.json:
+            print(explanation.to_json())
+        else:
+            print(explanation.to_text())
+            print(f"= {display(explanation.result)}")
+        return 0
+    value = program.evaluate(variables, now=now)
     if args.json:
         print(json.dumps({"ok": True, "value": to_jsonable(value), "type": str(program.type)},
                          ensure_ascii=False))
@@ -228,28 +269,47 @@ def cmd_check(args: argparse.Namespace) -> int:
                           "warnings": [w.to_dict(args.expr) for w in program.warnings]}))
     else:
         for warning in program.warnings:
-            print(warning.render(args.expr), file=sys.stderr)
+            print_diagnostic(warning.render(args.expr))
         print(f"ok: {program.type} (cost bound {program.cost_bound:,})")
     return 0
 
 
 def cmd_functions(args: argparse.Namespace) -> int:
     query = args.query.lower()
-    rows = [f for f in function_catalog()
-            if not query or query in f["name"].lower() or query in f["doc"].lower()
-            or query == f["category"]]
+    rows = sorted((f for f in function_catalog()
+                   if not query or query in f["name"].lower() or query in f["doc"].lower()
+                   or query == f["category"]), key=lambda f: f["name"])
     if args.json:
-        print(json.dumps(rows, ensure_ascii=False, indent=2))
-        return 0
+        return _emit(json.dumps(rows, ensure_ascii=False, indent=2), page=False)
     if not rows:
         print(f"no function matches {args.query!r}", file=sys.stderr)
         return 1
+    lines: list[str] = []
     for f in rows:
-        print(f"{f['name']}  [{f['category']}]  {f['doc']}")
-        for s in f["signatures"]:
-            print(f"    {s}")
-        for e in f["examples"][:2]:
-            print(f"    e.g. {e}")
+        lines.append(f"{f['name']}  [{f['category']}]  {f['doc']}")
+        lines += [f"    {s}" for s in f["signatures"]]
+        lines += [f"    e.g. {e}" for e in f["examples"][:2]]
+    return _emit("\n".join(lines), page=not args.no_pager)
+
+
+def _emit(text: str, *, page: bool) -> int:
+    """Print ``text``: through the pager ($PAGER, else less) on a terminal, plainly into a
+    pipe. A reader that stops early (``| head``) is no error: the broken pipe ends the output
+    quietly, as the Python docs recommend (stdout pointed at devnull so the exit flush is
+    silent too)."""
+    try:
+        if page and sys.stdout.isatty() and sys.stdin.isatty():
+            import pydoc
+
+            pydoc.pager(text)
+        else:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+    except BrokenPipeError:
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     return 0
 
 

@@ -117,7 +117,13 @@ class Diagnostic:
     fixes: tuple[Fix, ...] = ()
     severity: str = "error"  # "error" | "warning"
 
-    def render(self, source: str | None = None) -> str:
+    def render(self, source: str | None = None, *, audience: str = "developer",
+               translate: Any = None) -> str:
+        """A caret snippet; ``audience="end_user"``: plain words (`formulane.messages`)."""
+        if audience == "end_user":
+            from .messages import render_end_user
+
+            return render_end_user(self, source, translate=translate)
         return render(self, source)
 
     def to_dict(self, source: str | None = None) -> dict[str, Any]:
@@ -200,8 +206,12 @@ class FormulaError(Exception):
             self.source = source
         return self
 
-    def render(self, source: str | None = None) -> str:
+    def render(self, source: str | None = None, *, audience: str = "developer",
+               translate: Any = None) -> str:
         src = source if source is not None else self.source
+        if audience == "end_user":
+            return "\n\n".join(d.render(src, audience=audience, translate=translate)
+                               for d in self.diagnostics)
         return "\n".join(render(d, src) for d in self.diagnostics)
 
     def to_dict(self, source: str | None = None) -> dict[str, Any]:

@@ -105,8 +105,13 @@ def as_variables(variables: Any, limits: Limits | None = None) -> dict[str, Any]
                         code="E301")
     try:
         result = walk(variables, 0, "variables")
+    except EvalError:
+        raise
     except RecursionError:
         raise EvalError("variables are nested too deeply", code="E301") from None
+    except Exception as exc:  # a host mapping's own items() raised: its fault, told as E301
+        raise EvalError(f"the variables could not be read: a host object raised "
+                        f"{type(exc).__name__}", code="E301") from None
     assert isinstance(result, dict)
     return result
 

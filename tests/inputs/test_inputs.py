@@ -114,6 +114,15 @@ def test_host_code_never_runs() -> None:
         formulane.evaluate("1", object())
     assert info.value.code == "E301"
 
+    class Broken(dict):  # a host mapping whose own code raises: E301, no traceback
+        def items(self):  # type: ignore[override]
+            raise ValueError("boom")
+
+    for variables in (Broken(a=1), {"r": Broken(a=1)}):
+        with pytest.raises(EvalError) as info:
+            formulane.evaluate("1", variables)
+        assert info.value.code == "E301" and "boom" not in str(info.value)
+
 
 def test_bounded() -> None:
     deep: dict = {"x": 1}

@@ -88,6 +88,7 @@ class Scan:
     mismatch: tuple[int, str, int] | None = None  # (closer pos, opener char, opener pos)
     stray: int | None = None  # position of a closer with nothing to close
     semicolons: list[int] = field(default_factory=list)
+    digit_commas: list[int] = field(default_factory=list)  # "1,5": a decimal comma, if ';' seps
     first: tuple[str, int, int] | None = None  # first significant token: (kind, start, end)
     second: int | None = None  # start of the second significant token
 
@@ -150,6 +151,8 @@ def prescan(text: str, limits: Limits) -> Scan:
                 if _CLOSER[opener] != char and scan.mismatch is None:
                     scan.mismatch = (start, opener, opened)
         elif kind == "comma":
+            if 0 < start < end - 1 and text[start - 1].isdigit() and text[start + 1].isdigit():
+                scan.digit_commas.append(start)
             if stack:
                 stack[-1][2] += 1
                 if stack[-1][2] >= limits.max_arguments:
@@ -336,6 +339,21 @@ def _unexpected_character(text: str, pos: int, scan: Scan) -> ParseError:
     char = text[pos]
     span = Span(pos, pos + 1)
     shown = f"'{char}'" if char.isprintable() and not char.isspace() else f"U+{ord(char):04X}"
+    if char == ";" and scan.digit_commas:
+        # ';' between arguments and ',' in numbers: the European spreadsheet convention.
+        # The fix turns both: ROUND(1,5; 2) -> ROUND(1.5, 2), which parses and means it.
+        marks = sorted(scan.semicolons + scan.digit_commas)
+        first, last = marks[0], marks[-1]
+        chunk = list(text[first:last + 1])
+        for at in scan.semicolons:
+            chunk[at - first] = ","
+        for at in scan.digit_commas:
+            chunk[at - first] = "."
+        return parse_error(text, "E104", "unexpected character ';'", span, "not a separator here",
+                           "this looks written with ';' between arguments and ',' as the decimal "
+                           "mark: use ',' between arguments and '.' in numbers",
+                           (Fix(Span(first, last + 1), "".join(chunk),
+                                "use ',' between arguments and '.' as the decimal mark"),))
     if char == ";":
         first, last = scan.semicolons[0], scan.semicolons[-1]
         chunk = list(text[first:last + 1])

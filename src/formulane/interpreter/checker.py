@@ -33,6 +33,9 @@ from .overloads import FAIL_NULLABLE, OverloadResolver, name_source, per_char_co
 _UNARY_SPECS = {"-": "NEG", "+": "POS", "%": "%", "not": "NOT"}
 _BINARY_SPECS = {"and": "OP_AND", "or": "OP_OR"}
 
+#: Operators a ``??`` default is easily read as binding tighter than (issue 16 item 6).
+_COALESCE_TRAP = frozenset({"+", "-", "*", "/", "^", "&"})
+
 
 class _Abort(Exception):
     """Too many diagnostics: stop checking."""
@@ -470,6 +473,19 @@ class Checker(OverloadResolver):
             chained = f"{src(left.span)} and {src(left.right.span)} {node.op} {src(node.right.span)}"
             self.ambiguous(node, f"comparisons do not chain: '{src(node.span)}' compares a "
                            "TRUE/FALSE result with a value", (chained,))
+        elif node.op == "??" and isinstance(node.right, ast.Binary) and \
+                node.right.op in _COALESCE_TRAP and not node.right.parenthesized:
+            # price ?? 0 * qty is price ?? (0 * qty): '??' binds loosest. Valid, so a warning
+            # in both profiles, with both readings as fixes.
+            inner = node.right
+            meant = f"({src(node.left.span)} ?? {src(inner.left.span)}) {inner.op} " \
+                    f"{src(inner.right.span)}"
+            literal = f"{src(node.left.span)} ?? ({src(inner.span)})"
+            self.warn("E206", f"'??' binds loosest: '{src(node.span)}' means {literal}",
+                      node.span, hint=f"if the default is for {src(node.left.span)} alone, "
+                      f"write {meant}", fixes=(Fix(node.span, meant, f"write {meant}"),
+                                               Fix(node.span, literal, f"write {literal}")))
+            return False
         else:
             return False
         return self.profile == "strict"
