@@ -1,4 +1,5 @@
-"""Formula endpoints (``/v1``): check, evaluate, batch, explain, format, complete, hover, catalog.
+"""Formula endpoints (``/v1``): check, evaluate, batch, explain, format, complete, signature help,
+hover, catalog.
 
 Contract: every route takes the formula text, an optional schema (names to type strings; when
 absent it is inferred from the variables) and a profile, and answers with the engine's own
@@ -131,6 +132,14 @@ class HoverOut(BaseModel):
     markdown: str | None = None
 
 
+class SignatureHelpOut(BaseModel):
+    signature: dict[str, Any] | None = Field(
+        None, description="the innermost call around the cursor: `function`, `argument` (0-based "
+                          "index being written), `active_signature`, `active_parameter`, `call` "
+                          "(the name's span) and `signatures` (label, documentation, parameters "
+                          "with their offsets in the label); null outside a call")
+
+
 class FunctionOut(BaseModel):
     name: str
     category: str
@@ -239,6 +248,17 @@ async def complete(body: CursorIn, request: Request,
     items = formulane.complete(body.formula, cursor, normalize_schema(body.schema_ or {}),
                                profile=body.profile)
     return CompletionOut(items=[i.to_dict() for i in items[:200]])
+
+
+@router.post("/signature-help", response_model=SignatureHelpOut,
+             summary="The call around a cursor: its signatures and the argument being written",
+             description="Works on incomplete text as it is typed (`ROUND(x, `).")
+async def signature_help(body: CursorIn, request: Request,
+                         who: ApiPrincipal = need("formulas:read")) -> SignatureHelpOut:
+    _limit(request, body.formula)
+    cursor = min(body.cursor, len(body.formula))
+    info = formulane.signature_help(body.formula, cursor)
+    return SignatureHelpOut(signature=None if info is None else info.to_dict())
 
 
 @router.post("/hover", response_model=HoverOut, summary="What is at a cursor",
