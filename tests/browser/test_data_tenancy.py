@@ -66,8 +66,9 @@ def test_second_tenant_sees_nothing(page, server):
     assert name not in page.locator("#receipts").inner_text()
     assert pending["approval"]["id"] not in page.content()
     page.goto("/#jobs")
-    page.wait_for_selector("#job-list p")
+    page.wait_for_selector("#job-list[data-loaded]")
     assert job_id[:13] not in page.locator("#job-list").inner_text()
+    assert not page.locator(f"#job-list li[data-id='{job_id}']").count()
     shot(page, "second-tenant")
     for path in (f"/v1/formulas/{name}", f"/v1/jobs/{job_id}",
                  f"/v1/approvals/{pending['approval']['id']}"):

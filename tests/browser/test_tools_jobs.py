@@ -89,7 +89,18 @@ def test_sandbox_job_decision_receipt_and_cancel(page, server):
     page.click("#cancel-job")
     page.wait_for_selector("#job-outcome", timeout=60_000)
     assert page.locator("#job-outcome").inner_text() == "cancelled"
-    assert page.locator("#job-list li").count() >= 2
+    page.wait_for_function("document.querySelectorAll('#job-list li').length >= 2")
+    # The list is the service's (GET /v1/jobs), not the tab's: a new tab of the same key sees
+    # the jobs, newest first, and opens one from it.
+    job_id = page.locator("#job [data-job]").get_attribute("data-job")
+    fresh = page.context.new_page()
+    signed_in(fresh, server, hash_="jobs")
+    fresh.wait_for_selector("#job-list[data-loaded] li")
+    first = fresh.locator("#job-list li").first
+    assert first.get_attribute("data-id") == job_id and "wait 25 seconds" in first.inner_text()
+    first.get_by_role("button").click()
+    fresh.wait_for_function("document.querySelector('#job-state')?.textContent === 'cancelled'")
+    fresh.close()
 
 
 def test_lanes_dashboard(page, server):
