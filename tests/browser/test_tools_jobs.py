@@ -30,6 +30,9 @@ def test_write_tool_approval_and_receipt(page, browser, server):
         card.wait_for()
         text = card.inner_text()
         assert "ana@acme" in text and "demo_add_note" in text and "tools:approve" in text
+        # the service's plain summary and policy result, shown as they are
+        assert "write: changes data" in text and "of tenant 'acme'" in text
+        assert "approval_required: a write tool runs only once" in text
         shot(olga, "tools-inbox")
         axe_check(olga, "tools with an approval waiting")
         card.locator("input").fill("the customer asked for it by phone")
