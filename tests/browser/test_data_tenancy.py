@@ -66,8 +66,9 @@ def test_second_tenant_sees_nothing(page, server):
     assert name not in page.locator("#receipts").inner_text()
     assert pending["approval"]["id"] not in page.content()
     page.goto("/#jobs")
-    page.wait_for_selector("#job-list p")
+    page.wait_for_selector("#job-list[data-loaded]")
     assert job_id[:13] not in page.locator("#job-list").inner_text()
+    assert not page.locator(f"#job-list li[data-id='{job_id}']").count()
     shot(page, "second-tenant")
     for path in (f"/v1/formulas/{name}", f"/v1/jobs/{job_id}",
                  f"/v1/approvals/{pending['approval']['id']}"):
@@ -82,16 +83,22 @@ def test_parquet_answer_downloads(page, server, tmp_path):
     signed_in(page, server)
     page.click("#editor .cm-content")
     page.keyboard.press("Control+a")
-    page.keyboard.insert_text("price * qty")
+    page.keyboard.insert_text("price / qty")
     page.wait_for_function("document.querySelector('#result').textContent !== ''")
     src = tmp_path / "orders.parquet"
-    pl.DataFrame({"price": [1.5, 2.0, 4.0], "qty": [2.0, 3.0, 0.5]}).write_parquet(src)
+    pl.DataFrame({"price": [1.5, 2.0, 4.0], "qty": [2.0, 0.0, 0.5]}).write_parquet(src)
     page.goto("/#data")
     page.set_input_files("#data-file", str(src))
     page.wait_for_selector("#download")
     assert "orders.parquet: 3 rows" in page.locator("#data-result h2").inner_text()
+    # The service's JSON summary of the Parquet answer: error codes and the first rows.
+    summary = page.locator("#error-summary tbody").inner_text()
+    assert "#DIV/0!" in summary and "1" in summary
+    rows = page.locator("#data-rows tbody tr")
+    assert rows.count() == 3 and "0.75" in rows.nth(0).inner_text()
+    assert "#DIV/0!" in rows.nth(1).inner_text()
     with page.expect_download() as dl:
         page.click("#download")
     out = pl.read_parquet(dl.value.path())
-    assert out["value"].to_list() == [3.0, 6.0, 2.0]
+    assert out["value"].to_list() == [0.75, None, 8.0]
     assert {"price", "qty", "value"} <= set(out.columns)

@@ -30,6 +30,9 @@ def test_write_tool_approval_and_receipt(page, browser, server):
         card.wait_for()
         text = card.inner_text()
         assert "ana@acme" in text and "demo_add_note" in text and "tools:approve" in text
+        # the service's plain summary and policy result, shown as they are
+        assert "write: changes data" in text and "of tenant 'acme'" in text
+        assert "approval_required: a write tool runs only once" in text
         shot(olga, "tools-inbox")
         axe_check(olga, "tools with an approval waiting")
         card.locator("input").fill("the customer asked for it by phone")
@@ -89,7 +92,18 @@ def test_sandbox_job_decision_receipt_and_cancel(page, server):
     page.click("#cancel-job")
     page.wait_for_selector("#job-outcome", timeout=60_000)
     assert page.locator("#job-outcome").inner_text() == "cancelled"
-    assert page.locator("#job-list li").count() >= 2
+    page.wait_for_function("document.querySelectorAll('#job-list li').length >= 2")
+    # The list is the service's (GET /v1/jobs), not the tab's: a new tab of the same key sees
+    # the jobs, newest first, and opens one from it.
+    job_id = page.locator("#job [data-job]").get_attribute("data-job")
+    fresh = page.context.new_page()
+    signed_in(fresh, server, hash_="jobs")
+    fresh.wait_for_selector("#job-list[data-loaded] li")
+    first = fresh.locator("#job-list li").first
+    assert first.get_attribute("data-id") == job_id and "wait 25 seconds" in first.inner_text()
+    first.get_by_role("button").click()
+    fresh.wait_for_function("document.querySelector('#job-state')?.textContent === 'cancelled'")
+    fresh.close()
 
 
 def test_lanes_dashboard(page, server):

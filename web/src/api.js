@@ -57,6 +57,7 @@ export const R = {
   whoami: "/v1/whoami",
   check: "/v1/check", evaluate: "/v1/evaluate", batch: "/v1/evaluate/batch",
   explain: "/v1/explain", format: "/v1/format", complete: "/v1/complete", hover: "/v1/hover",
+  signatureHelp: "/v1/signature-help",
   functions: "/v1/functions",
   formulas: "/v1/formulas",
   formula: (n) => `/v1/formulas/${enc(n)}`,

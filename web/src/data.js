@@ -60,17 +60,32 @@ export function renderData(root) {
     let header = [], rows = [], answer;
     try {
       if (/\.parquet$/i.test(file.name)) {
-        // The service answers a Parquet body with Parquet (value and value__error columns);
-        // the page cannot read Parquet without a large decoder, so it offers the file.
+        // The page cannot read Parquet without a large decoder: the service reads it and
+        // answers its JSON summary (error codes over the whole file, the first rows); the
+        // Parquet answer (input, value and value__error columns) is fetched on Download.
         const q = new URLSearchParams({ profile: workspace.profile, keep_input: "true" });
         q.append("formula", `value=${workspace.source}`);
         if (Object.keys(types).length) q.set("schema", JSON.stringify(types));
-        const res = await api.raw("POST", `${R.batch}?${q}`, { body: await file.arrayBuffer(), headers: { "Content-Type": "application/vnd.apache.parquet", Accept: "application/vnd.apache.parquet" } });
-        const blob = await res.blob();
-        const rowsCount = res.headers.get("X-Rows");
-        clear(out, h("h2", {}, `${file.name}: ${rowsCount ?? "?"} rows`),
-          h("p", {}, "The answer is a Parquet file with the input columns, the value column and its error column."),
-          h("button", { type: "button", id: "download", onclick: () => saveBlob(blob, file.name.replace(/\.parquet$/i, "") + ".formulane.parquet") }, "Download the Parquet answer"));
+        const bytes = await file.arrayBuffer();
+        const sq = new URLSearchParams(q); sq.set("summary", "true"); sq.set("summary_rows", String(SHOWN));
+        const res = await api.raw("POST", `${R.batch}?${sq}`, { body: bytes, headers: { "Content-Type": "application/vnd.apache.parquet", Accept: "application/json" } });
+        const sum = await res.json();
+        const codes = Object.entries((sum.errors || {}).value || {});
+        const cols = (sum.columns || []).filter((c) => c !== "value__error");
+        clear(out, h("h2", {}, `${file.name}: ${sum.rows} rows`),
+          h("table", { class: "grid", id: "error-summary" }, h("caption", {}, "Error codes over the whole file"),
+            h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Code"), h("th", { scope: "col" }, "Rows"))),
+            h("tbody", {}, codes.length ? codes.map(([k, n]) => h("tr", {}, h("td", {}, k), h("td", {}, String(n))))
+              : h("tr", {}, h("td", { colspan: 2 }, "no error in any row")))),
+          h("div", { class: "scroll" }, h("table", { class: "grid", id: "data-rows" }, h("caption", {}, `First ${(sum.first_rows || []).length} rows`),
+            h("thead", {}, h("tr", {}, cols.map((c) => h("th", { scope: "col" }, c)), h("th", { scope: "col" }, "error"))),
+            h("tbody", {}, (sum.first_rows || []).map((r) => h("tr", {}, cols.map((c) => h("td", {}, show(r[c]))), h("td", { class: r.value__error ? "bad" : "" }, r.value__error || "")))))),
+          h("button", { type: "button", id: "download", onclick: async () => {
+            try {
+              const ans = await api.raw("POST", `${R.batch}?${q}`, { body: bytes, headers: { "Content-Type": "application/vnd.apache.parquet", Accept: "application/vnd.apache.parquet" } });
+              saveBlob(await ans.blob(), file.name.replace(/\.parquet$/i, "") + ".formulane.parquet");
+            } catch (e) { toast(`${e.code || "error"}: ${e.message}`, "error"); }
+          } }, "Download the Parquet answer"));
         return;
       } else {
         const table = parseCsv(await file.text());

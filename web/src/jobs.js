@@ -11,13 +11,14 @@ const SAMPLE = "import json, os\ntotal = sum(i * i for i in range(10))\nos.maked
 const ACTIVE = new Set(["queued", "running", "lost"]);
 const SETTLE = ["succeeded", "user_error", "cancelled", "crashed", "sandbox_error"];
 const MiB = 1024 * 1024;
-const RECENT = "formulane.jobs";
 
 function kv(rows) {
   return h("dl", { class: "kv" }, rows.filter(([, v]) => v !== undefined && v !== null && v !== "").map(([k, v]) => [h("dt", {}, k), h("dd", {}, typeof v === "object" ? h("code", {}, JSON.stringify(v)) : String(v))]));
 }
 
 /** Limits requested next to those enforced, with the mechanism that enforced each. */
+const RECENT_PAGE = 20;
+
 function limitsTable(rc) {
   const req = rc.limits_requested || {};
   const enforced = Object.fromEntries((rc.limits_enforced || []).map((e) => [e.knob, e]));
@@ -30,8 +31,6 @@ function limitsTable(rc) {
       h("td", { class: enforced[k] ? "" : "bad" }, enforced[k] ? JSON.stringify(enforced[k].enforced) : "not enforced"),
       h("td", {}, enforced[k] ? enforced[k].by : ""))))));
 }
-
-function recentJobs() { try { return JSON.parse(sessionStorage.getItem(RECENT) || "[]"); } catch { return []; } }
 
 export function renderJobs(root) {
   const ask = h("input", { id: "job-ask", value: "Sum of the squares of 0 to 9, in Python" });
@@ -84,12 +83,9 @@ export function renderJobs(root) {
     try {
       const r = await api.post(R.jobs, body);
       showDecision(r.decision);
+      loadRecent();
       if (r.job) {
-        const list = recentJobs().filter((j) => j.id !== r.job.job_id);
-        list.unshift({ id: r.job.job_id, ask: body.ask, at: Date.now() });
-        sessionStorage.setItem(RECENT, JSON.stringify(list.slice(0, 20)));
         follow(r.job.job_id, r.job);
-        loadRecent();
       } else {
         clear(jobBox, h("div", { class: "card inner" }, h("h3", {}, `Answered by the ${r.lane} lane`),
           r.lane === "refuse" ? h("p", { class: "bad" }, "Refused: nothing ran.") : h("p", {}, "Value: ", h("code", { id: "job-value" }, JSON.stringify(r.value)))));
@@ -171,13 +167,23 @@ export function renderJobs(root) {
       h("details", {}, h("summary", {}, "Receipt as JSON"), h("pre", { class: "json", tabindex: "0" }, JSON.stringify(rc, null, 2))));
   }
 
-  async function loadRecent() {
-    const items = recentJobs();
-    if (!items.length) { clear(recent, h("p", { class: "muted" }, "No job from this tab yet.")); return; }
-    const states = await Promise.all(items.map((j) => api.get(R.job(j.id)).catch(() => null)));
-    clear(recent, h("ul", {}, items.map((j, i) => states[i] && h("li", {},
-      h("button", { type: "button", class: "linkish", onclick: () => follow(j.id, states[i]) }, j.id.slice(0, 13)),
-      ` ${states[i].status}${states[i].outcome ? ` (${states[i].outcome})` : ""} · ${j.ask.slice(0, 40)}`))));
+  // The tenant's jobs over every lane, newest first, from the service (GET /v1/jobs), a page
+  // at a time: the same list in every tab and for every person of the tenant.
+  let recentSeq = 0;
+  async function loadRecent(cursor = null, shown = []) {
+    const my = ++recentSeq;
+    let page;
+    try { page = await api.get(R.jobs + `?limit=${RECENT_PAGE}` + (cursor ? `&cursor=${encodeURIComponent(cursor)}` : "")); }
+    catch (e) { if (my === recentSeq) clear(recent, h("p", { class: "bad" }, `${e.code}: ${e.message}`)); return; }
+    if (my !== recentSeq) return;
+    const rows = shown.concat(page.jobs || []);
+    recent.dataset.loaded = "1";
+    clear(recent, rows.length ? h("ul", {}, rows.map((j) => h("li", { dataset: { id: j.id, lane: j.lane } },
+      j.job_id ? h("button", { type: "button", class: "linkish", onclick: () => api.get(R.job(j.job_id)).then((s) => follow(j.job_id, s)).catch((e) => toast(`${e.code}: ${e.message}`, "error")) }, j.job_id.slice(0, 13))
+        : h("code", {}, j.lane),
+      ` ${j.state} · ${(j.ask || "").slice(0, 40)}`, " ", h("span", { class: "muted" }, fmtTime(j.created_at)))))
+      : h("p", { class: "muted" }, "No job yet."),
+    page.next_cursor ? h("button", { type: "button", id: "more-jobs", onclick: () => loadRecent(page.next_cursor, rows) }, "More") : null);
   }
 
   clear(root, h("h1", {}, "Jobs"),
@@ -190,7 +196,7 @@ export function renderJobs(root) {
           field("Artifacts (file globs, comma separated)", globs, "Files the job writes that match are kept, by content id."),
           h("div", { class: "row" }, h("button", { type: "button", id: "route-job", onclick: route }, "See the decision"), h("button", { type: "button", class: "primary", id: "submit-job", onclick: submit }, "Run")),
           decision, jobBox)),
-      h("div", { class: "col-side" }, h("section", { class: "card", "aria-labelledby": "recent-h" }, h("h2", { id: "recent-h" }, "Recent jobs (this tab)"), recent))));
+      h("div", { class: "col-side" }, h("section", { class: "card", "aria-labelledby": "recent-h" }, h("h2", { id: "recent-h" }, "Recent jobs"), recent))));
   loadRecent();
   return () => { if (stream) stream.abort(); };
 }

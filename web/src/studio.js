@@ -4,14 +4,13 @@
 // hover docs, the inferred type and cost bound; the schema editor (rows, or a pasted JSON
 // Schema / sample row); the input row with its result and the explain tree at once; the
 // function reference with insertable examples; the strict and excel profiles.
-import { keymap, hoverTooltip } from "@codemirror/view";
+import { EditorView, keymap, hoverTooltip } from "@codemirror/view";
 import { setDiagnostics, lintGutter } from "@codemirror/lint";
 import { autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap } from "@codemirror/autocomplete";
 import { api, R, ApiError } from "./api.js";
 import { createEditor, setDoc } from "./editor.js";
 import { h, clear, field, show, isErrorValue, debounce, toast } from "./ui.js";
 import { workspace, saveWorkspace, schemaObject, schemaFromPaste, parseInput } from "./state.js";
-import { callAt, activeParam } from "./sighelp.js";
 
 /** Normalizes a check answer (or an error envelope) into {diagnostics, type, cost}. */
 export function readCheck(r) {
@@ -83,9 +82,17 @@ export function completionSource(getBody) {
 }
 
 export function hoverSource(getBody) {
-  return hoverTooltip(async (view, pos) => {
+  // CodeMirror shows a hover whose source resolves after the pointer has left the editor (and
+  // then keeps it): an answer that comes back once the pointer is gone is dropped here.
+  let inside = false;
+  const track = EditorView.domEventHandlers({
+    mousemove: () => { inside = true; return false; },
+    mouseleave: () => { inside = false; return false; },
+  });
+  return [track, hoverTooltip(async (view, pos) => {
     let r;
     try { r = await api.post(R.hover, { ...getBody(), formula: view.state.doc.toString(), cursor: pos }); } catch { return null; }
+    if (!inside) return null;
     const info = r && (r.hover !== undefined ? r.hover : r);
     if (!info || !info.title) return null;
     const span = info.span || { start: pos, end: pos };
@@ -93,7 +100,7 @@ export function hoverSource(getBody) {
       pos: span.start, end: span.end, above: true,
       create: () => ({ dom: h("div", { class: "hover" }, h("code", {}, info.title), info.type ? h("div", { class: "muted" }, `type: ${info.type}`) : null, info.documentation ? h("p", {}, info.documentation) : null) }),
     };
-  });
+  })];
 }
 
 /** Renders an explain tree: each sub-expression with its value; the error origin marked. */
@@ -164,15 +171,27 @@ export function renderStudio(root) {
     }
   }
 
-  function signature() {
-    const text = view.state.doc.toString();
-    const call = callAt(text, view.state.selection.main.head);
-    const fn = call && catalog.find((f) => f.name.toUpperCase() === call.name.toUpperCase());
-    if (!fn) { sigLine.textContent = ""; return; }
-    clear(sigLine, (fn.signatures || []).slice(0, 2).map((sig) => {
-      const p = activeParam(sig, call.arg);
-      return h("span", { class: "sigrow" }, p ? [sig.slice(0, p[0]), h("strong", {}, sig.slice(p[0], p[1])), sig.slice(p[1])] : sig);
-    }), fn.doc ? h("span", { class: "muted" }, fn.doc.split("\n")[0]) : null);
+  // The call around the cursor and its signatures come from the service (/v1/signature-help,
+  // formulane.signature_help), so the page and every other client agree on what is shown.
+  let sigSeq = 0;
+  async function signature() {
+    const my = ++sigSeq;
+    let r;
+    try {
+      r = await api.post(R.signatureHelp, { ...body(), formula: view.state.doc.toString(), cursor: view.state.selection.main.head });
+    } catch (e) {
+      if (my === sigSeq) sigLine.textContent = "";
+      return;
+    }
+    if (my !== sigSeq) return;
+    const s = r.signature;
+    if (!s || !s.signatures.length) { sigLine.textContent = ""; return; }
+    const active = s.signatures[s.active_signature] || s.signatures[0];
+    clear(sigLine, s.signatures.slice(0, 2).map((sig) => {
+      const p = sig.active_parameter == null ? null : sig.parameters[sig.active_parameter];
+      const [a, b] = p ? p.offsets : [0, 0];
+      return h("span", { class: "sigrow" }, p ? [sig.label.slice(0, a), h("strong", {}, sig.label.slice(a, b)), sig.label.slice(b)] : sig.label);
+    }), active.documentation ? h("span", { class: "muted" }, active.documentation.split("\n")[0]) : null);
   }
   const signatureSoon = debounce(signature, 30);
 

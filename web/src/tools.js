@@ -137,11 +137,13 @@ export function renderTools(root) {
       return h("article", { class: "approval card", dataset: { approval: a.id } },
         h("h3", {}, `${a.tool}${a.version ? ` v${a.version}` : ""}`),
         kv([
-          ["What will happen", `${a.tool} v${a.version} runs once: ${(described[a.tool] || "a write tool").split("\n")[0]}`],
-          ["To what", `the data of tenant ${a.tenant}`],
-          ["For whom", `${a.requester} (${a.requester_kind})`],
+          // What, to what, for whom and the policy's answer are the service's (built from the
+          // tool's declaration and the exact arguments); the page only shows them.
+          ["What will happen", a.summary ? a.summary.what : `${a.tool} v${a.version} runs once: ${(described[a.tool] || "a write tool").split("\n")[0]}`],
+          ["To what", a.summary ? a.summary.to_what : `the data of tenant ${a.tenant}`],
+          ["For whom", a.summary ? a.summary.for_whom : `${a.requester} (${a.requester_kind})`],
           ["Arguments", args],
-          ["Policy", `a write: it runs only after a holder of tools:approve other than ${a.requester} approves these exact arguments (hash ${String(a.args_hash).slice(0, 12)}…), before it expires`],
+          ["Policy", a.policy ? `${a.policy.decision}: ${a.policy.rule}` : "approval required"],
           ["Requested", fmtTime(a.created_at)],
           ["Expires", fmtTime(a.expires_at)],
           ["Id", a.id],

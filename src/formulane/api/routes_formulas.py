@@ -1,4 +1,5 @@
-"""Formula endpoints (``/v1``): check, evaluate, batch, explain, format, complete, hover, catalog.
+"""Formula endpoints (``/v1``): check, evaluate, batch, explain, format, complete, signature help,
+hover, catalog.
 
 Contract: every route takes the formula text, an optional schema (names to type strings; when
 absent it is inferred from the variables) and a profile, and answers with the engine's own
@@ -19,7 +20,7 @@ import time
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 import formulane
@@ -37,6 +38,7 @@ ARROW = "application/vnd.apache.arrow.stream"
 PARQUET = "application/vnd.apache.parquet"
 Profile = Literal["strict", "excel"]
 Schema = dict[str, str]
+MAX_SUMMARY_ROWS = 100  # first rows in a binary batch's JSON summary
 MAX_TEXT = 65_536  # the model's bound; the configured max_formula_chars is checked below
 
 
@@ -129,6 +131,14 @@ class CompletionOut(BaseModel):
 class HoverOut(BaseModel):
     hover: dict[str, Any] | None = None
     markdown: str | None = None
+
+
+class SignatureHelpOut(BaseModel):
+    signature: dict[str, Any] | None = Field(
+        None, description="the innermost call around the cursor: `function`, `argument` (0-based "
+                          "index being written), `active_signature`, `active_parameter`, `call` "
+                          "(the name's span) and `signatures` (label, documentation, parameters "
+                          "with their offsets in the label); null outside a call")
 
 
 class FunctionOut(BaseModel):
@@ -241,6 +251,17 @@ async def complete(body: CursorIn, request: Request,
     return CompletionOut(items=[i.to_dict() for i in items[:200]])
 
 
+@router.post("/signature-help", response_model=SignatureHelpOut,
+             summary="The call around a cursor: its signatures and the argument being written",
+             description="Works on incomplete text as it is typed (`ROUND(x, `).")
+async def signature_help(body: CursorIn, request: Request,
+                         who: ApiPrincipal = need("formulas:read")) -> SignatureHelpOut:
+    _limit(request, body.formula)
+    cursor = min(body.cursor, len(body.formula))
+    info = formulane.signature_help(body.formula, cursor)
+    return SignatureHelpOut(signature=None if info is None else info.to_dict())
+
+
 @router.post("/hover", response_model=HoverOut, summary="What is at a cursor",
              description="A function's docs, or the type of a name or sub-expression.")
 async def hover(body: CursorIn, request: Request,
@@ -277,7 +298,9 @@ _BATCH_DOC = (
     "`) body: the formulas in the query (`formula=name=expr`, repeatable), the schema as JSON in "
     "`schema` (default: the columns' types); the answer has the same content type and holds the "
     "formula columns and their `<name>__error` columns (`keep_input=true` adds the input "
-    "columns). Runs on the columnar engine; a formula it cannot express is refused (E213).")
+    "columns). Runs on the columnar engine; a formula it cannot express is refused (E213). "
+    "`summary=true` (or `Accept: application/json`) answers JSON instead: the row count, the "
+    "count of every error code per formula and the first `summary_rows` rows (at most 100).")
 
 
 @router.post("/evaluate/batch", summary="Evaluate formulas over many rows", description=_BATCH_DOC,
@@ -292,6 +315,9 @@ async def evaluate_batch(request: Request,
                                                     description="name=expr (binary bodies)"),
                          schema: str | None = Query(None, max_length=65_536),
                          profile: Profile = "strict", keep_input: bool = False,
+                         summary: bool = Query(False, description="binary bodies: answer the "
+                                               "JSON summary instead of the columns"),
+                         summary_rows: int = Query(20, ge=0, le=MAX_SUMMARY_ROWS),
                          who: ApiPrincipal = need("formulas:read")) -> Any:
     svc = request.app.state.service
     kind = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
@@ -303,6 +329,14 @@ async def evaluate_batch(request: Request,
         parsed_schema = _json_schema(schema)
         from starlette.concurrency import run_in_threadpool
 
+        accept = request.headers.get("accept", "").split(";")[0].strip().lower()
+        if summary or accept == "application/json":
+            found = await run_in_threadpool(_binary_summary, raw, kind, formulas, parsed_schema,
+                                            profile, keep_input, svc.settings.max_batch_rows,
+                                            summary_rows)
+            svc.metrics.rows.inc(found["rows"])
+            _count(request, who, "batch", "ok")
+            return JSONResponse(found, headers={"X-Rows": str(found["rows"])})
         started = time.perf_counter()
         data, rows = await run_in_threadpool(_binary_batch, raw, kind, formulas, parsed_schema,
                                              profile, keep_input, svc.settings.max_batch_rows)
@@ -387,8 +421,8 @@ def _json_batch(body: BatchIn) -> list[dict[str, Any]]:
     return out
 
 
-def _binary_batch(raw: bytes, kind: str, formulas: dict[str, str], schema: Any, profile: str,
-                  keep_input: bool, max_rows: int) -> tuple[bytes, int]:
+def _binary_frames(raw: bytes, kind: str, formulas: dict[str, str], schema: Any, profile: str,
+                   keep_input: bool, max_rows: int) -> tuple[Any, int]:
     import polars as pl
 
     try:
@@ -405,9 +439,32 @@ def _binary_batch(raw: bytes, kind: str, formulas: dict[str, str], schema: Any, 
     result = formulane.apply(frame, formulas, schema, profile=profile)
     if not keep_input:
         result = result.select([c for c in result.columns if c not in frame.columns])
+    return result, frame.height
+
+
+def _binary_summary(raw: bytes, kind: str, formulas: dict[str, str], schema: Any, profile: str,
+                    keep_input: bool, max_rows: int, first: int) -> dict[str, Any]:
+    """The JSON summary of a binary batch: rows, error codes counted per formula over every
+    row (most frequent first), and the first ``first`` rows."""
+    result, rows = _binary_frames(raw, kind, formulas, schema, profile, keep_input, max_rows)
+    errors: dict[str, dict[str, int]] = {}
+    for name in formulas:
+        column = f"{name}__error"
+        if column not in result.columns:
+            continue
+        counts = result.get_column(column).drop_nulls().value_counts(sort=True)
+        errors[name] = {str(code): int(n) for code, n in counts.iter_rows()}
+    head = [{k: to_json(v) for k, v in row.items()} for row in result.head(first).iter_rows(
+        named=True)]
+    return {"rows": rows, "columns": result.columns, "errors": errors, "first_rows": head}
+
+
+def _binary_batch(raw: bytes, kind: str, formulas: dict[str, str], schema: Any, profile: str,
+                  keep_input: bool, max_rows: int) -> tuple[bytes, int]:
+    result, rows = _binary_frames(raw, kind, formulas, schema, profile, keep_input, max_rows)
     sink = io.BytesIO()
     if kind == ARROW:
         result.write_ipc_stream(sink)
     else:
         result.write_parquet(sink)
-    return sink.getvalue(), frame.height
+    return sink.getvalue(), rows

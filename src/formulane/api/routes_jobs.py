@@ -4,8 +4,11 @@ settle.
 Contract: the request is an `EscalationRequest` without ``principal``: the server sets it from
 the key, so a caller cannot act for another tenant. ``POST /v1/jobs/route`` returns the router's
 decision and runs nothing. ``POST /v1/jobs`` routes and runs: the tool and formula lanes answer
-at once (their value), a sandbox job is queued (202) in the shared job store and run by one
-worker; its state is polled (``GET``) or streamed (server-sent events). Artifacts are fetched
+at once with their `LaneResult`; a sandbox job is queued (202) in the shared job store through
+`Router.submit` and run by one worker; its state is polled (``GET``) or streamed (server-sent
+events), and once it has ended ``GET`` carries its `LaneResult` too (`Router.finish`, which
+writes the sandbox lane receipt once), so every lane answers one result shape. ``?wait=`` holds
+the submit for at most ``job_wait_max_s`` so a short job answers its `LaneResult` at once. Artifacts are fetched
 by their content id (``sha256:<hex>``) and only when this job recorded them, never by path. A
 job whose worker died is ``unknown`` and never runs again; ``settle`` records a person's
 verdict with a reason. A job of another tenant is not found (404).
@@ -16,18 +19,20 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Literal
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EscalationError, ServiceError
 from ..escalation import EscalationRequest, Outcome
 from ..escalation.contract import Principal as JobPrincipal
+from ..escalation.jobs import ResultTimeout
 from .auth import ApiPrincipal
 from .deps import need, rid
 from .envelope import ERROR_RESPONSES
+from .job_list import list_jobs
 from .values import to_json
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERROR_RESPONSES)  # type: ignore[arg-type]
@@ -61,8 +66,10 @@ class SubmitOut(BaseModel):
                                                   "postpone answer at once)")
     value: Any = None
     result: dict[str, Any] | None = Field(
-        None, description="the `LaneResult` (with its lane receipt) of a lane that ran at once")
-    job: dict[str, Any] | None = Field(None, description="the queued sandbox job")
+        None, description="the `LaneResult` (with its lane receipt) of the lane that ran: at once "
+                          "for tool, formula, refuse and postpone; for a sandbox job when it "
+                          "ended within `wait` (else null: `GET /v1/jobs/{id}` has it later)")
+    job: dict[str, Any] | None = Field(None, description="the sandbox job")
 
 
 class JobOut(BaseModel):
@@ -76,6 +83,30 @@ class JobOut(BaseModel):
     side_effects_possible: bool
     outcome: str | None = None
     receipt: dict[str, Any] | None = None
+    lane: str = "sandbox"
+    value: Any = Field(None, description="the job's declared result value, once finished")
+    result: dict[str, Any] | None = Field(
+        None, description="once finished: the same `LaneResult` the other lanes answer at once "
+                          "(without `decision`, which `POST /v1/jobs` answered)")
+
+
+class JobItem(BaseModel):
+    id: str = Field(description="the sandbox job's id, or the lane receipt's id of a lane that "
+                                "answered at once")
+    lane: str
+    state: str = Field(description="a sandbox job's status; another lane's outcome")
+    created_at: str
+    job_id: str | None = Field(None, description="set for sandbox jobs: GET /v1/jobs/{job_id}")
+    request_id: str | None = None
+    ask: str | None = None
+
+
+class JobListOut(BaseModel):
+    jobs: list[JobItem]
+    next_cursor: str | None = Field(None, description="pass as `cursor` for the next page")
+
+
+MAX_PAGE = 100  # rows per page of GET /v1/jobs: a bounded answer, whatever is asked
 
 
 class ReceiptsOut(BaseModel):
@@ -133,9 +164,28 @@ def _decision_out(decision: Any) -> dict[str, Any]:
                 "idempotency_key": job.idempotency_key}}
 
 
+def _lane_result(svc: Any, record: Any) -> Any:
+    """The finished job's `LaneResult` (None while it runs, while it is ``unknown`` and waits
+    for a person, or for a job not submitted through the router)."""
+    if not record.terminal or record.status == "unknown":
+        return None
+    try:
+        return svc.router().finish(record.job_id, store=svc.job_store)
+    except (EscalationError, ResultTimeout):
+        return None
+
+
+def _result_json(result: Any) -> dict[str, Any]:
+    return result.model_dump(mode="json", exclude={"decision"})  # type: ignore[no-any-return]
+
+
 def _job_out(svc: Any, record: Any) -> dict[str, Any]:
     receipt = svc.job_store.latest(record.job_id) if record.terminal else None
-    return {"job_id": record.job_id, "status": record.status, "attempt": record.attempt,
+    result = _lane_result(svc, record)
+    return {"lane": "sandbox",
+            "value": None if result is None else to_json(result.value),
+            "result": None if result is None else _result_json(result),
+            "job_id": record.job_id, "status": record.status, "attempt": record.attempt,
             "backend": record.backend, "created_at": record.created_at,
             "updated_at": record.updated_at, "cancel_requested": record.cancel_requested,
             "side_effects_possible": record.side_effects_possible,
@@ -168,7 +218,9 @@ def route(body: JobIn, request: Request, who: ApiPrincipal = need("jobs:read")) 
 
 @router.post("", response_model=SubmitOut, summary="Route and run an escalation request",
              responses={202: {"model": SubmitOut, "description": "a sandbox job was queued"}})
-def submit(body: JobIn, request: Request, who: ApiPrincipal = need("jobs:run")) -> Any:
+def submit(body: JobIn, request: Request, who: ApiPrincipal = need("jobs:run"),
+           wait: float = Query(0, ge=0, description="seconds to wait for a sandbox job to end "
+                               "(at most the service's job_wait_max_s)")) -> Any:
     svc = _svc(request)
     escalation, decision = _route(request, body, who)
     m = svc.metrics
@@ -185,19 +237,48 @@ def submit(body: JobIn, request: Request, who: ApiPrincipal = need("jobs:run")) 
         m.count(who.tenant, decision.lane, result.outcome)
         out["outcome"] = result.outcome
         out["value"] = to_json(result.value)
-        out["result"] = result.model_dump(mode="json", exclude={"decision"})
+        out["result"] = _result_json(result)
         return out
     if svc.jobs is None:
         raise ServiceError("no sandbox backend is configured", code="E709",
                            hint=svc.backend_note or "start the service with a sandbox")
     try:
-        record = svc.jobs.submit(decision.sandbox_job)
+        # Router.submit remembers the request and decision, so Router.finish can answer the
+        # same LaneResult (and write the sandbox lane receipt once) when the job ends.
+        submitted = svc.router().submit(escalation, decision, jobs=svc.jobs, store=svc.job_store)
     except EscalationError as exc:
         m.refusals.labels("sandbox", exc.code).inc()
         raise
     m.count(who.tenant, "sandbox", "submitted")
-    out["job"] = _job_out(svc, record)
+    job_id = submitted.job_id
+    limit = min(wait, svc.settings.job_wait_max_s)
+    if limit > 0:
+        try:
+            svc.router().finish(job_id, jobs=svc.jobs, store=svc.job_store, timeout=limit)
+        except ResultTimeout:
+            pass
+    job = _job_out(svc, svc.job_store.get(job_id))
+    out["job"] = job
+    if job["result"] is not None:
+        out["outcome"], out["value"] = job["result"]["outcome"], job["value"]
+        out["result"] = job["result"]
+        return out
     return JSONResponse(out, status_code=202)
+
+
+@router.get("", response_model=JobListOut, summary="This tenant's jobs over every lane, newest first")
+def jobs_list(request: Request, who: ApiPrincipal = need("jobs:read"),
+              limit: int = Query(20, ge=1, le=MAX_PAGE),
+              cursor: str | None = Query(None, max_length=400),
+              state: str | None = Query(None, max_length=40, pattern=r"^[a-z_]+$",
+                                        examples=["succeeded"]),
+              lane: Literal["sandbox", "tool", "formula", "refuse", "postpone"] | None = None
+              ) -> dict[str, Any]:
+    svc = _svc(request)
+    if svc.job_store is None:
+        return {"jobs": [], "next_cursor": None}
+    return list_jobs(svc.job_store, who.tenant, limit=limit, cursor=cursor, state=state,
+                     lane=lane)
 
 
 @router.get("/{job_id}", response_model=JobOut, summary="A job's state (and receipt when done)")

@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ServiceError
+from .approval_view import describe
 from .auth import ApiPrincipal
 from .deps import need, rid
 from .envelope import ERROR_RESPONSES
@@ -70,6 +71,10 @@ class ApprovalOut(BaseModel):
     decided_at: str | None = None
     reason: str | None = None
     idempotency_key: str | None = None
+    policy: dict[str, Any] = Field(description="why it waits: rule, effect, who may approve, "
+                                               "four-eyes, status, expiry")
+    summary: dict[str, str] = Field(description="what will run, to what, for whom, in words "
+                                                "(`what`, `to_what`, `for_whom`, `text`)")
 
 
 class ApprovalList(BaseModel):
@@ -149,8 +154,15 @@ def call_tool(body: CallIn, request: Request, name: str = Path(max_length=128),
     out = {"tool": result.tool, "status": result.status, "receipt_id": result.receipt.id,
            "replayed": result.replayed, "text": result.text(),
            "value": result.data if result.status == "ok" else None,
-           "approval": result.approval.to_dict() if result.approval is not None else None}
+           "approval": _approval_out(svc, result.approval) if result.approval is not None
+           else None}
     return JSONResponse(out, status_code=202 if result.status == "approval_required" else 200)
+
+
+def _approval_out(svc: Any, approval: Any) -> dict[str, Any]:
+    """The approval with its policy result and plain summary (built here, from the tool's
+    declaration and the exact arguments)."""
+    return {**approval.to_dict(), **describe(svc.tools, approval)}
 
 
 def _approval(request: Request, who: ApiPrincipal, approval_id: str) -> Any:
@@ -168,13 +180,14 @@ def approvals(request: Request,
               who: ApiPrincipal = need("tools:read")) -> dict[str, Any]:
     rows = _svc(request).tool_store.approvals(tenant=who.tenant, status=status, tool=tool,
                                               limit=limit)
-    return {"approvals": [r.to_dict() for r in rows]}
+    svc = _svc(request)
+    return {"approvals": [_approval_out(svc, r) for r in rows]}
 
 
 @router.get("/approvals/{approval_id}", response_model=ApprovalOut, summary="One approval")
 def get_approval(request: Request, approval_id: str = Path(max_length=100),
                  who: ApiPrincipal = need("tools:read")) -> dict[str, Any]:
-    return _approval(request, who, approval_id).to_dict()  # type: ignore[no-any-return]
+    return _approval_out(_svc(request), _approval(request, who, approval_id))
 
 
 def _decide(request: Request, who: ApiPrincipal, approval_id: str, verdict: str,
@@ -183,7 +196,7 @@ def _decide(request: Request, who: ApiPrincipal, approval_id: str, verdict: str,
     _approval(request, who, approval_id)
     decide = svc.tools.approve if verdict == "approve" else svc.tools.deny
     decided = decide(approval_id, approver=who.to_tool_principal(), reason=reason)
-    return decided.to_dict()  # type: ignore[no-any-return]
+    return _approval_out(svc, decided)
 
 
 @router.post("/approvals/{approval_id}/approve", response_model=ApprovalOut,

@@ -59,6 +59,8 @@ class Settings(BaseSettings):
     max_minted_key_ttl_s: int = Field(86_400, ge=60)
     #: Longest an SSE stream of one job stays open.
     stream_max_s: float = Field(300.0, gt=0)
+    #: Longest ``POST /v1/jobs?wait=`` may hold a request for a sandbox job to finish.
+    job_wait_max_s: float = Field(30.0, ge=0, le=600)
     #: How long a process trusts what it read of a key or a formula's live version: a
     #: revocation, publish or rollback in another process is seen within this time.
     live_cache_s: float = Field(1.0, ge=0, le=60)
