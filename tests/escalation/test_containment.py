@@ -19,11 +19,15 @@ from formulane.escalation.contract import MiB, Outcome
 from .conftest import job_processes, make_job
 
 
+# A file of this checkout, wherever it lives on the host.
+REPO_FILE = Path(__file__).resolve().parents[2] / "pyproject.toml"
+
+
 def test_host_files_are_invisible(sandbox: BubblewrapBackend, state_dir: Path) -> None:
     secret = state_dir / "host-secret.txt"
     secret.write_text("s3cret")
     probes = ["/etc/passwd", "/etc/shadow", "/root", "/home", "/var", str(secret),
-              "/work/main/pyproject.toml", "/usr/bin/python3", "/sys/fs/cgroup"]
+              str(REPO_FILE), "/usr/bin/python3", "/sys/fs/cgroup"]
     code = ("import os, json\nout = {}\nfor p in " + json.dumps(probes) + ":\n"
             "    out[p] = os.path.exists(p)\n"
             "print(json.dumps({'root': sorted(os.listdir('/')), 'seen': out}))\n")
