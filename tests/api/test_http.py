@@ -271,3 +271,17 @@ def test_health_readiness_metrics_lanes(server: Server, a: httpx.Client, b: http
     lanes = a.get("/v1/metrics/lanes").json()
     assert lanes["tenant"] == "acme" and lanes["totals"]["formula"]["ok"] >= 1
     assert b.get("/v1/metrics/lanes").json()["totals"].get("formula") in (None, {})
+    # An escalation request the router keeps in the formula lane counts, for this tenant only,
+    # as one a formula could do (the dashboard's share).
+    def routed(client: httpx.Client) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for row in client.get("/v1/metrics/lanes").json()["series"]:
+            for lane, n in row["escalations"].items():
+                out[lane] = out.get(lane, 0) + n
+        return out
+
+    before = routed(a).get("formula", 0)
+    ran = a.post("/v1/jobs", json={"ask": "total", "formula": "1 + 1"})
+    assert ran.json()["lane"] == "formula"
+    assert routed(a)["formula"] == before + 1
+    assert routed(b).get("formula", 0) == 0

@@ -110,8 +110,12 @@ def test_lanes_dashboard(page, server):
     # Something to draw: a few formula evaluations in this tenant.
     for i in range(3):
         server.api("POST", "/v1/evaluate", "acme", {"formula": f"1 + {i}"})
+    # ... and an escalation request the router keeps in the formula lane.
+    server.api("POST", "/v1/jobs", "acme", {"ask": "total", "formula": "2 * 21"})
     signed_in(page, server, hash_="lanes")
     page.wait_for_selector("#charts figure canvas")
+    could = page.locator("figure.chart", has_text="could have done")
+    assert could.locator("canvas").count() == 1, could.inner_text()
     assert "formula" in page.locator("#lane-totals").inner_text()
     shot(page, "lanes")
     axe_check(page, "lanes")

@@ -216,7 +216,15 @@ export function lanesSeries(m) {
     }
   });
   const rare = Object.fromEntries(Object.entries(perOutcome).filter(([k]) => /timeout|timed_out|cancel|refus|block|denied|unknown/i.test(k)));
-  const avoidable = Object.fromEntries(Object.entries(perOutcome).filter(([k]) => /could|avoidable/i.test(k)));
+  // Escalation requests by the lane the router chose: those routed to a formula or a tool
+  // are ones a formula or a tool could do; the share is over every escalation request.
+  const esc = rows.map((r) => r.escalations || {});
+  const total = esc.map((e) => Object.values(e).reduce((a, b) => a + b, 0));
+  const smaller = esc.map((e) => (e.formula || 0) + (e.tool || 0));
+  const avoidable = total.some((n) => n > 0)
+    ? { "could have done (requests)": smaller,
+        "share of escalations (%)": smaller.map((n, i) => (total[i] ? Math.round((100 * n) / total[i]) : 0)) }
+    : {};
   return { t, groups: [["Requests and jobs per lane", perLane], ["Outcomes", perOutcome], ["Timeouts, cancellations, refusals", rare], ["Escalated jobs a formula or tool could have done", avoidable]] };
 }
 
@@ -242,7 +250,7 @@ export function renderLanes(root) {
       charts.appendChild(box);
       if (!names.length || !t.length) {
         box.appendChild(h("p", { class: "muted" }, title.startsWith("Escalated") && t.length
-          ? "Not in this tenant's series yet: the service reports the share process-wide (formulane_escalations_smaller_lane_share in /metrics)."
+          ? "No escalation request in this window yet."
           : "Nothing yet."));
         continue;
       }

@@ -22,6 +22,8 @@ from prometheus_client.core import GaugeMetricFamily
 
 BUCKET_S = 10
 KEEP_BUCKETS = 360
+# The series key under which escalation requests are counted by the lane they were routed to.
+_ESCALATION = "@escalation"
 
 
 class LaneSeries:
@@ -43,7 +45,13 @@ class LaneSeries:
                     del per[old]
             counts[(lane, outcome)] += 1
 
+    def add_escalation(self, tenant: str, routed_to: str) -> None:
+        """One escalation request and the lane the router chose for it: a request routed to
+        the formula or tool lane is one a formula or a tool could do (the dashboard's share)."""
+        self.add(tenant, _ESCALATION, routed_to)
+
     def series(self, tenant: str, since_s: int = 3600) -> list[dict[str, Any]]:
+        """Rows ``{t, lanes: {lane: {outcome: n}}, escalations: {routed_to: n}}``, oldest first."""
         cutoff = int(self.clock()) - since_s
         with self._lock:
             per = dict(self._data.get(tenant, {}))
@@ -52,7 +60,9 @@ class LaneSeries:
                 lanes: dict[str, dict[str, int]] = defaultdict(dict)
                 for (lane, outcome), n in per[bucket].items():
                     lanes[lane][outcome] = n
-                rows.append({"t": bucket, "lanes": {k: dict(v) for k, v in lanes.items()}})
+                escalations = lanes.pop(_ESCALATION, {})
+                rows.append({"t": bucket, "lanes": {k: dict(v) for k, v in lanes.items()},
+                             "escalations": dict(escalations)})
         return rows
 
 

@@ -225,6 +225,7 @@ def submit(body: JobIn, request: Request, who: ApiPrincipal = need("jobs:run"),
     escalation, decision = _route(request, body, who)
     m = svc.metrics
     m.escalations.labels(decision.lane).inc()
+    m.series.add_escalation(who.tenant, decision.lane)
     out: dict[str, Any] = {"lane": decision.lane, "decision": _decision_out(decision),
                            "outcome": None, "value": None, "result": None, "job": None}
     if decision.lane == "refuse":
