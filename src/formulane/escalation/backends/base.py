@@ -210,5 +210,22 @@ def static_receipt(job: SandboxJob, *, backend: BackendInfo, outcome: Outcome, d
         side_effects_possible=False, session_id=job.session_id)
 
 
+def preflight(job: SandboxJob, backend: BackendInfo, attempt: int = 1) -> Receipt | float:
+    """What a remote backend checks before it asks its provider for anything: the code's syntax
+    on the host and the job's deadline. A receipt when the job ends here, else the wall-clock
+    seconds the job may still take."""
+    problem = syntax_problem(job.source, job.runtime.version)
+    if problem is not None:
+        return static_receipt(job, backend=backend, outcome=Outcome.SYNTAX_ERROR,
+                              detail=problem, attempt=attempt, stderr=problem + "\n")
+    wall = job.limits.wall_timeout_s
+    if job.deadline is not None:
+        wall = min(wall, (job.deadline - utcnow()).total_seconds())
+        if wall <= 0:
+            return static_receipt(job, backend=backend, outcome=Outcome.TIMEOUT_WALL,
+                                  detail="deadline passed before start", attempt=attempt)
+    return wall
+
+
 def dumps(data: Any) -> str:
     return json.dumps(data, sort_keys=True, default=str)

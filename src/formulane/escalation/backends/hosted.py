@@ -43,8 +43,8 @@ from ..contract import (
     ArtifactRecord, BackendInfo, CancelToken, CleanupRecord, Enforcement, EnforcedBy, Isolation,
     Outcome, OutcomeBasis, Receipt, SandboxJob, check_relative_path,
 )
-from .base import BackendCapabilities, SandboxBackend, input_digests, static_receipt, \
-    syntax_problem, utcnow
+from .base import BackendCapabilities, SandboxBackend, input_digests, preflight, \
+    static_receipt, utcnow
 from .capture import StreamCapture
 from .classifier import classify
 from .workspace import glob_regex
@@ -222,16 +222,9 @@ class HostedBackend(SandboxBackend):
     def run(self, job: SandboxJob, *, cancel: CancelToken | None = None,
             attempt: int = 1) -> Receipt:
         self.check(job)
-        problem = syntax_problem(job.source, job.runtime.version)
-        if problem is not None:
-            return static_receipt(job, backend=self._info(), outcome=Outcome.SYNTAX_ERROR,
-                                  detail=problem, attempt=attempt, stderr=problem + "\n")
-        wall = job.limits.wall_timeout_s
-        if job.deadline is not None:
-            wall = min(wall, (job.deadline - utcnow()).total_seconds())
-            if wall <= 0:
-                return static_receipt(job, backend=self._info(), outcome=Outcome.TIMEOUT_WALL,
-                                      detail="deadline passed before start", attempt=attempt)
+        wall = preflight(job, self._info(), attempt)
+        if isinstance(wall, Receipt):
+            return wall
         if cancel is not None and cancel.cancelled:
             return static_receipt(job, backend=self._info(), outcome=Outcome.CANCELLED,
                                   detail=f"{cancel.reason}; cancelled before it was sent",
