@@ -33,6 +33,11 @@ SLOW_PATHS = (
     "functions/test_math_backends.py", "functions/test_text_backends.py",
     "escalation/",                # real sandboxes (bubblewrap, processes)
     "browser/",                   # Chromium
+    "api/",                       # a real uvicorn server, schemathesis, PostgreSQL
+    "security/test_sandbox_",     # real sandboxes
+    "security/test_fuzz.py",
+    "docs/",                      # mkdocs build --strict
+    "examples/",
 )
 
 
