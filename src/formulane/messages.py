@@ -90,6 +90,8 @@ CATALOGUE: dict[str, Message] = {
     "E409": _M("The formula could take too much work to calculate.",
                "Simplify it, or work on smaller lists."),
     "E410": _M("The formula has too many problems to list.", "Fix the first ones and retry."),
+    "E411": _M("The formula is too large to run as SQL.",
+               "Simplify the formula, or run it on the scalar or polars engine."),
     "E413": _M("The formula needs too much memory.", "Work on smaller lists or texts."),
     "E414": _M("The explanation of this formula is too large to show.",
                "Explain a smaller part of the formula."),
