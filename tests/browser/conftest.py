@@ -70,7 +70,10 @@ def server() -> Iterator[Server]:
         shutil.rmtree(data, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
+# One Chromium per module, not per session: Playwright's sync API keeps an asyncio loop running
+# in the main thread while it is started, so a session-long one breaks every later test that
+# runs its own loop (anyio.run in the MCP tests, another sync_playwright in the pilot report).
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
