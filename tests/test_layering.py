@@ -36,6 +36,10 @@ DEBT: frozenset[tuple[str, str, str]] = frozenset({
     ("upward", "formulane.functions._list_forms", "formulane.interpreter"),
     ("string", "formulane.vectorized.forms", "import_module"),
     ("string", "formulane.mcp", "import_module"),
+    # `formulane serve --tools module:attr` loads the application's registry by its name, as
+    # `formulane mcp` does: configuration, not an internal import.
+    ("string", "formulane.api.service", "import_module"),
+    ("string", "formulane.functions._elementwise_forms", "LazyModule"),
     ("string", "formulane.functions.registry", "import_module"),
     ("string", "formulane.functions._text_forms._base", "LazyModule"),
     ("string", "formulane.functions._math_forms.polars_forms", "import_module"),
