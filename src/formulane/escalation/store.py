@@ -409,11 +409,15 @@ class JobStore(ABC):
         """Recompute every lane receipt's hash and the chain over them."""
         from .lanes import LaneReceipt
 
+        return self._verify("lane_receipts", LaneReceipt)
+
+    def _verify(self, table: str, model: Any) -> bool:
+        """Recompute each stored receipt's hash (``model.sha256``) and the chain over ``table``."""
         rows = self._run("SELECT receipt_json, receipt_sha256, prev_chain, chain_sha256 FROM "
-                         "lane_receipts ORDER BY seq", fetch="all")
+                         f"{table} ORDER BY seq", fetch="all")
         prev = GENESIS
         for body, digest, stored_prev, chain in rows:
-            if LaneReceipt.model_validate_json(body).sha256 != digest:
+            if model.model_validate_json(body).sha256 != digest:
                 return False
             if stored_prev != prev or chain != _link(prev, digest):
                 return False
@@ -534,16 +538,7 @@ class JobStore(ABC):
         return out
 
     def verify_chain(self) -> bool:
-        rows = self._run("SELECT receipt_json, receipt_sha256, prev_chain, chain_sha256 FROM "
-                         "escalation_receipts ORDER BY seq", fetch="all")
-        prev = GENESIS
-        for receipt_json, digest, stored_prev, chain in rows:
-            if Receipt.model_validate_json(receipt_json).sha256 != digest:
-                return False
-            if stored_prev != prev or chain != _link(prev, digest):
-                return False
-            prev = chain
-        return True
+        return self._verify("escalation_receipts", Receipt)
 
 
 def _link(prev: str, digest: str) -> str:
