@@ -40,7 +40,6 @@ DEBT: frozenset[tuple[str, str, str]] = frozenset({
     # `formulane mcp` does: configuration, not an internal import.
     ("string", "formulane.api.service", "import_module"),
     ("string", "formulane.functions._elementwise_forms", "LazyModule"),
-    ("string", "formulane.functions.registry", "import_module"),
     ("string", "formulane.functions._text_forms._base", "LazyModule"),
     ("string", "formulane.functions._math_forms.polars_forms", "import_module"),
     ("string", "formulane.functions._math_forms.polars_forms", "LazyModule"),
