@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeAlias, Union
 
 from .errors import EvalError
 from .source import Span
@@ -75,6 +75,16 @@ class ErrorValue:
             "message": self.message,
             "span": self.span.to_dict() if self.span else None,
         }
+
+
+#: A value as the caller receives it (`to_external`, `Program.evaluate`): a Number is a
+#: `Decimal`, Text `str`, Boolean `bool`, Date `date`, DateTime `datetime`, Duration
+#: `timedelta`, a List a `list`, a Record a `dict`, blank `None`, an error an `ErrorValue`.
+#: (``Union`` spelled out: a recursive alias with forward references that runs on 3.11.)
+Value: TypeAlias = Union[  # noqa: UP007
+    Decimal, str, bool, dt.date, dt.datetime, dt.timedelta,
+    list["Value"], dict[str, "Value"], ErrorValue, None,
+]
 
 
 class XLError(Exception):
@@ -276,7 +286,7 @@ def _any_shape(value: Any, name: str) -> Type:
 # Out of the engine
 
 
-def to_external(value: Any) -> Any:
+def to_external(value: Any) -> Value:
     """The caller's view of an engine value: Decimal, str, bool, date, list, dict, None..."""
     tv = type(value)
     if tv is Decimal:
