@@ -211,8 +211,9 @@ def print_diagnostic(text: str) -> None:
         from rich.console import Console
         from rich.text import Text
     except ImportError:  # the report extra is not installed
-        Console = None  # noqa: N806
-    if Console is None or not stream.isatty():
+        print(text, file=stream)
+        return
+    if not stream.isatty():
         print(text, file=stream)
         return
     console = Console(file=stream, highlight=False, soft_wrap=True)

@@ -204,8 +204,8 @@ def _taken_as_is(v: Any, kind: type) -> bool:
     if tv is not kind:
         return False
     if tv is int:
-        return -10**15 < v < 10**15
-    return tv is bool or v.isascii()
+        return bool(-10**15 < v < 10**15)
+    return tv is bool or bool(v.isascii())
 
 
 def to_internal(value: Any, t: Type, name: str) -> Any:
@@ -290,14 +290,16 @@ def to_external(value: Any) -> Value:
     """The caller's view of an engine value: Decimal, str, bool, date, list, dict, None..."""
     tv = type(value)
     if tv is Decimal:
-        return value
+        number: Decimal = value
+        return number
     if tv is int:
         return Decimal(value)
     if tv is tuple:
         return [to_external(v) for v in value]
     if tv is MappingProxyType or isinstance(value, Mapping):
         return {k: to_external(v) for k, v in value.items()}
-    return value
+    plain: Value = value  # str, bool, date, datetime, timedelta, ErrorValue or None
+    return plain
 
 
 def is_error(value: Any) -> bool:
@@ -312,7 +314,7 @@ def is_error(value: Any) -> bool:
 def general_text(value: Decimal | int) -> str:
     """Excel's General format of a number: at most 15 significant digits, no exponent for
     ordinary magnitudes, no trailing zeros."""
-    if type(value) is int:
+    if isinstance(value, int):  # never a bool here (display_text words those)
         if abs(value) < 10**15:
             return str(value)
         value = Decimal(value)
@@ -338,7 +340,8 @@ def display_text(value: Any) -> str:
     """How a value reads when joined into text (``&``, TEXTJOIN, excel-profile coercions)."""
     tv = type(value)
     if tv is str:
-        return value
+        text: str = value
+        return text
     if tv is Decimal or tv is int:
         return general_text(value)
     if tv is bool:
