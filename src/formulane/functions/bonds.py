@@ -132,7 +132,7 @@ def _out(x: float) -> Decimal:
     return nm.from_float(x)
 
 
-_COUP = dict(cost=Cost.const(1000), errors=("#NUM!",), pack=_PACK, category="finance",
+_COUP: dict[str, Any] = dict(cost=Cost.const(1000), errors=("#NUM!",), pack=_PACK, category="finance",
              polars=_REFUSE, sql=_REFUSE)
 _SIG = sig(_SETTLE, _MATURITY, _FREQ, _BASIS, returns=_N)
 _DSIG = sig(_SETTLE, _MATURITY, _FREQ, _BASIS, returns=DATE)
@@ -199,7 +199,7 @@ def _sums(v: float, n: int, d: float) -> tuple[float, float]:
     return front * s0, front * (s1 + d * s0)
 
 
-def _price(facts: tuple, rate: float, yld: float, redemption: float) -> float:
+def _price(facts: tuple[Any, ...], rate: float, yld: float, redemption: float) -> float:
     _, _, n, a, e, dsc, f = facts
     coupon = 100 * rate / f
     if n == 1:

@@ -24,7 +24,7 @@ from . import _numeric as nm
 from . import _units
 from ._lazy_forms import lazy_form
 from ._numeric import Number
-from .spec import Cost, Refuse, builtin, p, sig
+from .spec import Cost, Param, Refuse, builtin, p, sig
 
 _N = NUMBER
 _FORMS = "formulane.functions._elementwise_forms"
@@ -99,7 +99,8 @@ def _from_decimal(number: Number) -> int:
 def _conversion(name: str, source: int, target: int, examples: list[str]) -> Any:
     """Declare one of the twelve conversions between bases 2, 8, 10 and 16."""
     if source == 10:
-        params = (p("number", _N, doc="a decimal integer (truncated)"), _PLACES)
+        params: tuple[Param, ...] = (p("number", _N, doc="a decimal integer (truncated)"),
+                                     _PLACES)
         returns = TEXT
     elif target == 10:
         params = (p("number", TEXT, doc=f"a {_NAMES[source]} number, at most 10 digits"),)

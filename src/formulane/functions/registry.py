@@ -12,7 +12,7 @@ import difflib
 import importlib
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..source import ascii_upper
 from .spec import FunctionSpec
@@ -85,7 +85,7 @@ class Registry:
         return Registry(self._all.values(), self._packs | set(packs))
 
     @property
-    def cache_key(self) -> tuple:
+    def cache_key(self) -> tuple[Any, ...]:
         return self._key
 
 

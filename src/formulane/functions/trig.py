@@ -11,7 +11,7 @@ ACOSH needs x >= 1, ATANH |x| < 1, ACOTH |x| > 1. Every function has a polars an
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 from ..types import NUMBER
 from ..values import DIV0, NUM, XLError
@@ -24,7 +24,7 @@ _FORMS = "formulane.functions._elementwise_forms"
 _TRIG_LIMIT = 2**27
 
 
-def _forms(name: str) -> dict[str, Callable[..., object]]:
+def _forms(name: str) -> dict[str, Any]:  # the polars= and sql= keywords of `builtin`
     return {"polars": lazy_form(_FORMS, "polars", name), "sql": lazy_form(_FORMS, "sql", name)}
 
 
