@@ -102,7 +102,7 @@ def load_schema(path: str | None) -> dict[str, Type]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="formulane", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="formulane", description=(__doc__ or "").split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     ev = sub.add_parser("eval", help="evaluate a formula")

@@ -80,7 +80,7 @@ def fn(params: Iterable[Type], returns: Type) -> Type:
 
 
 def record(fields: Mapping[str, Type] | Iterable[tuple[str, Type]], nullable: bool = False) -> Type:
-    items = fields.items() if isinstance(fields, Mapping) else fields
+    items: Iterable[tuple[str, Type]] = fields.items() if isinstance(fields, Mapping) else fields
     return Type("Record", nullable=nullable, fields=tuple(sorted(items)))
 
 

@@ -72,6 +72,7 @@ class JsonFormError(ParseError):
 
 def to_json(formula: Any) -> dict[str, Any]:
     """The JSON form of a `Program`, an AST node or formula text (parsed first)."""
+    tree: ast.Node
     if isinstance(formula, str):
         tree = parse(formula)
     elif hasattr(formula, "tree") and not isinstance(formula, tuple):

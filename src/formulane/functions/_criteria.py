@@ -21,7 +21,7 @@ import operator
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..runtime import active, poll
 from .spec import MATCHER_PAIR, MATCHER_PER_CHAR
@@ -105,7 +105,7 @@ _PLAIN_ORDER = (frozenset((int, Decimal)), frozenset((int,)), frozenset((Decimal
 _TEXT_ONLY = frozenset((str,))
 
 
-def _sort_key(kinds: set[type]) -> Callable[[Any], Any] | None | bool:
+def _sort_key(kinds: set[type]) -> Callable[[Any], Any] | None | Literal[False]:
     """The cheapest correct key for items of these kinds: None (the items themselves), a
     function, or False when only the general `order_key` will do."""
     if kinds in _PLAIN_ORDER:

@@ -17,7 +17,7 @@ arguments are lists of records, not columns.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..types import ANY, NUMBER, TEXT, T, U, fn, list_of, var
 from ..values import NUM, VALUE, XLError
@@ -179,7 +179,7 @@ DVARP = _declare("DVARP", _via(lists.VAR_P),
                  errors=("#VALUE!", "#DIV/0!"))
 
 
-def _one(values: tuple[Any, ...]) -> Any:
+def _one(values: Sequence[Any]) -> Any:
     if not values:
         raise XLError(VALUE, "no record matches the criteria")
     if len(values) > 1:

@@ -60,7 +60,7 @@ _NO_COMBIN = ("no native binomial: the exact product has up to ~1000 factors and
     can_error=False,
 )
 def abs_(number: Number) -> Number:
-    return abs(number) if type(number) is int else number.copy_abs()
+    return abs(number) if isinstance(number, int) else number.copy_abs()
 
 
 @builtin(
