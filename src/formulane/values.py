@@ -253,7 +253,7 @@ def to_internal(value: Any, t: Type, name: str) -> Any:
         if not isinstance(value, (list, tuple)):
             raise _bad(name, value, str(t))
         elem = t.elem
-        fast = _FAST_KIND.get(elem.kind) if elem is not None else None  # type: ignore[union-attr]
+        fast = _FAST_KIND.get(elem.kind) if elem is not None else None
         if fast is not None and all(_taken_as_is(v, fast) for v in value):
             return tuple(value)  # small ints, ASCII texts, booleans: nothing to convert
         return tuple(to_internal(v, elem, f"{name}[{i + 1}]") for i, v in enumerate(value))  # type: ignore[arg-type]

@@ -32,7 +32,7 @@ the error, mapped back to the JSON it came from; ``source`` is the canonical tex
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import FormulaError, LimitExceeded, ParseError
 from ..grammar import ast, parse, print_formula
@@ -78,7 +78,7 @@ def to_json(formula: Any) -> dict[str, Any]:
     elif hasattr(formula, "tree") and not isinstance(formula, tuple):
         tree = formula.tree
     else:
-        tree = formula
+        tree = cast(ast.Node, formula)  # the remaining case: an AST node
     built: list[dict[str, Any]] = []
     stack: list[tuple[ast.Node, bool]] = [(tree, False)]
     while stack:  # post-order without recursion; children's forms are the last ones built

@@ -48,7 +48,7 @@ _ZERO = {"Date": SERIAL_ZERO_DATE, "DateTime": SERIAL_ZERO_DATETIME,
 
 
 def _whole_constant(node: IR) -> bool:
-    value = node.value if type(node) is ir.Const else None  # type: ignore[union-attr]
+    value = node.value if type(node) is ir.Const else None
     return isinstance(value, (int, Decimal)) and not isinstance(value, bool) \
         and value == int(value)
 
