@@ -60,7 +60,7 @@ def _declare(name: str, f: Callable[[float], float], doc: str, examples: list[st
     """One unary float function: domain check (a message means #NUM!), 2^27 limit, float."""
 
     def impl(number: Number) -> object:
-        if limit and abs(number) >= _TRIG_LIMIT:
+        if limit and nm.magnitude(number) >= _TRIG_LIMIT:
             raise XLError(NUM, f"{name} needs |number| < 2^27")
         x = float(number)
         problem = domain(x)
