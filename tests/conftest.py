@@ -38,6 +38,7 @@ SLOW_PATHS = (
     "security/test_fuzz.py",
     "docs/",                      # mkdocs build --strict
     "examples/",
+    "test_typing.py",             # mypy --strict and pyright over the package (minutes)
 )
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from .errors import (
     CheckError, Diagnostic, EvalError, Fix, FormulaError, InternalError, LimitExceeded,
@@ -37,7 +37,12 @@ from .interpreter.program import Program, compile_program
 from .limits import DEFAULT_LIMITS, Limits
 from .schema import infer_schema, normalize_schema, schema_key
 from .types import Type, parse_type
-from .values import ErrorValue
+from .values import ErrorValue, Value
+
+if TYPE_CHECKING:  # the facade's return types; the modules load on first use
+    from .authoring.completion import CompletionItem, SignatureHelp
+    from .authoring.hover import HoverInfo
+    from .escalation.lanes import LaneResult
 
 __version__ = "0.1.0"
 
@@ -82,8 +87,8 @@ def evaluate(
     profile: str = "strict",
     limits: Limits | None = None,
     registry: Registry | None = None,
-    now: Any = None,
-) -> Any:
+    now: _dt.datetime | None = None,
+) -> Value:
     """Compile (cached) and evaluate in one step. ``variables``: a mapping (a TypedDict value
     too), a pydantic model or a dataclass instance, read field by field (`formulane.inputs`);
     the schema is inferred from them when not given."""
@@ -154,7 +159,7 @@ def prompt(schema: Any = None, *, max_tokens: int = 4000, registry: Registry | N
 
 
 def complete(source: str, cursor: int, schema: Any = None, *, profile: str = "strict",
-             registry: Registry | None = None) -> list[Any]:
+             registry: Registry | None = None) -> list[CompletionItem]:
     """Completion items (`formulane.authoring.CompletionItem`) at offset ``cursor``, best first;
     works on the incomplete, broken text being typed."""
     from .authoring.completion import complete as _complete
@@ -162,7 +167,8 @@ def complete(source: str, cursor: int, schema: Any = None, *, profile: str = "st
     return _complete(source, cursor, schema, profile=profile, registry=registry)
 
 
-def signature_help(source: str, cursor: int, *, registry: Registry | None = None) -> Any:
+def signature_help(source: str, cursor: int, *,
+                   registry: Registry | None = None) -> SignatureHelp | None:
     """The innermost call around ``cursor``: its signatures and the active argument (a
     `formulane.authoring.SignatureHelp`), or None outside a call."""
     from .authoring.completion import signature_help as _signature_help
@@ -171,7 +177,7 @@ def signature_help(source: str, cursor: int, *, registry: Registry | None = None
 
 
 def hover(source: str, offset: int, schema: Any = None, *, profile: str = "strict",
-          registry: Registry | None = None) -> Any:
+          registry: Registry | None = None) -> HoverInfo | None:
     """Docs or the type of what is at ``offset`` (a `formulane.authoring.HoverInfo`), or None."""
     from .authoring.hover import hover as _hover
 
@@ -259,11 +265,11 @@ __all__ = [
     "evaluate", "format", "from_json", "function_catalog", "host_function", "hover",
     "json_form_schema",
     "parse_type", "prompt", "run", "schema_from_json_schema", "signature_help", "sql_select",
-    "to_json", "to_json_schema", "with_host_functions",
+    "to_json", "to_json_schema", "Value", "with_host_functions",
 ]
 
 
-def run(request: Any = None, **fields: Any) -> Any:
+def run(request: Any = None, **fields: Any) -> LaneResult:
     """Route one job to the smallest lane that can do it, run it, return its `LaneResult`.
 
     ``formulane.run(code="...", inputs={...})``: fields as `escalation.EscalationRequest`'s

@@ -102,7 +102,7 @@ def load_schema(path: str | None) -> dict[str, Type]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="formulane", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="formulane", description=(__doc__ or "").split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     ev = sub.add_parser("eval", help="evaluate a formula")
@@ -211,8 +211,9 @@ def print_diagnostic(text: str) -> None:
         from rich.console import Console
         from rich.text import Text
     except ImportError:  # the report extra is not installed
-        Console = None  # noqa: N806
-    if Console is None or not stream.isatty():
+        print(text, file=stream)
+        return
+    if not stream.isatty():
         print(text, file=stream)
         return
     console = Console(file=stream, highlight=False, soft_wrap=True)

@@ -100,7 +100,7 @@ def _class_hints(cls: Any) -> dict[str, Any] | None:
         except Exception as exc:
             raise CheckError(f"{cls.__name__}: its annotations do not resolve ({exc})",
                              code="E209") from None
-        optional_keys = getattr(cls, "__optional_keys__", frozenset())
+        optional_keys: frozenset[str] = getattr(cls, "__optional_keys__", frozenset())
         return {k: (typing.Optional[v] if k in optional_keys else v) for k, v in hints.items()}
     return None
 

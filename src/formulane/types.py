@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, cast
 
 SCALAR_KINDS = ("Number", "Text", "Boolean", "Date", "DateTime", "Duration")
 KINDS = SCALAR_KINDS + ("List", "Record", "Any", "Blank", "Never", "Var", "Fn", "Many")
@@ -80,7 +80,8 @@ def fn(params: Iterable[Type], returns: Type) -> Type:
 
 
 def record(fields: Mapping[str, Type] | Iterable[tuple[str, Type]], nullable: bool = False) -> Type:
-    items = fields.items() if isinstance(fields, Mapping) else fields
+    items: Iterable[tuple[str, Type]] = (
+        cast("Mapping[str, Type]", fields).items() if isinstance(fields, Mapping) else fields)
     return Type("Record", nullable=nullable, fields=tuple(sorted(items)))
 
 

@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeAlias, Union
 
 from .errors import EvalError
 from .source import Span
@@ -75,6 +75,16 @@ class ErrorValue:
             "message": self.message,
             "span": self.span.to_dict() if self.span else None,
         }
+
+
+#: A value as the caller receives it (`to_external`, `Program.evaluate`): a Number is a
+#: `Decimal`, Text `str`, Boolean `bool`, Date `date`, DateTime `datetime`, Duration
+#: `timedelta`, a List a `list`, a Record a `dict`, blank `None`, an error an `ErrorValue`.
+#: (``Union`` spelled out: a recursive alias with forward references that runs on 3.11.)
+Value: TypeAlias = Union[  # noqa: UP007
+    Decimal, str, bool, dt.date, dt.datetime, dt.timedelta,
+    list["Value"], dict[str, "Value"], ErrorValue, None,
+]
 
 
 class XLError(Exception):
@@ -194,8 +204,8 @@ def _taken_as_is(v: Any, kind: type) -> bool:
     if tv is not kind:
         return False
     if tv is int:
-        return -10**15 < v < 10**15
-    return tv is bool or v.isascii()
+        return bool(-10**15 < v < 10**15)
+    return tv is bool or bool(v.isascii())
 
 
 def to_internal(value: Any, t: Type, name: str) -> Any:
@@ -243,7 +253,7 @@ def to_internal(value: Any, t: Type, name: str) -> Any:
         if not isinstance(value, (list, tuple)):
             raise _bad(name, value, str(t))
         elem = t.elem
-        fast = _FAST_KIND.get(elem.kind) if elem is not None else None  # type: ignore[union-attr]
+        fast = _FAST_KIND.get(elem.kind) if elem is not None else None
         if fast is not None and all(_taken_as_is(v, fast) for v in value):
             return tuple(value)  # small ints, ASCII texts, booleans: nothing to convert
         return tuple(to_internal(v, elem, f"{name}[{i + 1}]") for i, v in enumerate(value))  # type: ignore[arg-type]
@@ -276,18 +286,20 @@ def _any_shape(value: Any, name: str) -> Type:
 # Out of the engine
 
 
-def to_external(value: Any) -> Any:
+def to_external(value: Any) -> Value:
     """The caller's view of an engine value: Decimal, str, bool, date, list, dict, None..."""
     tv = type(value)
     if tv is Decimal:
-        return value
+        number: Decimal = value
+        return number
     if tv is int:
         return Decimal(value)
     if tv is tuple:
         return [to_external(v) for v in value]
     if tv is MappingProxyType or isinstance(value, Mapping):
         return {k: to_external(v) for k, v in value.items()}
-    return value
+    plain: Value = value  # str, bool, date, datetime, timedelta, ErrorValue or None
+    return plain
 
 
 def is_error(value: Any) -> bool:
@@ -302,7 +314,7 @@ def is_error(value: Any) -> bool:
 def general_text(value: Decimal | int) -> str:
     """Excel's General format of a number: at most 15 significant digits, no exponent for
     ordinary magnitudes, no trailing zeros."""
-    if type(value) is int:
+    if isinstance(value, int):  # never a bool here (display_text words those)
         if abs(value) < 10**15:
             return str(value)
         value = Decimal(value)
@@ -328,7 +340,8 @@ def display_text(value: Any) -> str:
     """How a value reads when joined into text (``&``, TEXTJOIN, excel-profile coercions)."""
     tv = type(value)
     if tv is str:
-        return value
+        text: str = value
+        return text
     if tv is Decimal or tv is int:
         return general_text(value)
     if tv is bool:

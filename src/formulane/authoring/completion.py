@@ -288,7 +288,7 @@ def _kinds_of(t: Type) -> set[str]:
     if t.kind in ("Var", "Any"):
         return {"*"}
     if t.kind == "Many":
-        return {t.elem.kind, "List"} if t.elem is not None else {"*"}  # type: ignore[union-attr]
+        return {t.elem.kind, "List"} if t.elem is not None else {"*"}
     if t.kind == "Fn":
         return {"Lambda"}
     return {t.kind}

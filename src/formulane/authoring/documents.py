@@ -140,7 +140,7 @@ def _json_regions(text: str, names: frozenset[str]) -> list[Region]:
                 path.pop()
         elif tok == ",":
             if containers and containers[-1] == "[":
-                path[-1] += 1
+                path[-1] = int(path[-1]) + 1  # a list index (the scan keeps keys as str)
         elif tok.startswith('"') and containers and containers[-1] == "{" and \
                 i + 1 < len(tokens) and tokens[i + 1][0] == ":":
             key, _ = _json_string(tok, start)

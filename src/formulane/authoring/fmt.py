@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = add_arguments(argparse.ArgumentParser(prog="formulane fmt",
-                                                   description=__doc__.split("\n")[0]))
+                                                   description=(__doc__ or "").split("\n")[0]))
     try:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Union
 
 from ..errors import EvalError, InternalError
 from ..grammar import ast, parse, tokenize
@@ -85,7 +85,7 @@ class _Comment:
     text: str
 
 
-Doc = Union[str, list, _Line, _Group, _Indent, _Fill, _Comment]
+Doc = Union[str, list[Any], _Line, _Group, _Indent, _Fill, _Comment]
 _LINE = _Line(False)
 _SOFT = _Line(True)
 

@@ -32,12 +32,15 @@ the error, mapped back to the JSON it came from; ``source`` is the canonical tex
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import FormulaError, LimitExceeded, ParseError
 from ..grammar import ast, parse, print_formula
 from ..grammar.printer import format_name, format_number, function_name
 from ..limits import DEFAULT_LIMITS, Limits
+
+if TYPE_CHECKING:
+    from ..interpreter.program import Program
 
 __all__ = ["JsonFormError", "compile_json", "from_json", "json_form_schema", "to_json"]
 
@@ -69,12 +72,13 @@ class JsonFormError(ParseError):
 
 def to_json(formula: Any) -> dict[str, Any]:
     """The JSON form of a `Program`, an AST node or formula text (parsed first)."""
+    tree: ast.Node
     if isinstance(formula, str):
         tree = parse(formula)
     elif hasattr(formula, "tree") and not isinstance(formula, tuple):
         tree = formula.tree
     else:
-        tree = formula
+        tree = cast(ast.Node, formula)  # the remaining case: an AST node
     built: list[dict[str, Any]] = []
     stack: list[tuple[ast.Node, bool]] = [(tree, False)]
     while stack:  # post-order without recursion; children's forms are the last ones built
@@ -325,7 +329,7 @@ def _json_type(value: Any) -> str:
 # ---- checking --------------------------------------------------------------------------------
 
 def compile_json(obj: Any, schema: Any = None, *, profile: str = "strict",
-                 limits: Limits | None = None, registry: Any = None) -> Any:
+                 limits: Limits | None = None, registry: Any = None) -> Program:
     """Check and compile a JSON form: the canonical text of its AST through `formulane.compile`
     (see the module docstring); errors carry ``json_path``."""
     from .. import compile as compile_formula

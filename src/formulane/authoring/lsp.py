@@ -454,8 +454,9 @@ def _plain(obj: Any) -> Any:
     """Command arguments may arrive as named tuples: back to dicts and lists."""
     if isinstance(obj, dict):
         return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, tuple) and hasattr(obj, "_asdict"):
-        return {k: _plain(v) for k, v in obj._asdict().items()}
+    as_dict = getattr(obj, "_asdict", None) if isinstance(obj, tuple) else None
+    if as_dict is not None:  # a NamedTuple
+        return {k: _plain(v) for k, v in as_dict().items()}
     if isinstance(obj, (list, tuple)):
         return [_plain(v) for v in obj]
     return obj

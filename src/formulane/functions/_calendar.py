@@ -466,16 +466,16 @@ def _parse_date_only(s: str) -> dt.date | None:
     found: dt.date | None = None
     if m := _DAY_MONTH_YEAR.fullmatch(s):
         month = _MONTHS.get(m.group(2))
-        found = month and _valid(_two_digit_year(m.group(3)), month, int(m.group(1)))
+        found = _valid(_two_digit_year(m.group(3)), month, int(m.group(1))) if month else None
     elif m := _MONTH_DAY_YEAR.fullmatch(s):
         month = _MONTHS.get(m.group(1))
-        found = month and _valid(_two_digit_year(m.group(3)), month, int(m.group(2)))
+        found = _valid(_two_digit_year(m.group(3)), month, int(m.group(2))) if month else None
     elif m := _MONTH_YEAR.fullmatch(s):
         month = _MONTHS.get(m.group(1))
-        found = month and _valid(int(m.group(2)), month, 1)
+        found = _valid(int(m.group(2)), month, 1) if month else None
     elif m := _YEAR_MONTH_DAY.fullmatch(s):
         month = _MONTHS.get(m.group(2))
-        found = month and _valid(int(m.group(1)), month, int(m.group(3)))
+        found = _valid(int(m.group(1)), month, int(m.group(3))) if month else None
     if not found:
         return None
     if want_weekday is not None and found.weekday() != want_weekday:

@@ -21,7 +21,7 @@ import operator
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..runtime import active, poll
 from .spec import MATCHER_PAIR, MATCHER_PER_CHAR
@@ -105,7 +105,7 @@ _PLAIN_ORDER = (frozenset((int, Decimal)), frozenset((int,)), frozenset((Decimal
 _TEXT_ONLY = frozenset((str,))
 
 
-def _sort_key(kinds: set[type]) -> Callable[[Any], Any] | None | bool:
+def _sort_key(kinds: set[type]) -> Callable[[Any], Any] | None | Literal[False]:
     """The cheapest correct key for items of these kinds: None (the items themselves), a
     function, or False when only the general `order_key` will do."""
     if kinds in _PLAIN_ORDER:
@@ -174,7 +174,8 @@ def serial(v: Any) -> Decimal | int | None:
     """The Excel serial number of a date, datetime (its own wall clock) or duration (days)."""
     t = type(v)
     if t is dt.date:
-        return (v - _EPOCH_DATE).days
+        days: int = (v - _EPOCH_DATE).days
+        return days
     if isinstance(v, dt.datetime):
         delta = v.replace(tzinfo=None) - _EPOCH_DATETIME
     elif isinstance(v, dt.timedelta):
@@ -215,7 +216,8 @@ def _parse_iso(text: str) -> Decimal | int | None:
 def numeric(v: Any) -> Decimal | int | None:
     """A value seen as a number for criteria: numbers, dates/durations by serial, else None."""
     if is_number(v):
-        return v
+        number: Decimal | int = v
+        return number
     return serial(v)
 
 
@@ -419,13 +421,14 @@ class Criterion:
         if v is None:
             return False
         if kind == "value":
-            return eq_key(v) == eq_key(self.value)
+            same: bool = eq_key(v) == eq_key(self.value)
+            return same
         tv = type(v)
         if tv is str:
             if self.pattern is not None and self.pattern.matches(v):
                 return True
             if kind == "number":  # numeric text equals the number (Excel's COUNTIF coercion)
-                n = parse_number(v)
+                n: Decimal | int | None = parse_number(v)
                 return n is not None and n == self.number
             return False
         if kind == "number":
@@ -465,13 +468,17 @@ _ORDER_OPS: dict[str, Callable[[Any, Any], bool]] = {
 
 
 def _compare(a: Any, b: Any, op: str) -> bool:
+    # (the values are numbers, texts or booleans of one kind: the comparison is a bool)
+    result: bool
     if op == "<":
-        return a < b
-    if op == "<=":
-        return a <= b
-    if op == ">":
-        return a > b
-    return a >= b
+        result = a < b
+    elif op == "<=":
+        result = a <= b
+    elif op == ">":
+        result = a > b
+    else:
+        result = a >= b
+    return result
 
 
 @lru_cache(maxsize=512)
@@ -486,7 +493,7 @@ def parse_criterion(text: str) -> Criterion:
     operand = text[len(op):]
     if operand == "":
         return Criterion(op, "empty")
-    number = parse_number(operand)
+    number: Decimal | int | None = parse_number(operand)
     if number is None:
         number = _parse_iso(operand)
     pattern = wildcard(operand) if op in ("", "=", "<>") else None
@@ -522,7 +529,8 @@ def truthy(v: Any, what: str = "the condition") -> bool:
     if v is None:
         return False
     if is_number(v):
-        return v != 0
+        nonzero: bool = v != 0
+        return nonzero
     raise XLError(VALUE, f"{what} must be TRUE or FALSE")
 
 

@@ -46,6 +46,12 @@ _ROUNDING = {"floor": decimal.ROUND_FLOOR, "ceil": decimal.ROUND_CEILING,
 _STEPS = {n: Decimal(f"1E{-n}") for n in range(-30, 31)}
 
 
+def magnitude(x: Number) -> Number:
+    """``abs(x)``, typed: the checkers cannot solve abs()'s type variable over the
+    ``Decimal | int`` union (each branch is the plain abs of its type)."""
+    return abs(x) if isinstance(x, int) else abs(x)
+
+
 def dec(x: Number) -> Decimal:
     """A Number as a Decimal inside the context's range (exponent between -373 and 307)."""
     if type(x) is int:
@@ -206,12 +212,12 @@ def int_mod(x: Number, d: Number) -> Decimal:
         return finish(r)
     except decimal.DecimalException:
         pass
-    a, ea = parts(x)
-    b, eb = parts(d)
-    if b == 0:
+    n, ea = parts(x)
+    m, eb = parts(d)
+    if m == 0:
         raise XLError(DIV0, "MOD by zero")
     e = min(ea, eb)
-    return from_parts((a * 10 ** (ea - e)) % (b * 10 ** (eb - e)), e)
+    return from_parts((n * 10 ** (ea - e)) % (m * 10 ** (eb - e)), e)
 
 
 def int_quotient(x: Number, d: Number) -> Decimal:

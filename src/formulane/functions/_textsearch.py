@@ -229,7 +229,8 @@ def _literal_segments(leading: bool, segments: list[str], text: str, start: int)
 # -------------------------------------------------------------------------------- delimiters
 
 
-def delimiter_spans(text: str, delimiters: Sequence[str], ignore_case: bool) -> Any:
+def delimiter_spans(text: str, delimiters: Sequence[str],
+                    ignore_case: bool) -> Iterator[tuple[int, int]]:
     """Yield (start, end) of successive non-overlapping delimiters, left to right; at one
     position the longest delimiter wins. Non-empty delimiters only."""
     if ignore_case:

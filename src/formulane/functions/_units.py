@@ -89,12 +89,18 @@ UNITS: dict[str, dict[str, tuple[Decimal, bool]]] = {
 #: Lengths that also name areas and volumes ("ft2", "ft^2", "m3"...): (size, takes a prefix).
 _POWERED = {"m": True, "mi": False, "Nmi": False, "in": False, "ft": False, "yd": False,
             "ang": True, "ly": True, "Picapt": False, "Pica": False}
-for _name, _prefixable in _POWERED.items():
-    _size = UNITS["distance"][_name][0]
-    for _power, _quantity in ((2, "area"), (3, "volume")):
-        for _spelling in (f"{_name}{_power}", f"{_name}^{_power}"):
-            UNITS[_quantity][_spelling] = (_size ** _power, _prefixable)
-del _name, _prefixable, _size, _power, _quantity, _spelling
+
+
+def _add_powers() -> None:
+    """Square and cubic units of the distances above (area and volume tables)."""
+    for name, prefixable in _POWERED.items():
+        size = UNITS["distance"][name][0]
+        for power, quantity in ((2, "area"), (3, "volume")):
+            for spelling in (f"{name}{power}", f"{name}^{power}"):
+                UNITS[quantity][spelling] = (size ** power, prefixable)
+
+
+_add_powers()
 
 METRIC = {"Y": 24, "Z": 21, "E": 18, "P": 15, "T": 12, "G": 9, "M": 6, "k": 3, "h": 2,
           "da": 1, "e": 1, "d": -1, "c": -2, "m": -3, "u": -6, "n": -9, "p": -12, "f": -15,

@@ -116,8 +116,12 @@ def _period_days(prev: dt.date, nxt: dt.date, basis: int, frequency: int) -> flo
     return (365.0 if basis == 3 else 360.0) / frequency
 
 
+#: (prev, next, N, A days since prev, E days of the period, DSC days to next, frequency)
+_Facts = tuple[dt.date, dt.date, int, float, float, float, int]
+
+
 def _coupon_facts(settlement: Any, maturity: Any, frequency: Number, basis: Number
-                  ) -> tuple[dt.date, dt.date, int, float, float, float, int]:
+                  ) -> _Facts:
     """(prev, next, N, A days since prev, E days of the period, DSC days to next, freq)."""
     s, m = _ordered(settlement, maturity)
     f, b = _frequency(frequency), _basis(basis)
@@ -132,7 +136,7 @@ def _out(x: float) -> Decimal:
     return nm.from_float(x)
 
 
-_COUP = dict(cost=Cost.const(1000), errors=("#NUM!",), pack=_PACK, category="finance",
+_COUP: dict[str, Any] = dict(cost=Cost.const(1000), errors=("#NUM!",), pack=_PACK, category="finance",
              polars=_REFUSE, sql=_REFUSE)
 _SIG = sig(_SETTLE, _MATURITY, _FREQ, _BASIS, returns=_N)
 _DSIG = sig(_SETTLE, _MATURITY, _FREQ, _BASIS, returns=DATE)
@@ -199,7 +203,7 @@ def _sums(v: float, n: int, d: float) -> tuple[float, float]:
     return front * s0, front * (s1 + d * s0)
 
 
-def _price(facts: tuple, rate: float, yld: float, redemption: float) -> float:
+def _price(facts: _Facts, rate: float, yld: float, redemption: float) -> float:
     _, _, n, a, e, dsc, f = facts
     coupon = 100 * rate / f
     if n == 1:
@@ -209,7 +213,8 @@ def _price(facts: tuple, rate: float, yld: float, redemption: float) -> float:
         raise XLError(NUM, "the yield must be greater than -frequency")
     v = 1 / base
     flows, _ = _sums(v, n, dsc / e)
-    return redemption * v ** (n - 1 + dsc / e) + coupon * flows - coupon * a / e
+    discount: float = v ** (n - 1 + dsc / e)  # v > 0: a real power (typeshed says Any)
+    return redemption * discount + coupon * flows - coupon * a / e
 
 
 def _bond_args(rate: Number, yld: Number, redemption: Number | None = None) -> None:
@@ -255,7 +260,8 @@ def yield_(settlement: Any, maturity: Any, rate: Number, pr: Number, redemption:
         paid = target / 100 + a / e * r / f
         return _out(((red / 100 + r / f) - paid) / paid * f * e / dsc)
     # price falls as the yield rises: solve -price(y) = -pr from y = 0 upward (or below 0)
-    g = lambda y: -_price(facts, r, y, red)  # noqa: E731
+    def g(y: float) -> float:
+        return -_price(facts, r, y, red)
     if g(0.0) >= -target:
         return _out(sp.bisect(g, -target, -f * (1 - 1e-9), 0.0))
     return _out(sp.bisect(g, -target, 0.0, 1.0, grow=True))

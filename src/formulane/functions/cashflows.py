@@ -15,14 +15,14 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 from ..types import DATE, NUMBER, list_of, optional
 from ..values import DIV0, NUM, XLError
 from . import _numeric as nm
 from . import finance
 from ._numeric import Number
-from .spec import Cost, Refuse, builtin, p, sig
+from .spec import Cost, FunctionSpec, Refuse, builtin, p, sig
 
 _N = NUMBER
 _PACK = "finance"
@@ -33,8 +33,15 @@ _ANNUITY = Refuse("kept with the finance family's decimal annuity (PMT, FV): the
                   "float copy here would drift from it")
 _FLOWS = Refuse("its cash flows (and dates) are lists walked item by item, and XIRR solves by "
                 "Newton's method for a data-dependent number of steps: no column expression")
-_PMT = finance.pmt.impl
-_FV = finance.fv.impl
+
+
+def _impl(spec: FunctionSpec) -> Callable[..., Any]:
+    assert spec.impl is not None  # PMT and FV are declared with their implementations
+    return spec.impl
+
+
+_PMT = _impl(finance.pmt)
+_FV = _impl(finance.fv)
 _RATE = p("rate", _N, doc="interest rate per period")
 _TYPE = p("type", _N, 0, "0: pay at period end, nonzero: at period start")
 
@@ -227,7 +234,7 @@ def nominal(effect_rate: Number, npery: Number) -> Decimal:
                    "FVSCHEDULE(100, []) -> 100", "FVSCHEDULE(100, [BLANK(), 0.5]) -> 150"],
          cost=Cost.linear(4, 4), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_FLOWS, sql=_FLOWS)
-def fvschedule(principal: Number, schedule: tuple) -> Decimal:
+def fvschedule(principal: Number, schedule: tuple[Any, ...]) -> Decimal:
     def compute() -> Decimal:
         value = nm.dec(principal)
         with decimal.localcontext(_W):
@@ -239,7 +246,7 @@ def fvschedule(principal: Number, schedule: tuple) -> Decimal:
     return _guarded(compute)
 
 
-def _dated(values: tuple, dates: tuple) -> list[tuple[Decimal, int]]:
+def _dated(values: tuple[Any, ...], dates: tuple[Any, ...]) -> list[tuple[Decimal, int]]:
     if len(values) != len(dates) or not values:
         raise XLError(NUM, "values and dates must be non-empty lists of the same length")
     if any(v is None for v in values) or any(d is None for d in dates):
@@ -284,7 +291,7 @@ def _float_flows(flows: list[tuple[Decimal, int]]) -> list[tuple[float, float]]:
                    "XNPV(0.1, [1, 2], [DATE(2024, 1, 1)]) -> #NUM!"],
          cost=Cost.linear(150, 50), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_FLOWS, sql=_FLOWS)
-def xnpv(rate: Number, values: tuple, dates: tuple) -> Decimal:
+def xnpv(rate: Number, values: tuple[Any, ...], dates: tuple[Any, ...]) -> Decimal:
     r = nm.dec(rate)
     if r <= -1:
         raise XLError(NUM, "rate must be greater than -1")
@@ -325,7 +332,7 @@ def _xirr(flows: list[tuple[float, float]], guess: float) -> float:
                    "XIRR([100, 200], [DATE(2023, 1, 1), DATE(2024, 1, 1)]) -> #NUM!"],
          cost=Cost.linear(XIRR_STEPS * 20, 500), errors=("#NUM!",), pack=_PACK,
          category="finance", polars=_FLOWS, sql=_FLOWS)
-def xirr(values: tuple, dates: tuple, guess: Number = Decimal("0.1")) -> Decimal:
+def xirr(values: tuple[Any, ...], dates: tuple[Any, ...], guess: Number = Decimal("0.1")) -> Decimal:
     flows = _dated(values, dates)
     if not any(v > 0 for v, _ in flows) or not any(v < 0 for v, _ in flows):
         raise XLError(NUM, "XIRR needs at least one positive and one negative cash flow")
@@ -345,7 +352,7 @@ def xirr(values: tuple, dates: tuple, guess: Number = Decimal("0.1")) -> Decimal
                    "MIRR([1, 2, 3], 0.1, 0.1) -> #DIV/0!"],
          cost=Cost.linear(40, 400), errors=("#DIV/0!", "#NUM!"), pack=_PACK, category="finance",
          polars=_FLOWS, sql=_FLOWS)
-def mirr(values: tuple, finance_rate: Number, reinvest_rate: Number) -> Decimal:
+def mirr(values: tuple[Any, ...], finance_rate: Number, reinvest_rate: Number) -> Decimal:
     flows = [nm.dec(v) for v in values if v is not None]
     n = len(flows)
     fr, rr = 1 + nm.dec(finance_rate), 1 + nm.dec(reinvest_rate)

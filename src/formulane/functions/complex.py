@@ -81,7 +81,7 @@ def _format(z: complex, suffix: str) -> str:
     return real + ("" if unit.startswith("-") else "+") + unit
 
 
-def _texts(args: tuple) -> list[str]:
+def _texts(args: tuple[Any, ...]) -> list[str]:
     out: list[str] = []
     for arg in args:
         if type(arg) is tuple:

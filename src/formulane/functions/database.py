@@ -17,7 +17,7 @@ arguments are lists of records, not columns.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..types import ANY, NUMBER, TEXT, T, U, fn, list_of, var
 from ..values import NUM, VALUE, XLError
@@ -53,7 +53,7 @@ def _names(record: Mapping[str, Any]) -> dict[str, str]:
     return {str(k).lower(): str(k) for k in record}
 
 
-def _field_name(database: tuple, field: Any) -> str | None:
+def _field_name(database: tuple[Any, ...], field: Any) -> str | None:
     if not database:
         return None
     first = _record(database[0], "database")
@@ -69,7 +69,7 @@ def _field_name(database: tuple, field: Any) -> str | None:
     return str(names[index - 1])
 
 
-def _matching(database: tuple, criteria: tuple) -> list[Mapping[str, Any]]:
+def _matching(database: tuple[Any, ...], criteria: tuple[Any, ...]) -> list[Mapping[str, Any]]:
     records = [_record(r, "database") for r in database]
     rows = [_record(c, "criteria") for c in criteria]
     if not rows:
@@ -77,7 +77,7 @@ def _matching(database: tuple, criteria: tuple) -> list[Mapping[str, Any]]:
     known = _names(records[0]) if records else {}
     tests: list[list[tuple[str, Callable[[Any], bool]]]] = []
     for row in rows:
-        conditions = []
+        conditions: list[tuple[str, Callable[[Any], bool]]] = []
         for label, value in row.items():
             if value is None:
                 continue  # an empty criteria cell places no condition
@@ -90,20 +90,20 @@ def _matching(database: tuple, criteria: tuple) -> list[Mapping[str, Any]]:
             if any(all(test(r.get(name)) for name, test in row) for row in tests)]
 
 
-def _values(database: tuple, field: Any, criteria: tuple) -> tuple:
+def _values(database: tuple[Any, ...], field: Any, criteria: tuple[Any, ...]) -> tuple[Any, ...]:
     name = _field_name(database, field)
     if name is None:
         return ()
     return tuple(r.get(name) for r in _matching(database, criteria))
 
 
-def _numbers_only(values: tuple) -> tuple:
+def _numbers_only(values: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(v for v in values if cr.is_number(v))
 
 
-def _declare(name: str, aggregate: Callable[[tuple], Any], doc: str, examples: list[Example],
+def _declare(name: str, aggregate: Callable[[tuple[Any, ...]], Any], doc: str, examples: list[Example],
              errors: tuple[str, ...] = ("#VALUE!",)) -> Any:
-    def impl(database: tuple, field: Any, criteria: tuple) -> Any:
+    def impl(database: tuple[Any, ...], field: Any, criteria: tuple[Any, ...]) -> Any:
         return aggregate(_values(database, field, criteria))
 
     impl.__name__ = name.lower()
@@ -116,7 +116,7 @@ def _declare(name: str, aggregate: Callable[[tuple], Any], doc: str, examples: l
                    polars=_REFUSE, sql=_REFUSE)(impl)
 
 
-def _via(spec: Any) -> Callable[[tuple], Any]:
+def _via(spec: Any) -> Callable[[tuple[Any, ...]], Any]:
     run = spec.impl
     return lambda values: run(_numbers_only(values))
 
@@ -179,7 +179,7 @@ DVARP = _declare("DVARP", _via(lists.VAR_P),
                  errors=("#VALUE!", "#DIV/0!"))
 
 
-def _one(values: tuple) -> Any:
+def _one(values: Sequence[Any]) -> Any:
     if not values:
         raise XLError(VALUE, "no record matches the criteria")
     if len(values) > 1:
@@ -187,7 +187,7 @@ def _one(values: tuple) -> Any:
     return values[0]
 
 
-def _dget_by(database: tuple, field: Callable[[Any], Any], criteria: tuple) -> Any:
+def _dget_by(database: tuple[Any, ...], field: Callable[[Any], Any], criteria: tuple[Any, ...]) -> Any:
     """DGET with the field given as a lambda (``r => r.yield``): typed by the lambda."""
     record = _one(tuple(_matching(database, criteria)))
     return field(record)  # an error value from the lambda is the result, as it should be
@@ -210,7 +210,7 @@ _V = var("V")
                    _ex('DGET(trees, "yield", crit)', '#VALUE!', crit=[{'name': 'Plum'}])],
          cost=Cost.higher_order(60, 20), errors=("#VALUE!", "#NUM!"), polars=_REFUSE,
          sql=_REFUSE)
-def dget(database: tuple, field: Any, criteria: tuple) -> Any:
+def dget(database: tuple[Any, ...], field: Any, criteria: tuple[Any, ...]) -> Any:
     return _one(_values(database, field, criteria))
 
 

@@ -30,6 +30,7 @@ from ..runtime import EvalContext
 from ..types import DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional
 from ..values import NUM, VALUE, XLError
 from . import _calendar as cal
+from . import _numeric as nm
 from ._lazy_forms import lazy_form
 from .spec import Cost, Param, Refuse, Sig, builtin, p, sig
 
@@ -202,7 +203,7 @@ def datetime_(year: Number, month: Number, day: Number, hour: Number, minute: Nu
               second: Number, time_zone: str) -> dt.datetime:
     tz = cal.zone(time_zone)
     day0 = cal.make_date(cal.to_int(year), cal.to_int(month), cal.to_int(day))
-    if max(abs(hour), abs(minute), abs(second)) > _CLOCK_ARG_MAX:
+    if max(nm.magnitude(hour), nm.magnitude(minute), nm.magnitude(second)) > _CLOCK_ARG_MAX:
         raise XLError(NUM, "the date and time fall outside the years 1 to 9999")
     # Seconds keep their fraction down to microseconds; hours and minutes are truncated.
     micros = (cal.to_int(hour) * 3600 + cal.to_int(minute) * 60) * 1_000_000
@@ -507,7 +508,7 @@ def dateadd(value: dt.date, amount: Number, unit: str) -> dt.date:
     n = cal.to_int(amount)
     is_dt = isinstance(value, dt.datetime)
     if key in _CLOCK_UNITS:
-        if not is_dt:
+        if not isinstance(value, dt.datetime):
             raise XLError(VALUE, f'a Date has no {key}s; use DATETIME to add "{key}"')
         if abs(n) * _CLOCK_UNITS[key] > 3_700_000 * 86400:  # more than years 1-9999 span
             raise XLError(NUM, "the date and time fall outside the years 1 to 9999")

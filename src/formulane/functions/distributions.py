@@ -196,7 +196,7 @@ def confidence_t(alpha: Number, standard_dev: Number, size: Number) -> Decimal:
        examples=["ROUND(FISHER(0.75), 9) -> 0.972955075", "FISHER(0) -> 0", "FISHER(1) -> #NUM!"],
        cost=_CLOSED, forms="fisher")
 def fisher(x: Number) -> Decimal:
-    _check(abs(x) >= 1, "x must be between -1 and 1 (exclusive)")
+    _check(nm.magnitude(x) >= 1, "x must be between -1 and 1 (exclusive)")
     return _out(math.atanh(_f(x)))
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 from ..types import NUMBER, TEXT
 from ..values import NA, NUM, XLError
@@ -24,7 +24,7 @@ from . import _numeric as nm
 from . import _units
 from ._lazy_forms import lazy_form
 from ._numeric import Number
-from .spec import Cost, Refuse, builtin, p, sig
+from .spec import Cost, Param, Refuse, builtin, p, sig
 
 _N = NUMBER
 _FORMS = "formulane.functions._elementwise_forms"
@@ -99,7 +99,8 @@ def _from_decimal(number: Number) -> int:
 def _conversion(name: str, source: int, target: int, examples: list[str]) -> Any:
     """Declare one of the twelve conversions between bases 2, 8, 10 and 16."""
     if source == 10:
-        params = (p("number", _N, doc="a decimal integer (truncated)"), _PLACES)
+        params: tuple[Param, ...] = (p("number", _N, doc="a decimal integer (truncated)"),
+                                     _PLACES)
         returns = TEXT
     elif target == 10:
         params = (p("number", TEXT, doc=f"a {_NAMES[source]} number, at most 10 digits"),)
@@ -167,12 +168,12 @@ HEX2OCT = _conversion("HEX2OCT", 16, 8, ['HEX2OCT("F", 3) -> "017"', 'HEX2OCT("3
 def _bit_operand(x: Number, what: str) -> int:
     if x < 0 or x >= _BIT_LIMIT:
         raise XLError(NUM, f"{what} must be between 0 and 2^48 - 1")
-    if type(x) is not int and x != x.to_integral_value():
+    if isinstance(x, Decimal) and x != x.to_integral_value():
         raise XLError(NUM, f"{what} must be a whole number")
     return int(x)
 
 
-def _bitwise(name: str, op: Any, doc: str, examples: list[str]) -> Any:
+def _bitwise(name: str, op: Callable[[int, int], int], doc: str, examples: list[str]) -> Any:
     def impl(number1: Number, number2: Number) -> int:
         return op(_bit_operand(number1, "number1"), _bit_operand(number2, "number2"))
 

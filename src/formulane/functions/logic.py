@@ -82,7 +82,7 @@ def _switch_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
         result = optional(result)  # type: ignore[arg-type]
         # Without a default, no match is #N/A (Excel), so the type stays as the results'.
         result = non_null(result) if not any(t.nullable for t in pairs[1::2]) else result
-    return params, result  # type: ignore[return-value]
+    return params, result
 
 
 @builtin(

@@ -60,7 +60,7 @@ _NO_COMBIN = ("no native binomial: the exact product has up to ~1000 factors and
     can_error=False,
 )
 def abs_(number: Number) -> Number:
-    return abs(number) if type(number) is int else number.copy_abs()
+    return abs(number) if isinstance(number, int) else number.copy_abs()
 
 
 @builtin(
@@ -239,7 +239,7 @@ def floor(number: Number, significance: Number = 1) -> Decimal:
 def ceiling_math(number: Number, significance: Number = 1, mode: Number = 0) -> Decimal:
     if not significance:
         return _ZERO
-    step = abs(significance)
+    step = nm.magnitude(significance)
     return nm.round_multiple(number, step, "floor" if number < 0 and mode else "ceil")
 
 
@@ -258,7 +258,7 @@ def ceiling_math(number: Number, significance: Number = 1, mode: Number = 0) -> 
 def floor_math(number: Number, significance: Number = 1, mode: Number = 0) -> Decimal:
     if not significance:
         return _ZERO
-    step = abs(significance)
+    step = nm.magnitude(significance)
     return nm.round_multiple(number, step, "ceil" if number < 0 and mode else "floor")
 
 
@@ -272,7 +272,7 @@ def floor_math(number: Number, significance: Number = 1, mode: Number = 0) -> De
     errors=("#NUM!",),
 )
 def even(number: Number) -> Decimal:
-    n = int(nm.round_digits(abs(number), 0, "ceil"))
+    n = int(nm.round_digits(nm.magnitude(number), 0, "ceil"))
     n += n % 2
     return nm.finish(-n if number < 0 else n)
 
@@ -287,7 +287,7 @@ def even(number: Number) -> Decimal:
     errors=("#NUM!",),
 )
 def odd(number: Number) -> Decimal:
-    n = int(nm.round_digits(abs(number), 0, "ceil"))
+    n = int(nm.round_digits(nm.magnitude(number), 0, "ceil"))
     n += 1 - n % 2
     return nm.finish(-n if number < 0 else n)
 
@@ -449,7 +449,7 @@ def _from_trig(x: float) -> Decimal:
 
 
 def _trig_arg(number: Number, name: str) -> float:
-    if abs(number) >= _TRIG_LIMIT:
+    if nm.magnitude(number) >= _TRIG_LIMIT:
         raise XLError(NUM, f"{name} of a number of 2^27 or more")
     return float(number)
 

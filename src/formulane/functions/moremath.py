@@ -167,7 +167,7 @@ def permutationa(number: Number, number_chosen: Number) -> Decimal:
     cost=Cost.linear(1000, 10), errors=("#NUM!", "#DIV/0!"), polars=_LISTS, sql=_LISTS,
     category="math",
 )
-def seriessum(x: Number, n: Number, m: Number, coefficients: tuple) -> Decimal:
+def seriessum(x: Number, n: Number, m: Number, coefficients: tuple[Any, ...]) -> Decimal:
     total = Decimal(0)
     for i, a in enumerate(coefficients):
         if a is None:
@@ -178,7 +178,7 @@ def seriessum(x: Number, n: Number, m: Number, coefficients: tuple) -> Decimal:
     return nm.finish(total)
 
 
-def _pairs(first: tuple, second: tuple) -> list[tuple[Any, Any]]:
+def _pairs(first: tuple[Any, ...], second: tuple[Any, ...]) -> list[tuple[Any, Any]]:
     if len(first) != len(second):
         raise XLError(NA, f"the lists have different lengths ({len(first)} and {len(second)})")
     return [(a, b) for a, b in zip(first, second)
@@ -186,7 +186,7 @@ def _pairs(first: tuple, second: tuple) -> list[tuple[Any, Any]]:
 
 
 def _paired(name: str, term: Callable[[Any, Any], Any], doc: str, examples: list[str]) -> Any:
-    def impl(array_x: tuple, array_y: tuple) -> Decimal | int:
+    def impl(array_x: tuple[Any, ...], array_y: tuple[Any, ...]) -> Decimal | int:
         with decimal.localcontext(ln.WIDE):
             total = sum((term(a, b) for a, b in _pairs(array_x, array_y)), Decimal(0))
         return ln.tidy(ln.finish(total))

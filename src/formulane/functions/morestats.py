@@ -46,7 +46,7 @@ def _result(x: Decimal | int) -> Decimal | int:
                    "PERCENTILE.EXC([1, 2, 3, 6, 6, 6, 7, 8, 9], 0.5) -> 6",
                    "PERCENTILE.EXC([1, 2, 3], 0.1) -> #NUM!"],
          cost=Cost.linear(25, 2), errors=("#NUM!",), **_COMMON)
-def percentile_exc_(values: tuple, k: Any) -> Decimal | int:
+def percentile_exc_(values: tuple[Any, ...], k: Any) -> Decimal | int:
     return percentile_exc(ln.list_numbers(values), k)
 
 
@@ -56,14 +56,14 @@ def percentile_exc_(values: tuple, k: Any) -> Decimal | int:
                    "QUARTILE.EXC([6, 7, 15, 36, 39, 40, 41, 42, 43, 47, 49], 3) -> 43",
                    "QUARTILE.EXC([1, 2], 4) -> #NUM!"],
          cost=Cost.linear(25, 2), errors=("#NUM!",), **_COMMON)
-def quartile_exc(values: tuple, quart: Any) -> Decimal | int:
+def quartile_exc(values: tuple[Any, ...], quart: Any) -> Decimal | int:
     q = cr.to_int(quart, "quart")
     if q not in (1, 2, 3):
         raise XLError(NUM, "quart must be 1, 2 or 3")
     return percentile_exc(ln.list_numbers(values), Decimal(q) / 4)
 
 
-def _percentrank(values: tuple, x: Any, significance: Any, exclusive: bool) -> Decimal | int:
+def _percentrank(values: tuple[Any, ...], x: Any, significance: Any, exclusive: bool) -> Decimal | int:
     xs = sorted(ln.list_numbers(values))
     digits = cr.to_int(significance, "significance")
     if digits < 1:
@@ -98,7 +98,7 @@ _SIGNIFICANCE = p("significance", _N, 3, "digits kept (truncated), 3 by default"
                    "PERCENTRANK.INC([13, 12, 11, 8, 4, 3, 2, 1, 1, 1], 5) -> 0.583",
                    "PERCENTRANK.INC([1, 2], 3) -> #N/A"],
          cost=Cost.linear(25, 4), errors=("#N/A", "#NUM!"), aliases=("PERCENTRANK",), **_COMMON)
-def percentrank_inc(values: tuple, x: Any, significance: Any = 3) -> Decimal | int:
+def percentrank_inc(values: tuple[Any, ...], x: Any, significance: Any = 3) -> Decimal | int:
     return _percentrank(values, x, significance, False)
 
 
@@ -108,7 +108,7 @@ def percentrank_inc(values: tuple, x: Any, significance: Any = 3) -> Decimal | i
                    "PERCENTRANK.EXC([1, 2, 3, 6, 6, 6, 7, 8, 9], 5.43) -> 0.381",
                    "PERCENTRANK.EXC([1, 2, 3, 6, 6, 6, 7, 8, 9], 5.43, 0) -> #NUM!"],
          cost=Cost.linear(25, 4), errors=("#N/A", "#NUM!"), **_COMMON)
-def percentrank_exc(values: tuple, x: Any, significance: Any = 3) -> Decimal | int:
+def percentrank_exc(values: tuple[Any, ...], x: Any, significance: Any = 3) -> Decimal | int:
     return _percentrank(values, x, significance, True)
 
 
@@ -178,7 +178,7 @@ def skew_p(*args: Any) -> Decimal | int:
          examples=["TRIMMEAN([4, 5, 6, 7, 2, 3, 4, 5, 1, 2, 3], 0.2) -> 3.777777777777777777777777777777778",
                    "TRIMMEAN([1, 2, 100], 0.7) -> 2", "TRIMMEAN([1, 2], 1) -> #NUM!"],
          cost=Cost.linear(25, 4), errors=("#NUM!",), **_COMMON)
-def trimmean(values: tuple, percent: Any) -> Decimal | int:
+def trimmean(values: tuple[Any, ...], percent: Any) -> Decimal | int:
     xs = sorted(ln.list_numbers(values))
     if percent < 0 or percent >= 1 or not xs:
         raise XLError(NUM, "percent must be in 0..1 (1 excluded) and the list hold numbers")
@@ -193,7 +193,7 @@ def trimmean(values: tuple, percent: Any) -> Decimal | int:
          examples=["MODE.MULT([1, 2, 3, 4, 3, 2, 1, 2, 3, 5, 6, 1]) -> [1, 2, 3]",
                    "MODE.MULT(1, [2, 2]) -> [2]", "MODE.MULT([1, 2]) -> #N/A"],
          cost=Cost.linear(6, 2), errors=("#N/A",), **_COMMON)
-def mode_mult(*args: Any) -> tuple:
+def mode_mult(*args: Any) -> tuple[Any, ...]:
     counts: dict[Any, int] = {}
     first: dict[Any, Any] = {}
     for x in ln.numbers(args):
@@ -205,7 +205,7 @@ def mode_mult(*args: Any) -> tuple:
     return tuple(first[k] for k, c in counts.items() if c == best)
 
 
-def _values_a(args: tuple) -> list[Any]:
+def _values_a(args: tuple[Any, ...]) -> list[Any]:
     """Excel's ...A reading: logicals 1/0, texts in lists 0, direct texts must be numbers."""
     out: list[Any] = []
     for arg in args:
@@ -280,7 +280,7 @@ def mina(*args: Any) -> Decimal | int:
          examples=["ROUND(STEYX([2, 3, 9, 1, 8, 7, 5], [6, 5, 11, 7, 5, 4, 4]), 6) -> 3.305719",
                    "STEYX([1, 2], [3, 4]) -> #DIV/0!", "STEYX([1, 2], [3]) -> #N/A"],
          cost=Cost.linear(10, 10), errors=("#N/A", "#DIV/0!"), **_COMMON)
-def steyx(known_ys: tuple, known_xs: tuple) -> Decimal | int:
+def steyx(known_ys: tuple[Any, ...], known_xs: tuple[Any, ...]) -> Decimal | int:
     xs, ys = _pairs(known_xs, known_ys)
     if len(xs) < 3:
         raise XLError(DIV0, "STEYX needs at least three pairs")
@@ -300,7 +300,7 @@ def steyx(known_ys: tuple, known_xs: tuple) -> Decimal | int:
                    "FORECAST.LINEAR(4, [3, 5, 7], [1, 2, 3]) -> 9",
                    "FORECAST.LINEAR(1, [1, 2], [3, 3]) -> #DIV/0!"],
          cost=Cost.linear(10, 10), errors=("#N/A", "#DIV/0!"), aliases=("FORECAST",), **_COMMON)
-def forecast_linear(x: Any, known_ys: tuple, known_xs: tuple) -> Decimal | int:
+def forecast_linear(x: Any, known_ys: tuple[Any, ...], known_xs: tuple[Any, ...]) -> Decimal | int:
     slope, intercept = _fit(known_ys, known_xs)
     with decimal.localcontext(ln.WIDE):
         return _result(intercept + slope * x)
@@ -315,7 +315,7 @@ def forecast_linear(x: Any, known_ys: tuple, known_xs: tuple) -> Decimal | int:
                    "PROB([0, 1, 2, 3], [0.2, 0.3, 0.1, 0.4], 1, 3) -> 0.8",
                    "PROB([0, 1], [0.2, 0.3], 1) -> #NUM!", "PROB([0, 1], [1], 1) -> #N/A"],
          cost=Cost.linear(6, 4), errors=("#N/A", "#NUM!"), **_COMMON)
-def prob(x_range: tuple, prob_range: tuple, lower_limit: Any, upper_limit: Any = None
+def prob(x_range: tuple[Any, ...], prob_range: tuple[Any, ...], lower_limit: Any, upper_limit: Any = None
          ) -> Decimal | int:
     xs, ps = _pairs(x_range, prob_range)
     if any(q < 0 or q > 1 for q in ps) or ln.wide_sum(ps) != 1:

@@ -20,7 +20,7 @@ from ..values import DIV0, NUM, ErrorValue, XLError, display_text
 from ..vectorized.forms import polars_form as P
 from ..vectorized.forms import sql_form as S
 from ._numeric import POWER_COST
-from .spec import Cost, Refuse, builtin, p, sig
+from .spec import Cost, FunctionSpec, Refuse, builtin, p, sig
 
 _EPOCH_UTC = dt.timezone.utc
 
@@ -255,10 +255,10 @@ def _concat_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     errors=(),
 )
 def concat(ctx: Any, a: Any, b: Any) -> str:
-    a = a if type(a) is str else display_text(a)
-    b = b if type(b) is str else display_text(b)
-    ctx.check_text(len(a) + len(b))
-    return a + b
+    left: str = a if type(a) is str else display_text(a)
+    right: str = b if type(b) is str else display_text(b)
+    ctx.check_text(len(left) + len(right))
+    return left + right
 
 
 # -------------------------------------------------------------------------------------- unary
@@ -348,7 +348,7 @@ _ORDERED = (NUMBER, DATE, DATETIME, DURATION, BOOLEAN)
 
 
 def _comparison(symbol: str, op: Callable[[Any, Any], bool], text_op: Callable[[str, str], bool],
-                doc: str, examples: list[str]):
+                doc: str, examples: list[str]) -> FunctionSpec:
     form = _FORM_NAMES[symbol]
     sigs = [sig(t, t, returns=BOOLEAN, impl=_instant(op) if t is DATETIME else op,
                 polars=P(form), sql=S(form)) for t in _ORDERED]

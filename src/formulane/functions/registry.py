@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 from types import MappingProxyType, ModuleType
-from typing import Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..source import ascii_upper
 from .spec import FunctionSpec
@@ -94,7 +94,7 @@ class Registry:
         return Registry(self._all.values(), self._packs | set(packs))
 
     @property
-    def cache_key(self) -> tuple:
+    def cache_key(self) -> tuple[Any, ...]:
         return self._key
 
 

@@ -166,14 +166,14 @@ def devsq(*args: Any) -> Decimal | int:
     pack=_PACK,
     aliases=("QUARTILE",),
 )
-def quartile_inc(values: tuple, quart: Any) -> Decimal | int:
+def quartile_inc(values: tuple[Any, ...], quart: Any) -> Decimal | int:
     q = to_int(quart, "quart")
     if not 0 <= q <= 4:
         raise XLError(NUM, "quart must be 0, 1, 2, 3 or 4")
     return ln.percentile_inc(ln.list_numbers(values), Decimal(q) / 4)
 
 
-def _rank(number: Any, values: tuple, order: Any, average: bool) -> Decimal | int:
+def _rank(number: Any, values: tuple[Any, ...], order: Any, average: bool) -> Decimal | int:
     xs = ln.list_numbers(values)
     equal = sum(1 for x in xs if x == number)
     if not equal:
@@ -199,7 +199,7 @@ _ORDER = p("order", _N, 0, "0 descending (largest is 1), non-zero ascending")
     pack=_PACK,
     aliases=("RANK",),
 )
-def rank_eq(number: Any, values: tuple, order: Any = 0) -> Decimal | int:
+def rank_eq(number: Any, values: tuple[Any, ...], order: Any = 0) -> Decimal | int:
     return _rank(number, values, order, False)
 
 
@@ -214,14 +214,14 @@ def rank_eq(number: Any, values: tuple, order: Any = 0) -> Decimal | int:
     errors=("#N/A",),
     pack=_PACK,
 )
-def rank_avg(number: Any, values: tuple, order: Any = 0) -> Decimal | int:
+def rank_avg(number: Any, values: tuple[Any, ...], order: Any = 0) -> Decimal | int:
     return _rank(number, values, order, True)
 
 
 # ------------------------------------------------------------------------------ paired data
 
 
-def _pairs(first: tuple, second: tuple) -> tuple[list[Decimal | int], list[Decimal | int]]:
+def _pairs(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[list[Decimal | int], list[Decimal | int]]:
     if len(first) != len(second):
         raise XLError(NA, f"the lists have different lengths ({len(first)} and {len(second)})")
     xs, ys = [], []
@@ -265,7 +265,7 @@ _PAIR_ERRORS = ("#N/A", "#DIV/0!")
     pack=_PACK,
     aliases=("PEARSON",),
 )
-def correl(first: tuple, second: tuple) -> Decimal | int:
+def correl(first: tuple[Any, ...], second: tuple[Any, ...]) -> Decimal | int:
     _, _, sxx, syy, sxy = _moments(*_pairs(first, second))
     if not sxx or not syy:
         raise XLError(DIV0, "a list has no spread")
@@ -285,7 +285,7 @@ def correl(first: tuple, second: tuple) -> Decimal | int:
     errors=_PAIR_ERRORS,
     pack=_PACK,
 )
-def rsq(ys: tuple, xs: tuple) -> Decimal | int:
+def rsq(ys: tuple[Any, ...], xs: tuple[Any, ...]) -> Decimal | int:
     _, _, sxx, syy, sxy = _moments(*_pairs(xs, ys))
     if not sxx or not syy:
         raise XLError(DIV0, "a list has no spread")
@@ -294,7 +294,7 @@ def rsq(ys: tuple, xs: tuple) -> Decimal | int:
     return _result(value)
 
 
-def _covariance(first: tuple, second: tuple, sample: bool) -> Decimal | int:
+def _covariance(first: tuple[Any, ...], second: tuple[Any, ...], sample: bool) -> Decimal | int:
     xs, ys = _pairs(first, second)
     if len(xs) < (2 if sample else 1):
         raise XLError(DIV0, "too few pairs of numbers")
@@ -316,7 +316,7 @@ def _covariance(first: tuple, second: tuple, sample: bool) -> Decimal | int:
     pack=_PACK,
     aliases=("COVAR",),
 )
-def covariance_p(first: tuple, second: tuple) -> Decimal | int:
+def covariance_p(first: tuple[Any, ...], second: tuple[Any, ...]) -> Decimal | int:
     return _covariance(first, second, False)
 
 
@@ -330,11 +330,11 @@ def covariance_p(first: tuple, second: tuple) -> Decimal | int:
     errors=_PAIR_ERRORS,
     pack=_PACK,
 )
-def covariance_s(first: tuple, second: tuple) -> Decimal | int:
+def covariance_s(first: tuple[Any, ...], second: tuple[Any, ...]) -> Decimal | int:
     return _covariance(first, second, True)
 
 
-def _fit(ys: tuple, xs: tuple) -> tuple[Decimal, Decimal]:
+def _fit(ys: tuple[Any, ...], xs: tuple[Any, ...]) -> tuple[Decimal, Decimal]:
     mx, my, sxx, _, sxy = _moments(*_pairs(xs, ys))
     if not sxx:
         raise XLError(DIV0, "the x values have no spread")
@@ -354,7 +354,7 @@ def _fit(ys: tuple, xs: tuple) -> tuple[Decimal, Decimal]:
     errors=_PAIR_ERRORS,
     pack=_PACK,
 )
-def slope(ys: tuple, xs: tuple) -> Decimal | int:
+def slope(ys: tuple[Any, ...], xs: tuple[Any, ...]) -> Decimal | int:
     return _result(_fit(ys, xs)[0])
 
 
@@ -368,7 +368,7 @@ def slope(ys: tuple, xs: tuple) -> Decimal | int:
     errors=_PAIR_ERRORS,
     pack=_PACK,
 )
-def intercept(ys: tuple, xs: tuple) -> Decimal | int:
+def intercept(ys: tuple[Any, ...], xs: tuple[Any, ...]) -> Decimal | int:
     return _result(_fit(ys, xs)[1])
 
 

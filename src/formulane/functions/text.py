@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import unicodedata
 from decimal import Decimal
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..types import (
     BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, list_of, many, optional,
@@ -143,7 +143,7 @@ def mid(text: str, start_num: Decimal | int, num_chars: Decimal | int) -> str:
 # ------------------------------------------------------------------------------------ case etc.
 
 
-def _map_chars(text: str, fn: Any) -> str:
+def _map_chars(text: str, fn: Callable[[str], str]) -> str:
     # One character in, one character out (as Excel): "ß" stays "ß" in UPPER, so lengths hold.
     # Like `&`, results are not renormalized: Excel does not normalize either.
     if text.isascii():

@@ -11,7 +11,7 @@ ACOSH needs x >= 1, ATANH |x| < 1, ACOTH |x| > 1. Every function has a polars an
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 from ..types import NUMBER
 from ..values import DIV0, NUM, XLError
@@ -24,7 +24,7 @@ _FORMS = "formulane.functions._elementwise_forms"
 _TRIG_LIMIT = 2**27
 
 
-def _forms(name: str) -> dict[str, Callable[..., object]]:
+def _forms(name: str) -> dict[str, Any]:  # the polars= and sql= keywords of `builtin`
     return {"polars": lazy_form(_FORMS, "polars", name), "sql": lazy_form(_FORMS, "sql", name)}
 
 
@@ -60,7 +60,7 @@ def _declare(name: str, f: Callable[[float], float], doc: str, examples: list[st
     """One unary float function: domain check (a message means #NUM!), 2^27 limit, float."""
 
     def impl(number: Number) -> object:
-        if limit and abs(number) >= _TRIG_LIMIT:
+        if limit and nm.magnitude(number) >= _TRIG_LIMIT:
             raise XLError(NUM, f"{name} needs |number| < 2^27")
         x = float(number)
         problem = domain(x)

@@ -85,12 +85,12 @@ class _Operators:
             if impl is k["pos"]:
                 return self.unary(vals[0], ast.UAdd(), CONTEXT.plus)
             if impl is k["percent"]:
-                a = vals[0]
+                v0 = vals[0]
                 if self.swap:
-                    return _N.BinOp(left=a.expr, op=ast.Div(),
+                    return _N.BinOp(left=v0.expr, op=ast.Div(),
                                      right=self.helper(_HUNDRED)), "dec", True
                 self.charge(1)
-                return _call(self.helper(CONTEXT.divide), a.expr, self.helper(_HUNDRED)), \
+                return _call(self.helper(CONTEXT.divide), v0.expr, self.helper(_HUNDRED)), \
                     "dec", True
         return None
 
@@ -117,7 +117,7 @@ class _Operators:
         # int + int stays an exact int, as operator.add keeps it; anything else in CONTEXT.
         vals[0] = a = self.materialize(a)
         vals[1] = b = self.materialize(b)
-        both = [_cmp(_call(self.TYPE, x.expr), ast.Is(), self.helper(int)) for x in (a, b)
+        both: list[ast.expr] = [_cmp(_call(self.TYPE, x.expr), ast.Is(), self.helper(int)) for x in (a, b)
                 if x.kind != "int"]
         test = both[0] if len(both) == 1 else _N.BoolOp(op=ast.And(), values=both)
         return _N.IfExp(test=test, body=_N.BinOp(left=a.expr, op=op, right=b.expr),
@@ -330,7 +330,7 @@ class _Operators:
         checks: list[ast.stmt] = []
         for v, (slot, name, t) in zip(names, inputs):
             x = _load(v)
-            again = [_assign(v, _call(self.helper(_bind(to_internal, t, name)), x))]
+            again: list[ast.stmt] = [_assign(v, _call(self.helper(_bind(to_internal, t, name)), x))]
             if t.nullable or t.kind not in ("Number", "Text", "Boolean"):
                 checks += again
             elif t.kind == "Number":

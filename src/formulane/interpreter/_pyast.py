@@ -8,7 +8,7 @@ without `ast.fix_missing_locations`. The builders take names the generator made
 from __future__ import annotations
 
 import ast
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from .compile import _NOT_CONST
 
@@ -23,6 +23,27 @@ def _located(cls: type) -> type:
 
 class _N:
     """The node classes this module builds (subclasses of the `ast` ones, positioned)."""
+
+    If: ClassVar[type[ast.If]]
+    BoolOp: ClassVar[type[ast.BoolOp]]
+    BinOp: ClassVar[type[ast.BinOp]]
+    IfExp: ClassVar[type[ast.IfExp]]
+    UnaryOp: ClassVar[type[ast.UnaryOp]]
+    Try: ClassVar[type[ast.Try]]
+    ExceptHandler: ClassVar[type[ast.ExceptHandler]]
+    Expr: ClassVar[type[ast.Expr]]
+    Compare: ClassVar[type[ast.Compare]]
+    Tuple: ClassVar[type[ast.Tuple]]
+    Return: ClassVar[type[ast.Return]]
+    Subscript: ClassVar[type[ast.Subscript]]
+    Name: ClassVar[type[ast.Name]]
+    Assign: ClassVar[type[ast.Assign]]
+    Raise: ClassVar[type[ast.Raise]]
+    List: ClassVar[type[ast.List]]
+    FunctionDef: ClassVar[type[ast.FunctionDef]]
+    Constant: ClassVar[type[ast.Constant]]
+    Call: ClassVar[type[ast.Call]]
+    arg: ClassVar[type[ast.arg]]
 
 
 for _name in ("If", "BoolOp", "BinOp", "IfExp", "UnaryOp", "Try", "ExceptHandler", "Expr",

@@ -467,7 +467,8 @@ class _Gen(_Operators):
         if spec.lazy:
             inline = next((m for f, m in self.known["lazy"].items() if f is impl), None)
             if inline is not None and not spec.needs_ctx:
-                return getattr(self, inline)(node)
+                method: Callable[[ir.Call], _V] = getattr(self, inline)
+                return method(node)
             return self.lazy_generic(node, impl)
         return self.eager(node, impl, route)
 
@@ -662,7 +663,7 @@ def _assemble(root: IR, *, variables: Mapping[str, tuple[int, Type]], limits: Li
     result = g.gen(root)
     out = _returned(g, result, root.type) if external else result.expr
     body: list[ast.stmt] = g.block + [_N.Return(value=out)]
-    functions = []
+    functions: list[ast.stmt] = []
     if swap == "run":
         params = [f"_v{slot}" for slot, _, _ in inputs] + (["_c0"] if g.ctx_used else [])
         functions.append(_function("_f1", params, body))
@@ -694,7 +695,8 @@ def _assemble(root: IR, *, variables: Mapping[str, tuple[int, Type]], limits: Li
 
 def _plan(root: IR, *, variables: Mapping[str, tuple[int, Type]], limits: Limits,
           source: str, external: bool) -> tuple[ast.Module, dict[str, Any], _Gen]:
-    folder, known, consts = _Folder(limits), _known(), {}
+    folder, known = _Folder(limits), _known()
+    consts: dict[int, Any] = {}
     kw = dict(variables=variables, limits=limits, source=source, external=external,
               folder=folder, known=known, consts=consts)
     with decimal.localcontext(CONTEXT):  # as Program.__init__ builds the closures

@@ -26,7 +26,7 @@ from ..functions._excel_arrays import ARRAY_COERCIONS
 from ..functions._serial import SERIAL_COERCIONS
 from .ir import IR
 
-Closure = Callable[[list], Any]
+Closure = Callable[[list[Any]], Any]
 _CAUGHT = (XLError, ArithmeticError, ValueError, OverflowError)
 
 
@@ -125,7 +125,7 @@ class Compiler:
             return (lambda f: value), value
         return run, _NOT_CONST
 
-    def folding_frame(self) -> list:
+    def folding_frame(self) -> list[Any]:
         """A frame for constant folding: an unmetered context (folded work is compile work,
         bounded by the static limits), never the clock."""
         from ..limits import DEFAULT_LIMITS
@@ -141,7 +141,7 @@ class Compiler:
         body = self.compile(node.body)
         pairs = tuple(zip(slots, values))
 
-        def let(f: list) -> Any:
+        def let(f: list[Any]) -> Any:
             for slot, value in pairs:
                 f[slot] = value(f)
             return body(f)
@@ -154,7 +154,7 @@ class Compiler:
         if len(slots) == 1:
             (s0,) = slots
 
-            def make1(f: list) -> Callable[..., Any]:
+            def make1(f: list[Any]) -> Callable[..., Any]:
                 def call(x: Any) -> Any:
                     f[s0] = x
                     return body(f)
@@ -165,7 +165,7 @@ class Compiler:
         if len(slots) == 2:
             s0, s1 = slots
 
-            def make2(f: list) -> Callable[..., Any]:
+            def make2(f: list[Any]) -> Callable[..., Any]:
                 def call(x: Any, y: Any) -> Any:
                     f[s0] = x
                     f[s1] = y
@@ -175,7 +175,7 @@ class Compiler:
 
             return make2
 
-        def make(f: list) -> Callable[..., Any]:
+        def make(f: list[Any]) -> Callable[..., Any]:
             def call(*args: Any) -> Any:
                 for slot, value in zip(slots, args):
                     f[slot] = value
@@ -198,7 +198,7 @@ class Compiler:
         index = self.compile(node.index)
         span = node.span
 
-        def index_of(f: list) -> Any:
+        def index_of(f: list[Any]) -> Any:
             xs = obj(f)
             i = index(f)
             if type(xs) is ErrorValue:
@@ -218,7 +218,7 @@ class Compiler:
         obj = self.compile(node.obj)
         name = node.name
 
-        def field_of(f: list) -> Any:
+        def field_of(f: list[Any]) -> Any:
             record = obj(f)
             if record is None or type(record) is ErrorValue:
                 return record
@@ -234,7 +234,7 @@ class Compiler:
         convert = _COERCIONS[node.mode]
         span = node.span
 
-        def coerce(f: list) -> Any:
+        def coerce(f: list[Any]) -> Any:
             v = inner(f)
             if type(v) is ErrorValue:
                 return v
@@ -258,7 +258,7 @@ _NOT_CONST: Any = object()
 def _lazy(impl: Callable[..., Any], closures: list[Closure], span: Span) -> Closure:
     args = tuple(closures)
 
-    def lazy(f: list) -> Any:
+    def lazy(f: list[Any]) -> Any:
         try:
             return impl(f, *args)
         except _CAUGHT as exc:
@@ -302,7 +302,7 @@ def _eager(impl: Callable[..., Any], closures: list[Closure], span: Span,
         a = closures[0]
         k = consts[1]
 
-        def call2k(f: list) -> Any:
+        def call2k(f: list[Any]) -> Any:
             try:
                 return impl(a(f), k)
             except _CAUGHT as exc:
@@ -311,7 +311,7 @@ def _eager(impl: Callable[..., Any], closures: list[Closure], span: Span,
     if not any(scan) and not needs_ctx:
         # Fast paths: no argument can be an error value.
         if n == 0:
-            def call0(f: list) -> Any:
+            def call0(f: list[Any]) -> Any:
                 try:
                     return impl()
                 except _CAUGHT as exc:
@@ -320,7 +320,7 @@ def _eager(impl: Callable[..., Any], closures: list[Closure], span: Span,
         if n == 1:
             (a,) = closures
 
-            def call1(f: list) -> Any:
+            def call1(f: list[Any]) -> Any:
                 try:
                     return impl(a(f))
                 except _CAUGHT as exc:
@@ -329,7 +329,7 @@ def _eager(impl: Callable[..., Any], closures: list[Closure], span: Span,
         if n == 2:
             a, b = closures
 
-            def call2(f: list) -> Any:
+            def call2(f: list[Any]) -> Any:
                 try:
                     return impl(a(f), b(f))
                 except _CAUGHT as exc:
@@ -339,7 +339,7 @@ def _eager(impl: Callable[..., Any], closures: list[Closure], span: Span,
         a, b = closures
         scan_a, scan_b = scan
 
-        def call2e(f: list) -> Any:
+        def call2e(f: list[Any]) -> Any:
             x = a(f)
             if scan_a and type(x) is ErrorValue:
                 return x
@@ -354,7 +354,7 @@ def _eager(impl: Callable[..., Any], closures: list[Closure], span: Span,
     if n == 1 and not needs_ctx and not lists[0]:
         (a,) = closures
 
-        def call1e(f: list) -> Any:
+        def call1e(f: list[Any]) -> Any:
             x = a(f)
             if type(x) is ErrorValue:
                 return x
@@ -366,7 +366,7 @@ def _eager(impl: Callable[..., Any], closures: list[Closure], span: Span,
     args = tuple(closures)
     check = any(scan)
 
-    def call(f: list) -> Any:
+    def call(f: list[Any]) -> Any:
         values = [c(f) for c in args]
         if check:
             err = _first_error(values, scan, lists)
@@ -393,7 +393,7 @@ def _metered(run: Closure, node: ir.Call, closures: list[Closure]) -> Closure:
     text_args = [i for i, a in enumerate(node.args) if a.type.kind == "Text"] if per_char else []
     list_chars = bool(per_char and spec.cost.list_chars and list_args)
     if spec.lazy or ((not list_args or (not per_item and not per_call and not list_chars)) and not text_args):
-        def charged(f: list) -> Any:
+        def charged(f: list[Any]) -> Any:
             f[0].charge(base)
             return run(f)
         return charged
@@ -407,7 +407,7 @@ def _metered(run: Closure, node: ir.Call, closures: list[Closure]) -> Closure:
     args = tuple(closures)
     needs_ctx = spec.needs_ctx
 
-    def charged_sized(f: list) -> Any:
+    def charged_sized(f: list[Any]) -> Any:
         values = [c(f) for c in args]
         err = _first_error(values, scan, lists)
         if err is not None:
@@ -466,7 +466,7 @@ def _text_to_boolean(text: str | None) -> bool | None:
     raise XLError(VALUE, f"cannot read {text!r} as TRUE or FALSE")
 
 
-def _each_to_text(items: Any) -> tuple:
+def _each_to_text(items: Any) -> tuple[Any, ...]:
     """A list of scalars as texts, item by item (Excel's CONCAT/TEXTJOIN over numbers): blanks
     stay blank (TEXTJOIN may skip them) and error values stay (the function reports them)."""
     return tuple(x if x is None or type(x) is ErrorValue else display_text(x) for x in items)

@@ -174,7 +174,7 @@ def explain(program: Any, variables: Mapping[str, Any] | None = None, *,
         key = id(node)
         bucket = records.setdefault(key, [0])
 
-        def recorded(f: list) -> Any:
+        def recorded(f: list[Any]) -> Any:
             value = closure(f)
             bucket[0] += 1
             if len(bucket) <= MAX_VALUES:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..errors import Fix
 from ..functions.spec import MATCHER_PAIR, MATCHER_PER_CHAR, FunctionSpec, Param, Sig
@@ -30,10 +30,12 @@ _BLANK_SKIPPING = frozenset(("AND", "OR", "XOR"))
 def _is_reference(node: IR) -> bool:
     """An input variable or a field of one: what Excel would read from a cell."""
     while type(node) is ir.FieldOf:
-        node = node.obj  # type: ignore[union-attr]
-    return type(node) is ir.Var and not node.local  # type: ignore[union-attr]
+        node = node.obj
+    return type(node) is ir.Var and not node.local
 
 if TYPE_CHECKING:
+    from ..errors import Diagnostic
+    from ..limits import Limits
     from .checker import Scope
 
 _ZERO_OF = {"Number": "0", "Text": '""', "Boolean": "FALSE"}
@@ -45,6 +47,25 @@ _UNBOUNDED_PRODUCERS = frozenset({"SEQUENCE", "FLATTEN", "TEXTSPLIT", "REGEXEXTR
 class OverloadResolver(SerialCoercions):
     """Mixed into `Checker`, which provides ``error``, ``text``, ``poison``, ``visit_lambda``,
     ``profile``, ``limits``, ``diagnostics`` and ``coercing``."""
+
+    if TYPE_CHECKING:  # what `Checker` provides (declared here so both checkers can see it)
+        limits: Limits
+        diagnostics: list[Diagnostic]
+        coercing: bool
+        source: str
+
+        def error(self, code: str, message: str, span: Span | None, *, label: str = "",
+                  hint: str = "", fixes: tuple[Fix, ...] = ()) -> None: ...
+
+        def warn(self, code: str, message: str, span: Span, *, hint: str = "",
+                 fixes: tuple[Fix, ...] = ()) -> None: ...
+
+        def text(self, span: Span) -> str: ...
+
+        def poison(self, span: Span) -> IR: ...
+
+        def visit_lambda(self, node: ast.Lambda, param_types: list[Type],
+                         scope: Scope) -> ir.Lambda: ...
 
     # ---------------------------------------------------------------------------- resolution
 
@@ -71,7 +92,7 @@ class OverloadResolver(SerialCoercions):
         self.error("E203", f"unknown function {node.name}", span, label="unknown function",
                    hint=hint, fixes=fixes)
 
-    def resolve(self, spec: FunctionSpec, nodes: list[ast.Node], args: list[IR | None],
+    def resolve(self, spec: FunctionSpec, nodes: Sequence[ast.Node | None], args: list[IR | None],
                 span: Span, name_span: Span, *, display: str | None = None,
                 scope: Scope | None = None) -> IR:
         name = display or spec.name
@@ -115,8 +136,10 @@ class OverloadResolver(SerialCoercions):
         self.report_mismatch(spec, name, failures, nodes, fitting)
         return self.poison(span)
 
-    def try_sig(self, spec: FunctionSpec, s: Sig, nodes: list[ast.Node], args: list[IR | None],
-                span: Span, scope: Scope | None, bound: Mapping[str, Type] | None = None) -> Any:
+    def try_sig(self, spec: FunctionSpec, s: Sig, nodes: Sequence[ast.Node | None], args: list[IR | None],
+                span: Span, scope: Scope | None, bound: Mapping[str, Type] | None = None,
+                ) -> IR | tuple[int, Param, IR | None, str]:
+        """The call fitted to ``s``, or why not: (argument index, parameter, its IR, reason)."""
         bindings: dict[str, Type] = dict(bound or {})
         out: list[IR] = []
         lambda_cost = 0
@@ -153,7 +176,7 @@ class OverloadResolver(SerialCoercions):
             matched = self.match(prm.type, arg, bindings)
             if matched is None or matched == FAIL_NULLABLE:
                 return (i, prm, arg, matched or "")
-            out.append(matched)  # type: ignore[arg-type]
+            out.append(matched)
         for j in range(len(nodes), len(s.params)):
             prm = s.params[j]
             default = prm.default
@@ -213,7 +236,7 @@ class OverloadResolver(SerialCoercions):
             return len(arg.value) if isinstance(arg.value, str) else 0
         return self.limits.max_text_length
 
-    def resolve_custom(self, spec: FunctionSpec, nodes: list[ast.Node], args: list[IR | None],
+    def resolve_custom(self, spec: FunctionSpec, nodes: Sequence[ast.Node | None], args: list[IR | None],
                        span: Span, name: str, scope: Scope | None) -> IR:
         if any(a is None for a in args):
             self.error("E202", f"{name} does not take a lambda", span)
@@ -235,7 +258,7 @@ class OverloadResolver(SerialCoercions):
                                      list(spec.signatures))
                 return self.poison(span)
             out.append(matched)
-        return self.make_call(spec, spec.signatures[0], tuple(out), returns, span)  # type: ignore[arg-type]
+        return self.make_call(spec, spec.signatures[0], tuple(out), returns, span)
 
     def resolve_comparison(self, spec: FunctionSpec, node: ast.Binary, left: IR, right: IR) -> IR:
         if left.type.kind == "Never" or right.type.kind == "Never":
@@ -263,24 +286,28 @@ class OverloadResolver(SerialCoercions):
             return call
         # Only references are skipped, as in Excel (an empty cell, here an input variable or
         # one of its record fields); a computed blank such as IF(FALSE, TRUE) stays FALSE.
-        blanks = [type(a) is ir.Coerce and a.mode == "blank_to_boolean" and _is_reference(a.node)
-                  for a in call.args]
-        if not any(blanks):
+        # per argument: the blank-able reference under the coercion, or None
+        blanks = [a.node if type(a) is ir.Coerce and a.mode == "blank_to_boolean"
+                  and _is_reference(a.node) else None for a in call.args]
+        if not any(b is not None for b in blanks):
             return call
         registry = self.registry
         coalesce, or_, if_ = (registry.get(n) for n in ("COALESCE", "OR", "IF"))
+        if coalesce is None or or_ is None or if_ is None:  # a registry without the core
+            return call
         identity = call.spec.name == "AND"
         args = tuple(self.make_call(coalesce, coalesce.signatures[0],
-                                    (a.node, ir.Const(identity, BOOLEAN, a.span)),
-                                    BOOLEAN, a.span) if blank else a
+                                    (blank, ir.Const(identity, BOOLEAN, a.span)),
+                                    BOOLEAN, a.span) if blank is not None else a
                      for a, blank in zip(call.args, blanks))
         out = self.make_call(call.spec, call.sig, args, BOOLEAN, span)
-        if not all(blanks):
+        every = [b for b in blanks if b is not None]
+        if len(every) != len(blanks):
             return out
         error = ir.Const(ErrorValue(VALUE, f"{call.spec.name} has no logical value: every "
                                     "argument is blank"), BOOLEAN, span, may_error=True)
         first = self.make_call(coalesce, coalesce.signatures[0],
-                               tuple(a.node for a in call.args) + (error,), BOOLEAN, span)
+                               (*every, error), BOOLEAN, span)
         guard = self.make_call(or_, or_.signatures[0], (first, ir.Const(True, BOOLEAN, span)),
                                BOOLEAN, span)
         return self.make_call(if_, if_.signatures[0], (guard, out, ir.Const(False, BOOLEAN,
@@ -462,10 +489,15 @@ class OverloadResolver(SerialCoercions):
 
     def report_mismatch(self, spec: FunctionSpec, name: str,
                         failures: list[tuple[int, Param, IR | None, str]],
-                        nodes: list[ast.Node], sigs: list[Sig]) -> None:
+                        nodes: Sequence[ast.Node | None], sigs: Sequence[Sig]) -> None:
         # Report the failure that got furthest: it is most likely what the author meant.
         index, prm, arg, why = max(failures, key=lambda f: f[0])
-        span = arg.span if arg is not None else nodes[index].span
+        if arg is not None:
+            span = arg.span
+        else:  # an argument without its IR is a lambda or a left-out one: never a None node
+            node = nodes[index]
+            assert node is not None
+            span = node.span
         if spec.category == "operators" or spec.name == "NOT":
             side = "operand" if len(nodes) == 1 else ("left side" if index == 0 else "right side")
             prm = Param(f"the {side}", prm.type)
@@ -671,7 +703,7 @@ _BLANK_AS = {"Number": (0, "Number"), "Date": (0, "Number"), "DateTime": (0, "Nu
 
 
 def _excel_comparison(op: str, left_kind: str, right_kind: str,
-                      same: Mapping[str, Any]):  # type: ignore[no-untyped-def]
+                      same: Mapping[str, Any]) -> Callable[[Any, Any], bool]:
     """Excel's comparison of two values of different declared types (excel profile):
 
     * a blank is the other side's zero (0, "" or FALSE), so a blank equals 0, "" and FALSE;
@@ -683,7 +715,7 @@ def _excel_comparison(op: str, left_kind: str, right_kind: str,
 
     from ..functions._criteria import serial
 
-    fn = {"=": _op.eq, "<>": _op.ne, "<": _op.lt, "<=": _op.le, ">": _op.gt, ">=": _op.ge}[op]
+    fn: Callable[[Any, Any], Any] = {"=": _op.eq, "<>": _op.ne, "<": _op.lt, "<=": _op.le, ">": _op.gt, ">=": _op.ge}[op]
 
     def compare(a: Any, b: Any) -> bool:
         ka, kb = left_kind, right_kind
@@ -694,8 +726,8 @@ def _excel_comparison(op: str, left_kind: str, right_kind: str,
         if ka == kb:
             return bool(same.get(ka, fn)(a, b))
         if ka in _SERIAL_KINDS and kb in _SERIAL_KINDS:
-            return fn(a if ka == "Number" else serial(a), b if kb == "Number" else serial(b))
+            return bool(fn(a if ka == "Number" else serial(a), b if kb == "Number" else serial(b)))
         ra, rb = _RANKS.get(ka, 0), _RANKS.get(kb, 0)
-        return fn(ra, rb) if ra != rb else op == "<>"
+        return bool(fn(ra, rb)) if ra != rb else op == "<>"
 
     return compare

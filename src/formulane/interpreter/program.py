@@ -24,7 +24,7 @@ from ..grammar import ast as ast_nodes
 from ..grammar import parse
 from ..limits import Limits
 from ..types import Type
-from ..values import CONTEXT, ErrorValue, to_external, to_internal
+from ..values import CONTEXT, ErrorValue, Value, to_external, to_internal
 from . import ir
 from .checker import check
 from .compile import Compiler
@@ -173,7 +173,7 @@ class Program:
             deactivate(token)
 
     def evaluate(self, variables: Mapping[str, Any] | None = None, *,
-                 now: dt.datetime | None = None) -> Any:
+                 now: dt.datetime | None = None) -> Value:
         """Run the formula. ``now`` is the clock TODAY() and NOW() read (default: the current
         UTC time, read once); values out are Decimal, str, bool, date, datetime, timedelta,
         list, dict, None or `ErrorValue`."""
@@ -181,7 +181,8 @@ class Program:
         if fast is not None:
             if type(variables) is not dict and variables is not None:
                 variables = _as_mapping(variables)
-            return fast(variables, now)
+            out: Value = fast(variables, now)  # generated code keeps the same contract
+            return out
         self._calls += 1
         if self._calls == TIER_UP_CALLS:
             self._tier_up()
@@ -240,11 +241,12 @@ class Program:
                                     f"{exc}", source=self.source) from exc
         tr = type(result)
         if tr is bool or tr is str or result is None or tr is ErrorValue or tr is decimal.Decimal:
-            return result
+            plain: Value = result  # already the caller's form (see `to_external`)
+            return plain
         return to_external(result)
 
 
-def _read_inputs(converters: Any, variables: Any, frame: list) -> None:
+def _read_inputs(converters: Any, variables: Any, frame: list[Any]) -> None:
     try:
         for convert in converters:
             convert(variables, frame)
@@ -261,12 +263,12 @@ def _unreadable(exc: Exception) -> EvalError:
                      code="E301", hint="pass plain values (numbers, text, lists, dicts)")
 
 
-def _converter(name: str, slot: int, t: Type) -> Callable[[Mapping[str, Any], list], None]:
+def _converter(name: str, slot: int, t: Type) -> Callable[[Mapping[str, Any], list[Any]], None]:
     """A per-variable input step, specialised for the common scalar types."""
     from ..values import number_in
 
     if t.kind == "Number" and not t.nullable:
-        def number(variables: Mapping[str, Any], frame: list) -> None:
+        def number(variables: Mapping[str, Any], frame: list[Any]) -> None:
             try:
                 v = variables[name]
             except KeyError:
@@ -279,7 +281,7 @@ def _converter(name: str, slot: int, t: Type) -> Callable[[Mapping[str, Any], li
                 frame[slot] = number_in(v, name)
         return number
     if t.kind == "Text" and not t.nullable:
-        def text(variables: Mapping[str, Any], frame: list) -> None:
+        def text(variables: Mapping[str, Any], frame: list[Any]) -> None:
             try:
                 v = variables[name]
             except KeyError:
@@ -287,7 +289,7 @@ def _converter(name: str, slot: int, t: Type) -> Callable[[Mapping[str, Any], li
             frame[slot] = v if type(v) is str and v.isascii() else to_internal(v, t, name)
         return text
 
-    def general(variables: Mapping[str, Any], frame: list) -> None:
+    def general(variables: Mapping[str, Any], frame: list[Any]) -> None:
         if name in variables:
             frame[slot] = to_internal(variables[name], t, name)
         elif t.nullable:

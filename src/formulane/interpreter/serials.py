@@ -26,13 +26,19 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..functions._serial import BlankPassing, SERIAL_ZERO_DATE, SERIAL_ZERO_DATETIME
 from ..source import Span
 from ..types import DATE, NUMBER, TEXT, Type, non_null
 from . import ir
 from .ir import IR
+
+if TYPE_CHECKING:
+    from ..functions.registry import Registry
+    from ..functions.spec import FunctionSpec, Sig
+    from ..grammar import ast
+    from .checker import Scope
 
 #: Kinds Excel holds as serial numbers, besides Number itself.
 SERIAL_KINDS = frozenset(("Date", "DateTime", "Duration"))
@@ -42,7 +48,7 @@ _ZERO = {"Date": SERIAL_ZERO_DATE, "DateTime": SERIAL_ZERO_DATETIME,
 
 
 def _whole_constant(node: IR) -> bool:
-    value = node.value if type(node) is ir.Const else None  # type: ignore[union-attr]
+    value = node.value if type(node) is ir.Const else None
     return isinstance(value, (int, Decimal)) and not isinstance(value, bool) \
         and value == int(value)
 
@@ -50,8 +56,18 @@ def _whole_constant(node: IR) -> bool:
 class SerialCoercions:
     """Excel-profile conversions between serial numbers and dates, times and durations."""
 
-    registry: Any
+    registry: Registry
     profile: str
+
+    if TYPE_CHECKING:  # provided by `OverloadResolver`
+        def make_call(self, spec: FunctionSpec, s: Sig, args: tuple[IR, ...], returns: Type,
+                      span: Span, lambda_cost: int = 0) -> IR: ...
+
+        def match(self, expected: Type, arg: IR, bindings: dict[str, Type]) -> Any: ...
+
+        def resolve(self, spec: FunctionSpec, nodes: Sequence[ast.Node | None],
+                    args: list[IR | None], span: Span, name_span: Span, *,
+                    display: str | None = None, scope: Scope | None = None) -> IR: ...
 
     def serial_coerce(self, arg: IR, target: Type) -> IR | None:
         """``arg`` converted to ``target`` as Excel's serial numbers convert, or None when
@@ -88,7 +104,7 @@ class SerialCoercions:
         if coalesce is None or kind not in _ZERO:
             return arg
         zero = ir.Const(_ZERO[kind], Type(kind), arg.span)
-        return self.make_call(coalesce, coalesce.signatures[0], (arg, zero),  # type: ignore[attr-defined]
+        return self.make_call(coalesce, coalesce.signatures[0], (arg, zero),
                               non_null(arg.type), arg.span)
 
     def to_serial(self, arg: IR, keep_blank: bool = False) -> IR | None:
@@ -107,10 +123,10 @@ class SerialCoercions:
             prm = replace(sig.params[0], type=arg.type)
             sig = replace(sig, params=(prm,), returns=Type("Number", nullable=True),
                           impl=BlankPassing(impl))
-            return self.make_call(spec, sig, (arg,), sig.returns,  # type: ignore[attr-defined]
+            return self.make_call(spec, sig, (arg,), sig.returns,
                                   arg.span)
         node = self.blank_serial(arg) if arg.type.nullable else arg
-        return self.make_call(spec, sig, (node,), NUMBER, arg.span)  # type: ignore[attr-defined]
+        return self.make_call(spec, sig, (node,), NUMBER, arg.span)
 
     def from_serial(self, arg: IR, kind: str) -> IR | None:
         node = arg
@@ -121,7 +137,7 @@ class SerialCoercions:
             spec = self.registry.get("FROMSERIAL")
             if spec is None:
                 return None
-            return self.make_call(spec, spec.signatures[0], (node,), DATE,  # type: ignore[attr-defined]
+            return self.make_call(spec, spec.signatures[0], (node,), DATE,
                                   arg.span)
         mode = "serial_to_datetime" if kind == "DateTime" else "serial_to_duration"
         return ir.Coerce(node, mode, Type(kind), arg.span, True, node.cost + 1)
@@ -140,7 +156,7 @@ class SerialCoercions:
             return None
         sig = replace(sig, params=(replace(sig.params[0], type=arg.type),),
                       returns=Type("Number", nullable=True), impl=BlankPassing(impl))
-        call = self.make_call(spec, sig, (arg,), sig.returns, span)  # type: ignore[attr-defined]
+        call = self.make_call(spec, sig, (arg,), sig.returns, span)
         return ir.Coerce(call, "blank_to_number", NUMBER, span, call.may_error, call.cost + 1)
 
     # ------------------------------------------------------------------------- arithmetic
@@ -167,7 +183,7 @@ class SerialCoercions:
                 return None
             sig = spec.signatures[0]  # Number op Number
             operands = (serial, fitted) if lk == "Date" else (fitted, serial)
-            total = self.make_call(spec, sig, operands, NUMBER, span)  # type: ignore[attr-defined]
+            total = self.make_call(spec, sig, operands, NUMBER, span)
             out = self.from_serial(total, "Date")
             if out is not None:
                 self.serial_sums[id(out)] = (out, total)
@@ -181,14 +197,14 @@ class SerialCoercions:
             days = None if amount is None else self.from_serial(amount, "Duration")
             if days is None:
                 return None
-            args = [days, right] if lk == "Number" else [left, days]
-            return self.resolve(spec, [None, None], args, span, op_span,  # type: ignore[attr-defined]
+            args: list[IR | None] = [days, right] if lk == "Number" else [left, days]
+            return self.resolve(spec, [None, None], args, span, op_span,
                                 display=op)
         return None
 
     def fit_number(self, node: IR) -> IR | None:
         """``node`` as a (non-blank) Number, with the profile's conversions, or None."""
-        fitted = self.match(NUMBER, node, {})  # type: ignore[attr-defined]
+        fitted = self.match(NUMBER, node, {})
         return fitted if fitted is not None and not isinstance(fitted, str) else None
 
     @property
