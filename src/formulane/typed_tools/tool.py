@@ -377,5 +377,5 @@ def _field_definition(hint: Any, default: Any, doc: str | None) -> tuple[Any, An
         return (hint, default)
     value = ... if default is inspect.Parameter.empty else default
     if doc and not has_description:
-        return (hint, Field(value, description=doc))
+        return (hint, Field(default=value, description=doc))
     return (hint, value)
