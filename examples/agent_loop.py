@@ -18,10 +18,12 @@ import sys
 import threading
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
 
 import anthropic
 import openai
+from anthropic.types import ToolParam
+from openai.types.chat import ChatCompletionToolParam
 
 import formulane
 from formulane.typed_tools import Principal, ToolRegistry
@@ -44,7 +46,8 @@ ARGS = {"price": "9.99", "qty": 3, "country": "FR"}
 
 def openai_loop(client: openai.OpenAI, model: str = "gpt-4.1-mini") -> str:
     messages: list[Any] = [{"role": "user", "content": QUESTION}]
-    payload = tools.export("openai").payload()
+    # The export is plain JSON; the SDK types the same shape as TypedDicts.
+    payload = cast("list[ChatCompletionToolParam]", tools.export("openai").payload())
     for _ in range(5):
         response = client.chat.completions.create(model=model, messages=messages, tools=payload)
         message = response.choices[0].message
@@ -57,7 +60,7 @@ def openai_loop(client: openai.OpenAI, model: str = "gpt-4.1-mini") -> str:
 
 def anthropic_loop(client: anthropic.Anthropic, model: str = "claude-sonnet-4-5") -> str:
     messages: list[Any] = [{"role": "user", "content": QUESTION}]
-    payload = tools.export("anthropic").payload()
+    payload = cast("list[ToolParam]", tools.export("anthropic").payload())
     for _ in range(5):
         response = client.messages.create(model=model, max_tokens=512, messages=messages,
                                           tools=payload)
@@ -86,12 +89,15 @@ class StandIn:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args: Any) -> None:  # quiet
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
     def do_POST(self) -> None:  # noqa: N802 - the http.server spelling
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        last = body["messages"][-1]
+        body: dict[str, Any] = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        last: dict[str, Any] = body["messages"][-1]
+        message: dict[str, Any]
+        blocks: list[dict[str, Any]]
+        reply: dict[str, Any]
         if self.path.endswith("/chat/completions"):
             if last["role"] == "tool":
                 message = {"role": "assistant", "content": f"It costs {last['content']}."}
@@ -104,7 +110,7 @@ class _Handler(BaseHTTPRequestHandler):
                      "model": body["model"], "choices": [{"index": 0, "message": message,
                      "finish_reason": "stop" if message["content"] else "tool_calls"}]}
         else:
-            content = last["content"]
+            content: list[Any] | str = last["content"]
             if isinstance(content, list) and content and content[0].get("type") == "tool_result":
                 result = content[0]["content"]
                 text = result if isinstance(result, str) else result[0]["text"]

@@ -33,7 +33,7 @@ FORMULAS = {
 
 def run(out: Path) -> pl.DataFrame:
     frame = pl.read_csv(DATA)
-    result = formulane.apply(frame, FORMULAS, SCHEMA)
+    result: pl.DataFrame = formulane.apply(frame, FORMULAS, SCHEMA)
     result.write_parquet(out)
     return result
 

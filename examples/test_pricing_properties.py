@@ -8,6 +8,7 @@ blanks and edge values included.
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from hypothesis import given, settings
 
@@ -20,14 +21,14 @@ DISCOUNTED = "ROUND(price * qty * (1 - MIN(MAX(discount ?? 0, 0), 1)), 2)"
 
 @settings(max_examples=40, deadline=None)
 @given(formulas(SCHEMA, returns="Number", max_depth=2), values(SCHEMA))
-def test_generated_formulas_never_crash(source: str, variables: dict) -> None:
+def test_generated_formulas_never_crash(source: str, variables: dict[str, Any]) -> None:
     result = formulane.evaluate(source, variables, schema=SCHEMA)
     assert isinstance(result, (Decimal, formulane.ErrorValue)) or result is None
 
 
 @settings(max_examples=200, deadline=None)
 @given(values(SCHEMA))
-def test_discount_never_raises_the_price(variables: dict) -> None:
+def test_discount_never_raises_the_price(variables: dict[str, Any]) -> None:
     program = formulane.compile(DISCOUNTED, SCHEMA)
     full = formulane.evaluate("ROUND(price * qty, 2)", variables, schema=SCHEMA)
     got = program.evaluate(variables)

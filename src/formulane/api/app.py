@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncGenerator
 
 from fastapi import FastAPI
 
@@ -39,7 +39,7 @@ def create_app(settings: Settings | None = None, *, service: Service | None = No
     holder: dict[str, Any] = {}
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncGenerator[None, None]:
         if service is None:  # a uvicorn worker process (--workers N) builds its own
             envelope.configure_logging(settings.log_level)
             app.state.service = holder["service"] = Service(settings)

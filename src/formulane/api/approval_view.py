@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..jsonshape import is_object
+
 MAX_VALUE_CHARS = 200  # one argument's value in the summary
 MAX_ARGS_SHOWN = 20
 
@@ -35,7 +37,7 @@ def describe(registry: Any, approval: Any) -> dict[str, Any]:
         args = json.loads(approval.args)
     except (TypeError, ValueError):
         args = None
-    items = list(args.items()) if isinstance(args, dict) else []
+    items = list(args.items()) if is_object(args) else []
     to_what = ", ".join(f"{k} = {_value(v)}" for k, v in items[:MAX_ARGS_SHOWN])
     if len(items) > MAX_ARGS_SHOWN:
         to_what += f", and {len(items) - MAX_ARGS_SHOWN} more"
@@ -44,7 +46,7 @@ def describe(registry: Any, approval: Any) -> dict[str, Any]:
                 f"{approval.tenant!r}, on that tenant's data")
     if tool is None:
         what = f"tool {approval.tool!r} version {approval.version} (no longer served here)"
-        policy = {"decision": "approval_required", "rule": "the tool is not served any more: "
+        policy: dict[str, Any] = {"decision": "approval_required", "rule": "the tool is not served any more: "
                   "approving it cannot make it run", "effect": None, "approval_scope": None,
                   "approver_kinds": [], "four_eyes": bool(getattr(registry, "four_eyes", False)),
                   "status": approval.status, "expires_at": approval.to_dict()["expires_at"]}

@@ -214,7 +214,7 @@ class RateLimiter:
 
     def take(self, key: str) -> float:
         """0 when allowed, else the seconds to wait before the next token."""
-        now = self.clock()
+        now: float = self.clock()
         with self._lock:
             tokens, last = self._buckets.get(key, (float(self.burst), now))
             tokens = min(float(self.burst), tokens + (now - last) * self.rate)

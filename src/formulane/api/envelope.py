@@ -19,15 +19,15 @@ import logging
 import re
 import secrets
 import time
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, cast
 
-from fastapi import Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..errors import CODES, FormulaError, ServiceError
+from ..errors import CODES, FormulaError
 
 log = logging.getLogger("formulane.api")
 
@@ -65,7 +65,7 @@ class ErrorEnvelope(BaseModel):
     message: str = Field(examples=["UPPER expects Text, got Number"])
     span: SpanOut | None = None
     hint: str = ""
-    fixes: list[FixOut] = Field(default_factory=list)
+    fixes: list[FixOut] = Field(default_factory=list[FixOut])
     rendered: str = ""
     request_id: str = ""
     detail: list[dict[str, Any]] | None = Field(
@@ -92,8 +92,8 @@ def request_id(request: Request) -> str:
 def envelope(exc: FormulaError, rid: str, *, source: str | None = None,
              extra: dict[str, Any] | None = None) -> dict[str, Any]:
     data = exc.to_dict(source)
-    diags = data.get("diagnostics") or []
-    out = {
+    diags: list[Any] = data.get("diagnostics") or []
+    out: dict[str, Any] = {
         "code": data["code"], "message": data["message"], "span": data.get("span"),
         "hint": data.get("hint", ""), "fixes": data.get("fixes", []),
         "rendered": data.get("rendered", ""), "request_id": rid,
@@ -110,7 +110,7 @@ def error_response(exc: FormulaError, rid: str, *, source: str | None = None,
                         headers={"X-Request-ID": rid, **(headers or {})})
 
 
-def install(app: Any) -> None:
+def install(app: FastAPI) -> None:
     """Exception handlers that turn everything into the envelope."""
 
     @app.exception_handler(FormulaError)
@@ -120,12 +120,12 @@ def install(app: Any) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        detail = []
+        detail: list[dict[str, Any]] = []
         for err in exc.errors():
             item = {k: v for k, v in err.items() if k in ("type", "loc", "msg")}
             item["loc"] = [str(p) for p in item.get("loc", ())]
             detail.append(item)
-        first = detail[0] if detail else {"loc": [], "msg": "invalid request"}
+        first: dict[str, Any] = detail[0] if detail else {"loc": [], "msg": "invalid request"}
         where = ".".join(first["loc"][1:] if first["loc"][:1] in (["body"], ["query"], ["path"])
                          else first["loc"]) or "request"
         rid = request_id(request)
@@ -134,7 +134,7 @@ def install(app: Any) -> None:
         if kind != "application/json" and first["loc"] == ["body"]:
             hint = ("send the body as JSON with 'Content-Type: application/json' (curl -d sends "
                     "a form unless told)")
-        body = {"code": "E706", "message": f"{where}: {first['msg']}", "span": None,
+        body: dict[str, Any] = {"code": "E706", "message": f"{where}: {first['msg']}", "span": None,
                 "hint": hint, "fixes": [],
                 "rendered": f"error[E706]: {where}: {first['msg']}", "request_id": rid,
                 "detail": detail, "diagnostics": None, "extra": None}
@@ -144,7 +144,7 @@ def install(app: Any) -> None:
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {401: "E701", 403: "E702", 404: "E703", 405: "E706", 413: "E705",
                 429: "E704"}.get(exc.status_code, "E706")
-        message = exc.detail if isinstance(exc.detail, str) else CODES[code]
+        message = exc.detail if isinstance(cast(object, exc.detail), str) else CODES[code]
         if exc.status_code == 404:
             message = "no such route"
         if exc.status_code == 405:
@@ -171,8 +171,8 @@ def install(app: Any) -> None:
 # -- middleware ------------------------------------------------------------------------------
 
 _RID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
-ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]],
-                   Awaitable[None]]
+ASGIApp = Callable[[dict[str, Any], Callable[[], Awaitable[dict[str, Any]]],
+                    Callable[[dict[str, Any]], Awaitable[None]]], Awaitable[None]]
 
 
 _PROCESS = secrets.token_hex(4)
@@ -200,12 +200,12 @@ class RequestMiddleware:
         self.batch_paths = batch_paths
         self.observe = observe
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
-        headers = dict(scope.get("headers") or ())
+        headers: dict[bytes, bytes] = dict(scope.get("headers") or ())
         incoming = headers.get(b"x-request-id", b"").decode("latin-1")
         rid = incoming if incoming and _RID.match(incoming) else _new_request_id()
         scope.setdefault("state", {})["request_id"] = rid
@@ -214,10 +214,10 @@ class RequestMiddleware:
         status = [500]
         raw_rid = rid.encode()
 
-        async def send_with_id(message: dict) -> None:
+        async def send_with_id(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
-                headers = list(message.get("headers", ()))
+                headers: list[tuple[bytes, bytes]] = list(message.get("headers", ()))
                 if not any(k.lower() == b"x-request-id" for k, _ in headers):
                     headers.append((b"x-request-id", raw_rid))
                 message["headers"] = headers
@@ -229,8 +229,8 @@ class RequestMiddleware:
         else:
             seen = [0]
 
-            async def counted_receive() -> dict:
-                message = await receive()
+            async def counted_receive() -> dict[str, Any]:
+                message: dict[str, Any] = await receive()
                 if message["type"] == "http.request":
                     seen[0] += len(message.get("body", b""))
                     if seen[0] > limit:
@@ -242,10 +242,10 @@ class RequestMiddleware:
             except _TooLarge:
                 await self._too_large(send_with_id, rid, limit)
         elapsed = time.perf_counter() - start
-        route = scope.get("route")
+        route: Any = scope.get("route")
         template = getattr(route, "path", None) or "unmatched"
         self.observe(scope.get("method", ""), template, status[0], elapsed)
-        state = scope.get("state", {})
+        state: dict[str, Any] = scope.get("state", {})
         if log.isEnabledFor(logging.INFO):
             log.info(json.dumps({
                 "event": "request", "request_id": rid, "method": scope.get("method"),

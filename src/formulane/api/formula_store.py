@@ -21,7 +21,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.engine import Engine
@@ -105,10 +105,10 @@ class FormulaStore:
                     cases: list[dict[str, Any]] | None, note: str = "") -> dict[str, Any]:
         row = self._formula_row(actor.tenant, name)
         latest = self._version_row(row.formula_id, None)
-        source = latest.source if source is None else source
-        schema = json.loads(latest.schema_json) if schema is None else schema
-        profile = latest.profile if profile is None else profile
-        cases = json.loads(latest.cases_json) if cases is None else cases
+        source = cast(str, latest.source) if source is None else source
+        schema = cast("dict[str, str]", json.loads(latest.schema_json)) if schema is None else schema
+        profile = cast(str, latest.profile) if profile is None else profile
+        cases = cast("list[dict[str, Any]]", json.loads(latest.cases_json)) if cases is None else cases
         program = self._compile(source, schema, profile, cases)
         now = self.clock()
         for _ in range(3):  # two writers at once: the loser takes the next number
@@ -155,7 +155,7 @@ class FormulaStore:
         row = self._formula_row(actor.tenant, name)
         live = self._alias(row.formula_id)
         with self.engine.connect() as conn:
-            published = [r.version for r in conn.execute(
+            published: list[int] = [r.version for r in conn.execute(
                 select(formula_versions.c.version).where(and_(
                     formula_versions.c.formula_id == row.formula_id,
                     formula_versions.c.status == "published"))
@@ -201,7 +201,8 @@ class FormulaStore:
             rows = conn.execute(select(formula_versions).where(
                 formula_versions.c.formula_id == row.formula_id)
                 .order_by(formula_versions.c.version)).all()
-        out, previous = [], ""
+        out: list[dict[str, Any]] = []
+        previous = ""
         for r in rows:
             item = self._version_out(r)
             item["diff"] = "".join(difflib.unified_diff(

@@ -57,14 +57,16 @@ def _ask(kind: str, detail: str | None) -> str | None:
         data = json.loads(detail)
     except json.JSONDecodeError:
         return None
-    ask = data.get("ask") if kind == "job" else (data.get("request") or {}).get("ask")
+    request: dict[str, Any] = data.get("request") or {}
+    ask = data.get("ask") if kind == "job" else request.get("ask")
     return ask if isinstance(ask, str) else None
 
 
 def list_jobs(store: Any, tenant: str, *, limit: int, cursor: str | None = None,
               state: str | None = None, lane: str | None = None) -> dict[str, Any]:
     """A page of the tenant's jobs: ``{"jobs": [...], "next_cursor": str | None}``."""
-    where, params = [], [tenant, tenant]
+    where: list[str] = []
+    params: list[Any] = [tenant, tenant]
     if state is not None:
         where.append("state = ?")
         params.append(state)

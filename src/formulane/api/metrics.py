@@ -55,7 +55,7 @@ class LaneSeries:
         cutoff = int(self.clock()) - since_s
         with self._lock:
             per = dict(self._data.get(tenant, {}))
-            rows = []
+            rows: list[dict[str, Any]] = []
             for bucket in sorted(b for b in per if b >= cutoff):
                 lanes: dict[str, dict[str, int]] = defaultdict(dict)
                 for (lane, outcome), n in per[bucket].items():

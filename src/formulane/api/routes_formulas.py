@@ -32,7 +32,7 @@ from .deps import need
 from .envelope import ERROR_RESPONSES
 from .values import to_engine, to_json
 
-router = APIRouter(prefix="/v1", tags=["formulas"], responses=ERROR_RESPONSES)  # type: ignore[arg-type]
+router = APIRouter(prefix="/v1", tags=["formulas"], responses=ERROR_RESPONSES)
 
 ARROW = "application/vnd.apache.arrow.stream"
 PARQUET = "application/vnd.apache.parquet"
@@ -46,14 +46,14 @@ class FormulaIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     formula: str = Field(min_length=1, max_length=MAX_TEXT,
                          examples=["ROUND(price * qty * 1.2, 2)"])
-    schema_: Schema | None = Field(None, alias="schema",
+    schema_: Schema | None = Field(default=None, alias="schema",
                                    examples=[{"price": "Number", "qty": "Number"}])
     profile: Profile = "strict"
 
 
 class EvaluateIn(FormulaIn):
-    variables: dict[str, Any] = Field(default_factory=dict, examples=[{"price": 9.99, "qty": 3}])
-    now: dt.datetime | None = Field(None, description="the time TODAY()/NOW() see (default: now)")
+    variables: dict[str, Any] = Field(default_factory=dict[str, Any], examples=[{"price": 9.99, "qty": 3}])
+    now: dt.datetime | None = Field(default=None, description="the time TODAY()/NOW() see (default: now)")
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"formula": "ROUND(price * qty * 1.2, 2)", "variables": {"price": 9.99, "qty": 3}}]})
@@ -66,25 +66,25 @@ class DiagnosticOut(BaseModel):
     span: dict[str, int] | None = None
     label: str = ""
     hint: str = ""
-    fixes: list[dict[str, Any]] = Field(default_factory=list)
+    fixes: list[dict[str, Any]] = Field(default_factory=list[dict[str, Any]])
     rendered: str = ""
 
 
 class CheckOut(BaseModel):
     ok: bool = Field(examples=[True])
-    type: str | None = Field(None, examples=["Number"])
-    cost_bound: int | None = Field(None, description="static cost bound (units; see Limits)")
-    metered: bool | None = Field(None, description="True when every call is charged as it runs")
-    uses: list[str] = Field(default_factory=list, description="the schema names it reads")
-    diagnostics: list[DiagnosticOut] = Field(default_factory=list)
+    type: str | None = Field(default=None, examples=["Number"])
+    cost_bound: int | None = Field(default=None, description="static cost bound (units; see Limits)")
+    metered: bool | None = Field(default=None, description="True when every call is charged as it runs")
+    uses: list[str] = Field(default_factory=list[str], description="the schema names it reads")
+    diagnostics: list[DiagnosticOut] = Field(default_factory=list[DiagnosticOut])
 
 
 class ValueOut(BaseModel):
-    value: Any = Field(None, examples=[35.96])
+    value: Any = Field(default=None, examples=[35.96])
     type: str = Field(examples=["Number"])
     error_value: dict[str, str] | None = Field(
         None, description='set when the result is an error value, e.g. {"error": "#DIV/0!"}')
-    warnings: list[DiagnosticOut] = Field(default_factory=list)
+    warnings: list[DiagnosticOut] = Field(default_factory=list[DiagnosticOut])
 
 
 class BatchIn(BaseModel):
@@ -94,7 +94,7 @@ class BatchIn(BaseModel):
          "schema": {"price": "Number", "qty": "Number"}}]})
     formulas: dict[str, str] = Field(min_length=1, max_length=64)
     rows: list[dict[str, Any]]
-    schema_: Schema | None = Field(None, alias="schema")
+    schema_: Schema | None = Field(default=None, alias="schema")
     profile: Profile = "strict"
 
 
@@ -112,7 +112,7 @@ class ExplainOut(ValueOut):
 class FormatIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     formula: str = Field(min_length=1, max_length=MAX_TEXT, examples=["if(a>1,'x','y')"])
-    width: int = Field(80, ge=20, le=400)
+    width: int = Field(default=80, ge=20, le=400)
 
 
 class FormatOut(BaseModel):
@@ -156,7 +156,7 @@ class FunctionsOut(BaseModel):
 
 # -- helpers -----------------------------------------------------------------------------------
 
-def _limit(request: Request, formula: str) -> None:
+def check_formula_limit(request: Request, formula: str) -> None:
     limit = request.app.state.service.settings.max_formula_chars
     if len(formula) > limit:
         raise ServiceError(f"formula of {len(formula)} characters is over the service's limit "
@@ -174,7 +174,7 @@ def _diag(d: Any, source: str) -> DiagnosticOut:
     return DiagnosticOut(**{k: data.get(k) for k in DiagnosticOut.model_fields})
 
 
-def _value_out(program: Any, value: Any, source: str) -> dict[str, Any]:
+def value_out(program: Any, value: Any, source: str) -> dict[str, Any]:
     out = to_json(value)
     error = out if isinstance(value, formulane.ErrorValue) else None
     return {"value": None if error else out, "type": str(program.type), "error_value": error,
@@ -192,7 +192,7 @@ def _count(request: Request, who: ApiPrincipal, lane: str, outcome: str) -> None
                          "(200 either way).")
 async def check(body: FormulaIn, request: Request, who: ApiPrincipal = need("formulas:read")
                 ) -> CheckOut:
-    _limit(request, body.formula)
+    check_formula_limit(request, body.formula)
     schema = normalize_schema(body.schema_ or {})
     diags = formulane.diagnose(body.formula, schema, profile=body.profile)
     errors = [d for d in diags if d.severity == "error"]
@@ -207,27 +207,27 @@ async def check(body: FormulaIn, request: Request, who: ApiPrincipal = need("for
 @router.post("/evaluate", response_model=ValueOut, summary="Evaluate a formula on one row")
 async def evaluate(body: EvaluateIn, request: Request,
                    who: ApiPrincipal = need("formulas:read")) -> dict[str, Any]:
-    _limit(request, body.formula)
+    check_formula_limit(request, body.formula)
     schema = _schema(body.schema_, body.variables)
     program = formulane.compile(body.formula, schema, profile=body.profile)
     now = body.now if body.now is None or body.now.tzinfo else body.now.replace(tzinfo=dt.timezone.utc)
     value = program.evaluate(to_engine(body.variables, program.schema), now=now)
     _count(request, who, "formula", "error_value" if isinstance(value, formulane.ErrorValue)
            else "ok")
-    return _value_out(program, value, body.formula)
+    return value_out(program, value, body.formula)
 
 
 @router.post("/explain", response_model=ExplainOut, summary="Why a formula gives its value",
              description="The tree of sub-expressions with types, values, costs, and which ran.")
 async def explain(body: EvaluateIn, request: Request,
                   who: ApiPrincipal = need("formulas:read")) -> dict[str, Any]:
-    _limit(request, body.formula)
+    check_formula_limit(request, body.formula)
     schema = _schema(body.schema_, body.variables)
     program = formulane.compile(body.formula, schema, profile=body.profile)
     inputs = to_engine(body.variables, program.schema)
     explanation = program.explain(inputs, now=body.now)
     value = program.evaluate(inputs, now=body.now)
-    out = _value_out(program, value, body.formula)
+    out = value_out(program, value, body.formula)
     out["explanation"] = to_json(explanation.to_dict())
     out["text"] = explanation.to_text()
     return out
@@ -236,7 +236,7 @@ async def explain(body: EvaluateIn, request: Request,
 @router.post("/format", response_model=FormatOut, summary="The canonical form of a formula")
 async def format_formula(body: FormatIn, request: Request,
                          who: ApiPrincipal = need("formulas:read")) -> FormatOut:
-    _limit(request, body.formula)
+    check_formula_limit(request, body.formula)
     return FormatOut(formatted=formulane.format(body.formula, body.width))
 
 
@@ -244,7 +244,7 @@ async def format_formula(body: FormatIn, request: Request,
              description="Works on incomplete text as it is typed; best first.")
 async def complete(body: CursorIn, request: Request,
                    who: ApiPrincipal = need("formulas:read")) -> CompletionOut:
-    _limit(request, body.formula)
+    check_formula_limit(request, body.formula)
     cursor = min(body.cursor, len(body.formula))
     items = formulane.complete(body.formula, cursor, normalize_schema(body.schema_ or {}),
                                profile=body.profile)
@@ -256,7 +256,7 @@ async def complete(body: CursorIn, request: Request,
              description="Works on incomplete text as it is typed (`ROUND(x, `).")
 async def signature_help(body: CursorIn, request: Request,
                          who: ApiPrincipal = need("formulas:read")) -> SignatureHelpOut:
-    _limit(request, body.formula)
+    check_formula_limit(request, body.formula)
     cursor = min(body.cursor, len(body.formula))
     info = formulane.signature_help(body.formula, cursor)
     return SignatureHelpOut(signature=None if info is None else info.to_dict())
@@ -266,7 +266,7 @@ async def signature_help(body: CursorIn, request: Request,
              description="A function's docs, or the type of a name or sub-expression.")
 async def hover(body: CursorIn, request: Request,
                 who: ApiPrincipal = need("formulas:read")) -> HoverOut:
-    _limit(request, body.formula)
+    check_formula_limit(request, body.formula)
     cursor = min(body.cursor, len(body.formula))
     info = formulane.hover(body.formula, cursor, normalize_schema(body.schema_ or {}),
                            profile=body.profile)
@@ -280,7 +280,7 @@ async def functions(request: Request, query: str | None = Query(None, max_length
                     category: str | None = Query(None, max_length=50),
                     who: ApiPrincipal = need("formulas:read")) -> FunctionsOut:
     needle = (query or "").lower()
-    out = []
+    out: list[FunctionOut] = []
     for entry in formulane.function_catalog():
         if category and entry["category"].lower() != category.lower():
             continue
@@ -325,7 +325,7 @@ async def evaluate_batch(request: Request,
     if kind in (ARROW, PARQUET):
         formulas = _query_formulas(formula)
         for text in formulas.values():
-            _limit(request, text)
+            check_formula_limit(request, text)
         parsed_schema = _json_schema(schema)
         from starlette.concurrency import run_in_threadpool
 
@@ -362,7 +362,7 @@ async def evaluate_batch(request: Request,
                            f"{svc.settings.max_json_batch_rows}", code="E705",
                            hint="send larger batches as Arrow IPC or Parquet")
     for text in body.formulas.values():
-        _limit(request, text)
+        check_formula_limit(request, text)
     rows_out = _json_batch(body)
     _count(request, who, "batch", "ok")
     svc.metrics.rows.inc(len(rows_out))
@@ -398,7 +398,7 @@ def _json_batch(body: BatchIn) -> list[dict[str, Any]]:
         infer_schema(to_engine(rows[0], {}) if rows else {})
     programs = {name: formulane.compile(text, schema, profile=body.profile)
                 for name, text in body.formulas.items()}
-    out = []
+    out: list[dict[str, Any]] = []
     for row in rows:
         inputs = to_engine(row, schema)
         result: dict[str, Any] = {}

@@ -35,7 +35,7 @@ from .envelope import ERROR_RESPONSES
 from .job_list import list_jobs
 from .values import to_json
 
-router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERROR_RESPONSES)  # type: ignore[arg-type]
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"], responses=ERROR_RESPONSES)
 
 JobId = Path(pattern=r"^[0-9a-fA-F-]{32,36}$", examples=["5f0c6f0e-4a53-4c1e-9d7b-6f1f4bb1b1aa"])
 
@@ -48,7 +48,7 @@ class JobIn(EscalationRequest):
          "inputs": {"price": 9.99, "qty": 3}},
         {"ask": "sum of squares", "code": "print(sum(i * i for i in range(10)))",
          "idempotency_key": "order-42-squares"}]})
-    principal: None = Field(None, description="must be absent: the key's principal is used")  # type: ignore[assignment]
+    principal: None = Field(default=None, description="must be absent: the key's principal is used")  # type: ignore[assignment]
 
 
 class DecisionOut(BaseModel):
@@ -56,20 +56,20 @@ class DecisionOut(BaseModel):
     reasons: list[dict[str, Any]]
     formula: str | None = None
     tool_call: dict[str, Any] | None = None
-    sandbox: dict[str, Any] | None = Field(None, description="the job the sandbox would run")
+    sandbox: dict[str, Any] | None = Field(default=None, description="the job the sandbox would run")
 
 
 class SubmitOut(BaseModel):
     lane: str
     decision: DecisionOut
-    outcome: str | None = Field(None, description="the lane's outcome (tool, formula, refuse, "
+    outcome: str | None = Field(default=None, description="the lane's outcome (tool, formula, refuse, "
                                                   "postpone answer at once)")
     value: Any = None
     result: dict[str, Any] | None = Field(
         None, description="the `LaneResult` (with its lane receipt) of the lane that ran: at once "
                           "for tool, formula, refuse and postpone; for a sandbox job when it "
                           "ended within `wait` (else null: `GET /v1/jobs/{id}` has it later)")
-    job: dict[str, Any] | None = Field(None, description="the sandbox job")
+    job: dict[str, Any] | None = Field(default=None, description="the sandbox job")
 
 
 class JobOut(BaseModel):
@@ -84,7 +84,7 @@ class JobOut(BaseModel):
     outcome: str | None = None
     receipt: dict[str, Any] | None = None
     lane: str = "sandbox"
-    value: Any = Field(None, description="the job's declared result value, once finished")
+    value: Any = Field(default=None, description="the job's declared result value, once finished")
     result: dict[str, Any] | None = Field(
         None, description="once finished: the same `LaneResult` the other lanes answer at once "
                           "(without `decision`, which `POST /v1/jobs` answered)")
@@ -96,14 +96,14 @@ class JobItem(BaseModel):
     lane: str
     state: str = Field(description="a sandbox job's status; another lane's outcome")
     created_at: str
-    job_id: str | None = Field(None, description="set for sandbox jobs: GET /v1/jobs/{job_id}")
+    job_id: str | None = Field(default=None, description="set for sandbox jobs: GET /v1/jobs/{job_id}")
     request_id: str | None = None
     ask: str | None = None
 
 
 class JobListOut(BaseModel):
     jobs: list[JobItem]
-    next_cursor: str | None = Field(None, description="pass as `cursor` for the next page")
+    next_cursor: str | None = Field(default=None, description="pass as `cursor` for the next page")
 
 
 MAX_PAGE = 100  # rows per page of GET /v1/jobs: a bounded answer, whatever is asked
@@ -128,7 +128,7 @@ class ArtifactsOut(BaseModel):
 class CancelIn(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"reason": "the customer withdrew the request"}]})
-    reason: str = Field("cancelled by request", min_length=1, max_length=2000)
+    reason: str = Field(default="cancelled by request", min_length=1, max_length=2000)
 
 
 class SettleIn(BaseModel):
@@ -338,7 +338,7 @@ def job_receipts(request: Request, job_id: str = JobId,
 
 
 def _artifacts(request: Request, record: Any) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     for receipt in _svc(request).job_store.receipts(record.job_id):
         for a in receipt.artifacts:
             ref = a.stored_ref or f"sha256:{a.sha256}"

@@ -19,7 +19,7 @@ from .auth import ApiPrincipal
 from .deps import need
 from .envelope import ERROR_RESPONSES
 
-router = APIRouter(responses=ERROR_RESPONSES)  # type: ignore[arg-type]
+router = APIRouter(responses=ERROR_RESPONSES)
 
 
 class Health(BaseModel):
@@ -44,12 +44,12 @@ class MintIn(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"scopes": ["formulas:read"], "ttl_s": 900, "subject": "end-user-42",
          "kind": "user", "label": "checkout widget"}]})
-    scopes: list[str] | None = Field(None, max_length=64,
+    scopes: list[str] | None = Field(default=None, max_length=64,
                                      description="a subset of this key's scopes (default: all)")
-    ttl_s: int = Field(900, ge=1, description="seconds until it expires")
-    subject: str | None = Field(None, min_length=1, max_length=200)
-    kind: str = Field("workload", pattern="^(user|workload)$")
-    label: str = Field("", max_length=200)
+    ttl_s: int = Field(default=900, ge=1, description="seconds until it expires")
+    subject: str | None = Field(default=None, min_length=1, max_length=200)
+    kind: str = Field(default="workload", pattern="^(user|workload)$")
+    label: str = Field(default="", max_length=200)
 
 
 class MintOut(BaseModel):

@@ -14,30 +14,31 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.config import JsonDict
 
 import formulane
 
 from .auth import ApiPrincipal
 from .deps import authenticate, need, rid
 from .envelope import ERROR_RESPONSES
-from .formula_store import Actor
-from .routes_formulas import MAX_TEXT, ValueOut, _limit, _value_out
+from .formula_store import Actor, FormulaStore
+from .routes_formulas import MAX_TEXT, ValueOut, check_formula_limit, value_out
 from .values import to_engine
 
 router = APIRouter(prefix="/v1/formulas", tags=["stored formulas"],
-                   responses=ERROR_RESPONSES)  # type: ignore[arg-type]
+                   responses=ERROR_RESPONSES)
 
 NamePath = Path(pattern=r"^[A-Za-z][A-Za-z0-9_.-]{0,99}$", examples=["order_total"])
 
 
 class Case(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(None, max_length=200)
-    inputs: dict[str, Any] = Field(default_factory=dict)
+    name: str | None = Field(default=None, max_length=200)
+    inputs: dict[str, Any] = Field(default_factory=dict[str, Any])
     expect: Any = Field(description='the expected value; an error value as {"error": "#DIV/0!"}')
 
 
-_EXAMPLE = {"name": "order_total", "formula": "ROUND(price * qty * 1.2, 2)",
+_EXAMPLE: JsonDict = {"name": "order_total", "formula": "ROUND(price * qty * 1.2, 2)",
             "schema": {"price": "Number", "qty": "Number"},
             "cases": [{"name": "three at 9.99", "inputs": {"price": 9.99, "qty": 3},
                        "expect": 35.96}]}
@@ -47,21 +48,21 @@ class FormulaCreate(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [_EXAMPLE]})
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]{0,99}$")
     formula: str = Field(min_length=1, max_length=MAX_TEXT)
-    schema_: dict[str, str] = Field(default_factory=dict, alias="schema")
+    schema_: dict[str, str] = Field(default_factory=dict[str, str], alias="schema")
     profile: Literal["strict", "excel"] = "strict"
-    cases: list[Case] = Field(default_factory=list)
-    note: str = Field("", max_length=2000)
+    cases: list[Case] = Field(default_factory=list[Case])
+    note: str = Field(default="", max_length=2000)
 
 
 class VersionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"formula": "ROUND(price * qty * 1.25, 2)",
          "cases": [{"inputs": {"price": 10, "qty": 2}, "expect": 25}], "note": "new tax"}]})
-    formula: str | None = Field(None, min_length=1, max_length=MAX_TEXT)
-    schema_: dict[str, str] | None = Field(None, alias="schema")
+    formula: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT)
+    schema_: dict[str, str] | None = Field(default=None, alias="schema")
     profile: Literal["strict", "excel"] | None = None
     cases: list[Case] | None = None
-    note: str = Field("", max_length=2000)
+    note: str = Field(default="", max_length=2000)
 
 
 class FormulaOut(BaseModel):
@@ -90,7 +91,7 @@ class VersionOut(BaseModel):
     published_at: float | None = None
     published_by: str | None = None
     note: str = ""
-    diff: str | None = Field(None, description="unified diff of the source against the "
+    diff: str | None = Field(default=None, description="unified diff of the source against the "
                                                "previous version")
 
     model_config = ConfigDict(populate_by_name=True)
@@ -121,7 +122,7 @@ class PublishOut(BaseModel):
 class RollbackIn(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"version": 1, "reason": "v2 rounds the wrong way"}]})
-    version: int | None = Field(None, ge=1, description="default: the published version "
+    version: int | None = Field(default=None, ge=1, description="default: the published version "
                                                         "before the live one")
     reason: str = Field(min_length=1, max_length=2000)
 
@@ -142,7 +143,7 @@ class EventList(BaseModel):
 class StoredEvaluateIn(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"variables": {"price": 9.99, "qty": 3}}]})
-    variables: dict[str, Any] = Field(default_factory=dict)
+    variables: dict[str, Any] = Field(default_factory=dict[str, Any])
     now: dt.datetime | None = None
 
 
@@ -155,15 +156,16 @@ def _actor(request: Request, who: ApiPrincipal) -> Actor:
     return Actor(who.tenant, who.subject, rid(request))
 
 
-def _store(request: Request) -> Any:
-    return request.app.state.service.formulas
+def _store(request: Request) -> FormulaStore:
+    store: FormulaStore = request.app.state.service.formulas
+    return store
 
 
 @router.post("", response_model=FormulaOut, status_code=201, summary="Create a stored formula",
              description="Version 1, a draft; publish it when its cases pass.")
 def create(body: FormulaCreate, request: Request,
            who: ApiPrincipal = need("formulas:write")) -> dict[str, Any]:
-    _limit(request, body.formula)
+    check_formula_limit(request, body.formula)
     return _store(request).create(_actor(request, who), body.name, source=body.formula,
                                   schema=body.schema_, profile=body.profile,
                                   cases=[c.model_dump() for c in body.cases], note=body.note)
@@ -193,7 +195,7 @@ def delete(request: Request, name: str = NamePath,
 def add_version(body: VersionCreate, request: Request, name: str = NamePath,
                 who: ApiPrincipal = need("formulas:write")) -> dict[str, Any]:
     if body.formula is not None:
-        _limit(request, body.formula)
+        check_formula_limit(request, body.formula)
     return _store(request).add_version(
         _actor(request, who), name, source=body.formula, schema=body.schema_,
         profile=body.profile, note=body.note,
@@ -241,7 +243,7 @@ def events(request: Request, name: str = NamePath,
 
 
 hot = APIRouter(prefix="/v1/formulas", tags=["stored formulas"],
-                responses=ERROR_RESPONSES)  # type: ignore[arg-type]
+                responses=ERROR_RESPONSES)
 
 
 @hot.post("/{ref}/evaluate", response_model=StoredValueOut,
@@ -273,6 +275,6 @@ async def evaluate_stored(request: Request,
         who.tenant, "formula", "error_value" if isinstance(value, formulane.ErrorValue) else "ok")
     # The hot path answers with its JSON directly: the shape is StoredValueOut's by
     # construction (the OpenAPI document and schemathesis check it).
-    out = {**_value_out(program, value, program.source), **where}
+    out = {**value_out(program, value, program.source), **where}
     out["warnings"] = [w.model_dump() for w in out["warnings"]]
     return JSONResponse(out)

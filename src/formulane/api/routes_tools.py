@@ -22,7 +22,7 @@ from .auth import ApiPrincipal
 from .deps import need, rid
 from .envelope import ERROR_RESPONSES
 
-router = APIRouter(prefix="/v1", tags=["tools"], responses=ERROR_RESPONSES)  # type: ignore[arg-type]
+router = APIRouter(prefix="/v1", tags=["tools"], responses=ERROR_RESPONSES)
 
 Target = Literal["openai_strict", "openai", "anthropic", "anthropic_strict", "gemini", "mcp"]
 
@@ -38,11 +38,11 @@ class CallIn(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"args": {"formula": "ROUND(1/3, 2)"}},
         {"args": {"text": "hello"}, "approval": "auto"}]})
-    args: dict[str, Any] = Field(default_factory=dict)
-    approval: str | None = Field(None, max_length=100,
+    args: dict[str, Any] = Field(default_factory=dict[str, Any])
+    approval: str | None = Field(default=None, max_length=100,
                                  description='an approval id, or "auto" to use an approved '
                                              'request for exactly these arguments')
-    call_id: str | None = Field(None, max_length=200)
+    call_id: str | None = Field(default=None, max_length=200)
 
 
 class CallOut(BaseModel):
@@ -99,7 +99,7 @@ class ReceiptOut(BaseModel):
     outcome: str
     started_at: str | None
     finished_at: str | None
-    timings: dict[str, int] = Field(default_factory=dict)
+    timings: dict[str, int] = Field(default_factory=dict[str, int])
     args_hash: str | None = None
     args: str | None = None
     result_hash: str | None = None

@@ -24,7 +24,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="FORMULANE_", extra="ignore", frozen=True)
 
     host: str = "127.0.0.1"
-    port: int = Field(DEFAULT_PORT, ge=0, le=65535)
+    port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
     data_dir: Path = Path(".formulane")
     #: SQLAlchemy URL of the shared database; default: SQLite in the data directory.
     database_url: str | None = None
@@ -41,29 +41,29 @@ class Settings(BaseSettings):
     #: replaces this with your own rules per tenant and subject.
     sandbox_policy: Literal["allow", "deny"] = "allow"
     policies: str | None = None
-    job_workers: int = Field(2, ge=0, le=64)
+    job_workers: int = Field(default=2, ge=0, le=64)
     #: A job whose worker stops renewing its lease for this long is lost (then ``unknown``).
-    job_lease_s: float = Field(10.0, gt=0)
+    job_lease_s: float = Field(default=10.0, gt=0)
 
     # -- limits -----------------------------------------------------------------------------
-    max_body_bytes: int = Field(1 << 20, ge=1024)          # JSON requests
-    max_batch_body_bytes: int = Field(64 << 20, ge=1024)   # Arrow IPC / Parquet batches
-    max_formula_chars: int = Field(8192, ge=1)
-    max_json_batch_rows: int = Field(10_000, ge=1)
-    max_batch_rows: int = Field(2_000_000, ge=1)
-    max_cases: int = Field(200, ge=0)
+    max_body_bytes: int = Field(default=1 << 20, ge=1024)          # JSON requests
+    max_batch_body_bytes: int = Field(default=64 << 20, ge=1024)   # Arrow IPC / Parquet batches
+    max_formula_chars: int = Field(default=8192, ge=1)
+    max_json_batch_rows: int = Field(default=10_000, ge=1)
+    max_batch_rows: int = Field(default=2_000_000, ge=1)
+    max_cases: int = Field(default=200, ge=0)
     #: Per API key, in each process: sustained requests per second and burst.
-    rate_per_s: float = Field(200.0, gt=0)
-    rate_burst: int = Field(400, ge=1)
+    rate_per_s: float = Field(default=200.0, gt=0)
+    rate_burst: int = Field(default=400, ge=1)
     #: Longest life of a key minted through POST /v1/keys.
-    max_minted_key_ttl_s: int = Field(86_400, ge=60)
+    max_minted_key_ttl_s: int = Field(default=86_400, ge=60)
     #: Longest an SSE stream of one job stays open.
-    stream_max_s: float = Field(300.0, gt=0)
+    stream_max_s: float = Field(default=300.0, gt=0)
     #: Longest ``POST /v1/jobs?wait=`` may hold a request for a sandbox job to finish.
-    job_wait_max_s: float = Field(30.0, ge=0, le=600)
+    job_wait_max_s: float = Field(default=30.0, ge=0, le=600)
     #: How long a process trusts what it read of a key or a formula's live version: a
     #: revocation, publish or rollback in another process is seen within this time.
-    live_cache_s: float = Field(1.0, ge=0, le=60)
+    live_cache_s: float = Field(default=1.0, ge=0, le=60)
     log_level: str = "info"
 
     def resolved_database_url(self) -> str:

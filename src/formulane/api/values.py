@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal, InvalidOperation
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence, cast
 
+from ..jsonshape import is_array, is_object
 from ..types import Type
 from ..values import ErrorValue
 
@@ -33,10 +34,10 @@ def convert(value: Any, t: Type | None) -> Any:
     if value is None:
         return None
     kind = t.kind if t is not None else ""
-    if isinstance(value, list):
+    if is_array(value):
         elem = t.elem if t is not None and kind == "List" else None
         return [convert(v, elem) for v in value]
-    if isinstance(value, dict):
+    if is_object(value):
         fields = dict(t.fields) if t is not None and kind == "Record" else {}
         return {k: convert(v, fields.get(k)) for k, v in value.items()}
     if isinstance(value, str):
@@ -79,8 +80,8 @@ def to_json(value: Any) -> Any:
     if isinstance(value, dt.timedelta):
         return {"seconds": value.total_seconds()}
     if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
-    if isinstance(value, dict):
+        return [to_json(v) for v in cast("Sequence[Any]", value)]
+    if is_object(value):
         return {str(k): to_json(v) for k, v in value.items()}
     return str(value)
 
@@ -99,9 +100,10 @@ def same(actual: Any, expected: Any) -> bool:
         try:
             return Decimal(str(a)) == Decimal(expected)
         except InvalidOperation:
-            return a == expected
-    if isinstance(expected, dict) and isinstance(a, dict) and set(expected) == {"error"}:
-        return a.get("error") == expected["error"]
-    if isinstance(expected, list) and isinstance(a, list):
+            return False  # a number never equals text that is not a number
+    if is_object(expected) and is_object(a) and set(expected) == {"error"}:
+        same_error: bool = a.get("error") == expected["error"]
+        return same_error
+    if is_array(expected) and is_array(a):
         return len(a) == len(expected) and all(same(x, y) for x, y in zip(actual, expected))
     return bool(a == expected)

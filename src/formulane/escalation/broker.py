@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Protocol, runtime_checkable
 
+from ..jsonshape import is_object
 from .contract import BrokerCall, Principal, SandboxJob, canonical_json
 from .backends.base import utcnow
 
@@ -101,7 +102,7 @@ class TypedToolCatalog:
             raise ToolCallFailed(result.text())
         data = result.data
         # Plain return values travel wrapped as {"result": ...} in the typed-tool lane.
-        if getattr(result, "wraps_output", False) and isinstance(data, dict):
+        if getattr(result, "wraps_output", False) and is_object(data):
             return data.get("result")
         return data
 
@@ -168,6 +169,7 @@ class Channel:
         if self.peer_uid is None:
             return True
         creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        uid: int
         _, uid, _ = struct.unpack("3i", creds)
         return uid == self.peer_uid
 
@@ -229,7 +231,7 @@ class Channel:
             why = ("it is not a registered read-only tool" if tool in self.job.broker_tools
                    else "the job did not declare it in broker_tools")
             return reply("denied", error=f"tool {tool!r} is not available here: {why}")
-        if not isinstance(args, dict):
+        if not is_object(args):
             return reply("invalid", error="args must be a JSON object")
         try:
             result = self.broker.catalog.call(tool, args, principal=self.principal)

@@ -20,10 +20,11 @@ import uuid
 from datetime import datetime
 from enum import Enum
 from pathlib import PurePosixPath
-from typing import Any, Literal, Mapping, TypeVar
+from typing import Any, Literal, Mapping, Sequence, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..jsonshape import is_object
 from ..errors import EscalationError
 
 MiB = 1024 * 1024
@@ -150,22 +151,22 @@ class NetworkPolicy(_Frozen):
 class Limits(_Frozen):
     """Resource limits, all with safe defaults. Sizes are bytes, times seconds."""
 
-    wall_timeout_s: float = Field(30.0, gt=0, le=24 * 3600)
-    cpu_time_s: float = Field(30.0, gt=0, le=24 * 3600)
-    memory_bytes: int = Field(512 * MiB, ge=32 * MiB, le=256 * 1024 * MiB)
-    max_processes: int = Field(64, ge=1, le=4096)
-    max_file_bytes: int = Field(64 * MiB, ge=1, le=64 * 1024 * MiB)
-    workspace_bytes: int = Field(256 * MiB, ge=1 * MiB, le=256 * 1024 * MiB)
-    tmp_bytes: int = Field(64 * MiB, ge=1 * MiB, le=64 * 1024 * MiB)
-    max_open_files: int = Field(256, ge=16, le=65536)
-    stdout_max_bytes: int = Field(1 * MiB, ge=1 * KiB, le=256 * MiB)
-    stderr_max_bytes: int = Field(256 * KiB, ge=1 * KiB, le=256 * MiB)
+    wall_timeout_s: float = Field(default=30.0, gt=0, le=24 * 3600)
+    cpu_time_s: float = Field(default=30.0, gt=0, le=24 * 3600)
+    memory_bytes: int = Field(default=512 * MiB, ge=32 * MiB, le=256 * 1024 * MiB)
+    max_processes: int = Field(default=64, ge=1, le=4096)
+    max_file_bytes: int = Field(default=64 * MiB, ge=1, le=64 * 1024 * MiB)
+    workspace_bytes: int = Field(default=256 * MiB, ge=1 * MiB, le=256 * 1024 * MiB)
+    tmp_bytes: int = Field(default=64 * MiB, ge=1 * MiB, le=64 * 1024 * MiB)
+    max_open_files: int = Field(default=256, ge=16, le=65536)
+    stdout_max_bytes: int = Field(default=1 * MiB, ge=1 * KiB, le=256 * MiB)
+    stderr_max_bytes: int = Field(default=256 * KiB, ge=1 * KiB, le=256 * MiB)
     #: Bytes read from one stream after which the job is killed (`output_limit`). Between the
     #: kept size and this, output is streamed through and only head and tail are kept.
-    stream_kill_bytes: int = Field(16 * MiB, ge=1 * KiB, le=4096 * MiB)
-    artifact_max_bytes_total: int = Field(64 * MiB, ge=0, le=64 * 1024 * MiB)
-    artifact_max_count: int = Field(256, ge=0, le=100_000)
-    kill_grace_s: float = Field(0.5, ge=0, le=60)
+    stream_kill_bytes: int = Field(default=16 * MiB, ge=1 * KiB, le=4096 * MiB)
+    artifact_max_bytes_total: int = Field(default=64 * MiB, ge=0, le=64 * 1024 * MiB)
+    artifact_max_count: int = Field(default=256, ge=0, le=100_000)
+    kill_grace_s: float = Field(default=0.5, ge=0, le=60)
 
     @model_validator(mode="after")
     def _coherent(self) -> "Limits":
@@ -175,7 +176,7 @@ class Limits(_Frozen):
 
     def within(self, ceiling: "Limits") -> list[str]:
         """Names of the knobs where this asks for more than ``ceiling`` allows."""
-        over = []
+        over: list[str] = []
         for name in type(self).model_fields:
             if name == "kill_grace_s":
                 continue
@@ -192,7 +193,7 @@ class PinnedRequirement(_Frozen):
 
     name: str
     version: str
-    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
     @classmethod
     def parse(cls, text: str) -> "PinnedRequirement":
@@ -214,9 +215,9 @@ class RuntimeSpec(_Frozen):
     """Which interpreter and packages the job runs with: a named, content-digested environment."""
 
     language: Literal["python"] = "python"
-    version: str | None = Field(None, pattern=r"^3\.\d{1,2}(\.\d{1,3})?$")
-    environment: str = Field("default", pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-    environment_digest: str | None = Field(None, pattern=r"^sha256:[0-9a-f]{64}$")
+    version: str | None = Field(default=None, pattern=r"^3\.\d{1,2}(\.\d{1,3})?$")
+    environment: str = Field(default="default", pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+    environment_digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
     packages: tuple[PinnedRequirement, ...] = ()
     package_policy: Literal["preinstalled_only", "install_from_mirror"] = "preinstalled_only"
 
@@ -243,7 +244,7 @@ class FileSpec(_Frozen):
 
     path: str
     content: bytes
-    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     mode: Literal["ro", "rw"] = "ro"
 
     @field_validator("path")
@@ -294,12 +295,12 @@ def _check_json_value(value: Any, where: str, depth: int = 0) -> None:
             raise ValueError(f"input {where} is NaN or infinite")
         return
     if isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
+        for i, item in enumerate(cast("Sequence[Any]", value)):
             _check_json_value(item, f"{where}[{i}]", depth + 1)
         return
-    if isinstance(value, dict):
+    if is_object(value):
         for key, item in value.items():
-            if not isinstance(key, str):
+            if not isinstance(cast(object, key), str):
                 raise ValueError(f"input {where} has a non-text key {key!r}")
             _check_json_value(item, f"{where}.{key}", depth + 1)
         return
@@ -314,22 +315,22 @@ class SandboxJob(_Frozen):
     tenant: str = Field(min_length=1, max_length=256)
     principal: str = Field(min_length=1, max_length=256)
     purpose: str = Field(min_length=1, max_length=2000)
-    parent_call_id: str | None = Field(None, max_length=200)
+    parent_call_id: str | None = Field(default=None, max_length=200)
     side_effect_class: SideEffectClass = "read_only"
     runtime: RuntimeSpec = RuntimeSpec()
     code: str | None = None
     entrypoint: str | None = None
     argv: tuple[str, ...] = ()
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict[str, str])
     stdin: bytes | None = None
-    inputs: dict[str, Any] = Field(default_factory=dict)
+    inputs: dict[str, Any] = Field(default_factory=dict[str, Any])
     files: tuple[FileSpec, ...] = ()
     artifact_globs: tuple[str, ...] = ()
     limits: Limits = Limits()
     network: NetworkPolicy = NetworkPolicy()
     state: JobState = "ephemeral"
-    session_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]{1,128}$")
-    session_ttl_s: float = Field(600.0, gt=0, le=24 * 3600)
+    session_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,128}$")
+    session_ttl_s: float = Field(default=600.0, gt=0, le=24 * 3600)
     min_isolation: Isolation = Isolation.NAMESPACE
     deadline: datetime | None = None
     broker_tools: tuple[str, ...] = ()
@@ -586,12 +587,12 @@ class Receipt(_Frozen):
     receipt_version: Literal[1] = 1
     job_id: str
     idempotency_key: str
-    attempt: int = Field(1, ge=1)
+    attempt: int = Field(default=1, ge=1)
     tenant: str
     principal: str
     purpose: str
     backend: BackendInfo
-    capabilities: dict[str, Any] = Field(default_factory=dict)
+    capabilities: dict[str, Any] = Field(default_factory=dict[str, Any])
     environment: str
     environment_digest: str | None = None
     code_sha256: str
@@ -617,7 +618,7 @@ class Receipt(_Frozen):
     missing_module: str | None = None
     events: tuple[str, ...] = ()
     side_effects_possible: bool = False
-    provider_ids: dict[str, str] = Field(default_factory=dict)
+    provider_ids: dict[str, str] = Field(default_factory=dict[str, str])
     broker_calls: tuple[BrokerCall, ...] = ()
     session_id: str | None = None
     result: ResultValue | None = None  # None: the job never ran (or an older backend)

@@ -23,8 +23,9 @@ import re
 import sys
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping, Sequence, cast
 
+from ..jsonshape import is_array
 from ..errors import EscalationError
 
 Kind = Literal["number", "bool", "str", "list"]
@@ -36,7 +37,7 @@ MAX_INT_BITS = 4096
 MAX_TEXT = 1_000_000
 _RESERVED = {"and", "or", "not", "true", "false", "null", "blank", "if", "in", "let", "lambda"}
 _SIMPLE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-_CMP_TEXT = {ast.Eq: "=", ast.NotEq: "<>", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
+_CMP_TEXT: dict[type[ast.cmpop], str] = {ast.Eq: "=", ast.NotEq: "<>", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
              ast.GtE: ">="}
 _CMP_PY: dict[type, Callable[[Any, Any], bool]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
@@ -81,7 +82,7 @@ class T:
     op: str
     args: tuple["T", ...] = ()
     elem: Kind | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 #: Binding strength of the formula operators we print (higher binds tighter).
@@ -114,10 +115,10 @@ def _kind_of(value: Any, name: str) -> tuple[Kind, Kind | None]:
     if isinstance(value, str):
         return "str", None
     if isinstance(value, (list, tuple)):
-        kinds = {_kind_of(v, name)[0] for v in value}
+        kinds: set[Kind] = {_kind_of(v, name)[0] for v in cast("Sequence[Any]", value)}
         if len(kinds) > 1:
             raise _Refuse(f"input {name!r} mixes {sorted(kinds)}: a formula list has one type")
-        elem = kinds.pop() if kinds else "number"
+        elem: Kind = kinds.pop() if kinds else "number"
         if elem == "list":
             raise _Refuse(f"input {name!r} is a list of lists")
         return "list", elem
@@ -182,10 +183,10 @@ class _Translator:
 
     def _List(self, node: ast.List, scope: Any) -> T:
         items = [self.expr(e, scope) for e in node.elts]
-        kinds = {i.kind for i in items}
+        kinds: set[Kind] = {i.kind for i in items}
         if len(kinds) > 1 or "list" in kinds:
             raise _Refuse("a list literal must hold values of one scalar type", node)
-        elem = kinds.pop() if kinds else "number"
+        elem: Kind = kinds.pop() if kinds else "number"
         return T("[" + ", ".join(i.text for i in items) + "]", "list", "list", tuple(items), elem)
 
     # -- operators ---------------------------------------------------------------------------
@@ -213,9 +214,12 @@ class _Translator:
             return T(f"REPT({s.text}, {n.text})", "str", "call", (s, n), extra={"fn": "rept"})
         self._need(a, "number", node, "arithmetic")
         self._need(b, "number", node, "arithmetic")
-        symbol = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "^"}.get(op)
-        tag = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
-               ast.Pow: "pow", ast.FloorDiv: "floordiv", ast.Mod: "mod"}.get(op)
+        symbols: dict[type[ast.operator], str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
+                                                  ast.Pow: "^"}
+        tags: dict[type[ast.operator], str] = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div",
+                                               ast.Pow: "pow", ast.FloorDiv: "floordiv", ast.Mod: "mod"}
+        symbol = symbols.get(op)
+        tag = tags.get(op)
         if tag is None:
             raise _Refuse(f"operator {type(node.op).__name__} has no formula equivalent", node)
         if tag == "pow":
@@ -424,7 +428,7 @@ class _Translator:
         if source.kind != "list" or source.elem is None:
             raise _Refuse("comprehensions must loop over a list input", node)
         var = self.fresh(gen.target.id, scope)
-        inner = {**scope, gen.target.id: (var, source.elem, None)}
+        inner: dict[str, tuple[str, Kind, Kind | None]] = {**scope, gen.target.id: (var, source.elem, None)}
         conds = [self.expr(c, inner) for c in gen.ifs]
         for c in conds:
             self._need(c, "bool", node, "a comprehension filter")
@@ -600,8 +604,9 @@ def _arith(op: str, a: Any, b: Any) -> Any:
         raise _Refuse("integers too large to certify")
     if op == "pow" and isinstance(a, int) and b * max(1, a.bit_length()) > MAX_INT_BITS:
         raise _Refuse("power too large to certify")
-    return {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
-            "div": operator.truediv, "pow": operator.pow}[op](a, b)
+    ops: dict[str, Callable[[Any, Any], Any]] = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+                                                 "div": operator.truediv, "pow": operator.pow}  # pyright: ignore[reportUnknownMemberType]  # typeshed leaves truediv/pow's operands unannotated
+    return ops[op](a, b)
 
 
 def _bounded(value: Any) -> Any:
@@ -643,10 +648,10 @@ def _same(py: Any, fv: Any) -> Equivalence | None:
         return "as_printed" if Decimal(repr(py)) == fv else None
     if isinstance(py, str):
         return "exact" if fv == py else None
-    if isinstance(py, list):
-        if not isinstance(fv, (list, tuple)) or len(fv) != len(py):
+    if is_array(py):
+        if not isinstance(fv, (list, tuple)) or len(cast("Sequence[Any]", fv)) != len(py):
             return None
-        found: list[Equivalence | None] = [_same(a, b) for a, b in zip(py, fv)]
+        found: list[Equivalence | None] = [_same(a, b) for a, b in zip(py, cast("Sequence[Any]", fv))]
         if any(f is None for f in found):
             return None
         return "as_printed" if "as_printed" in found else "exact"
@@ -749,6 +754,6 @@ def _show(value: Any) -> str:
     if isinstance(value, Decimal):
         return format(value, "f") if abs(value) < Decimal("1e20") else str(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_show(v) for v in value) + "]"
+        return "[" + ", ".join(_show(v) for v in cast("Sequence[Any]", value)) + "]"
     code = getattr(value, "code", None)
     return code if code is not None else repr(value)

@@ -17,6 +17,9 @@ version, which the lane receipt names.
 
 from __future__ import annotations
 
+# pyright: reportPrivateUsage=false
+# (the drafting room writes its own tables through the job store's statement runner (`store._run`), a package-internal step.)
+
 import hashlib
 import json
 import math
@@ -27,6 +30,7 @@ from typing import Any, Iterable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from ..jsonshape import is_array, is_object
 from ..errors import EscalationError
 from .contract import Principal, Receipt, RuntimeSpec, SandboxJob
 from .lanes import json_value, sandbox_value
@@ -52,9 +56,9 @@ def json_type(value: Any) -> str:
         return "number"
     if isinstance(value, str):
         return "string"
-    if isinstance(value, list):
+    if is_array(value):
         return "array"
-    if isinstance(value, dict):
+    if is_object(value):
         return "object"
     return "null"
 
@@ -127,9 +131,9 @@ def same_answer(got: Any, expected: Any) -> bool:
         return got is expected if isinstance(got, bool) and isinstance(expected, bool) else False
     if isinstance(got, (int, float)) and isinstance(expected, (int, float)):
         return math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
-    if isinstance(got, list) and isinstance(expected, list):
+    if is_array(got) and is_array(expected):
         return len(got) == len(expected) and all(same_answer(a, b) for a, b in zip(got, expected))
-    if isinstance(got, dict) and isinstance(expected, dict):
+    if is_object(got) and is_object(expected):
         return got.keys() == expected.keys() and all(same_answer(got[k], expected[k])
                                                      for k in got)
     return bool(got == expected)
@@ -250,7 +254,7 @@ class DraftRoom:
     def check(self, draft_id: str) -> list[CaseVerdict]:
         """Run every known-answer case of the draft's tool on the draft's code."""
         draft = self.draft(draft_id)
-        verdicts = []
+        verdicts: list[CaseVerdict] = []
         for case in self.cases(draft.tool):
             problem = self._argument_problem(draft, case.inputs)
             if problem:
@@ -330,7 +334,8 @@ class DraftRoom:
                          tenant=tenant or draft.tenant, principal=principal, purpose=purpose,
                          side_effect_class=_EFFECT_SIDE[draft.effect],  # type: ignore[arg-type]
                          runtime=draft.runtime, code=draft.code, inputs=dict(args))
-        return self.jobs.run(job, timeout=timeout).receipt
+        receipt: Receipt = self.jobs.run(job, timeout=timeout).receipt
+        return receipt
 
     def call(self, tool: str, args: Mapping[str, Any], *, principal: Principal,
              timeout: float | None = None) -> ToolRun:
@@ -373,9 +378,9 @@ def typed_tool(room: DraftRoom, name: str) -> Any:
     draft = room.pinned(name)
     if draft is None:
         raise EscalationError(f"no pinned tool {name!r}", code="E603")
-    model = create_model(  # type: ignore[call-overload]  # field names come from a dict
-        f"{name}_arguments", __config__=ConfigDict(extra="forbid", strict=True),
-        **{arg: (_PY_TYPES[kind], ...) for arg, kind in draft.arguments.items()})
+    fields: dict[str, Any] = {arg: (_PY_TYPES[kind], ...) for arg, kind in draft.arguments.items()}
+    model = create_model(  # field names come from a dict
+        f"{name}_arguments", __config__=ConfigDict(extra="forbid", strict=True), **fields)
 
     def run(arguments: Any, principal: Any) -> Any:
         who = Principal(subject=principal.subject, tenant=principal.tenant,

@@ -75,7 +75,7 @@ class Environment(BaseModel):
     stdlib: str            # relative, e.g. lib/python3.11
     site_packages: str     # relative
     packages: tuple[str, ...] = ()
-    modules: dict[str, str] = Field(default_factory=dict)  # top-level module -> package key
+    modules: dict[str, str] = Field(default_factory=dict[str, str])  # top-level module -> package key
 
     @property
     def host_python(self) -> Path:
@@ -101,7 +101,7 @@ def _probe_interpreter(python: str) -> dict[str, str]:
                              timeout=30, stdin=subprocess.DEVNULL, env={}, check=True)
     except (OSError, subprocess.SubprocessError) as exc:
         raise EscalationError(f"cannot inspect interpreter {python}: {exc}", code="E602") from None
-    info = json.loads(out.stdout)
+    info: dict[str, str] = json.loads(out.stdout)
     head = Path(info["executable"]).read_bytes()[:4]
     if head != b"\x7fELF":
         raise EscalationError(f"{info['executable']} is not an ELF binary (a shim script?)",
@@ -159,7 +159,7 @@ def tree_digest(root: Path) -> str:
 
 
 def _find_distribution(req: PinnedRequirement, sources: list[str]) -> metadata.Distribution:
-    seen = []
+    seen: list[str] = []
     for dist in metadata.distributions(path=sources):
         name = dist.metadata["Name"] or ""
         if re.sub(r"[-_.]+", "-", name).lower() != req.key:
@@ -281,7 +281,7 @@ class EnvironmentStore:
         site.mkdir()
         packages, modules = self._copy_packages(spec, site)
         loader = self._copy_shared_libraries(build, lib)
-        for dirpath, dirnames, filenames in os.walk(build):
+        for dirpath, _dirnames, filenames in os.walk(build):
             os.chmod(dirpath, 0o755)
             for name in filenames:
                 full = os.path.join(dirpath, name)

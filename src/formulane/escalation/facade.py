@@ -30,11 +30,12 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ..jsonshape import is_object
 from ..errors import EscalationError
 from .backends import SandboxBackend, local_backend
 from .broker import ToolCatalog
@@ -77,11 +78,11 @@ class EscalationSettings(BaseSettings):
     data_dir: Path = Field(default_factory=_default_data_dir)
     store_url: str | None = None
     policy_file: Path | None = None
-    workers: int = Field(2, ge=1, le=64)
-    uid_first: int = Field(190_000, ge=1000)
-    uid_count: int = Field(64, ge=1, le=4096)
-    result_timeout_s: float | None = Field(None, gt=0)
-    warm_pool: int = Field(0, ge=0, le=64)
+    workers: int = Field(default=2, ge=1, le=64)
+    uid_first: int = Field(default=190_000, ge=1000)
+    uid_count: int = Field(default=64, ge=1, le=4096)
+    result_timeout_s: float | None = Field(default=None, gt=0)
+    warm_pool: int = Field(default=0, ge=0, le=64)
 
     def policies(self) -> PolicyBook:
         if self.policy_file is None:
@@ -93,13 +94,14 @@ def load_policy_book(path: Path | str) -> PolicyBook:
     """A `PolicyBook` from JSON; every problem is one E603 error naming the file."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
+        if not is_object(data):
             raise ValueError("the file must hold a JSON object")
         unknown = set(data) - {"default", "tenants", "principals"}
         if unknown:
             raise ValueError(f"unknown keys {sorted(unknown)}")
-        principals = {}
-        for key, rule in (data.get("principals") or {}).items():
+        principals: dict[tuple[str, str], PolicyRule] = {}
+        principal_rules: dict[str, Any] = data.get("principals") or {}
+        for key, rule in principal_rules.items():
             tenant, sep, subject = key.partition("/")
             if not sep or not tenant or not subject:
                 raise ValueError(f"principal key {key!r} must be 'tenant/subject'")
@@ -107,7 +109,7 @@ def load_policy_book(path: Path | str) -> PolicyBook:
         return PolicyBook(
             PolicyRule.model_validate(data.get("default") or {}),
             tenants={t: PolicyRule.model_validate(r)
-                     for t, r in (data.get("tenants") or {}).items()},
+                     for t, r in cast("dict[str, Any]", data.get("tenants") or {}).items()},
             principals=principals)
     except (OSError, ValueError) as exc:
         raise EscalationError(f"policy file {path}: {exc}", code="E603",
@@ -145,7 +147,7 @@ class Escalation:
             self._owned.append(self.store)
         self.policies = policies or self.settings.policies()
         if self.settings.warm_pool and hasattr(self.backend, "enable_pool"):
-            self.backend.enable_pool(self.settings.warm_pool)
+            cast(Any, self.backend).enable_pool(self.settings.warm_pool)
         self.jobs = JobManager(self.store, self.backend, workers=self.settings.workers,
                                start=start_workers)
         self.drafts = DraftRoom(self.store, self.jobs)
@@ -225,7 +227,7 @@ def shared() -> Escalation:
     """The process-wide default `Escalation`, opened on first use, closed at exit."""
     global _shared
     with _shared_lock:
-        if _shared is None or _shared._closed:
+        if _shared is None or _shared._closed:  # pyright: ignore[reportPrivateUsage]  # same module
             _shared = Escalation()
             atexit.register(_shared.close)
         return _shared

@@ -26,7 +26,7 @@ from typing import Literal, Mapping
 
 from ..errors import EscalationError
 from .backends.base import SandboxBackend, static_receipt
-from .backends.cgroups import _instance_alive, instance_name
+from .backends.cgroups import instance_alive, instance_name
 from .contract import (
     BackendInfo, CancelToken, Isolation, Outcome, OutcomeBasis, Receipt, SandboxJob,
 )
@@ -178,7 +178,7 @@ class JobManager:
     def recover(self) -> list[str]:
         """Reconcile running jobs whose supervisor is gone; queue what was waiting."""
         now = time.time()
-        handled = []
+        handled: list[str] = []
         for record in self.store.jobs(["running", "lost"]):
             if record.status == "running" and not self._owner_gone(record, now):
                 continue
@@ -199,7 +199,7 @@ class JobManager:
         host, _, rest = record.owner.partition("/")
         instance = rest.split("/")[0]
         if host == socket.gethostname() and instance != instance_name():
-            return not _instance_alive(instance)
+            return not instance_alive(instance)
         return record.lease_until is not None and record.lease_until < now
 
     def _reconcile(self, record: JobRecord) -> None:

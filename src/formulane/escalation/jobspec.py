@@ -49,7 +49,7 @@ class FailureStory(BaseModel):
     retry: Literal["safe", "never"] = "never"
     on_unknown: Literal["person", "reconciliation"] = "person"
     owner: str = Field(min_length=1, max_length=200)
-    note: str = Field("", max_length=2000)
+    note: str = Field(default="", max_length=2000)
 
 
 class JobSpec(BaseModel):
@@ -57,7 +57,7 @@ class JobSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: str = Field("unspecified", pattern=r"^[A-Za-z0-9_.:-]{1,100}$")
+    kind: str = Field(default="unspecified", pattern=r"^[A-Za-z0-9_.:-]{1,100}$")
     operation: Operation = "unclear"
     data_classes: tuple[str, ...] = ()
     needs: Needs = "unclear"
@@ -72,8 +72,8 @@ class JobSpec(BaseModel):
 
 @dataclass(frozen=True)
 class SpecVerdict:
-    postpone: list[Reason] = field(default_factory=list)
-    refuse: list[Reason] = field(default_factory=list)
+    postpone: list[Reason] = field(default_factory=list[Reason])
+    refuse: list[Reason] = field(default_factory=list[Reason])
     side_effect_class: SideEffectClass | None = None
     state: JobState | None = None
 

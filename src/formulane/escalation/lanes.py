@@ -21,10 +21,11 @@ import re
 import uuid
 from datetime import date, datetime, time, timezone
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Sequence, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..jsonshape import is_object
 from .contract import (
     ArtifactRecord, NetworkPolicy, Outcome, Receipt, canonical_json,
 )
@@ -48,10 +49,10 @@ class _Frozen(BaseModel):
 class Proposer(_Frozen):
     """Who proposed the code or the call: filled by the caller (the model is not asked)."""
 
-    provider: str | None = Field(None, max_length=100)
-    model: str | None = Field(None, max_length=200)
-    prompt_version: str | None = Field(None, max_length=200)
-    agent: str | None = Field(None, max_length=200)
+    provider: str | None = Field(default=None, max_length=100)
+    model: str | None = Field(default=None, max_length=200)
+    prompt_version: str | None = Field(default=None, max_length=200)
+    agent: str | None = Field(default=None, max_length=200)
 
 
 class MountedInput(_Frozen):
@@ -188,8 +189,8 @@ def json_value(value: Any) -> Any:
     if isinstance(value, (datetime, date, time)):
         return value.isoformat()
     if isinstance(value, (list, tuple)):
-        return [json_value(v) for v in value]
-    if isinstance(value, dict):
+        return [json_value(v) for v in cast("Sequence[Any]", value)]
+    if is_object(value):
         return {str(k): json_value(v) for k, v in value.items()}
     return str(value)
 
@@ -276,7 +277,7 @@ class LaneRun:
         self.request = request
         self.decision = decision
         self.started_at = started_at
-        self.review = review
+        self.review: ReviewState = review
         self.outcome = "refused"
         self.detail = ""
         self.value: Any = None

@@ -63,7 +63,7 @@ class Figures:
     corrections: int = 0
     wall_s: float = 0.0
     cpu_s: float = 0.0
-    classes: Counter[str] = field(default_factory=Counter)
+    classes: Counter[str] = field(default_factory=Counter[str])
     deterministic: int = 0  # sandbox jobs a tool or formula could have done (re-checked)
 
     @property

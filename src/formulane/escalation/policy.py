@@ -57,7 +57,7 @@ class Reason(BaseModel):
 
     code: ReasonCode
     message: str
-    detail: dict[str, Any] = Field(default_factory=dict)
+    detail: dict[str, Any] = Field(default_factory=dict[str, Any])
 
 
 class PolicyRule(BaseModel):

@@ -15,6 +15,9 @@ the filler threads.
 
 from __future__ import annotations
 
+# pyright: reportPrivateUsage=false
+# (the warm pool drives the local runner's own steps (`_allocate`, `_spawn`), package-internal.)
+
 import select
 import threading
 import uuid
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from .backends.cgroups import instance_name
 from .backends.supervisor import Running
-from .contract import Limits, SandboxJob
+from .contract import Limits, RuntimeSpec, SandboxJob
 from .environments import Environment
 
 if TYPE_CHECKING:
@@ -42,7 +45,7 @@ class WarmPool:
         self.limits = limits or Limits()
         self.template = SandboxJob(idempotency_key="warm-pool", tenant="-", principal="-",
                                    purpose="warm pool template", code="pass",
-                                   runtime={"environment": environment}, limits=self.limits)
+                                   runtime=RuntimeSpec(environment=environment), limits=self.limits)
         self._ready: deque[tuple["Resources", Running]] = deque()
         self._cond = threading.Condition()
         self._stop = threading.Event()

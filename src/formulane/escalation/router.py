@@ -25,10 +25,11 @@ import ast
 import time
 import uuid
 from datetime import datetime
-from typing import Any, Literal, Mapping
+from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..jsonshape import is_array
 from ..errors import EscalationError
 from .backends.base import SandboxBackend, syntax_problem, utcnow
 from .broker import ToolCatalog
@@ -50,7 +51,7 @@ class ToolCallProposal(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1, max_length=64)
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, Any] = Field(default_factory=dict[str, Any])
 
 
 class EscalationRequest(BaseModel):
@@ -65,8 +66,8 @@ class EscalationRequest(BaseModel):
     formula: str | None = None
     tool_call: ToolCallProposal | None = None
     code: str | None = None
-    inputs: dict[str, Any] = Field(default_factory=dict)
-    input_classes: dict[str, str] = Field(default_factory=dict)
+    inputs: dict[str, Any] = Field(default_factory=dict[str, Any])
+    input_classes: dict[str, str] = Field(default_factory=dict[str, str])
     files: tuple[FileSpec, ...] = ()
     runtime: RuntimeSpec = RuntimeSpec()
     network: NetworkPolicy = NetworkPolicy()
@@ -101,7 +102,7 @@ class Decision(BaseModel):
     lane: Lane
     reasons: tuple[Reason, ...]
     formula: str | None = None
-    schema_: dict[str, str] | None = Field(None, alias="schema")
+    schema_: dict[str, str] | None = Field(default=None, alias="schema")
     equivalence: str | None = None
     tool_call: ToolCallProposal | None = None
     sandbox_job: SandboxJob | None = None
@@ -130,7 +131,7 @@ class Router:
 
     def route(self, request: EscalationRequest) -> Decision:
         reasons: list[Reason] = []
-        tools = set(self.catalog.names()) if self.catalog is not None else set()
+        tools: set[str] = set(self.catalog.names()) if self.catalog is not None else set()
         if request.tool_call is not None:
             if request.tool_call.name in tools:
                 return Decision(lane="tool", tool_call=request.tool_call, reasons=(Reason(
@@ -407,6 +408,6 @@ def _decimal_floats(value: Any) -> Any:
 
     if isinstance(value, float):
         return Decimal(repr(value))
-    if isinstance(value, list):
+    if is_array(value):
         return [_decimal_floats(v) for v in value]
     return value

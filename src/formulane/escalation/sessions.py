@@ -13,6 +13,9 @@ closed by one reaper thread; `close` ends everything and joins it.
 
 from __future__ import annotations
 
+# pyright: reportPrivateUsage=false
+# (a session drives the local runner's own steps (`_allocate`, `_stage`, `_spawn`, `_config_frame`, `_collect`), package-internal.)
+
 import json
 import os
 import threading
@@ -22,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..jsonshape import is_object
 from ..errors import EscalationError
 from .backends.base import utcnow
 from .backends.capture import StreamCapture
@@ -152,7 +156,7 @@ class SessionManager:
 
     def _check_compatible(self, session: Session, job: SandboxJob, env: Environment) -> None:
         t = session.template
-        problems = []
+        problems: list[str] = []
         if env.digest != session.env.digest:
             problems.append("environment")
         if job.network != t.network:
@@ -218,7 +222,7 @@ class SessionManager:
             if reason == "condition":
                 raw = running.take_frame() or b"{}"
                 parsed = json.loads(raw)
-                reply = parsed if isinstance(parsed, dict) else {}
+                reply = parsed if is_object(parsed) else {}
                 # The server flushed both streams before replying: whatever the pipes still
                 # hold belongs to this call; after that the call's output is complete.
                 running.pump(captures, deadline=time.monotonic() + 0.02, cancel=None,

@@ -41,7 +41,7 @@ class Issue:
 
     def to_text(self) -> str:
         where = self.path or "(arguments)"
-        parts = []
+        parts: list[str] = []
         if self.expected:
             parts.append(f"expected {self.expected}")
         if self.received is not None:
@@ -61,7 +61,7 @@ class ErrorEnvelope:
     issues: tuple[Issue, ...] = ()
     hint: str = ""
     attempts_left: int | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict[str, Any])
 
     @property
     def title(self) -> str:

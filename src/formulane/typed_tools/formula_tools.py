@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal, InvalidOperation
-from typing import Annotated, Any
+from typing import Annotated, Any, Sequence, cast
 
 from pydantic import BaseModel, Field, JsonValue
 from pydantic_core import to_jsonable_python
 
+from ..jsonshape import is_array, is_object
 from .tool import ToolFailure
 
 from ..limits import DEFAULT_LIMITS
@@ -51,13 +52,13 @@ class FormulaOutcome(BaseModel):
     type: str | None = Field(default=None, description="The formula's static type, e.g. Number or List[Text].")
     error_value: ErrorValueOut | None = Field(default=None, description="Set when the result is an error value.")
     diagnostics: list[dict[str, JsonValue]] = Field(
-        default_factory=list, description="Problems with code, span, hint and fixes to apply.")
+        default_factory=list[dict[str, JsonValue]], description="Problems with code, span, hint and fixes to apply.")
 
 
 class CheckOutcome(BaseModel):
     ok: bool
     type: str | None = None
-    diagnostics: list[dict[str, JsonValue]] = Field(default_factory=list)
+    diagnostics: list[dict[str, JsonValue]] = Field(default_factory=list[dict[str, JsonValue]])
 
 
 class Explanation(BaseModel):
@@ -65,7 +66,7 @@ class Explanation(BaseModel):
     value: JsonValue = None
     type: str | None = None
     explanation: JsonValue = None
-    diagnostics: list[dict[str, JsonValue]] = Field(default_factory=list)
+    diagnostics: list[dict[str, JsonValue]] = Field(default_factory=list[dict[str, JsonValue]])
 
 
 class FunctionInfo(BaseModel):
@@ -96,7 +97,7 @@ def _check_total(variables: dict[str, Variable]) -> None:
     """All texts and items together within the memory budget, before any conversion."""
     total = 0
     for value in variables.values():
-        items = value if isinstance(value, list) else (value,)
+        items = value if is_array(value) else (value,)
         total += len(items)
         for item in items:
             if isinstance(item, str):
@@ -129,9 +130,9 @@ def _convert(value: Any, declared: str) -> Any:
     if value is None:
         return None
     kind = declared.strip().rstrip("?")
-    if kind.startswith("List[") and kind.endswith("]") and isinstance(value, list):
+    if kind.startswith("List[") and kind.endswith("]") and is_array(value):
         return [_convert(v, kind[5:-1]) for v in value]
-    if isinstance(value, list):
+    if is_array(value):
         return [_number(v) for v in value]
     if isinstance(value, str):
         try:
@@ -167,8 +168,8 @@ def to_json_value(value: Any) -> JsonValue:
         as_float = float(value)
         return as_float if Decimal(repr(as_float)) == value else str(value)
     if isinstance(value, (list, tuple)):
-        return [to_json_value(v) for v in value]
-    if isinstance(value, dict):
+        return [to_json_value(v) for v in cast("Sequence[Any]", value)]
+    if is_object(value):
         return {str(k): to_json_value(v) for k, v in value.items()}
     if isinstance(value, (datetime, date, time, timedelta)):
         return str(to_jsonable_python(value))
@@ -256,7 +257,7 @@ def list_functions(category: str | None = None, query: str | None = None) -> Fun
     catalog = list(engine.function_catalog())
     categories = sorted({str(entry.get("category", "")) for entry in catalog})
     needle = (query or "").lower()
-    out = []
+    out: list[FunctionInfo] = []
     for entry in catalog:
         if category is not None and str(entry.get("category", "")).lower() != category.lower():
             continue

@@ -17,7 +17,7 @@ import logging
 import traceback
 from dataclasses import dataclass
 from time import perf_counter_ns
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -69,7 +69,7 @@ class Invocation:
 
     def call(self, name: str, raw: Any, *, principal: Principal, idempotency_key: str | None,
              approval: Any, call_id: str | None, retry_key: str | None) -> ToolResult:
-        tool = self.registry.resolve(name) if isinstance(name, str) else None
+        tool = self.registry.resolve(name) if isinstance(cast(object, name), str) else None
         if tool is not None and tool.is_async and _loop_running():
             raise ToolError(f"tool {tool.name!r} is async and an event loop is running",
                             code="E506", hint="use `await registry.acall(...)`")
@@ -89,7 +89,7 @@ class Invocation:
 
     async def acall(self, name: str, raw: Any, *, principal: Principal, idempotency_key: str | None,
                     approval: Any, call_id: str | None, retry_key: str | None) -> ToolResult:
-        tool = self.registry.resolve(name) if isinstance(name, str) else None
+        tool = self.registry.resolve(name) if isinstance(cast(object, name), str) else None
         prepared = self._prepare(tool, name, raw, principal, idempotency_key, approval, call_id, retry_key)
         if isinstance(prepared, ToolResult):
             return prepared
@@ -112,9 +112,9 @@ class Invocation:
                  retry_key: str | None) -> _Call | ToolResult:
         t0 = perf_counter_ns()
         started = self.registry.clock()
-        if not isinstance(principal, Principal):
+        if not isinstance(cast(object, principal), Principal):
             raise ToolError("principal must be a formulane Principal", code="E503")
-        if idempotency_key is not None and (not isinstance(idempotency_key, str) or not idempotency_key
+        if idempotency_key is not None and (not isinstance(cast(object, idempotency_key), str) or not idempotency_key
                                             or len(idempotency_key) > _KEY_MAX):
             raise ToolError(f"idempotency_key must be a non-empty string of at most {_KEY_MAX} characters",
                             code="E502")

@@ -10,7 +10,7 @@ redacted in receipts, logs and error envelopes. Both are used as `Annotated` met
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, cast
 
 from ..errors import ToolError
 
@@ -45,7 +45,7 @@ class Principal:
 
     subject: str
     tenant: str
-    scopes: frozenset[str] = field(default_factory=frozenset)
+    scopes: frozenset[str] = field(default_factory=frozenset[str])
     kind: PrincipalKind = "user"
 
     def __init__(
@@ -55,9 +55,10 @@ class Principal:
         scopes: Iterable[str] = (),
         kind: PrincipalKind = "user",
     ) -> None:
-        if not isinstance(subject, str) or not subject.strip():
+        # The checks run on whatever the caller passed, whatever the annotations say.
+        if not isinstance(cast(object, subject), str) or not subject.strip():
             raise ToolError("Principal.subject must be a non-empty string", code="E503")
-        if not isinstance(tenant, str) or not tenant.strip():
+        if not isinstance(cast(object, tenant), str) or not tenant.strip():
             raise ToolError("Principal.tenant must be a non-empty string", code="E503")
         if isinstance(scopes, str):
             # A bare string would silently become a set of characters.
@@ -68,7 +69,7 @@ class Principal:
             )
         frozen = frozenset(scopes)
         for scope in frozen:
-            if not isinstance(scope, str) or not scope.strip():
+            if not isinstance(cast(object, scope), str) or not scope.strip():
                 raise ToolError(f"Principal scope {scope!r} must be a non-empty string", code="E503")
         if kind not in ("user", "workload"):
             raise ToolError(f"Principal.kind must be 'user' or 'workload', got {kind!r}", code="E503")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
 from ..errors import ToolError
+from ..jsonshape import is_object
 from .principal import Principal
 from .results import ToolResult
 
@@ -39,19 +40,19 @@ Answered = list[tuple[ToolCall, ToolResult]]
 
 
 def _as_dict(response: Any) -> dict[str, Any]:
-    if isinstance(response, dict):
+    if is_object(response):
         return response
     if isinstance(response, (str, bytes)):
         try:
             loaded = json.loads(response)
         except ValueError as exc:
             raise ToolError(f"the provider response is not JSON: {exc}", code="E502") from exc
-        if isinstance(loaded, dict):
+        if is_object(loaded):
             return loaded
     dump = getattr(response, "model_dump", None)
     if callable(dump):
         dumped = dump()
-        if isinstance(dumped, dict):
+        if is_object(dumped):
             return dumped
     raise ToolError(f"cannot read a provider response of type {type(response).__name__}", code="E502",
                     hint="pass the SDK response object, its dict, or its JSON text")
@@ -59,15 +60,16 @@ def _as_dict(response: Any) -> dict[str, Any]:
 
 def calls_from_openai_chat(response: Any, *, choice: int = 0) -> list[ToolCall]:
     data = _as_dict(response)
-    choices = data.get("choices") or []
+    choices: list[Any] = data.get("choices") or []
     if not choices:
         return []
-    message = choices[choice].get("message") or {}
-    out = []
-    for call in message.get("tool_calls") or []:
+    message: dict[str, Any] = choices[choice].get("message") or {}
+    out: list[ToolCall] = []
+    tool_calls: list[Any] = message.get("tool_calls") or []
+    for call in tool_calls:
         if call.get("type", "function") != "function":
             continue
-        fn = call.get("function") or {}
+        fn: dict[str, Any] = call.get("function") or {}
         out.append(ToolCall(id=call["id"], name=fn.get("name", ""), arguments=fn.get("arguments") or "{}",
                             provider="openai_chat"))
     return out
@@ -75,31 +77,34 @@ def calls_from_openai_chat(response: Any, *, choice: int = 0) -> list[ToolCall]:
 
 def calls_from_openai_responses(response: Any) -> list[ToolCall]:
     data = _as_dict(response)
+    output: list[Any] = data.get("output") or []
     return [
         ToolCall(id=item["call_id"], name=item.get("name", ""), arguments=item.get("arguments") or "{}",
                  provider="openai_responses")
-        for item in data.get("output") or []
+        for item in output
         if item.get("type") == "function_call"
     ]
 
 
 def calls_from_anthropic(response: Any) -> list[ToolCall]:
     data = _as_dict(response)
+    content: list[Any] = data.get("content") or []
     return [
         ToolCall(id=block["id"], name=block.get("name", ""), arguments=block.get("input") or {},
                  provider="anthropic")
-        for block in data.get("content") or []
+        for block in content
         if block.get("type") == "tool_use"
     ]
 
 
 def calls_from_gemini(response: Any, *, candidate: int = 0) -> list[ToolCall]:
     data = _as_dict(response)
-    candidates = data.get("candidates") or []
+    candidates: list[Any] = data.get("candidates") or []
     if not candidates:
         return []
-    parts = (candidates[candidate].get("content") or {}).get("parts") or []
-    out = []
+    content: dict[str, Any] = candidates[candidate].get("content") or {}
+    parts: list[Any] = content.get("parts") or []
+    out: list[ToolCall] = []
     for index, part in enumerate(parts):
         call = part.get("functionCall") or part.get("function_call")
         if not call:
@@ -177,7 +182,7 @@ def openai_responses_results(answered: Answered) -> list[dict[str, Any]]:
 
 def anthropic_results(answered: Answered) -> dict[str, Any]:
     """One user message holding every `tool_result` block (and nothing before them)."""
-    blocks = []
+    blocks: list[dict[str, Any]] = []
     for call, result in answered:
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": result.text()}
         if not result.ok:
@@ -187,9 +192,9 @@ def anthropic_results(answered: Answered) -> dict[str, Any]:
 
 
 def gemini_results(answered: Answered) -> dict[str, Any]:
-    parts = []
+    parts: list[dict[str, Any]] = []
     for call, result in answered:
-        response = result.data if result.ok and isinstance(result.data, dict) else (
+        response = result.data if result.ok and is_object(result.data) else (
             result.error.to_dict() if result.error is not None else {"result": result.data})
         body: dict[str, Any] = {"name": call.name, "response": response}
         if not call.id.startswith(f"{call.name}#"):

@@ -75,7 +75,7 @@ class Receipt:
     outcome: str
     started_at: float
     finished_at: float
-    timings: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, int] = field(default_factory=dict[str, int])
     args_hash: str | None = None
     args: str | None = None
     result_hash: str | None = None

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import date, datetime, time as dtime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar, cast, overload
 
 from ..errors import ToolError
 from .approvals import ApprovalRequest, refusal_for_approver
@@ -81,9 +81,9 @@ class ToolRegistry:
         clock: Callable[[], float] = time.time,
         max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
     ) -> None:
-        if isinstance(max_argument_bytes, bool) or not isinstance(max_argument_bytes, int) or max_argument_bytes < 1:
+        if isinstance(max_argument_bytes, bool) or not isinstance(cast(object, max_argument_bytes), int) or max_argument_bytes < 1:
             raise ToolError(f"max_argument_bytes must be a positive int, got {max_argument_bytes!r}", code="E506")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        if isinstance(max_retries, bool) or not isinstance(cast(object, max_retries), int) or max_retries < 0:
             raise ToolError(f"max_retries must be a non-negative int, got {max_retries!r}", code="E506")
         if approval_ttl <= 0:
             raise ToolError("approval_ttl must be positive (seconds)", code="E506")
@@ -142,7 +142,7 @@ class ToolRegistry:
         return decorate
 
     def add(self, tool: Tool) -> Tool:
-        if not isinstance(tool, Tool):
+        if not isinstance(cast(object, tool), Tool):
             raise ToolError(f"expected a Tool, got {type(tool).__name__}", code="E506")
         if tool.name in self._tools:
             raise ToolError(f"a tool named {tool.name!r} is already registered", code="E506",
@@ -272,7 +272,7 @@ class ToolRegistry:
         return self._decide(approval_id, approver, "denied", reason)
 
     def _decide(self, approval_id: str, approver: Principal, status: str, reason: str | None) -> ApprovalRequest:
-        if not isinstance(approver, Principal):
+        if not isinstance(cast(object, approver), Principal):
             raise ToolError("approver must be a Principal", code="E503")
         request = self.store.approval(approval_id)
         if request is None:
@@ -318,10 +318,10 @@ class ToolRegistry:
 
         Named side-effecting tools are refused (E506): a formula must never change state.
         """
-        if not isinstance(principal, Principal):
+        if not isinstance(cast(object, principal), Principal):
             raise ToolError("as_formula_functions needs the Principal the formulas run as", code="E503")
         if names is None:
-            selected = [t for t in self.tools() if t.effect == "read"]
+            selected: list[Tool] = [t for t in self.tools() if t.effect == "read"]
         else:
             selected = []
             for name in names:
@@ -387,5 +387,6 @@ def _formula_value(value: Any, annotation: Any) -> Any:
     if isinstance(value, (datetime, date, dtime)):
         return value.isoformat()
     if isinstance(value, list):
-        return [_formula_value(v, typing.get_args(base)[0] if typing.get_args(base) else Any) for v in value]
+        items = cast("Sequence[Any]", value)
+        return [_formula_value(v, typing.get_args(base)[0] if typing.get_args(base) else Any) for v in items]
     return value

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
+from ..jsonshape import is_array, is_object
 from .principal import SECRET_EXTRA
 
 #: What a model may send for a `Decimal`: an optional sign, digits, an optional fraction.
@@ -64,15 +65,15 @@ def canonical_schema(model: type[BaseModel]) -> dict[str, Any]:
 def _require_discriminators(node: Any, defs: dict[str, Any]) -> None:
     """A discriminated union needs its tag in the input even when the tag has a default, so the
     tag is listed as required in every member (pydantic's schema leaves it optional)."""
-    if isinstance(node, dict):
+    if is_object(node):
         disc = node.get("discriminator")
-        if isinstance(disc, dict) and isinstance(disc.get("propertyName"), str):
+        if is_object(disc) and isinstance(disc.get("propertyName"), str):
             tag = disc["propertyName"]
             for member in node.get("oneOf", []) + node.get("anyOf", []):
                 target = member
-                if isinstance(member, dict) and "$ref" in member:
+                if is_object(member) and "$ref" in member:
                     target = defs.get(member["$ref"].rsplit("/", 1)[-1], {})
-                if isinstance(target, dict) and tag in target.get("properties", {}):
+                if is_object(target) and tag in target.get("properties", {}):
                     required = target.setdefault("required", [])
                     if tag not in required:
                         order = list(target["properties"])
@@ -80,14 +81,14 @@ def _require_discriminators(node: Any, defs: dict[str, Any]) -> None:
                         required.sort(key=order.index)
         for value in node.values():
             _require_discriminators(value, defs)
-    elif isinstance(node, list):
+    elif is_array(node):
         for item in node:
             _require_discriminators(item, defs)
 
 
 def _close_objects(node: Any) -> None:
     """Add `additionalProperties: false` to model objects and tidy secret nodes, in place."""
-    if isinstance(node, dict):
+    if is_object(node):
         if node.get("type") == "object" and "properties" in node and "additionalProperties" not in node:
             node["additionalProperties"] = False
         if node.get("writeOnly") is True or node.get(SECRET_EXTRA) is True:
@@ -100,7 +101,7 @@ def _close_objects(node: Any) -> None:
                     _close_objects(child)
             elif key not in ("enum", "const", "default", "examples"):
                 _close_objects(value)
-    elif isinstance(node, list):
+    elif is_array(node):
         for child in node:
             _close_objects(child)
 
@@ -173,7 +174,7 @@ class ModelPlan:
     null_default_fields: frozenset[str] = frozenset()
     dict_fields: frozenset[str] = frozenset()
     json_fields: frozenset[str] = frozenset()
-    children: dict[str, Child] = field(default_factory=dict)
+    children: dict[str, Child] = field(default_factory=dict[str, Child])
     # Whether this model or anything below it has such fields (set after children are built),
     # so the per-call helpers can skip whole subtrees and the common case costs nothing.
     has_null_default: bool = False
@@ -258,7 +259,7 @@ def _children_values(value: Any, child: Child) -> Iterator[Any]:
         yield value
     elif child.via == "list" and isinstance(value, (list, tuple, set, frozenset)):
         yield from value
-    elif child.via == "dict" and isinstance(value, dict):
+    elif child.via == "dict" and is_object(value):
         yield from value.values()
 
 
@@ -272,7 +273,7 @@ def normalize(data: Any, plan: ModelPlan, *, decode_json: bool) -> Any:
     - with `decode_json`, a string holding a JSON array/object for a container field is
       decoded (clients that stringify nested JSON). Scalars are never coerced.
     """
-    if not isinstance(data, dict):
+    if not is_object(data):
         return data
     for key in list(data):
         value = data[key]
@@ -288,7 +289,7 @@ def normalize(data: Any, plan: ModelPlan, *, decode_json: bool) -> Any:
                     pass  # left as is: validation reports the type error
                 else:
                     data[key] = value
-        if key in plan.dict_fields and isinstance(value, list) and _is_kv_list(value):
+        if key in plan.dict_fields and is_array(value) and _is_kv_list(value):
             converted = {item["key"]: item["value"] for item in value}
             if len(converted) == len(value):  # duplicate keys are left for validation to reject
                 data[key] = value = converted
@@ -300,4 +301,4 @@ def normalize(data: Any, plan: ModelPlan, *, decode_json: bool) -> Any:
 
 
 def _is_kv_list(value: list[Any]) -> bool:
-    return all(isinstance(item, dict) and set(item) == {"key", "value"} and isinstance(item["key"], str) for item in value)
+    return all(is_object(item) and set(item) == {"key", "value"} and isinstance(item["key"], str) for item in value)

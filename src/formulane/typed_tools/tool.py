@@ -16,7 +16,7 @@ import json
 import re
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal, get_args
+from typing import Any, Callable, Iterable, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 from pydantic.fields import FieldInfo
@@ -93,11 +93,11 @@ class Tool:
     # Derived in __post_init__.
     call_style: CallStyle = field(init=False, default="model")
     arg_name: str | None = field(init=False, default=None)
-    inject: dict[str, str] = field(init=False, default_factory=dict)
+    inject: dict[str, str] = field(init=False, default_factory=dict[str, str])
     is_async: bool = field(init=False, default=False)
     wraps_output: bool = field(init=False, default=False)
-    input_schema: dict[str, Any] = field(init=False, default_factory=dict)
-    output_schema: dict[str, Any] = field(init=False, default_factory=dict)
+    input_schema: dict[str, Any] = field(init=False, default_factory=dict[str, Any])
+    output_schema: dict[str, Any] = field(init=False, default_factory=dict[str, Any])
     schema_hash: str = field(init=False, default="")
     plan: ModelPlan = field(init=False, repr=False, default=None)  # type: ignore[assignment]
     output_plan: ModelPlan = field(init=False, repr=False, default=None)  # type: ignore[assignment]
@@ -109,7 +109,8 @@ class Tool:
     _call_style_hint: CallStyle | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        name = self.name
+        # Declared as object: the checks below run on whatever the caller passed.
+        name = cast(object, self.name)
         if not isinstance(name, str) or not NAME_RE.match(name):
             raise ToolError(
                 f"invalid tool name {name!r}",
@@ -120,21 +121,24 @@ class Tool:
             raise _definition_error(name, "fn is not callable")
         if self.effect not in EFFECTS:
             raise _definition_error(name, f"effect must be one of {', '.join(EFFECTS)}, got {self.effect!r}")
-        if not isinstance(self.version, str) or not self.version.strip():
+        version = cast(object, self.version)
+        if not isinstance(version, str) or not version.strip():
             raise _definition_error(name, "version must be a non-empty string")
-        if isinstance(self.scopes, str):
+        if isinstance(cast(object, self.scopes), str):
             raise _definition_error(name, "scopes must be a list of scope names, not one string",
                                     hint=f"scopes=[{self.scopes!r}]")
-        scopes = frozenset(self.scopes)
+        scopes: frozenset[object] = frozenset(self.scopes)
         for scope in scopes:
             if not isinstance(scope, str) or not scope.strip():
                 raise _definition_error(name, f"scope {scope!r} must be a non-empty string")
-        if not isinstance(self.approval_scope, str) or not self.approval_scope.strip():
+        approval_scope = cast(object, self.approval_scope)
+        if not isinstance(approval_scope, str) or not approval_scope.strip():
             raise _definition_error(name, "approval_scope must be a non-empty string")
         kinds = frozenset(self.approver_kinds)
         if not kinds or not kinds <= {"user", "workload"}:
             raise _definition_error(name, "approver_kinds must be a non-empty subset of {'user', 'workload'}")
-        if isinstance(self.cost, bool) or not isinstance(self.cost, int) or self.cost < 0:
+        cost = cast(object, self.cost)
+        if isinstance(cost, bool) or not isinstance(cost, int) or cost < 0:
             raise _definition_error(name, f"cost must be a non-negative int, got {self.cost!r}")
         set_ = self._set
         set_("scopes", scopes)
@@ -147,11 +151,12 @@ class Tool:
         style: CallStyle = self._call_style_hint or "model"
         if not _is_model_type(input_model) or issubclass(input_model, RootModel):
             # A root union (or any non-object input) cannot be a provider's parameters object.
-            inner = input_model.model_fields["root"].annotation if _is_model_type(input_model) else input_model
-            input_model = create_model(  # type: ignore[call-overload]  # field names come from a dict
+            inner = cast(Any, input_model.model_fields["root"].annotation if _is_model_type(input_model) else input_model)
+            root_fields: dict[str, Any] = {ROOT_FIELD: (inner, Field(description="The tool input."))}
+            input_model = create_model(  # field names come from a dict
                 f"{_camel(name)}Args",
                 __config__=ConfigDict(extra="forbid"),
-                **{ROOT_FIELD: (inner, Field(description="The tool input."))},
+                **root_fields,
             )
             style = "root"
             notes.append(f"root input type wrapped in the field {ROOT_FIELD!r}")
@@ -168,13 +173,14 @@ class Tool:
         if _is_model_type(output) and not issubclass(output, RootModel):
             set_("wraps_output", False)
         else:
-            inner_out = output.model_fields["root"].annotation if _is_model_type(output) else output
+            inner_out = cast(Any, output.model_fields["root"].annotation if _is_model_type(output) else output)
             if inner_out is None:
                 inner_out = type(None)
-            output = create_model(  # type: ignore[call-overload]  # field names come from a dict
+            result_fields: dict[str, Any] = {RESULT_FIELD: (inner_out, ...)}
+            output = create_model(  # field names come from a dict
                 f"{_camel(name)}Result",
                 __config__=ConfigDict(extra="forbid"),
-                **{RESULT_FIELD: (inner_out, ...)},
+                **result_fields,
             )
             set_("wraps_output", True)
         set_("output_model", output)
@@ -366,9 +372,10 @@ def _field_definition(hint: Any, default: Any, doc: str | None) -> tuple[Any, An
     if isinstance(default, FieldInfo):
         if doc and not default.description and not has_description:
             # A merged copy: the caller's FieldInfo object is not ours to mutate.
-            default = FieldInfo.merge_field_infos(default, description=doc)
+            # Deprecated without a public replacement (pydantic 2.12+ says to open an issue).
+            default = FieldInfo.merge_field_infos(default, description=doc)  # pyright: ignore[reportDeprecated]
         return (hint, default)
     value = ... if default is inspect.Parameter.empty else default
     if doc and not has_description:
-        return (hint, Field(value, description=doc))
+        return (hint, Field(default=value, description=doc))
     return (hint, value)

@@ -15,10 +15,11 @@ import cmath
 import difflib
 import json
 import math
-from typing import Any
+from typing import Any, Iterable, Sequence, cast
 
 from pydantic import BaseModel, ValidationError
 
+from ..jsonshape import is_array, is_object
 from .envelope import ErrorEnvelope, Issue
 from .schema import DECIMAL_PATTERN, normalize
 from .tool import Tool
@@ -66,7 +67,7 @@ def _to_json_text(raw: Any) -> str | bytes:
         return raw
     if isinstance(raw, bytearray):
         return bytes(raw)
-    if isinstance(raw, dict):
+    if is_object(raw):
         try:
             return json.dumps(raw, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -99,7 +100,7 @@ def validate_arguments(
             parsed = json.loads(data)
         except ValueError:
             parsed = None  # pydantic reports the JSON error with its position below
-        if isinstance(parsed, dict):
+        if is_object(parsed):
             normalize(parsed, plan, decode_json=decode_stringified_json)
             data = json.dumps(parsed, ensure_ascii=False)
     try:
@@ -130,8 +131,9 @@ def _non_finite(value: Any) -> str | None:
         elif isinstance(v, BaseModel):
             stack.extend((f"{path}.{k}" if path else k, getattr(v, k, None)) for k in type(v).model_fields)
         elif isinstance(v, (list, tuple, set, frozenset)):
-            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(v))
-        elif isinstance(v, dict):
+            members = cast("Iterable[Any]", v)
+            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(members))
+        elif is_object(v):
             stack.extend((f"{path}[{k!r}]", item) for k, item in v.items())
         elif isinstance(v, complex) and not cmath.isfinite(v):
             return path or "(arguments)"
@@ -222,8 +224,9 @@ def _prefix(value: Any, budget: int, depth: int) -> Any:
     if depth > 8:
         return "..."
     if isinstance(value, (list, tuple)):
-        return [_prefix(v, budget, depth + 1) for v in value[: budget // 2 + 1]]
-    if isinstance(value, dict):
+        items = cast("Sequence[Any]", value)
+        return [_prefix(v, budget, depth + 1) for v in items[: budget // 2 + 1]]
+    if is_object(value):
         return {str(k)[: budget + 1]: _prefix(v, budget, depth + 1)
                 for k, v in list(value.items())[: budget // 4 + 1]}
     if isinstance(value, float) and not math.isfinite(value):
@@ -235,7 +238,7 @@ def _prefix(value: Any, budget: int, depth: int) -> Any:
 
 def _resolve(node: Any, root: dict[str, Any]) -> Any:
     seen = 0
-    while isinstance(node, dict) and "$ref" in node and seen < 32:
+    while is_object(node) and "$ref" in node and seen < 32:
         name = node["$ref"].rsplit("/", 1)[-1]
         target = root.get("$defs", {}).get(name, {})
         node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
@@ -248,11 +251,11 @@ def _node_at(schema: dict[str, Any], loc: tuple[Any, ...]) -> dict[str, Any] | N
     node: Any = _resolve(schema, schema)
     for part in loc:
         node = _resolve(node, schema)
-        if not isinstance(node, dict):
+        if not is_object(node):
             return None
         if isinstance(part, int):
             prefix = node.get("prefixItems")
-            if isinstance(prefix, list) and part < len(prefix):
+            if is_array(prefix) and part < len(prefix):
                 node = prefix[part]
             elif "items" in node:
                 node = node["items"]
@@ -266,7 +269,8 @@ def _node_at(schema: dict[str, Any], loc: tuple[Any, ...]) -> dict[str, Any] | N
             node = node["additionalProperties"]
         elif "anyOf" in node or "oneOf" in node:
             # pydantic inserts a union member tag ("int", "Circle"...); pick the member it names.
-            branches = [_resolve(b, schema) for b in node.get("anyOf") or node.get("oneOf") or []]
+            members: list[Any] = node.get("anyOf") or node.get("oneOf") or []
+            branches = [_resolve(b, schema) for b in members]
             match = [b for b in branches if b.get("title") == part or b.get("type") == _JSON_TYPES.get(part)]
             if not match:
                 return node
@@ -274,7 +278,7 @@ def _node_at(schema: dict[str, Any], loc: tuple[Any, ...]) -> dict[str, Any] | N
         else:
             return node
     resolved = _resolve(node, schema)
-    return resolved if isinstance(resolved, dict) else None
+    return resolved if is_object(resolved) else None
 
 
 _JSON_TYPES = {"int": "integer", "float": "number", "str": "string", "bool": "boolean",
@@ -300,7 +304,7 @@ def describe(node: dict[str, Any], root: dict[str, Any], depth: int = 0) -> str:
             return "decimal number as a string" + (f" ({bounds})" if bounds else "")
         if node.get("format") in _FORMAT_EXAMPLES:
             return f"string in {node['format']} format"
-        extra = []
+        extra: list[str] = []
         if "minLength" in node:
             extra.append(f"at least {node['minLength']} characters")
         if "maxLength" in node:
@@ -317,7 +321,7 @@ def describe(node: dict[str, Any], root: dict[str, Any], depth: int = 0) -> str:
         return "null"
     if kind == "array":
         items = node.get("items")
-        inner = describe(items, root, depth + 1) if isinstance(items, dict) and items else "values"
+        inner = describe(items, root, depth + 1) if is_object(items) and items else "values"
         return f"array of {inner}"
     if kind == "object":
         if isinstance(node.get("additionalProperties"), dict):
@@ -327,7 +331,7 @@ def describe(node: dict[str, Any], root: dict[str, Any], depth: int = 0) -> str:
 
 
 def _bounds(node: dict[str, Any]) -> str:
-    parts = []
+    parts: list[str] = []
     for key, text in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<")):
         if key in node:
             parts.append(f"{text} {node[key]}")
@@ -341,7 +345,7 @@ def _bounds(node: dict[str, Any]) -> str:
 def example_for(node: Any, root: dict[str, Any], depth: int = 0) -> Any:
     """A plausible valid value for a schema node (documentation examples win)."""
     node = _resolve(node, root)
-    if not isinstance(node, dict) or depth > 4:
+    if not is_object(node) or depth > 4:
         return None
     if node.get("examples"):
         return node["examples"][0]

@@ -19,11 +19,12 @@ import collections.abc as cabc
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 from pydantic import BaseModel, RootModel, SecretBytes, SecretStr
 from pydantic.fields import FieldInfo
 
+from ..jsonshape import is_array, is_object
 from .principal import SECRET_EXTRA, TENANT_KEY_EXTRA, Secret, TenantKey
 
 REDACTED = "[redacted]"
@@ -42,12 +43,12 @@ class Shape:
     kind: str  # "leaf" | "model" | "root" | "seq" | "tuple" | "dict" | "union"
     tenant: bool = False
     secret: bool = False
-    model: type | None = None
-    fields: list[tuple[str, str, "Shape"]] = field(default_factory=list)  # (attribute, alias, shape)
+    model: type[Any] | None = None
+    fields: list[tuple[str, str, "Shape"]] = field(default_factory=list[tuple[str, str, "Shape"]])  # (attribute, alias, shape)
     items: "Shape | None" = None  # seq items, dict values, variadic tuple items, root value
     keys: "Shape | None" = None  # dict keys
-    positional: list["Shape"] = field(default_factory=list)  # fixed tuples
-    members: list["Shape"] = field(default_factory=list)  # union members
+    positional: list["Shape"] = field(default_factory=list["Shape"])  # fixed tuples
+    members: list["Shape"] = field(default_factory=list["Shape"])  # union members
     test: Any = None  # for leaf members of a union: a type, a tuple of literals, or None (anything)
     # Whether a mark sits here or below (set once the tree is complete; recursion makes it cyclic).
     has_tenant: bool = False
@@ -68,7 +69,7 @@ def _marks_of(metadata: list[Any]) -> tuple[bool, bool]:
             secret = True
         elif isinstance(item, FieldInfo):
             extra = item.json_schema_extra
-            if isinstance(extra, dict):
+            if is_object(extra):
                 tenant |= bool(extra.get(TENANT_KEY_EXTRA))
                 secret |= bool(extra.get(SECRET_EXTRA))
     return tenant, secret
@@ -95,7 +96,7 @@ class _Builder:
             args = typing.get_args(annotation)
             annotation, meta = args[0], meta + list(args[1:])
         tenant, secret = _marks_of(meta)
-        if isinstance(extra, dict):
+        if is_object(extra):
             tenant |= bool(extra.get(TENANT_KEY_EXTRA))
             secret |= bool(extra.get(SECRET_EXTRA))
         shape = self._bare(annotation)
@@ -145,7 +146,7 @@ class _Builder:
         if model in self.models:
             return self.models[model]
         if issubclass(model, RootModel):
-            shape = Shape("root", model=model)
+            shape = Shape("root", model=cast("type[BaseModel]", model))
             self.models[model] = shape
             info = model.model_fields["root"]
             shape.items = self.build(info.annotation, list(info.metadata), info.json_schema_extra)
@@ -158,11 +159,11 @@ class _Builder:
         return shape
 
 
-def _refuse_marked_class(cls: type) -> None:
+def _refuse_marked_class(cls: type[Any]) -> None:
     """Dataclasses and TypedDicts are validated by pydantic but not walked: refuse marks in them."""
     hints: dict[str, Any] = {}
-    if hasattr(cls, "__dataclass_fields__") or (isinstance(cls, type) and issubclass(cls, dict)
-                                                 and hasattr(cls, "__annotations__")):
+    is_dict = dict in cls.__mro__  # issubclass(cls, dict), without narrowing cls to dict[Unknown, Unknown]
+    if hasattr(cls, "__dataclass_fields__") or (is_dict and hasattr(cls, "__annotations__")):
         try:
             hints = typing.get_type_hints(cls, include_extras=True)
         except Exception:  # noqa: BLE001 - unresolvable hints cannot hold a mark we can see
@@ -228,7 +229,7 @@ def _fits(shape: Shape, value: Any) -> bool:
     if test is None:
         return True
     if isinstance(test, tuple):
-        return any(value == t for t in test)
+        return any(value == t for t in cast("cabc.Sequence[Any]", test))
     if isinstance(test, type):
         if test is float and isinstance(value, int):
             return True
@@ -264,13 +265,13 @@ def tenant_values(shape: Shape, value: Any, path: str = "") -> Iterator[tuple[st
         if isinstance(value, BaseModel) and shape.items is not None:
             yield from tenant_values(shape.items, getattr(value, "root", None), path)
     elif kind == "seq" and shape.items is not None and isinstance(value, (list, tuple, set, frozenset)):
-        for i, item in enumerate(value):
+        for i, item in enumerate(cast("cabc.Iterable[Any]", value)):
             yield from tenant_values(shape.items, item, f"{path}[{i}]")
     elif kind == "tuple" and isinstance(value, tuple):
-        for i, (child, item) in enumerate(zip(shape.positional, value)):
+        for i, (child, item) in enumerate(zip(shape.positional, cast("cabc.Sequence[Any]", value))):
             yield from tenant_values(child, item, f"{path}[{i}]")
     elif kind == "dict" and isinstance(value, cabc.Mapping):
-        for key, item in value.items():
+        for key, item in cast("cabc.Mapping[object, Any]", value).items():
             if shape.keys is not None and shape.keys.has_tenant:
                 yield from tenant_values(shape.keys, key, f"{path}{{key}}")
             if shape.items is not None:
@@ -290,7 +291,7 @@ def redact_dump(shape: Shape, value: Any, dumped: Any) -> Any:
                 dumped = redact_dump(member, value, dumped)
         return dumped
     if kind == "model":
-        if isinstance(value, BaseModel) and isinstance(dumped, dict):
+        if isinstance(value, BaseModel) and is_object(dumped):
             for attr, alias, child in shape.fields:
                 if not child.has_secret:
                     continue
@@ -302,23 +303,23 @@ def redact_dump(shape: Shape, value: Any, dumped: Any) -> Any:
         if shape.items is not None and isinstance(value, BaseModel):
             return redact_dump(shape.items, getattr(value, "root", None), dumped)
         return dumped
-    if kind == "seq" and shape.items is not None and isinstance(dumped, list):
+    if kind == "seq" and shape.items is not None and is_array(dumped):
         if isinstance(value, (list, tuple, set, frozenset)):
-            for i, item in enumerate(value):
+            for i, item in enumerate(cast("cabc.Iterable[Any]", value)):
                 if i < len(dumped):
                     dumped[i] = redact_dump(shape.items, item, dumped[i])
         return dumped
-    if kind == "tuple" and isinstance(dumped, list) and isinstance(value, tuple):
-        for i, (child, item) in enumerate(zip(shape.positional, value)):
+    if kind == "tuple" and is_array(dumped) and isinstance(value, tuple):
+        for i, (child, item) in enumerate(zip(shape.positional, cast("cabc.Sequence[Any]", value))):
             if i < len(dumped):
                 dumped[i] = redact_dump(child, item, dumped[i])
         return dumped
-    if kind == "dict" and isinstance(dumped, dict) and isinstance(value, cabc.Mapping):
-        pairs = list(zip(value.items(), list(dumped.items())))
+    if kind == "dict" and is_object(dumped) and isinstance(value, cabc.Mapping):
+        pairs = list(zip(cast("cabc.Mapping[object, Any]", value).items(), list(dumped.items())))
         secret_keys = shape.keys is not None and shape.keys.has_secret
         if secret_keys:
             dumped.clear()
-        for i, ((key, item), (dkey, ditem)) in enumerate(pairs):
+        for i, ((_key, item), (dkey, ditem)) in enumerate(pairs):
             new = redact_dump(shape.items, item, ditem) if shape.items is not None else ditem
             if secret_keys:
                 dumped[f"{REDACTED}#{i}"] = new

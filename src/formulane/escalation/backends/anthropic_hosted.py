@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, cast
 
+from ...jsonshape import is_object
 from ..contract import Isolation, MiB, SandboxJob
 from .hosted import INSTRUCTIONS, HostedClient, HostedFile, HostedLimits, HostedRun, request_text
 
@@ -53,7 +54,7 @@ class AnthropicCodeExecution(HostedClient):
         self.model = model
         self.tool_version = tool_version
         self.max_tokens = max_tokens
-        self.client = client or anthropic.Anthropic(api_key=api_key, base_url=base_url,
+        self.client: Any = client or anthropic.Anthropic(api_key=api_key, base_url=base_url,
                                                     max_retries=0)
 
     def expected(self, program: str) -> str:
@@ -93,7 +94,7 @@ class AnthropicCodeExecution(HostedClient):
         use, result = uses[0], results[0]
         ids["tool_use_id"] = use.id
         key = "code" if self.tool_version == "code_execution_20250522" else "command"
-        ran = use.input.get(key) if isinstance(use.input, dict) else None
+        ran = use.input.get(key) if is_object(use.input) else None
         # The backend compares the program itself: map the bash form back onto it.
         run.executed_code = program if ran == self.expected(program) else (ran or "")
         content = result.content

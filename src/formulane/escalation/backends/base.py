@@ -40,7 +40,7 @@ class BackendCapabilities(BaseModel):
     mechanism: str
     network_modes: tuple[NetworkMode, ...] = ("none",)
     states: tuple[JobState, ...] = ("ephemeral",)
-    enforces: dict[str, EnforcedBy] = Field(default_factory=dict)
+    enforces: dict[str, EnforcedBy] = Field(default_factory=dict[str, EnforcedBy])
     max_wall_s: float = 24 * 3600
     package_install: bool = False
     kills_whole_sandbox: bool = True
@@ -59,7 +59,7 @@ class SandboxBackend(ABC):
 
     def refusals(self, job: SandboxJob) -> list[str]:
         caps = self.capabilities()
-        reasons = []
+        reasons: list[str] = []
         if not caps.available:
             reasons.append(f"backend {caps.name} is unavailable here: {caps.unavailable_reason}")
             return reasons

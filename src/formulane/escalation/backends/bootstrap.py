@@ -179,10 +179,10 @@ def _main() -> None:
     # gc.freeze(), which moves the ~4,700 objects of the interpreter's start-up and this
     # bootstrap out of the collector's way, so `_finish`'s collection looks at the job's
     # objects only (0.4 ms -> 0.01 ms). Nothing frozen is job data: the frame is read after.
-    import atexit  # noqa: F401  (loaded now; `_finish` imports it again, then for free)
+    import atexit  # noqa: F401  # pyright: ignore[reportUnusedImport]  (loaded now; `_finish` imports it again, then for free)
     import gc
     import resource
-    import signal  # noqa: F401  (the monitor's signal mask, after the frame)
+    import signal  # noqa: F401  # pyright: ignore[reportUnusedImport]  (the monitor's signal mask, after the frame)
     compile(b"", "<warm-up>", "exec")
     prctl = _prctl()
     gc.freeze()
@@ -228,8 +228,8 @@ def _main() -> None:
             value = eval(expr, g)
     except SystemExit as exc:
         _finish(g, _exit_status(exc), result, value, given)
-    except BaseException:
-        sys.excepthook(*sys.exc_info())  # the job's traceback on stderr, as Python prints it
+    except BaseException as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)  # the job's traceback on stderr, as Python prints it
         _finish(g, 1, result, value, given)
     _finish(g, 0, result, value, given)
 
@@ -242,7 +242,7 @@ def _prctl() -> Any:
     except ImportError:
         return None
 
-    class _Int(_ctypes._SimpleCData):
+    class _Int(_ctypes._SimpleCData):  # type: ignore[type-arg]  # ctypes' private base: `import ctypes` costs 5-10 ms
         _type_ = "i"
 
     class _Func(_ctypes.CFuncPtr):
@@ -250,9 +250,9 @@ def _prctl() -> Any:
         _restype_ = _Int
 
     class _Libc:
-        _handle = _ctypes.dlopen(None, 0)
+        _handle = _ctypes.dlopen(None, 0)  # type: ignore[arg-type]  # None: the program itself, as dlopen(3)
 
-    return _Func(("prctl", _Libc()))
+    return _Func(("prctl", _Libc()))  # type: ignore[arg-type]  # any object with a _handle, as ctypes.CDLL
 
 
 def _monitor(status: int, gate: int, prctl: Any) -> None:
@@ -271,7 +271,7 @@ def _monitor(status: int, gate: int, prctl: Any) -> None:
     if pid == 0:
         os.close(status)
         os.close(gate)
-        if guarded:
+        if guarded and prctl is not None:
             prctl(4, 1, 0, 0, 0)  # the job's own process stays an ordinary one
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         return
@@ -327,7 +327,7 @@ def _watch_shell(path: str) -> None:
         except OSError:
             pass
 
-    real = os.system
+    real = os.system  # pyright: ignore[reportDeprecated]  (wrapped, not called: the job may call it)
 
     def system(command: Any) -> int:
         status = real(command)
@@ -348,7 +348,7 @@ def _watch_shell(path: str) -> None:
 
 def _watched_spawn(spawn: Any, note: Any) -> Any:
     def watched(mode: int, file: Any, args: Any, *rest: Any) -> int:
-        status = spawn(mode, file, args, *rest)
+        status: int = spawn(mode, file, args, *rest)
         if mode == os.P_WAIT and status == 127:
             note(127, " ".join(str(a) for a in args) or file)
         return status
@@ -406,11 +406,11 @@ def _finish(g: dict[str, Any], status: int, result: dict[str, Any] | None = None
     threading = sys.modules.get("threading")
     if threading is not None:
         try:
-            threading._shutdown()  # type: ignore[attr-defined]
-        except BaseException:
-            sys.excepthook(*sys.exc_info())
+            threading._shutdown()
+        except BaseException as exc:
+            sys.excepthook(type(exc), exc, exc.__traceback__)
     import atexit
-    atexit._run_exitfuncs()
+    atexit._run_exitfuncs()  # pyright: ignore[reportPrivateUsage]  # what interpreter shutdown runs
     if result is not None:
         try:
             _write_result(result, g, value, given)

@@ -26,7 +26,7 @@ from ..contract import Isolation, SandboxJob
 from ..environments import Environment
 from .base import BackendCapabilities
 from .runner import LocalRunner, Resources, compiled_bootstrap
-from .cgroups import _instance_alive, instance_name
+from .cgroups import instance_alive, instance_name
 from .seccomp import filter_fd
 from .workspace import mount_overlay_view, unmount
 
@@ -218,7 +218,7 @@ def reap_views(root: Path) -> int:
     if not root.is_dir():
         return 0
     for inst in root.iterdir():
-        if not inst.is_dir() or _instance_alive(inst.name):
+        if not inst.is_dir() or instance_alive(inst.name):
             continue
         for view in inst.iterdir():
             try:

@@ -30,7 +30,7 @@ class CgroupSupport:
     """What the machine offers; ``version`` is None when no usable hierarchy was found."""
 
     version: Literal["v2", "v1"] | None
-    paths: dict[str, Path] = field(default_factory=dict)  # controller (or "unified") -> mount
+    paths: dict[str, Path] = field(default_factory=dict[str, Path])  # controller (or "unified") -> mount
     reason: str = ""
 
     @property
@@ -79,7 +79,7 @@ def _writable_parent(mount: Path) -> tuple[bool, str]:
 def discover() -> CgroupSupport:
     """Probe the hierarchy (v2 first). Creates the ``formulane`` parent group if allowed."""
     mounts = _mounts()
-    reasons = []
+    reasons: list[str] = []
     for point, fstype, _ in mounts:
         if fstype != "cgroup2":
             continue
@@ -143,7 +143,7 @@ def _start_ticks(pid: int) -> str:
         return "0"
 
 
-def _instance_alive(name: str) -> bool:
+def instance_alive(name: str) -> bool:
     try:
         pid_text, ticks = name[1:].split("-", 1)
         return _start_ticks(int(pid_text)) == ticks
@@ -158,7 +158,7 @@ def _read_pids(group: Path) -> list[int]:
     except OSError:
         return []
     try:
-        chunks = []
+        chunks: list[bytes] = []
         while chunk := os.read(fd, 65536):
             chunks.append(chunk)
         return [int(x) for x in b"".join(chunks).split()]
@@ -193,7 +193,7 @@ def reap_stale(support: CgroupSupport) -> int:
         if not parent.is_dir():
             continue
         for inst in parent.iterdir():
-            if not inst.is_dir() or not inst.name.startswith("i") or _instance_alive(inst.name):
+            if not inst.is_dir() or not inst.name.startswith("i") or instance_alive(inst.name):
                 continue
             for leaf in list(inst.iterdir()):
                 if leaf.is_dir():

@@ -19,7 +19,7 @@ import math
 import re
 import signal
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Callable
 
 from ..contract import Outcome, OutcomeBasis
 
@@ -73,7 +73,7 @@ class Verdict:
     exit_code: int | None = None
     signal: int | None = None
     missing_module: str | None = None
-    events: list[str] = field(default_factory=list)
+    events: list[str] = field(default_factory=list[str])
 
 
 def decode_status(returncode: int | None, wrapper: bool) -> tuple[int | None, int | None]:
@@ -147,7 +147,7 @@ def _classify(reason: str, started: bool, returncode: int | None, wrapper: bool,
     else:
         code, sig = decode_status(returncode, wrapper)
         status_basis = "inferred" if (wrapper and sig is not None) or monitored else "observed"
-    events = []
+    events: list[str] = []
     if oom_kills:
         events.append(f"oom_kill x{oom_kills}")
     if pids_max_hits:
@@ -217,7 +217,7 @@ _STOPPED = {Outcome.CANCELLED: "cancelled", Outcome.TIMEOUT_WALL: "timed out (wa
             Outcome.OUTPUT_LIMIT: "killed at the output limit"}
 
 
-def _from_stderr(verdict: Any, code: int | None, stderr: str, status_basis: OutcomeBasis,
+def _from_stderr(verdict: Callable[..., Verdict], code: int | None, stderr: str, status_basis: OutcomeBasis,
                  pids_max_hits: int, network_mode: str,
                  provided_modules: dict[str, str] | None) -> Verdict:
     """A failed exit, refined by the job's last exception line. The job writes its own

@@ -59,7 +59,7 @@ class E2BSandbox(ProviderSandbox):
 
     def list_files(self, directory: str) -> list[tuple[str, int]]:
         e2b = _sdk()
-        out = []
+        out: list[tuple[str, int]] = []
         for entry in self.sbx.files.list(directory, depth=32,
                                          request_timeout=self.request_timeout):
             if entry.type == e2b.FileType.FILE and entry.path.startswith(directory + "/"):
@@ -119,11 +119,11 @@ class E2BClient(ProviderClient):
 
     def find(self, owner: str) -> list[FoundSandbox]:
         e2b = _sdk()
-        from e2b.sandbox.sandbox_api import SandboxQuery
+        from e2b import SandboxQuery
 
         pages = e2b.Sandbox.list(query=SandboxQuery(metadata={OWNER_LABEL: owner}),
                                  request_timeout=self.request_timeout, **self.options)
-        found = []
+        found: list[FoundSandbox] = []
         while pages.has_next:
             for info in pages.next_items():
                 found.append(FoundSandbox(info.sandbox_id, dict(info.metadata or {})))

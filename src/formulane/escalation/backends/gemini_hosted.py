@@ -39,7 +39,7 @@ class GeminiCodeExecution(HostedClient):
         self.version = f"google-genai {genai.__version__}"
         self.model = model
         self.types = types
-        self.client = client or genai.Client(
+        self.client: Any = client or genai.Client(
             api_key=api_key, http_options=types.HttpOptions(base_url=base_url)
             if base_url else None)
 
@@ -64,7 +64,7 @@ class GeminiCodeExecution(HostedClient):
                    "output_tokens": (meta.candidates_token_count or 0) if meta else 0,
                    "tool_use_prompt_tokens": (meta.tool_use_prompt_token_count or 0)
                    if meta else 0})
-        parts = reply.candidates[0].content.parts if reply.candidates else []
+        parts: list[Any] = reply.candidates[0].content.parts if reply.candidates else []
         codes = [p.executable_code for p in parts if p.executable_code is not None]
         results = [p.code_execution_result for p in parts if p.code_execution_result is not None]
         if len(codes) != 1 or len(results) != 1:

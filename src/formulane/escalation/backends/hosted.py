@@ -41,7 +41,7 @@ from typing import Any, Callable, Literal, Mapping
 from ..artifacts import ArtifactStore
 from ..contract import (
     ArtifactRecord, BackendInfo, CancelToken, CleanupRecord, Enforcement, EnforcedBy, Isolation,
-    Outcome, OutcomeBasis, Receipt, SandboxJob, check_relative_path,
+    Outcome, Receipt, SandboxJob, check_relative_path,
 )
 from .base import BackendCapabilities, SandboxBackend, input_digests, preflight, \
     static_receipt, utcnow
@@ -92,9 +92,9 @@ class HostedRun:
     exit_code: int | None = None  # None: the provider reports no process exit status
     status: Literal["ok", "failed", "timeout", "error"] = "ok"  # the tool's own status
     detail: str = ""
-    files: list[HostedFile] = field(default_factory=list)
-    provider_ids: dict[str, str] = field(default_factory=dict)
-    usage: dict[str, int] = field(default_factory=dict)
+    files: list[HostedFile] = field(default_factory=list[HostedFile])
+    provider_ids: dict[str, str] = field(default_factory=dict[str, str])
+    usage: dict[str, int] = field(default_factory=dict[str, int])
     cleanup_ok: bool = True  # the provider's container and files were deleted (or none)
 
 
@@ -317,7 +317,6 @@ class HostedBackend(SandboxBackend):
 
     def _verdict(self, job: SandboxJob, program: str, reason: str, run: HostedRun | None,
                  err: StreamCapture, detail: str) -> dict[str, Any]:
-        basis: OutcomeBasis
         if reason == "lost" or run is None:
             outcome = Outcome.UNKNOWN if job.side_effects_possible else Outcome.LOST
             if reason == "timeout":

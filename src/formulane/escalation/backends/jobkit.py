@@ -29,7 +29,8 @@ class ToolCallError(Exception):
 def _broker() -> dict[str, Any]:
     try:
         with open(_BROKER_FILE) as f:
-            return json.load(f)
+            channel: dict[str, Any] = json.load(f)
+            return channel
     except OSError:
         raise ToolCallError("denied", "this job has no broker channel (no broker_tools)")
 
@@ -56,11 +57,11 @@ def call_tool(name: str, **args: Any) -> Any:
 
 
 def mark_complete(*paths: str) -> None:
-    manifest = {}
+    manifest: dict[str, str] = {}
     for path in paths:
         h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
+        with open(path, "rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
                 h.update(block)
         manifest[os.path.normpath(path)] = h.hexdigest()
     os.makedirs(os.path.dirname(_DONE), exist_ok=True)

@@ -77,7 +77,7 @@ class ProviderExit:
 @dataclass
 class FoundSandbox:
     sandbox_id: str
-    labels: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict[str, str])
 
 
 class ProviderSandbox(ABC):
@@ -157,7 +157,7 @@ class ManagedBackend(SandboxBackend):
     def reap(self) -> list[str]:
         """Kill our sandboxes whose expiry label has passed (left by a crashed process)."""
         now = utcnow()
-        killed = []
+        killed: list[str] = []
         for found in self.client.find(self.owner):
             expires = found.labels.get(EXPIRES_LABEL, "")
             try:

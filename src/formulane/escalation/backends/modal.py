@@ -137,7 +137,7 @@ class ModalClient(ProviderClient):
 
     def find(self, owner: str) -> list[FoundSandbox]:
         modal = self._modal
-        found = []
+        found: list[FoundSandbox] = []
         for sandbox in modal.Sandbox.list(app_id=self._application().app_id,
                                           tags={OWNER_LABEL: owner}, client=self.client):
             found.append(FoundSandbox(sandbox.object_id, dict(sandbox.get_tags())))

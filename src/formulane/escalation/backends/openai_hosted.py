@@ -54,7 +54,7 @@ class OpenAICodeInterpreter(HostedClient):
         import openai
         self.version = f"openai-python {openai.__version__}"
         self.model = model
-        self.client = client or openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+        self.client: Any = client or openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
 
     def execute(self, job: SandboxJob, program: str, *, timeout_s: float,
                 session: str | None, want_files: Callable[[str], bool]) -> HostedRun:
@@ -100,7 +100,8 @@ class OpenAICodeInterpreter(HostedClient):
             call = calls[0]
             ids["call_id"] = call.id
             run.executed_code = call.code
-            logs = "".join(o.logs for o in (call.outputs or []) if o.type == "logs")
+            outputs: list[Any] = call.outputs or []
+            logs = "".join(o.logs for o in outputs if o.type == "logs")
             run.stdout = logs  # stdout and stderr come back interleaved, as one log
             run.status = _STATUS.get(str(call.status), "error")
             if run.status == "ok" and "Traceback (most recent call last)" in logs:

@@ -94,8 +94,8 @@ class Resources:
     cgroup: JobCgroup | None = None
     workspace: Workspace | None = None
     jobdir: Path | None = None
-    fds: list[int] = field(default_factory=list)
-    ro_files: list[tuple[str, Path]] = field(default_factory=list)
+    fds: list[int] = field(default_factory=list[int])
+    ro_files: list[tuple[str, Path]] = field(default_factory=list[tuple[str, Path]])
     keep_workspace: bool = False
     cgroup_removed: bool = True
     cgroup_shared: bool = False  # a uid slot's group, kept (empty) for the slot's next job
@@ -575,7 +575,7 @@ class LocalRunner(SandboxBackend):
             cpu_s = record.cpu_s
         if cpu_s is None and running.rusage is not None:
             ru = running.rusage
-            cpu_s = ru.ru_utime + ru.ru_stime  # type: ignore[attr-defined]
+            cpu_s = ru.ru_utime + ru.ru_stime
         sup = Supervised(
             returncode=running.returncode, started=started, events=[reason], stdout=captures[
                 running.out_r], stderr=captures[running.err_r], wall_s=wall, cpu_s=cpu_s,
@@ -605,7 +605,7 @@ class LocalRunner(SandboxBackend):
     @staticmethod
     def _writes(job: SandboxJob) -> str:
         """What could have been written outside the workspace, in words (for the verdict)."""
-        parts = []
+        parts: list[str] = []
         if job.side_effect_class != "read_only":
             parts.append(f"side-effect class {job.side_effect_class}")
         if job.network.mode != "none":
@@ -625,7 +625,7 @@ class LocalRunner(SandboxBackend):
         verdict.events.extend(skipped_events(report.skipped))
         manifest = res.workspace.done_manifest()
         ok = verdict.outcome is Outcome.SUCCEEDED
-        out = []
+        out: list[ArtifactRecord] = []
         for item in report.files:
             complete: bool | None
             if manifest.get(item.path) == item.sha256:
@@ -654,7 +654,7 @@ class LocalRunner(SandboxBackend):
         if sup.stats is not None and sup.stats.peak_memory_bytes is not None:
             return sup.stats.peak_memory_bytes
         if running.rusage is not None:
-            return int(running.rusage.ru_maxrss) * 1024  # type: ignore[attr-defined]
+            return int(running.rusage.ru_maxrss) * 1024
         return None
 
     def _enforcement(self, limits: Limits, res: Resources) -> tuple[Enforcement, ...]:

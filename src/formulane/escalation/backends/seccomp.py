@@ -101,7 +101,7 @@ class _Program:
     def assemble(self) -> bytes:
         out = bytearray()
         for index, (op, jt, jf, k) in enumerate(self.code):
-            offsets = []
+            offsets: list[int] = []
             for target in (jt, jf):
                 if isinstance(target, str):
                     delta = self.labels[target] - index - 1

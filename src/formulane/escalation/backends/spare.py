@@ -72,8 +72,9 @@ class SpareSlot:
                 self._wanted = False
             res = Resources()
             try:
-                self.backend._allocate(None, 0, res, name=f"spare-{uuid.uuid4().hex[:12]}",
-                                       limits=self.limits)
+                # The runner's own allocation step, shared with its cold path (package-internal).
+                self.backend._allocate(  # pyright: ignore[reportPrivateUsage]
+                    None, 0, res, name=f"spare-{uuid.uuid4().hex[:12]}", limits=self.limits)
             except Exception as exc:  # recorded; jobs allocate for themselves meanwhile
                 res.release(self.backend.uids)
                 self.errors.append(f"{type(exc).__name__}: {exc}")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import resource
 import select
 import selectors
 import shutil
@@ -94,7 +95,7 @@ def uid_processes(uid: int) -> list[int]:
     Zombies are skipped: they are dead, and when a sandbox's init is reparented to a slow
     host init they may wait a while to be reaped.
     """
-    found = []
+    found: list[int] = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             try:
@@ -234,7 +235,7 @@ class Running:
         self.wrapper = wrapper
         self.exited = False
         self.returncode: int | None = None
-        self.rusage: object | None = None
+        self.rusage: resource.struct_rusage | None = None
         self.status_buffer = b""
         self.ready_seen = False
         self.started_at = time.monotonic()
@@ -312,15 +313,16 @@ class Running:
         if self.wrapper:
             # Everything between the wrapper and the interpreter is alive now (the interpreter
             # is blocked at the gate), so these pids cannot have been recycled yet.
-            fds = []
+            fds: list[int] = []
+            opened: list[int] | None = fds
             try:
                 for pid in chain[1:-1]:
                     fds.append(os.pidfd_open(pid))
             except OSError:
                 for fd in fds:
                     os.close(fd)
-                fds = None  # type: ignore[assignment]
-            self.inner_pidfds = fds
+                opened = None
+            self.inner_pidfds = opened
         return True
 
     def _join_early(self, cgroup: JobCgroup, sel: selectors.BaseSelector,

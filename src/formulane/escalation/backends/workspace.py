@@ -25,10 +25,11 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, cast
 
+from ...jsonshape import is_object
 from ..contract import FileSpec
-from .cgroups import _instance_alive, instance_name
+from .cgroups import instance_alive, instance_name
 
 RUNNER_DIR = ".formulane"
 DONE_FILE = "done.json"
@@ -115,7 +116,7 @@ def can_mount(scratch: Path) -> bool:
 
 def glob_regex(patterns: Iterable[str]) -> re.Pattern[str]:
     """Artifact globs to one regex: ``**/`` spans directories, ``*`` and ``?`` stay in one."""
-    parts = []
+    parts: list[str] = []
     for pattern in patterns:
         out = ""
         i = 0
@@ -258,8 +259,8 @@ class Workspace:
         # Depth-first with an explicit stack of (directory fd, relative path, subdirectories
         # still to visit): at most ``max_depth`` descriptors are open at any time.
         stack: list[tuple[int, str, list[str]]] = []
+        pending: tuple[int, str] | None = (top, "")
         try:
-            pending: tuple[int, str] | None = (top, "")
             top = -1  # owned by the stack from here on
             while pending is not None or stack:
                 if pending is not None:
@@ -355,7 +356,7 @@ class Workspace:
             raw = os.read(fd, 16384)
         finally:
             os.close(fd)
-        out = []
+        out: list[str] = []
         for line in raw.decode("utf-8", "replace").splitlines()[:limit]:
             status, _, command = line.partition("\t")
             out.append(f"the shell-out {command!r} could not run its command (exit status "
@@ -379,10 +380,10 @@ class Workspace:
             data = json.loads(raw)
         except ValueError:
             return {}
-        if not isinstance(data, dict):
+        if not is_object(data):
             return {}
         return {k: v for k, v in data.items()
-                if isinstance(k, str) and isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v)}
+                if isinstance(cast(object, k), str) and isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v)}
 
     def destroy(self) -> bool:
         if self.destroyed:
@@ -529,7 +530,7 @@ def _read_regular(dirfd: int, name: str, budget: int) -> bytes | str:
             return "not a regular file"
         if info.st_size > budget:
             return f"{info.st_size} bytes exceed the remaining artifact budget of {budget}"
-        chunks = []
+        chunks: list[bytes] = []
         remaining = budget + 1
         while remaining > 0:
             chunk = os.read(fd, min(1 << 20, remaining))
@@ -572,7 +573,7 @@ def reap(root: Path, keep: Callable[[str], bool] | None = None) -> int:
     if not root.is_dir():
         return 0
     for inst in root.iterdir():
-        if not inst.is_dir() or _instance_alive(inst.name):
+        if not inst.is_dir() or instance_alive(inst.name):
             continue
         for ws in list(inst.iterdir()):
             if keep is not None and keep(ws.name):

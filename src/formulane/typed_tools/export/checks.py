@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterator
 
+from ...jsonshape import is_array, is_object
+
 OPENAI_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ANTHROPIC_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 GEMINI_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,62}$")
@@ -50,39 +52,43 @@ _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 
 def nodes(schema: Any, path: str = "$") -> Iterator[tuple[str, dict[str, Any]]]:
     """Every schema node with a JSONPath-like location (properties, items, unions, $defs)."""
-    if not isinstance(schema, dict):
+    if not is_object(schema):
         return
     yield path, schema
-    for name, child in (schema.get("properties") or {}).items():
+    properties: dict[str, Any] = schema.get("properties") or {}
+    for name, child in properties.items():
         yield from nodes(child, f"{path}.properties.{name}")
     for key in _SCHEMA_CHILDREN:
         if isinstance(schema.get(key), dict):
             yield from nodes(schema[key], f"{path}.{key}")
     for key in _SCHEMA_LISTS:
-        for i, child in enumerate(schema.get(key) or []):
+        branches: list[Any] = schema.get(key) or []
+        for i, child in enumerate(branches):
             yield from nodes(child, f"{path}.{key}[{i}]")
-    for name, child in (schema.get("$defs") or {}).items():
+    defs: dict[str, Any] = schema.get("$defs") or {}
+    for name, child in defs.items():
         yield from nodes(child, f"{path}.$defs.{name}")
 
 
 def _depth(schema: Any, level: int = 0) -> int:
-    if not isinstance(schema, dict):
+    if not is_object(schema):
         return level
     deepest = level
     props = schema.get("properties")
-    if isinstance(props, dict):
+    if is_object(props):
         deepest = max([level + 1] + [_depth(c, level + 1) for c in props.values()])
     for key in ("items", "additionalProperties"):
         if isinstance(schema.get(key), dict):
             deepest = max(deepest, _depth(schema[key], level))
-    for child in schema.get("anyOf") or []:
+    branches: list[Any] = schema.get("anyOf") or []
+    for child in branches:
         deepest = max(deepest, _depth(child, level))
     return deepest
 
 
 def _refs_ok(schema: dict[str, Any], where: str) -> list[str]:
-    out = []
-    defs = schema.get("$defs") or {}
+    out: list[str] = []
+    defs: dict[str, Any] = schema.get("$defs") or {}
     for path, node in nodes(schema):
         ref = node.get("$ref")
         if ref is None:
@@ -93,12 +99,12 @@ def _refs_ok(schema: dict[str, Any], where: str) -> list[str]:
 
 
 def _recursive_defs(schema: dict[str, Any]) -> set[str]:
-    defs = schema.get("$defs") or {}
-    edges = {name: {n.get("$ref", "")[len("#/$defs/"):] for _, n in nodes(body) if "$ref" in n}
+    defs: dict[str, Any] = schema.get("$defs") or {}
+    edges: dict[str, set[str]] = {name: {n.get("$ref", "")[len("#/$defs/"):] for _, n in nodes(body) if "$ref" in n}
              for name, body in defs.items()}
-    cyclic = set()
+    cyclic: set[str] = set()
     for start in defs:
-        stack, seen = list(edges.get(start, ())), set()
+        stack, seen = list(edges.get(start, ())), set[str]()
         while stack:
             current = stack.pop()
             if current == start:
@@ -112,7 +118,8 @@ def _recursive_defs(schema: dict[str, Any]) -> set[str]:
 
 
 def _unique_names(names: list[str], where: str) -> list[str]:
-    seen, out = set(), []
+    seen: set[str] = set()
+    out: list[str] = []
     for name in names:
         if name in seen:
             out.append(f"{where}: duplicate tool name {name!r}")
@@ -125,13 +132,13 @@ def _unique_names(names: list[str], where: str) -> list[str]:
 
 def check_openai(tools: list[dict[str, Any]], api: str = "chat") -> list[str]:
     out: list[str] = []
-    names = []
+    names: list[str] = []
     for index, tool in enumerate(tools):
         where = f"tools[{index}]"
         if tool.get("type") != "function":
             out.append(f"{where}: type must be 'function'")
         fn = tool.get("function") if api == "chat" else tool
-        if not isinstance(fn, dict):
+        if not is_object(fn):
             out.append(f"{where}: missing function object")
             continue
         name = fn.get("name", "")
@@ -141,7 +148,7 @@ def check_openai(tools: list[dict[str, Any]], api: str = "chat") -> list[str]:
         if not isinstance(fn.get("strict"), bool):
             out.append(f"{where}: strict must be written out (the Responses API defaults it to true)")
         params = fn.get("parameters")
-        if not isinstance(params, dict) or params.get("type") != "object":
+        if not is_object(params) or params.get("type") != "object":
             out.append(f"{where}: parameters must be an object schema")
             continue
         for key in ("anyOf", "oneOf", "allOf", "enum", "not"):
@@ -161,14 +168,14 @@ def _openai_strict(params: dict[str, Any], where: str) -> list[str]:
         if "$ref" in node and len(node) != 1:
             out.append(f"{where} {path}: $ref must not have sibling keywords in strict mode")
         kind = node.get("type")
-        kinds = kind if isinstance(kind, list) else [kind]
+        kinds = kind if is_array(kind) else [kind]
         if kind is None and not ({"anyOf", "$ref", "enum"} & set(node)):
             out.append(f"{where} {path}: every schema needs a type (an empty schema is not allowed)")
         if kind is not None and not set(kinds) <= JSON_TYPES:
             out.append(f"{where} {path}: unknown type {kind!r}")
         if "object" in kinds:
             props = node.get("properties")
-            if not isinstance(props, dict):
+            if not is_object(props):
                 out.append(f"{where} {path}: objects need properties")
                 props = {}
             if node.get("additionalProperties") is not False:
@@ -181,11 +188,12 @@ def _openai_strict(params: dict[str, Any], where: str) -> list[str]:
             out.append(f"{where} {path}: items must not be an empty schema")
     stats = {"depth": _depth(params), "properties": 0, "enum_values": 0, "chars": 0}
     for _, node in nodes(params):
-        props = node.get("properties") or {}
-        stats["properties"] += len(props)
-        stats["chars"] += sum(len(name) for name in props)
-        stats["enum_values"] += len(node.get("enum") or [])
-        stats["chars"] += sum(len(str(v)) for v in node.get("enum") or [])
+        node_props: dict[str, Any] = node.get("properties") or {}
+        stats["properties"] += len(node_props)
+        stats["chars"] += sum(len(name) for name in node_props)
+        enum: list[Any] = node.get("enum") or []
+        stats["enum_values"] += len(enum)
+        stats["chars"] += sum(len(str(v)) for v in enum)
     for key, limit in OPENAI_LIMITS.items():
         if stats[key] > limit:
             out.append(f"{where}: {key} {stats[key]} over the strict-mode limit {limit}")
@@ -197,7 +205,7 @@ def _openai_strict(params: dict[str, Any], where: str) -> list[str]:
 
 def check_anthropic(tools: list[dict[str, Any]]) -> list[str]:
     out: list[str] = []
-    names = []
+    names: list[str] = []
     strict_count = optional = unions = 0
     for index, tool in enumerate(tools):
         where = f"tools[{index}]"
@@ -209,7 +217,7 @@ def check_anthropic(tools: list[dict[str, Any]]) -> list[str]:
         if not isinstance(name, str) or not ANTHROPIC_NAME.match(name):
             out.append(f"{where}: name {name!r} must match {ANTHROPIC_NAME.pattern}")
         schema = tool.get("input_schema")
-        if not isinstance(schema, dict) or schema.get("type") != "object":
+        if not is_object(schema) or schema.get("type") != "object":
             out.append(f"{where}: input_schema must be an object schema")
             continue
         for key in ("oneOf", "allOf", "anyOf"):
@@ -221,7 +229,7 @@ def check_anthropic(tools: list[dict[str, Any]]) -> list[str]:
             if leaked:
                 out.append(f"{where} {path}: OpenAPI-only keywords {sorted(leaked)} are invalid JSON Schema here")
             kind = node.get("type")
-            for k in (kind if isinstance(kind, list) else [kind]):
+            for k in (kind if is_array(kind) else [kind]):
                 if k is not None and k not in JSON_TYPES:
                     out.append(f"{where} {path}: unknown type {k!r}")
         if tool.get("strict") is True:
@@ -238,14 +246,15 @@ def check_anthropic(tools: list[dict[str, Any]]) -> list[str]:
                 if "format" in node and node["format"] not in ANTHROPIC_STRICT_FORMATS:
                     out.append(f"{where} {path}: format {node['format']!r} is not supported in strict mode")
                 kind = node.get("type")
-                if (kind == "object" or (isinstance(kind, list) and "object" in kind)) and \
+                if (kind == "object" or (is_array(kind) and "object" in kind)) and \
                         node.get("additionalProperties") is not False:
                     out.append(f"{where} {path}: strict mode needs additionalProperties: false")
-                props = node.get("properties") or {}
-                required = set(node.get("required") or [])
+                props: dict[str, Any] = node.get("properties") or {}
+                required_list: list[Any] = node.get("required") or []
+                required = set(required_list)
                 optional += sum(1 for p in props if p not in required)
                 unions += sum(1 for c in props.values()
-                              if isinstance(c, dict) and ("anyOf" in c or isinstance(c.get("type"), list)))
+                              if is_object(c) and ("anyOf" in c or isinstance(c.get("type"), list)))
     if strict_count > 20:
         out.append(f"{strict_count} strict tools in one request (limit 20)")
     if optional > 24:
@@ -260,14 +269,14 @@ def check_anthropic(tools: list[dict[str, Any]]) -> list[str]:
 
 def check_gemini(payload: list[dict[str, Any]]) -> list[str]:
     out: list[str] = []
-    if not isinstance(payload, list) or len(payload) > 1:
+    if not is_array(payload) or len(payload) > 1:
         return ["gemini: the payload is a list with one {functionDeclarations: [...]} tool"]
-    decls = payload[0].get("functionDeclarations", []) if payload else []
+    decls: list[dict[str, Any]] = payload[0].get("functionDeclarations", []) if payload else []
     if payload and set(payload[0]) != {"functionDeclarations"}:
         out.append("gemini: the tool object holds only functionDeclarations")
     if len(decls) > 128:
         out.append(f"gemini: {len(decls)} declarations (limit 128)")
-    names = []
+    names: list[str] = []
     for index, decl in enumerate(decls):
         where = f"functionDeclarations[{index}]"
         extra = set(decl) - {"name", "description", "parameters"}
@@ -290,7 +299,7 @@ def check_gemini(payload: list[dict[str, Any]]) -> list[str]:
 
 
 def _gemini_node(node: dict[str, Any], where: str) -> list[str]:
-    out = []
+    out: list[str] = []
     extra = set(node) - GEMINI_KEYS
     if extra:
         out.append(f"{where}: keywords Gemini rejects: {sorted(extra)}")
@@ -299,7 +308,7 @@ def _gemini_node(node: dict[str, Any], where: str) -> list[str]:
         branches = node.get("anyOf")
         if not branches:
             out.append(f"{where}: every schema needs a type")
-        elif any(not isinstance(b, dict) or "type" not in b for b in branches):
+        elif any(not is_object(b) or "type" not in b for b in branches):
             out.append(f"{where}: every anyOf branch needs a type")
     elif not isinstance(kind, str) or kind not in GEMINI_TYPES:
         out.append(f"{where}: type must be one of {sorted(GEMINI_TYPES)} (no type arrays, no null), got {kind!r}")
@@ -323,7 +332,7 @@ def _gemini_node(node: dict[str, Any], where: str) -> list[str]:
 
 def check_mcp(tools: list[dict[str, Any]]) -> list[str]:
     out: list[str] = []
-    names = []
+    names: list[str] = []
     for index, tool in enumerate(tools):
         where = f"tools[{index}]"
         extra = set(tool) - MCP_TOOL_KEYS
@@ -334,7 +343,7 @@ def check_mcp(tools: list[dict[str, Any]]) -> list[str]:
         if not isinstance(name, str) or not MCP_NAME.match(name):
             out.append(f"{where}: name {name!r} must match {MCP_NAME.pattern}")
         schema = tool.get("inputSchema")
-        if not isinstance(schema, dict) or schema.get("type") != "object":
+        if not is_object(schema) or schema.get("type") != "object":
             out.append(f"{where}: inputSchema must be an object schema (never null)")
             continue
         if not isinstance(schema.get("properties"), dict) or not isinstance(schema.get("required"), list):
@@ -342,11 +351,11 @@ def check_mcp(tools: list[dict[str, Any]]) -> list[str]:
         out.extend(_refs_ok(schema, where))
         output = tool.get("outputSchema")
         if output is not None:
-            if not isinstance(output, dict) or output.get("type") != "object":
+            if not is_object(output) or output.get("type") != "object":
                 out.append(f"{where}: outputSchema must be an object schema")
             else:
                 out.extend(_refs_ok(output, where + " outputSchema"))
-        hints = tool.get("annotations") or {}
+        hints: dict[str, Any] = tool.get("annotations") or {}
         for key, value in hints.items():
             if key == "title":
                 if not isinstance(value, str):

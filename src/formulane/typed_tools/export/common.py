@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ...jsonshape import is_array, is_object
+
 NullStyle = Literal["anyOf", "flag"]
 
 #: Keyword output order; properties keep their declaration order, `$defs` are sorted.
@@ -96,7 +98,7 @@ class ToolReport:
     name: str
     target: str
     strict: bool
-    changes: list[Change] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list[Change])
     refused: str | None = None
     downgraded: str | None = None
 
@@ -138,7 +140,7 @@ def _ref_name(ref: str, path: str) -> str:
 
 
 def _is_null(node: Any) -> bool:
-    return isinstance(node, dict) and node.get("type") == "null" and len(node) <= 2 and set(node) <= {"type", "title"}
+    return is_object(node) and node.get("type") == "null" and len(node) <= 2 and set(node) <= {"type", "title"}
 
 
 def _words(value: Any) -> str:
@@ -206,7 +208,7 @@ class Compiler:
     def node(self, schema: Any, path: str, stack: tuple[str, ...]) -> dict[str, Any]:
         if schema is True or schema == {}:
             return self._free(path, {})
-        if not isinstance(schema, dict):
+        if not is_object(schema):
             raise Refusal(path, f"has an unsupported schema {schema!r}")
         s = dict(schema)
         if "$ref" in s:
@@ -216,7 +218,7 @@ class Compiler:
             if len(parts) != 1:
                 raise Refusal(path, "combines several schemas with allOf, which this target cannot express")
             inner = parts[0]
-            return self.node({**(inner if isinstance(inner, dict) else {}), **s}, path, stack)
+            return self.node({**(inner if is_object(inner) else {}), **s}, path, stack)
         if "oneOf" in s:
             s["anyOf"] = s.pop("oneOf")
             if self.p.oneof_as_anyof:
@@ -224,7 +226,7 @@ class Compiler:
         if "anyOf" in s:
             return self._union(s, path, stack)
         kind = s.get("type")
-        if isinstance(kind, list):
+        if is_array(kind):
             # A type array: rewrite as a union so one code path handles it.
             rest = {k: v for k, v in s.items() if k != "type"}
             return self.node({"anyOf": [{"type": t} for t in kind], **rest}, path, stack)
@@ -268,7 +270,7 @@ class Compiler:
         if not rest:
             return self._scalar({"type": "null", **s}, path)
         if len(rest) == 1:
-            inner = rest[0] if isinstance(rest[0], dict) else {}
+            inner: dict[str, Any] = rest[0] if is_object(rest[0]) else {}
             merged = {**inner, **{k: v for k, v in s.items() if k in ("description", "default", "examples")}}
             out = self.node(merged, path, stack)
             return self._nullable(out, path) if nulls else out
@@ -290,7 +292,7 @@ class Compiler:
     def _object(self, s: dict[str, Any], path: str, stack: tuple[str, ...]) -> dict[str, Any]:
         props: dict[str, Any] = s.get("properties", {})
         extra = s.get("additionalProperties")
-        if not props and isinstance(extra, dict):
+        if not props and is_object(extra):
             return self._map(s, extra, path, stack)
         if not props and (extra is True or "additionalProperties" not in s):
             return self._free(path, s, what="accepts an object with any keys")
@@ -298,7 +300,7 @@ class Compiler:
         out_props: dict[str, Any] = {}
         for name, sub in props.items():
             child_path = _join_path(path, name)
-            sub = sub if isinstance(sub, dict) else {}
+            sub = sub if is_object(sub) else {}
             optional = name not in required
             if optional and self.p.drop_null_of_optional and sub.get("default", 0) is None and "anyOf" in sub:
                 kept = [b for b in sub["anyOf"] if not _is_null(b)]
@@ -397,7 +399,7 @@ class Compiler:
             else:
                 out["enum"] = list(values)
                 if "type" not in out:
-                    kinds = {type(v) for v in values}
+                    kinds: set[type[Any]] = {type(v) for v in values}
                     if kinds == {str}:
                         out["type"] = "string"
         return self._annotate(out, s, path)
@@ -505,9 +507,9 @@ def _sentence(text: str | None, sentence: str) -> str:
 
 def ordered(value: Any, *, in_properties: bool = False) -> Any:
     """A copy with keywords in `KEY_ORDER` (then sorted), properties in declaration order."""
-    if isinstance(value, list):
+    if is_array(value):
         return [ordered(v) for v in value]
-    if not isinstance(value, dict):
+    if not is_object(value):
         return value
     if in_properties:
         return {k: ordered(v) for k, v in value.items()}
@@ -533,21 +535,21 @@ def schema_stats(schema: Any) -> dict[str, int]:
     stats = {"depth": 0, "properties": 0, "enum_values": 0, "chars": 0, "optional": 0, "unions": 0}
 
     def walk(node: Any, depth: int) -> None:
-        if isinstance(node, list):
+        if is_array(node):
             for item in node:
                 walk(item, depth)
             return
-        if not isinstance(node, dict):
+        if not is_object(node):
             return
         props = node.get("properties")
-        if isinstance(props, dict):
+        if is_object(props):
             stats["depth"] = max(stats["depth"], depth + 1)
             stats["properties"] += len(props)
             required = set(node.get("required", []))
             stats["optional"] += sum(1 for name in props if name not in required)
             for name, child in props.items():
                 stats["chars"] += len(name)
-                if isinstance(child, dict) and ("anyOf" in child or isinstance(child.get("type"), list)):
+                if is_object(child) and ("anyOf" in child or isinstance(child.get("type"), list)):
                     stats["unions"] += 1
                 walk(child, depth + 1)
         for key in ("enum",):
