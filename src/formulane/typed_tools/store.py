@@ -38,8 +38,6 @@ from sqlalchemy import (
     BigInteger, Column, Double, Index, MetaData, PrimaryKeyConstraint, Table, Text, create_engine,
     event, func, select, text, update,
 )
-from sqlalchemy.dialects import postgresql as pg_dialect
-from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
@@ -220,9 +218,14 @@ class SQLStore:
             return [tuple(row) for row in conn.execute(text(sql), dict(params or {}))]
 
     def _insert_ignoring_duplicates(self, table: Table, *keys: str) -> Insert:
+        # Each dialect's own insert (loaded here: only the one in use is imported).
         if self.dialect == "postgresql":
-            return pg_dialect.insert(table).on_conflict_do_nothing(index_elements=list(keys))
-        return sqlite_dialect.insert(table).on_conflict_do_nothing(index_elements=list(keys))
+            from sqlalchemy.dialects import postgresql
+
+            return postgresql.insert(table).on_conflict_do_nothing(index_elements=list(keys))
+        from sqlalchemy.dialects import sqlite
+
+        return sqlite.insert(table).on_conflict_do_nothing(index_elements=list(keys))
 
     def _insert_receipts(self, conn: Connection, receipts: Sequence[Receipt]) -> None:
         rows = [dict(zip(RECEIPT_COLUMNS, receipt.to_row())) for receipt in receipts]
