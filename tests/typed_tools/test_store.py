@@ -174,3 +174,14 @@ def test_a_store_that_cannot_keep_up_pushes_back_instead_of_dropping(tmp_path: P
     store._engine = reachable  # it comes back
     store.flush()
     assert [r.args for r in store.receipts()] == ['{"text":"1"}', '{"text":"2"}', '{"text":"3"}']
+
+
+@pytest.mark.parametrize(
+    ("spec", "shown"),
+    [("/nonexistent/dir/r.db", "/nonexistent/dir/r.db"),
+     ("postgresql://postgres:s3cret@127.0.0.1:1/none", "postgres:***@127.0.0.1:1/none")],
+)
+def test_a_store_that_cannot_open_names_where_without_its_password(spec: str, shown: str) -> None:
+    with pytest.raises(ToolError) as err:
+        open_store(spec)
+    assert err.value.code == "E505" and shown in str(err.value) and "s3cret" not in str(err.value)

@@ -179,7 +179,8 @@ class SQLStore:
         except SQLAlchemyError as exc:
             engine.dispose()
             reason = getattr(exc, "orig", None) or exc  # the driver's words, not SQLAlchemy's wrapper
-            raise ToolError(f"cannot open the receipt store: {reason}", code="E505") from exc
+            where = engine.url.render_as_string(hide_password=True)
+            raise ToolError(f"cannot open the receipt store {where!r}: {reason}", code="E505") from exc
         _STORES.add(self)
 
     def _create_tables(self) -> None:
