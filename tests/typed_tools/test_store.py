@@ -158,17 +158,30 @@ def test_bad_table_prefix_is_refused() -> None:
 
 
 def test_a_store_that_cannot_keep_up_pushes_back_instead_of_dropping(tmp_path: Path) -> None:
-    import sqlite3
+    from sqlalchemy import create_engine
 
     path = str(tmp_path / "r.db")
     store = SQLiteStore(path, flush_interval=3600, batch_size=10**6, max_buffer=3)
     registry = _registry(store)
-    store._conn.close()  # the database goes away under the store
+    reachable = store._engine
+    # The database goes away under the store: its engine now points at a file that cannot open.
+    store._engine = create_engine(f"sqlite:///{tmp_path / 'gone' / 'r.db'}")
     assert registry.call("echo", {"text": "1"}, principal=P).ok
     assert registry.call("echo", {"text": "2"}, principal=P).ok
     with pytest.raises(ToolError) as err:
         registry.call("echo", {"text": "3"}, principal=P)
     assert err.value.code == "E505" and store.pending_receipts() == 3  # nothing was dropped
-    store._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)  # it comes back
+    store._engine = reachable  # it comes back
     store.flush()
     assert [r.args for r in store.receipts()] == ['{"text":"1"}', '{"text":"2"}', '{"text":"3"}']
+
+
+@pytest.mark.parametrize(
+    ("spec", "shown"),
+    [("/nonexistent/dir/r.db", "/nonexistent/dir/r.db"),
+     ("postgresql://postgres:s3cret@127.0.0.1:1/none", "postgres:***@127.0.0.1:1/none")],
+)
+def test_a_store_that_cannot_open_names_where_without_its_password(spec: str, shown: str) -> None:
+    with pytest.raises(ToolError) as err:
+        open_store(spec)
+    assert err.value.code == "E505" and shown in str(err.value) and "s3cret" not in str(err.value)

@@ -7,6 +7,8 @@ import asyncio
 from typing import Annotated, Any, Union
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
 from formulane.errors import ToolError
@@ -79,6 +81,10 @@ def test_decorator_with_options_and_field_descriptions_win_over_docstrings() -> 
          {"a": "first", "b": "second"}),
         ("Google.\n\nArgs:\n    a (int): first\n    b: second\n        more\n\nRaises:\n    ValueError: no",
          {"a": "first", "b": "second more"}),
+        ("Google.\n\nKeyword Args:\n    a: first\n\nNotes:\n    not the description", {"a": "first"}),
+        ("Google.\n\nArgs:\n    a: first\n\nAttributes:\n    size: not an argument", {"a": "first"}),
+        ("NumPy.\n\nParameters\n----------\nx1, x2 : array_like\n    both\n*cols\n    names", {"x1": "both", "x2": "both", "cols": "names"}),
+        ("Sphinx.\n\n:param int a: first\n:type a: int\n:raises ValueError: never", {"a": "first"}),
         ("", {}),
         (None, {}),
     ],
@@ -88,6 +94,33 @@ def test_docstring_styles(doc: str | None, args: dict[str, str]) -> None:
     assert parsed.args == args
     if doc:
         assert parsed.description == doc.split("\n")[0]
+
+
+@pytest.mark.parametrize(
+    ("doc", "description"),
+    [
+        # A wrapped sentence whose second line starts with a role is still description.
+        ("Get the default. Tries\n:meth:`lookup` first.\n\n:param ctx: context", "Get the default. Tries :meth:`lookup` first."),
+        # Unknown Google sections end the description instead of joining it.
+        ("Sum.\n\nTodo:\n    faster\nSee Also:\n    other", "Sum."),
+        # A summary wrapped over two lines is one line; paragraphs stay apart.
+        ("Convert money\nacross currencies.\n\nMore.\n\nArgs:\n    a: x", "Convert money across currencies.\n\nMore."),
+        # A malformed Args section (an item without a colon) is not an error: no style reads
+        # it, so it stays in the description and nothing the author wrote is lost.
+        ("Sum.\n\nArgs:\n    a no colon", "Sum.\n\nArgs: a no colon"),
+    ],
+)
+def test_docstring_descriptions(doc: str, description: str) -> None:
+    assert parse_docstring(doc).description == description
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["Args:", "Returns:", "Parameters", "----------", ":param a:", ":returns:",
+                                           "a (int): x", "a : int", "    more", "", "Notes:", ":type a: int"]),
+                          st.text(max_size=12)), max_size=12).map("\n".join))
+def test_docstring_parsing_never_raises(doc: str) -> None:
+    parsed = parse_docstring(doc)
+    assert isinstance(parsed.description, str) and all(isinstance(v, str) for v in parsed.args.values())
 
 
 def test_sync_and_async_tools_both_run() -> None:

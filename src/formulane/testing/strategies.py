@@ -16,6 +16,11 @@ generated formula does not hit a size limit by construction.
 values (0, -1, 0.1, very large and very small numbers, empty and non-ASCII text, leap days and
 month ends, time zones, empty lists...).
 
+First use costs what Hypothesis does once per storage directory (``.hypothesis/``): its
+Unicode table (~0.1 s) and, when formulane is a source checkout or an editable install rather
+than a package in site-packages, constants mined from every loaded module's source (~0.5 s);
+the strategies' own share of a first draw is under 0.1 s (``bench/testing_first_draw.py``).
+
 Use them in your own property tests::
 
     @given(formulas({"price": "Number"}, returns="Number"), values({"price": "Number"}))
@@ -30,7 +35,7 @@ import itertools
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 from hypothesis import strategies as st
 
@@ -44,6 +49,8 @@ from ..types import (
 )
 
 __all__ = ["coverage", "formula_trees", "formulas", "values"]
+
+_T = TypeVar("_T")
 
 SCALARS = (NUMBER, TEXT, BOOLEAN, DATE, DATETIME, DURATION)
 #: What type variables are bound to (plus the schema's record types, for MAP over records).
@@ -60,9 +67,19 @@ _SMALL = {"REPT": {1}, "SEQUENCE": {0, 1, 2, 3}}
 _SMALL_NUMBERS = st.integers(0, 12).map(lambda n: ast.Number(Decimal(n)))
 
 
-@dataclass(frozen=True)
+def _pick(items: Sequence[_T]) -> st.SearchStrategy[_T]:
+    """``sampled_from(items)`` for types, ways and AST nodes: Hypothesis labels a sampled_from
+    by hashing its elements on every draw (deep, for these frozen dataclasses: half the cost of
+    a draw); over a ``range`` it does not. Same choices, same shrinking (towards the first)."""
+    return st.sampled_from(range(len(items))).map(items.__getitem__)
+
+
+@dataclass(frozen=True, eq=False)
 class _Way:
-    """A signature with its type variables bound: how to make a value of ``returns``."""
+    """A signature with its type variables bound: how to make a value of ``returns``.
+
+    eq=False: hashed by identity. Hypothesis labels a ``sampled_from`` by hashing its elements
+    on every draw; by value that hashed each way's whole FunctionSpec (issue 16 item 9)."""
 
     spec: FunctionSpec
     params: tuple[Type, ...]
@@ -245,7 +262,7 @@ def _env_for(names: tuple[tuple[str, Type], ...], registry: Registry, volatile: 
     extra = tuple(dict.fromkeys(
         t.elem for _, t in names
         if t.kind == "List" and t.elem is not None and t.elem.kind == "Record"))
-    ways = _all_ways(registry, extra)  # type: ignore[arg-type]
+    ways = _all_ways(registry, extra)
     env = _Env(names, {}, volatile, errors, lambdas, frozenset(n for n, _ in names),
                has=frozenset(spec.name for spec in registry))
     usable: list[_Way] = []
@@ -274,6 +291,7 @@ def _make_env(schema: Mapping[str, Type], registry: Registry, *, volatile: bool,
 
 # ---- drawing expressions ---------------------------------------------------------------------
 
+@lru_cache(maxsize=None)
 def _number_literal() -> st.SearchStrategy[ast.Node]:
     plain = st.one_of(
         st.integers(0, 1000).map(Decimal),
@@ -284,8 +302,11 @@ def _number_literal() -> st.SearchStrategy[ast.Node]:
     return st.one_of(plain, plain.map(lambda n: ast.Unary("-", n)))
 
 
+@lru_cache(maxsize=256)
 def _literal(t: Type, solid: bool = False) -> st.SearchStrategy[ast.Node]:
-    """A literal of ``t``; ``solid``: no empty list (it has no element type to bind)."""
+    """A literal of ``t``; ``solid``: no empty list (it has no element type to bind). One
+    strategy per type, built once: Hypothesis validates each new strategy object on its first
+    draw, and a fresh ``text(characters(...))`` per draw rebuilt its character table too."""
     kind = t.kind
     if kind == "Number":
         return _number_literal()
@@ -321,20 +342,20 @@ def _literal(t: Type, solid: bool = False) -> st.SearchStrategy[ast.Node]:
 
 
 @st.composite
-def _expr(draw: Any, t: Type, depth: int, env: _Env, error_ok: bool = False,
+def _expr(draw: st.DrawFn, t: Type, depth: int, env: _Env, error_ok: bool = False,
           solid: bool = False) -> ast.Node:
     """An expression of type ``t`` (a nullable ``t`` may also be given a value of ``t``);
     ``solid``: for a generic parameter, no ``[]`` whose element type is unknown."""
     if t.kind == "Any":
-        t = draw(st.sampled_from(SCALARS))
+        t = draw(_pick(SCALARS))
     if t.kind == "List" and t.elem is not None and t.elem.kind == "Any":
-        t = draw(st.sampled_from([u for u in _LISTS if _producible(env, u, depth)]))
+        t = draw(_pick([u for u in _LISTS if _producible(env, u, depth)]))
     if t.kind == "Many":
         assert t.elem is not None
         inner = non_null(t.elem)
         choices = [inner] + ([list_of(t.elem)] if _producible(env, list_of(t.elem), depth)
                              else [])
-        return draw(_expr(draw(st.sampled_from(choices)), depth, env, error_ok, solid))
+        return draw(_expr(draw(_pick(choices)), depth, env, error_ok, solid))
     if t.nullable and t.kind not in ("Blank",):
         return draw(_nullable(t, depth, env))
     options: list[str] = []
@@ -364,9 +385,9 @@ def _expr(draw: Any, t: Type, depth: int, env: _Env, error_ok: bool = False,
     if choice == "literal":
         return draw(_literal(t, solid))
     if choice == "source":
-        return draw(st.sampled_from(sources))
+        return draw(_pick(sources))
     if choice == "defaulted":
-        source = draw(st.sampled_from(defaulted))
+        source = draw(_pick(defaulted))
         fallback = draw(_literal(t))
         narrow = isinstance(source, ast.Name) and {"IF", "ISBLANK"} <= env.has
         if "??" in env.has and (not narrow or draw(st.booleans())):
@@ -377,12 +398,12 @@ def _expr(draw: Any, t: Type, depth: int, env: _Env, error_ok: bool = False,
         return ast.Call(name, () if name == "NA" else (ast.String("x"),))
     if choice == "let":
         return draw(_let(t, depth, env))
-    way = draw(st.sampled_from(ways))
+    way = draw(_pick(ways))
     return draw(_call(way, depth, env))
 
 
 @st.composite
-def _nullable(draw: Any, t: Type, depth: int, env: _Env) -> ast.Node:
+def _nullable(draw: st.DrawFn, t: Type, depth: int, env: _Env) -> ast.Node:
     base = non_null(t)
     options = ["value"] * 3
     nullable_sources = _sources(env, t)
@@ -394,21 +415,21 @@ def _nullable(draw: Any, t: Type, depth: int, env: _Env) -> ast.Node:
         options.append("if")
     choice = draw(st.sampled_from(options))
     if choice == "source":
-        return draw(st.sampled_from(nullable_sources))
+        return draw(_pick(nullable_sources))
     if choice == "blank":
         return ast.Call("BLANK", ())
     if choice == "if":
         return ast.Call("IF", (draw(_expr(BOOLEAN, depth - 1, env)),
                                draw(_expr(base, depth - 1, env))))
     if not _producible(env, base, depth):
-        return draw(st.sampled_from(nullable_sources)) if nullable_sources else \
+        return draw(_pick(nullable_sources)) if nullable_sources else \
             ast.Call("BLANK", ())
     return draw(_expr(base, depth, env))
 
 
 @st.composite
-def _let(draw: Any, t: Type, depth: int, env: _Env) -> ast.Node:
-    bound = draw(st.sampled_from([s for s in SCALARS + _LISTS[:2] if _producible(env, s, 0)]))
+def _let(draw: st.DrawFn, t: Type, depth: int, env: _Env) -> ast.Node:
+    bound = draw(_pick([s for s in SCALARS + _LISTS[:2] if _producible(env, s, 0)]))
     name = env.fresh(draw, "v")
     value = draw(_expr(bound, depth - 1, env))  # error values included: LET passes them on
     body = draw(_expr(t, depth - 1, env.with_locals([(name, bound)])))
@@ -416,7 +437,7 @@ def _let(draw: Any, t: Type, depth: int, env: _Env) -> ast.Node:
 
 
 @st.composite
-def _call(draw: Any, way: _Way, depth: int, env: _Env) -> ast.Node:
+def _call(draw: st.DrawFn, way: _Way, depth: int, env: _Env) -> ast.Node:
     spec = way.spec
     params = list(way.params)
     optional_flags = list(way.optional)
@@ -482,7 +503,7 @@ def _solid(t: Type) -> Type:
 
 
 @st.composite
-def _lambda(draw: Any, fn_type: Type, depth: int, env: _Env) -> ast.Node:
+def _lambda(draw: st.DrawFn, fn_type: Type, depth: int, env: _Env) -> ast.Node:
     names: list[str] = []
     scope = env
     for ptype in fn_type.params:
@@ -513,13 +534,13 @@ def formula_trees(schema: Any = None, returns: str | Type | None = None, *, max_
         if not ways:
             raise ValueError(f"no way to call {sorted(wanted)} here" +
                              (f" returning {format_type(target)}" if target else ""))
-        return st.sampled_from(ways).flatmap(lambda w: _call(w, max(depth, 1), env))
+        return _pick(ways).flatmap(lambda w: _call(w, max(depth, 1), env))
     if target is not None:
         if not _producible(env, target, depth):
             raise ValueError(f"cannot generate formulas of type {format_type(target)}")
         return _expr(target, depth, env)
     targets = [t for t in (*SCALARS, *_LISTS) if _producible(env, t, depth)]
-    return st.sampled_from(targets).flatmap(lambda t: _expr(t, depth, env))
+    return _pick(targets).flatmap(lambda t: _expr(t, depth, env))
 
 
 def formulas(schema: Any = None, returns: str | Type | None = None, *, max_depth: int = 3,

@@ -1,14 +1,23 @@
-"""Durable storage for receipts, approvals and idempotency records (SQL, two dialects).
+"""Durable storage for receipts, approvals and idempotency records (SQLAlchemy Core).
 
-Contract: `SQLStore` holds the SQL both backends share; `SQLiteStore` (stdlib `sqlite3`, the
-default) and `PostgresStore` (psycopg 3, for several servers; in `postgres_store.py`) add the
-connection. Receipts of reads and refusals are buffered and written in batches by one
-background thread (`flush()` forces it; `close()` and interpreter exit flush). Everything a
-write depends on is durable before the call returns: the idempotency reservation is committed
-*before* the tool runs, and the result, the receipt and the approval's use are committed in one
-transaction after it. A reservation left in state `started` therefore means "may have run":
-the next call with that key gets outcome `unknown` and the tool never runs again.
-`open_store(spec)` builds a store from a path or URL.
+Contract: one `SQLStore` on a SQLAlchemy engine serves SQLite (`SQLiteStore`, the default: a
+file or `:memory:`) and PostgreSQL (`PostgresStore`, psycopg 3, for several servers); the
+statements are Core expressions, so both dialects run the same code. Receipts of reads and
+refusals are buffered and written in batches by one background thread (`flush()` forces it;
+`close()` and interpreter exit flush). Everything a write depends on is durable before the call
+returns: the idempotency reservation is committed *before* the tool runs, and the result, the
+receipt and the approval's use are committed in one transaction after it. A reservation left in
+state `started` therefore means "may have run": the next call with that key gets outcome
+`unknown` and the tool never runs again. `open_store(spec)` builds a store from a path or URL.
+
+What stays dialect-specific, because no portable form exists: `INSERT ... ON CONFLICT DO
+NOTHING` (each dialect's own `insert`), SQLite's `BEGIN IMMEDIATE` (a writer takes the lock up
+front, so two processes cannot deadlock on an upgrade), its pragmas (WAL, synchronous=FULL: a
+receipt is on disk when the call returns), and PostgreSQL's advisory lock around table creation
+(servers starting together do not race). The tables follow the service's conventions
+(`api/db.py`) but are declared per store, not in its one `MetaData`: their names carry the
+store's prefix and PostgreSQL schema, which are constructor arguments. They are created with
+`create_all` (existing tables, including those made by earlier versions, are kept as they are).
 """
 
 from __future__ import annotations
@@ -20,8 +29,20 @@ import sqlite3
 import threading
 import weakref
 from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Literal
+
+from sqlalchemy import (
+    BigInteger, Column, Double, Index, MetaData, PrimaryKeyConstraint, Table, Text, create_engine,
+    event, func, select, text, update,
+)
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+from sqlalchemy.schema import CreateSchema
+from sqlalchemy.sql.dml import Insert
 
 from ..errors import ToolError
 from .approvals import APPROVAL_COLUMNS, ApprovalRequest
@@ -58,109 +79,168 @@ def _flush_all_at_exit() -> None:  # pragma: no cover - exercised by process exi
             log.exception("could not flush tool receipts at exit")
 
 
+def _tables(metadata: MetaData, prefix: str) -> tuple[Table, Table, Table]:
+    # Times are epoch seconds (DOUBLE PRECISION): cheap to write for every receipt, and readable
+    # with datetime(x, 'unixepoch') / to_timestamp(x). Index names are never schema-qualified.
+    receipts = Table(
+        f"{prefix}receipts", metadata,
+        Column("id", Text, primary_key=True),
+        *(Column(name, Text, nullable=False) for name in
+          ("tool", "version", "schema_hash", "effect", "principal", "principal_kind", "tenant", "outcome")),
+        Column("started_at", Double, nullable=False),
+        Column("finished_at", Double, nullable=False),
+        *(Column(name, BigInteger) for name in ("validate_us", "authorize_us", "execute_us", "total_us")),
+        *(Column(name, Text) for name in ("args_hash", "args", "result_hash", "error_code", "error_message",
+                                          "approval_id", "idempotency_key", "call_id", "replay_of")),
+        Index(f"{prefix}receipts_by_tool", "tool", "started_at"),
+        Index(f"{prefix}receipts_by_key", "tenant", "idempotency_key"),
+    )
+    approvals = Table(
+        f"{prefix}approvals", metadata,
+        Column("id", Text, primary_key=True),
+        *(Column(name, Text, nullable=False) for name in
+          ("tool", "version", "args_hash", "args", "requester", "requester_kind", "tenant", "status")),
+        Column("created_at", Double, nullable=False),
+        Column("expires_at", Double, nullable=False),
+        Column("approver", Text),
+        Column("decided_at", Double),
+        Column("reason", Text),
+        Column("idempotency_key", Text),
+        Index(f"{prefix}approvals_by_args", "tenant", "tool", "args_hash"),
+    )
+    idempotency = Table(
+        f"{prefix}idempotency", metadata,
+        *(Column(name, Text, nullable=False) for name in
+          ("tenant", "tool", "key", "args_hash", "state", "receipt_id")),
+        *(Column(name, Text) for name in ("approval_id", "outcome", "result", "error")),
+        Column("started_at", Double, nullable=False),
+        Column("finished_at", Double),
+        PrimaryKeyConstraint("tenant", "tool", "key"),
+    )
+    assert tuple(c.name for c in receipts.columns) == RECEIPT_COLUMNS
+    assert tuple(c.name for c in approvals.columns) == APPROVAL_COLUMNS
+    return receipts, approvals, idempotency
+
+
+def _sqlite_engine(path: str) -> Engine:
+    if path == ":memory:":
+        # One connection shared by every thread (the flusher included): the only way several
+        # threads see the same in-memory database. The store's lock serialises its use.
+        engine = create_engine("sqlite://", poolclass=StaticPool,
+                               connect_args={"check_same_thread": False})
+    else:
+        engine = create_engine(URL.create("sqlite", database=path),
+                               connect_args={"timeout": 30, "check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(conn: sqlite3.Connection, _record: Any) -> None:
+        # Transactions are ours (BEGIN below), not the sqlite3 module's implicit ones.
+        conn.isolation_level = None
+        if path != ":memory:":
+            conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA busy_timeout=30000")
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        immediate = conn.get_execution_options().get("formulane_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
 class SQLStore:
-    """Shared SQL; subclasses provide `_execute`, `_transaction` and the placeholder style."""
+    """Receipts, approvals and idempotency records in one database, through SQLAlchemy Core."""
 
-    placeholder = "?"
-    dialect = "sqlite"
-
-    def __init__(self, *, prefix: str = "formulane_tool_", flush_interval: float = 0.05,
-                 batch_size: int = 512, max_buffer: int = 100_000) -> None:
+    def __init__(self, engine: Engine, *, schema: str | None = None, prefix: str = "formulane_tool_",
+                 flush_interval: float = 0.05, batch_size: int = 512, max_buffer: int = 100_000) -> None:
         if not _IDENT.match(prefix):
             raise ToolError(f"invalid table prefix {prefix!r}", code="E506",
                             hint="letters, digits and '_' only, starting with a letter")
+        if schema is not None and not _IDENT.match(schema):
+            raise ToolError(f"invalid schema name {schema!r}", code="E506")
         self.prefix = prefix
+        self.schema = schema
         self.flush_interval = flush_interval
         self.batch_size = batch_size
         self.max_buffer = max_buffer
+        self._engine = engine
+        self.dialect = engine.dialect.name
+        self._metadata = MetaData(schema=schema)
+        self._receipts, self._approvals, self._idempotency = _tables(self._metadata, prefix)
         self._lock = threading.RLock()
         self._buffer: deque[Receipt] = deque()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._closed = False
+        try:
+            self._create_tables()
+        except SQLAlchemyError as exc:
+            engine.dispose()
+            reason = getattr(exc, "orig", None) or exc  # the driver's words, not SQLAlchemy's wrapper
+            where = engine.url.render_as_string(hide_password=True)
+            raise ToolError(f"cannot open the receipt store {where!r}: {reason}", code="E505") from exc
         _STORES.add(self)
 
-    # -- names ------------------------------------------------------------------------------
+    def _create_tables(self) -> None:
+        with self._write() as conn:
+            if self.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"),
+                             {"key": f"formulane:{self.prefix}"})
+                if self.schema is not None:
+                    conn.execute(CreateSchema(self.schema, if_not_exists=True))
+            self._metadata.create_all(conn, checkfirst=True)
+
+    # -- names and connections --------------------------------------------------------------
 
     def table(self, name: str) -> str:
-        return f"{self.prefix}{name}"
+        """The quoted, schema-qualified name of one of the store's tables (for operators)."""
+        table = self._metadata.tables[f"{self.schema}.{self.prefix}{name}" if self.schema
+                                      else f"{self.prefix}{name}"]
+        return self._engine.dialect.identifier_preparer.format_table(table)
 
-    def _ddl(self) -> list[str]:
-        r, a, i = self.table("receipts"), self.table("approvals"), self.table("idempotency")
-        p = self.prefix  # index names are never schema-qualified
-        return [
-            # Times are epoch seconds (DOUBLE PRECISION): cheap to write for every receipt, and
-            # readable with datetime(x, 'unixepoch') / to_timestamp(x).
-            f"""CREATE TABLE IF NOT EXISTS {r} (
-                id TEXT PRIMARY KEY, tool TEXT NOT NULL, version TEXT NOT NULL,
-                schema_hash TEXT NOT NULL, effect TEXT NOT NULL, principal TEXT NOT NULL,
-                principal_kind TEXT NOT NULL, tenant TEXT NOT NULL, outcome TEXT NOT NULL,
-                started_at DOUBLE PRECISION NOT NULL, finished_at DOUBLE PRECISION NOT NULL,
-                validate_us BIGINT, authorize_us BIGINT, execute_us BIGINT, total_us BIGINT,
-                args_hash TEXT, args TEXT, result_hash TEXT, error_code TEXT, error_message TEXT,
-                approval_id TEXT, idempotency_key TEXT, call_id TEXT, replay_of TEXT)""",
-            f"CREATE INDEX IF NOT EXISTS {p}receipts_by_tool ON {r} (tool, started_at)",
-            f"CREATE INDEX IF NOT EXISTS {p}receipts_by_key ON {r} (tenant, idempotency_key)",
-            f"""CREATE TABLE IF NOT EXISTS {a} (
-                id TEXT PRIMARY KEY, tool TEXT NOT NULL, version TEXT NOT NULL,
-                args_hash TEXT NOT NULL, args TEXT NOT NULL, requester TEXT NOT NULL,
-                requester_kind TEXT NOT NULL, tenant TEXT NOT NULL, status TEXT NOT NULL,
-                created_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL,
-                approver TEXT, decided_at DOUBLE PRECISION, reason TEXT, idempotency_key TEXT)""",
-            f"CREATE INDEX IF NOT EXISTS {p}approvals_by_args ON {a} (tenant, tool, args_hash)",
-            f"""CREATE TABLE IF NOT EXISTS {i} (
-                tenant TEXT NOT NULL, tool TEXT NOT NULL, key TEXT NOT NULL,
-                args_hash TEXT NOT NULL, state TEXT NOT NULL, receipt_id TEXT NOT NULL,
-                approval_id TEXT, outcome TEXT, result TEXT, error TEXT,
-                started_at DOUBLE PRECISION NOT NULL, finished_at DOUBLE PRECISION,
-                PRIMARY KEY (tenant, tool, key))""",
-        ]
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """A transaction holding the store's lock (SQLite: BEGIN IMMEDIATE)."""
+        with self._lock, self._engine.connect() as conn:
+            conn.execution_options(formulane_write=True)
+            with conn.begin():
+                yield conn
 
-    def _sql(self, text: str) -> str:
-        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self._lock, self._engine.connect() as conn:
+            yield conn
 
-    # -- backend hooks ----------------------------------------------------------------------
+    def _execute(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        """Rows of a literal statement (tests and operators dump tables with it)."""
+        with self._read() as conn:
+            return [tuple(row) for row in conn.execute(text(sql), dict(params or {}))]
 
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        raise NotImplementedError
+    def _insert_ignoring_duplicates(self, table: Table, *keys: str) -> Insert:
+        # Each dialect's own insert (loaded here: only the one in use is imported).
+        if self.dialect == "postgresql":
+            from sqlalchemy.dialects import postgresql
 
-    def _executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        raise NotImplementedError
+            return postgresql.insert(table).on_conflict_do_nothing(index_elements=list(keys))
+        from sqlalchemy.dialects import sqlite
 
-    def _rowcount(self, sql: str, params: Sequence[Any]) -> int:
-        raise NotImplementedError
+        return sqlite.insert(table).on_conflict_do_nothing(index_elements=list(keys))
 
-    def _begin(self) -> None:
-        raise NotImplementedError
-
-    def _commit(self) -> None:
-        raise NotImplementedError
-
-    def _rollback(self) -> None:
-        raise NotImplementedError
-
-    def _close_connection(self) -> None:
-        raise NotImplementedError
-
-    def _transaction(self) -> "_Tx":
-        return _Tx(self)
+    def _insert_receipts(self, conn: Connection, receipts: Sequence[Receipt]) -> None:
+        rows = [dict(zip(RECEIPT_COLUMNS, receipt.to_row())) for receipt in receipts]
+        conn.execute(self._insert_ignoring_duplicates(self._receipts, "id"), rows)
 
     # -- receipts ---------------------------------------------------------------------------
-
-    def _insert_receipts_sql(self) -> str:
-        cols = ", ".join(RECEIPT_COLUMNS)
-        marks = ", ".join("?" for _ in RECEIPT_COLUMNS)
-        return self._sql(f"INSERT INTO {self.table('receipts')} ({cols}) VALUES ({marks}) "
-                         "ON CONFLICT (id) DO NOTHING")
 
     def record(self, receipt: Receipt, *, durable: bool = False) -> None:
         """Store a receipt: now and durably, or in the next batch."""
         if self._closed:
             raise ToolError("the receipt store is closed", code="E505")
         if durable:
-            with self._transaction():
-                self._execute(self._insert_receipts_sql(), receipt.to_row())
+            with self._write() as conn:
+                self._insert_receipts(conn, [receipt])
             return
         self._buffer.append(receipt)
         if self._thread is None:
@@ -203,8 +283,8 @@ class SQLStore:
         if not batch:
             return
         try:
-            with self._transaction():
-                self._executemany(self._insert_receipts_sql(), [r.to_row() for r in batch])
+            with self._write() as conn:
+                self._insert_receipts(conn, batch)
         except Exception:
             self._buffer.extendleft(reversed(batch))  # keep order; the next flush retries
             raise
@@ -219,53 +299,50 @@ class SQLStore:
 
     def receipt(self, receipt_id: str) -> Receipt | None:
         self.flush()
-        rows = self._execute(self._sql(f"SELECT {', '.join(RECEIPT_COLUMNS)} FROM {self.table('receipts')} "
-                                       "WHERE id = ?"), (receipt_id,))
-        return Receipt.from_row(rows[0]) if rows else None
+        r = self._receipts
+        with self._read() as conn:
+            row = conn.execute(select(*r.columns).where(r.c.id == receipt_id)).first()
+        return Receipt.from_row(tuple(row)) if row is not None else None
 
     def receipts(self, *, tool: str | None = None, tenant: str | None = None, outcome: str | None = None,
                  idempotency_key: str | None = None, limit: int = 1000) -> list[Receipt]:
         """Receipts, oldest first, filtered by the given fields."""
         self.flush()
-        where, params = [], []
+        r = self._receipts
+        query = select(*r.columns)
         for column, value in (("tool", tool), ("tenant", tenant), ("outcome", outcome),
                               ("idempotency_key", idempotency_key)):
             if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        clause = (" WHERE " + " AND ".join(where)) if where else ""
-        rows = self._execute(
-            self._sql(f"SELECT {', '.join(RECEIPT_COLUMNS)} FROM {self.table('receipts')}{clause} "
-                      f"ORDER BY started_at, id LIMIT {int(limit)}"),
-            params,
-        )
-        return [Receipt.from_row(row) for row in rows]
+                query = query.where(r.c[column] == value)
+        query = query.order_by(r.c.started_at, r.c.id).limit(int(limit))
+        with self._read() as conn:
+            return [Receipt.from_row(tuple(row)) for row in conn.execute(query)]
 
     # -- approvals --------------------------------------------------------------------------
 
     def add_approval(self, request: ApprovalRequest) -> None:
-        cols = ", ".join(APPROVAL_COLUMNS)
-        marks = ", ".join("?" for _ in APPROVAL_COLUMNS)
-        with self._transaction():
-            self._execute(self._sql(f"INSERT INTO {self.table('approvals')} ({cols}) VALUES ({marks})"),
-                          _approval_row(request))
+        with self._write() as conn:
+            conn.execute(self._approvals.insert().values(dict(zip(APPROVAL_COLUMNS, _approval_row(request)))))
 
     def approval(self, approval_id: str) -> ApprovalRequest | None:
-        rows = self._execute(self._sql(f"SELECT {', '.join(APPROVAL_COLUMNS)} FROM {self.table('approvals')} "
-                                       "WHERE id = ?"), (approval_id,))
-        return _approval_from_row(rows[0]) if rows else None
+        a = self._approvals
+        with self._read() as conn:
+            row = conn.execute(select(*a.columns).where(a.c.id == approval_id)).first()
+        return _approval_from_row(tuple(row)) if row is not None else None
 
     def open_approval(self, *, tool: str, version: str, tenant: str, requester: str,
                       args_hash: str, now: float) -> ApprovalRequest | None:
         """A pending or approved, unexpired request for exactly these arguments, if any."""
-        rows = self._execute(
-            self._sql(f"SELECT {', '.join(APPROVAL_COLUMNS)} FROM {self.table('approvals')} "
-                      "WHERE tenant = ? AND tool = ? AND version = ? AND requester = ? AND args_hash = ? "
-                      "AND status IN ('pending', 'approved') ORDER BY created_at DESC, id DESC"),
-            (tenant, tool, version, requester, args_hash),
-        )
+        a = self._approvals
+        query = (select(*a.columns)
+                 .where(a.c.tenant == tenant, a.c.tool == tool, a.c.version == version,
+                        a.c.requester == requester, a.c.args_hash == args_hash,
+                        a.c.status.in_(("pending", "approved")))
+                 .order_by(a.c.created_at.desc(), a.c.id.desc()))
+        with self._read() as conn:
+            rows = conn.execute(query).all()
         for row in rows:
-            request = _approval_from_row(row)
+            request = _approval_from_row(tuple(row))
             if not request.expired(now):
                 return request
         return None
@@ -273,32 +350,30 @@ class SQLStore:
     def approvals(self, *, tenant: str, status: str | None = None, tool: str | None = None,
                   limit: int = 100) -> list[ApprovalRequest]:
         """One tenant's approval requests, newest first (the HTTP service lists pending ones)."""
-        where, params = ["tenant = ?"], [tenant]
-        for column, value in (("status", status), ("tool", tool)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        rows = self._execute(
-            self._sql(f"SELECT {', '.join(APPROVAL_COLUMNS)} FROM {self.table('approvals')} "
-                      f"WHERE {' AND '.join(where)} ORDER BY created_at DESC, id DESC "
-                      f"LIMIT {int(limit)}"), params)
-        return [_approval_from_row(row) for row in rows]
+        a = self._approvals
+        query = select(*a.columns).where(a.c.tenant == tenant)
+        if status is not None:
+            query = query.where(a.c.status == status)
+        if tool is not None:
+            query = query.where(a.c.tool == tool)
+        query = query.order_by(a.c.created_at.desc(), a.c.id.desc()).limit(int(limit))
+        with self._read() as conn:
+            return [_approval_from_row(tuple(row)) for row in conn.execute(query)]
 
     def count_approvals(self, status: str = "pending") -> int:
-        rows = self._execute(self._sql(f"SELECT COUNT(*) FROM {self.table('approvals')} "
-                                       "WHERE status = ?"), (status,))
-        return int(rows[0][0]) if rows else 0
+        a = self._approvals
+        with self._read() as conn:
+            count = conn.execute(select(func.count()).select_from(a).where(a.c.status == status)).scalar()
+        return int(count or 0)
 
     def decide_approval(self, approval_id: str, *, status: str, approver: str, reason: str | None,
                         now: float) -> bool:
         """Move a pending request to approved/denied; False if it was no longer pending."""
-        with self._transaction():
-            count = self._rowcount(
-                self._sql(f"UPDATE {self.table('approvals')} SET status = ?, approver = ?, decided_at = ?, "
-                          "reason = ? WHERE id = ? AND status = 'pending'"),
-                (status, approver, now, reason, approval_id),
-            )
-        return count == 1
+        a = self._approvals
+        with self._write() as conn:
+            result = conn.execute(update(a).where(a.c.id == approval_id, a.c.status == "pending")
+                                  .values(status=status, approver=approver, decided_at=now, reason=reason))
+        return result.rowcount == 1
 
     # -- idempotency ------------------------------------------------------------------------
 
@@ -308,33 +383,26 @@ class SQLStore:
 
         Exactly one caller wins the claim, across threads, processes and servers.
         """
-        idem = self.table("idempotency")
-        with self._transaction() as tx:
-            won = self._rowcount(
-                self._sql(f"INSERT INTO {idem} (tenant, tool, key, args_hash, state, receipt_id, approval_id, "
-                          "started_at) VALUES (?, ?, ?, ?, 'started', ?, ?, ?) "
-                          "ON CONFLICT (tenant, tool, key) DO NOTHING"),
-                (tenant, tool, key, args_hash, receipt_id, approval_id, now),
-            )
-            if won == 1:
+        i, a = self._idempotency, self._approvals
+        claim = self._insert_ignoring_duplicates(i, "tenant", "tool", "key").values(
+            tenant=tenant, tool=tool, key=key, args_hash=args_hash, state="started", receipt_id=receipt_id,
+            approval_id=approval_id, started_at=now,
+        ).execution_options(preserve_rowcount=True)  # an INSERT's rowcount is not kept otherwise
+        with self._write() as conn:
+            if conn.execute(claim).rowcount == 1:
                 if approval_id is not None:
-                    used = self._rowcount(
-                        self._sql(f"UPDATE {self.table('approvals')} SET status = 'used', idempotency_key = ? "
-                                  "WHERE id = ? AND status = 'approved'"),
-                        (key, approval_id),
-                    )
+                    used = conn.execute(update(a).where(a.c.id == approval_id, a.c.status == "approved")
+                                        .values(status="used", idempotency_key=key)).rowcount
                     if used != 1:
-                        tx.rollback()
+                        conn.rollback()
                         return Reservation("approval_unavailable")
                 return Reservation("new")
-            rows = self._execute(
-                self._sql(f"SELECT args_hash, state, receipt_id, outcome, result, error FROM {idem} "
-                          "WHERE tenant = ? AND tool = ? AND key = ?"),
-                (tenant, tool, key),
-            )
-        if not rows:  # deleted between the two statements: treat as a conflict, never run
+            row = conn.execute(
+                select(i.c.args_hash, i.c.state, i.c.receipt_id, i.c.outcome, i.c.result, i.c.error)
+                .where(i.c.tenant == tenant, i.c.tool == tool, i.c.key == key)).first()
+        if row is None:  # deleted between the two statements: treat as a conflict, never run
             return Reservation("conflict")
-        stored_hash, state, stored_receipt, outcome, result, error = rows[0]
+        stored_hash, state, stored_receipt, outcome, result, error = row
         if stored_hash != args_hash:
             return Reservation("conflict", args_hash=stored_hash, receipt_id=stored_receipt)
         return Reservation(state, stored_hash, stored_receipt, outcome, result, error)
@@ -342,22 +410,19 @@ class SQLStore:
     def complete(self, *, tenant: str, tool: str, key: str, outcome: str, result: str | None,
                  error: str | None, receipt: Receipt, now: float) -> None:
         """Record a write's outcome and its receipt in one durable transaction."""
-        with self._transaction():
-            self._execute(
-                self._sql(f"UPDATE {self.table('idempotency')} SET state = 'done', outcome = ?, result = ?, "
-                          "error = ?, finished_at = ? WHERE tenant = ? AND tool = ? AND key = ?"),
-                (outcome, result, error, now, tenant, tool, key),
-            )
-            self._execute(self._insert_receipts_sql(), receipt.to_row())
+        i = self._idempotency
+        with self._write() as conn:
+            conn.execute(update(i).where(i.c.tenant == tenant, i.c.tool == tool, i.c.key == key)
+                         .values(state="done", outcome=outcome, result=result, error=error, finished_at=now))
+            self._insert_receipts(conn, [receipt])
 
     def unresolved_writes(self) -> list[dict[str, Any]]:
         """Writes whose outcome is unknown (reserved, never completed): for an operator."""
-        rows = self._execute(
-            f"SELECT tenant, tool, key, args_hash, receipt_id, approval_id, started_at "
-            f"FROM {self.table('idempotency')} WHERE state = 'started' ORDER BY started_at"
-        )
+        i = self._idempotency
         keys = ("tenant", "tool", "key", "args_hash", "receipt_id", "approval_id", "started_at")
-        return [dict(zip(keys, row)) for row in rows]
+        query = select(*(i.c[k] for k in keys)).where(i.c.state == "started").order_by(i.c.started_at)
+        with self._read() as conn:
+            return [dict(zip(keys, row)) for row in conn.execute(query)]
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -371,7 +436,7 @@ class SQLStore:
         with self._lock:
             self._flush_buffer()
             self._closed = True
-            self._close_connection()
+            self._engine.dispose()
         _STORES.discard(self)
 
     def __enter__(self) -> "SQLStore":
@@ -379,39 +444,6 @@ class SQLStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _Tx:
-    """A transaction on the store's single connection, holding the store's lock."""
-
-    def __init__(self, store: SQLStore) -> None:
-        self.store = store
-        self.done = False
-
-    def __enter__(self) -> "_Tx":
-        self.store._lock.acquire()
-        try:
-            self.store._begin()
-        except BaseException:
-            self.store._lock.release()
-            raise
-        return self
-
-    def rollback(self) -> None:
-        if not self.done:
-            self.store._rollback()
-            self.done = True
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        try:
-            if not self.done:
-                if exc_type is None:
-                    self.store._commit()
-                else:
-                    self.store._rollback()
-                self.done = True
-        finally:
-            self.store._lock.release()
 
 
 def _approval_row(request: ApprovalRequest) -> tuple[Any, ...]:
@@ -435,45 +467,30 @@ class SQLiteStore(SQLStore):
     """The default store: one SQLite file (WAL, synchronous=FULL), or `:memory:`."""
 
     def __init__(self, path: str = ":memory:", **options: Any) -> None:
-        super().__init__(**options)
         self.path = path
+        super().__init__(_sqlite_engine(path), **options)
+
+
+class PostgresStore(SQLStore):
+    """Several servers sharing one PostgreSQL database; `schema=` puts the tables in a schema
+    (created if missing). The idempotency claim is an `INSERT ... ON CONFLICT DO NOTHING` inside
+    a transaction, so exactly one server runs a given write. Needs the `postgres` extra."""
+
+    def __init__(self, url: str, *, schema: str | None = None, **options: Any) -> None:
         try:
-            # isolation_level=None: transactions are explicit (BEGIN IMMEDIATE), so a writer
-            # takes the lock up front and two processes cannot deadlock on an upgrade.
-            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-        except sqlite3.Error as exc:
-            raise ToolError(f"cannot open the receipt store {path!r}: {exc}", code="E505") from exc
-        if path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
-        self._conn.execute("PRAGMA busy_timeout=30000")
-        with self._transaction():
-            for statement in self._ddl():
-                self._conn.execute(statement)
-
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._conn.execute(sql, tuple(params)).fetchall()
-
-    def _executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        with self._lock:
-            self._conn.executemany(sql, rows)
-
-    def _rowcount(self, sql: str, params: Sequence[Any]) -> int:
-        with self._lock:
-            return self._conn.execute(sql, tuple(params)).rowcount
-
-    def _begin(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
-
-    def _commit(self) -> None:
-        self._conn.execute("COMMIT")
-
-    def _rollback(self) -> None:
-        self._conn.execute("ROLLBACK")
-
-    def _close_connection(self) -> None:
-        self._conn.close()
+            import psycopg  # noqa: F401 - the driver SQLAlchemy loads; a clear error if missing
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ToolError("PostgreSQL receipts need psycopg 3", code="E506",
+                            hint="pip install 'formulane[postgres]'") from exc
+        try:
+            parsed = make_url(url)
+        except ArgumentError as exc:
+            raise ToolError(f"invalid PostgreSQL URL: {exc}", code="E506") from exc
+        if parsed.drivername in ("postgresql", "postgres"):
+            parsed = parsed.set(drivername="postgresql+psycopg")  # psycopg 3, not SQLAlchemy's default
+        # The store's lock serialises its statements: one pooled connection is all it needs.
+        engine = create_engine(parsed, pool_size=1, max_overflow=2, pool_pre_ping=True)
+        super().__init__(engine, schema=schema, **options)
 
 
 def open_store(spec: "str | SQLStore | None" = None, **options: Any) -> SQLStore:
@@ -484,9 +501,7 @@ def open_store(spec: "str | SQLStore | None" = None, **options: Any) -> SQLStore
         return SQLiteStore(":memory:", **options)
     if not isinstance(spec, str) or not spec:
         raise ToolError(f"store must be a path, a URL or a store object, got {spec!r}", code="E506")
-    if spec.startswith(("postgresql://", "postgres://")):
-        from .postgres_store import PostgresStore
-
+    if spec.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
         return PostgresStore(spec, **options)
     if spec.startswith("sqlite:///"):
         return SQLiteStore(spec[len("sqlite:///"):] or ":memory:", **options)
