@@ -120,9 +120,12 @@ def _record(row: Row[Any]) -> JobRecord:
 class JobStore:
     """The store over one SQLAlchemy engine (`SQLiteJobStore`, `PostgresJobStore` open one)."""
 
-    def __init__(self, engine: Engine, *, schema: str | None = None,
-                 serialize: bool = False) -> None:
+    def __init__(self, engine: Engine, *, reader: Engine | None = None,
+                 schema: str | None = None, serialize: bool = False) -> None:
         self._engine = engine
+        # Plain reads may go through a second engine (PostgreSQL: autocommit connections, one
+        # round trip per query instead of BEGIN, the query and ROLLBACK).
+        self._reader = reader or engine
         self.schema = schema
         # An in-memory SQLite database is one connection: calls from several threads take turns.
         self._lock: contextlib.AbstractContextManager[Any] = (
@@ -132,6 +135,7 @@ class JobStore:
     def close(self) -> None:
         """Release the connections."""
         self._engine.dispose()
+        self._reader.dispose()
 
     @property
     def dialect(self) -> str:
@@ -140,8 +144,10 @@ class JobStore:
     # -- transactions ------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _read(self) -> Iterator[Connection]:
-        with self._lock, self._engine.connect() as conn:
+    def _read(self, *, snapshot: bool = False) -> Iterator[Connection]:
+        """A connection for reading; with ``snapshot``, inside one transaction (which a
+        PostgreSQL server-side cursor needs)."""
+        with self._lock, (self._engine if snapshot else self._reader).connect() as conn:
             yield conn
 
     @contextlib.contextmanager
@@ -323,7 +329,7 @@ class JobStore:
         query = select(c.receipt_json, c.receipt_sha256, c.prev_chain, c.chain_sha256) \
             .order_by(c.seq).execution_options(yield_per=VERIFY_BATCH)
         prev = GENESIS
-        with self._read() as conn:
+        with self._read(snapshot=True) as conn:
             for body, digest, stored_prev, chain in conn.execute(query):
                 if model.model_validate_json(body).sha256 != digest:
                     return False
@@ -497,7 +503,8 @@ class PostgresJobStore(JobStore):
 
     def __init__(self, url: str, *, schema: str | None = None) -> None:
         engine, chosen = s.postgres_engine(url, schema)
-        super().__init__(engine, schema=chosen)
+        reader, _ = s.postgres_engine(url, chosen, autocommit=True)
+        super().__init__(engine, reader=reader, schema=chosen)
 
     def drop_schema(self) -> None:
         """Tests only: remove this store's schema and everything in it."""

@@ -241,9 +241,11 @@ def sqlite_engine(path: str) -> Engine:
     return engine
 
 
-def postgres_engine(url: str, schema: str | None = None) -> tuple[Engine, str | None]:
-    """An engine on PostgreSQL through psycopg 3; the schema comes from the argument or the
-    URL's ``?schema=name`` and must be a plain identifier. Returns (engine, schema)."""
+def postgres_engine(url: str, schema: str | None = None, *,
+                    autocommit: bool = False) -> tuple[Engine, str | None]:
+    """An engine on PostgreSQL through psycopg 3 (``autocommit``: for single-query reads);
+    the schema comes from the argument or the URL's ``?schema=name`` and must be a plain
+    identifier. Returns (engine, schema)."""
     try:
         import psycopg  # noqa: F401  (SQLAlchemy loads it; a clear error if it is missing)
     except ImportError:
@@ -258,8 +260,11 @@ def postgres_engine(url: str, schema: str | None = None) -> tuple[Engine, str | 
             raise EscalationError(f"schema name {schema!r} is not a plain identifier",
                                   code="E603")
         connect_args["options"] = f"-csearch_path={schema}"
-    engine = create_engine(parsed, pool_size=5, max_overflow=10, pool_pre_ping=True,
-                           connect_args=connect_args)
+    # No pre-ping: it is one more round trip on every call (the store's calls are short and
+    # many); a connection the server dropped fails that one call, and SQLAlchemy then
+    # discards it and the pool's other connections of that age.
+    engine = create_engine(parsed, pool_size=5, max_overflow=10, connect_args=connect_args,
+                           **({"isolation_level": "AUTOCOMMIT"} if autocommit else {}))
     return engine, schema
 
 
