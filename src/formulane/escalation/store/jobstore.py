@@ -165,7 +165,8 @@ class JobStore:
         """Plain portable SQL with ``?`` marks, for the drafting room and the service's job list
         (written before these tables were declared) and for tests that try to tamper."""
         statement = sql if self.dialect == "sqlite" else sql.replace("?", "%s")
-        with self._write() as conn:
+        reading = statement.lstrip()[:6].upper() == "SELECT"
+        with self._read() if reading else self._write() as conn:
             result = conn.exec_driver_sql(statement, tuple(params))
             if fetch == "one":
                 return result.fetchone()
