@@ -90,8 +90,6 @@ def test_receipts_keep_their_hash_through_the_store(lane: str, outcome: str, ask
 
 
 def test_a_tampered_lane_receipt_breaks_the_chain(tmp_path: object) -> None:
-    import sqlite3
-
     store = open_store(":memory:")
     try:
         for i in range(3):
@@ -101,10 +99,9 @@ def test_a_tampered_lane_receipt_breaks_the_chain(tmp_path: object) -> None:
                                                                         reasons=()),
                 runtime="x", outcome="succeeded"))
         assert store.verify_lane_chain()
-        conn: sqlite3.Connection = store._conn  # type: ignore[attr-defined]
-        conn.execute("DROP TRIGGER lane_receipts_no_update")  # what an intruder would do
-        conn.execute("UPDATE lane_receipts SET receipt_json = replace(receipt_json, "
-                     "'succeeded', 'user_error') WHERE seq = 2")
+        store._run("DROP TRIGGER lane_receipts_no_update")  # what an intruder would do
+        store._run("UPDATE lane_receipts SET receipt_json = replace(receipt_json, "
+                   "'succeeded', 'user_error') WHERE seq = 2")
         assert not store.verify_lane_chain()
     finally:
         store.close()
