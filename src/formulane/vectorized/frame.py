@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import polars as pl
 from sqlglot import exp
 
-from ..errors import CheckError
+from ..errors import CheckError, FormulaError
 from ..types import (
     ANY, BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional, record,
 )
@@ -273,11 +273,15 @@ def apply(
     token = pl_backend._BINDER.set(binder)
     try:
         for name, source in formulas.items():
-            program = compile_formula(source, schema, profile=profile, limits=limits,
-                                      registry=registry)
-            mode = numbers if numbers != "auto" else numbers_mode(dtypes, program.uses)
-            step1, step2 = to_polars_form(program.root, mode, dtypes).stages(name,
-                                                                             error_suffix)
+            try:
+                program = compile_formula(source, schema, profile=profile, limits=limits,
+                                          registry=registry)
+                mode = numbers if numbers != "auto" else numbers_mode(dtypes, program.uses)
+                step1, step2 = to_polars_form(program.root, mode, dtypes).stages(name,
+                                                                                 error_suffix)
+            except FormulaError as exc:  # say which of the formulas it came from
+                exc.add_note(f"in the formula for output column {name!r}")
+                raise
             first += step1
             then += step2
     finally:
