@@ -13,19 +13,21 @@ import datetime as dt
 import decimal
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import polars as pl
-from sqlglot import exp
 
 from ..errors import CheckError, FormulaError
 from ..types import (
     ANY, BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional, record,
 )
 from . import polars as pl_backend
-from . import sql as sql_backend
-from . import sql_let
 from .forms import ERROR_SUFFIX  # re-exported: callers import it from here
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+# sqlglot and the SQL backend are imported where SQL is built: importing them costs about
+# 0.3 s, which `formulane apply` (polars only) should not pay at start-up.
 
 DECIMAL_LIMIT = Decimal("1e20")
 _QUANTUM = Decimal("1e-18")
@@ -87,6 +89,10 @@ class SqlForm:
 
     def from_clause(self, source: exp.Expression) -> tuple[exp.Expression, list[exp.Join]]:
         """(the source, aliased ``_t`` when there are bindings; the lateral joins)."""
+        from sqlglot import exp
+
+        from . import sql_let
+
         if not self.bindings:
             return source, []
         return (exp.alias_(source, sql_let.TABLE_ALIAS, table=True, quoted=True),
@@ -103,6 +109,10 @@ class SqlForm:
 def build_select(source: exp.Expression, outputs: list[tuple[str, str, SqlForm]],
                  keep_columns: bool, dialect: str) -> str:
     """One SELECT over ``source`` computing every output (forms compiled with one binder)."""
+    from sqlglot import exp
+
+    from . import sql_let
+
     bindings: list[tuple[str, exp.Expression, int]] = []
     prefix = "_f"
     for _, _, form in outputs:
@@ -326,6 +336,8 @@ def table_expression(table: Any) -> exp.Table:
     name, ``"a.b"`` a table whose name has a dot), a tuple of 2 or 3 names for a schema- or
     catalog-qualified table (``("sales", "orders")``), or a `sqlglot.exp.Table` the caller
     built from identifiers; anything else is a `CheckError` (E209)."""
+    from sqlglot import exp
+
     if isinstance(table, exp.Table):
         parts = []
         for key in ("catalog", "db", "this"):
@@ -378,6 +390,8 @@ def sql_select(
     Every sub-expression read more than once is computed once, in a lateral subquery, so the
     SQL grows linearly with the formulas; it is refused (E411) past
     ``limits.max_sql_length`` characters."""
+    from . import sql_let
+
     from .. import compile as compile_formula
     from ..limits import DEFAULT_LIMITS
 
@@ -410,6 +424,8 @@ def to_polars_form(root: Any, numbers: str, dtypes: Any = None) -> PolarsForm:
 def to_sql_form(root: Any, dialect: str, numbers: str = "decimal", limits: Any = None
                 ) -> SqlForm:
     """One program as SQL; E411 when its rendered SQL would pass ``limits.max_sql_length``."""
+    from . import sql_let
+
     from ..limits import DEFAULT_LIMITS
 
     limits = limits or DEFAULT_LIMITS
@@ -439,6 +455,9 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     """Programs compiled with one binder (their bindings are named apart from each other and
     from ``taken`` and the columns read). ``qualify``: references name their lateral subquery
     (False where the bindings become columns of a DataFrame instead)."""
+    from . import sql as sql_backend
+    from . import sql_let
+
     if dialect not in sql_backend.DIALECTS:
         raise CheckError(f"unknown SQL dialect {dialect!r}; known: "
                          f"{', '.join(sql_backend.DIALECTS)}", code="E209")
