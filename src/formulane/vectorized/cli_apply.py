@@ -35,7 +35,7 @@ COMMAND = "apply"
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``apply`` sub-command to an argparse sub-parsers object."""
-    ap = subparsers.add_parser(
+    ap: argparse.ArgumentParser = subparsers.add_parser(
         COMMAND, help="run formulas over a CSV, Parquet or NDJSON file (streaming)",
         description="Add formula columns to a file, streaming: inputs larger than memory work.")
     ap.add_argument("input", help="input file (.csv, .tsv, .parquet, .ndjson, .jsonl)")

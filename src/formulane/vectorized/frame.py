@@ -25,6 +25,7 @@ from . import polars as pl_backend
 from .forms import ERROR_SUFFIX  # re-exported: callers import it from here
 
 if TYPE_CHECKING:
+    from polars.datatypes import DataTypeClass
     from sqlglot import exp
 # sqlglot and the SQL backend are imported where SQL is built: importing them costs about
 # 0.3 s, which `formulane apply` (polars only) should not pay at start-up.
@@ -134,7 +135,7 @@ def build_select(source: exp.Expression, outputs: list[tuple[str, str, SqlForm]]
     return query.sql(dialect)
 
 
-def type_of_dtype(dtype: pl.DataType, nullable: bool = False) -> Type:
+def type_of_dtype(dtype: pl.DataType | DataTypeClass, nullable: bool = False) -> Type:
     """The formula type of a polars column."""
     if dtype.is_numeric():
         t = NUMBER
@@ -158,11 +159,17 @@ def type_of_dtype(dtype: pl.DataType, nullable: bool = False) -> Type:
 
 
 def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame) -> dict[str, Type]:
-    """Column types; a DataFrame column with nulls is nullable (``T?``). A LazyFrame's columns
-    are taken as non-null (its data is not read to find out): declare ``T?`` in a schema where
-    blanks are expected, otherwise nulls simply propagate as blanks."""
+    """Column types; a column with nulls is nullable (``T?``), so the strict profile asks the
+    formula to handle blanks whether or not a schema declares them. A LazyFrame's null counts
+    are computed by one streaming pass over its plan (for a Parquet scan, only the columns'
+    validity); pass a schema to `apply` to skip it."""
     if isinstance(frame, pl.LazyFrame):
-        return {name: type_of_dtype(dtype) for name, dtype in frame.collect_schema().items()}
+        schema = frame.collect_schema()
+        if not schema:
+            return {}
+        counts = frame.select(pl.all().null_count()).collect(engine="streaming")
+        return {name: type_of_dtype(dtype, bool(counts[name][0]))
+                for name, dtype in schema.items()}
     nulls = frame.null_count().row(0, named=True) if frame.width else {}
     return {name: type_of_dtype(dtype, nulls.get(name, 0) > 0)
             for name, dtype in frame.schema.items()}

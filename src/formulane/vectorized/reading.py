@@ -109,13 +109,28 @@ def file_types(frame: pl.LazyFrame, path: str | Path, fmt: str,
                ) -> dict[str, Type]:
     """Formula types of the columns ``declared`` does not name: ``T?`` where the column holds a
     blank, ``T`` otherwise, from one streaming pass counting nulls (for Parquet, polars reads
-    only the columns' validity: about 35 ms for 1M rows of 19 columns)."""
+    only the columns' validity: about 35 ms for 1M rows of 19 columns). A column declared
+    without ``?`` that holds a blank is an `EvalError` (E303) naming the first blank row: it
+    would otherwise give blank results the checker was told cannot happen."""
     schema = frame.collect_schema()
     names = [n for n in schema if n not in declared]
-    if not names:
+    strict = [n for n, t in declared.items() if n in schema and not t.nullable]
+    if not names and not strict:
         return {}
     try:
-        counts = frame.select(pl.col(names).null_count()).collect(engine="streaming")
+        counts = frame.select(pl.col([*names, *strict]).null_count()).collect(
+            engine="streaming")
+        for name in strict:
+            if counts[name][0]:
+                first = (frame.select(name).with_row_index("__row", offset=1)
+                         .filter(pl.col(name).is_null()).head(1).collect(engine="streaming"))
+                row = f"row {int(first['__row'][0]):,}" if first.height else "a row"
+                raise EvalError(
+                    f"{Path(path).name}, column {name!r}, {row}: a blank in a column the schema "
+                    f"declares {declared[name]} ({int(counts[name][0]):,} blanks in all)",
+                    code="E303",
+                    hint=f"declare it \"{declared[name]}?\" in --schema and say in the formula "
+                         f"what a blank means (x ?? default)")
     except pl.exceptions.PolarsError as exc:
         raise read_error(exc, path, fmt, options, declared) from None
     return {n: type_of_dtype(schema[n], bool(counts[n][0])) for n in names}
@@ -135,7 +150,7 @@ def _first_bad_row(path: str | Path, fmt: str, options: ReadOptions, name: str,
     as ``dtype``: the column alone, read as text, one streaming pass."""
     try:
         if fmt == "csv":
-            frame = _csv(path, options, {name: pl.String})
+            frame = _csv(path, options, {name: pl.String()})
         elif fmt == "parquet":
             frame = pl.scan_parquet(path)
         else:
@@ -181,10 +196,20 @@ def read_error(exc: BaseException, path: str | Path, fmt: str,
         "inferred from the first "
         + (f"{options.infer_rows:,} rows" if options.infer_rows else "rows"))
     markers = ", ".join(repr(m) for m in options.null_values if m) or "only empty fields"
-    hint = (f"declare the column in --schema (for example \"{name}\": \"Text?\" or "
-            f"\"Number?\"), or use --infer-rows 0 to infer types from every row")
-    if fmt == "csv":
-        hint += (f"; if {value!r} means a blank, add it to --null-values (now: {markers})")
+    try:
+        float(value)
+        numeric = True
+    except ValueError:
+        numeric = False
+    if numeric:
+        hint = (f"declare the column in --schema (\"{name}\": \"Number?\" reads integers and "
+                f"decimals alike), or use --infer-rows 0 to infer types from every row")
+    else:
+        hint = (f"declare the column in --schema (\"{name}\": \"Text?\" reads it as text), or "
+                f"use --infer-rows 0 to infer types from every row")
+        if fmt == "csv":
+            hint = (f"if {value!r} means a blank, add it to --null-values (now: {markers}); or "
+                    + hint)
     return EvalError(f"{file}, column {name!r}, {where}: {value!r} is not {kind} (the "
                      f"column's type was {inferred})", code="E303", hint=hint)
 

@@ -28,7 +28,8 @@ from ..errors import CheckError
 from ..schema import normalize_schema
 from ..types import Type
 from . import reading
-from .frame import ERROR_SUFFIX, apply, polars_dtype
+from .forms import ERROR_SUFFIX
+from .frame import apply, polars_dtype
 from .polars import column
 from .reading import ReadOptions
 
