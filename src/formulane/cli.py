@@ -158,6 +158,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .mcp import main as mcp_main
 
         return int(mcp_main(args_list[1:]) or 0)
+    if args_list[:1] == ["apply"]:
+        # Its own parser: building every sub-command's would import the service (about 1 s).
+        from .vectorized.cli_apply import main as apply_main
+
+        return apply_main(args_list[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(args_list)

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 _ZERO_OF = {"Number": "0", "Text": '""', "Boolean": "FALSE"}
 FAIL_NULLABLE = "nullable"
+#: Divisor positions: a blank there is not offered `?? 0` (every blank would become #DIV/0!).
+_DIVISORS = {"/": 1, "MOD": 1, "QUOTIENT": 1}
 #: Functions whose output list can be longer than any list argument.
 _UNBOUNDED_PRODUCERS = frozenset({"SEQUENCE", "FLATTEN", "TEXTSPLIT", "REGEXEXTRACTALL"})
 
@@ -503,8 +505,14 @@ class OverloadResolver(SerialCoercions):
             prm = Param(f"the {side}", prm.type)
             name = f"'{name}'"
         if why == FAIL_NULLABLE and arg is not None:
-            self.type_error(f"{name} needs a value for {prm.name}, but {self.text(span)} may "
-                            "be blank", arg, prm.type, nullable=True)
+            divisor = _DIVISORS.get(spec.name) == index
+            blank = self.text(span)
+            self.type_error(f"{name} needs a value for {prm.name}, but {blank} may "
+                            "be blank", arg, prm.type, nullable=True, divisor=divisor,
+                            hint=(f"say what the result is when {blank} is blank: "
+                                  f"IF(ISBLANK({blank}), BLANK(), <the formula>) keeps it "
+                                  f"blank ({blank} ?? 0 would make every blank #DIV/0!)")
+                            if divisor else "")
             return
         if why and arg is None:
             fixes: tuple[Fix, ...] = ()
@@ -531,13 +539,14 @@ class OverloadResolver(SerialCoercions):
             self.error("E202", message, span)
 
     def type_error(self, message: str, arg: IR, expected: Type, *, nullable: bool = False,
-                   label: str = "", hint: str = "") -> None:
+                   label: str = "", hint: str = "", divisor: bool = False) -> None:
         text = self.text(arg.span)
         simple = _is_simple(text)
         fixes: tuple[Fix, ...] = ()
         if nullable:
-            zero = _ZERO_OF.get(expected.kind) if expected.kind != "Var" else None
-            zero = zero or _ZERO_OF.get(arg.type.kind)
+            zero = _ZERO_OF.get(expected.kind) if expected.kind != "Var" and not divisor \
+                else None
+            zero = zero or (None if divisor else _ZERO_OF.get(arg.type.kind))
             if zero is not None:
                 wrapped = f"{text} ?? {zero}" if simple else f"({text}) ?? {zero}"
                 fixes = (Fix(arg.span, f"({wrapped})", f"use {zero} when blank"),)

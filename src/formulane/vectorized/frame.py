@@ -13,19 +13,22 @@ import datetime as dt
 import decimal
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import polars as pl
-from sqlglot import exp
 
-from ..errors import CheckError
+from ..errors import CheckError, FormulaError
 from ..types import (
     ANY, BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional, record,
 )
 from . import polars as pl_backend
-from . import sql as sql_backend
-from . import sql_let
 from .forms import ERROR_SUFFIX  # re-exported: callers import it from here
+
+if TYPE_CHECKING:
+    from polars.datatypes import DataTypeClass
+    from sqlglot import exp
+# sqlglot and the SQL backend are imported where SQL is built: importing them costs about
+# 0.3 s, which `formulane apply` (polars only) should not pay at start-up.
 
 DECIMAL_LIMIT = Decimal("1e20")
 _QUANTUM = Decimal("1e-18")
@@ -87,6 +90,10 @@ class SqlForm:
 
     def from_clause(self, source: exp.Expression) -> tuple[exp.Expression, list[exp.Join]]:
         """(the source, aliased ``_t`` when there are bindings; the lateral joins)."""
+        from sqlglot import exp
+
+        from . import sql_let
+
         if not self.bindings:
             return source, []
         return (exp.alias_(source, sql_let.TABLE_ALIAS, table=True, quoted=True),
@@ -103,6 +110,10 @@ class SqlForm:
 def build_select(source: exp.Expression, outputs: list[tuple[str, str, SqlForm]],
                  keep_columns: bool, dialect: str) -> str:
     """One SELECT over ``source`` computing every output (forms compiled with one binder)."""
+    from sqlglot import exp
+
+    from . import sql_let
+
     bindings: list[tuple[str, exp.Expression, int]] = []
     prefix = "_f"
     for _, _, form in outputs:
@@ -124,7 +135,7 @@ def build_select(source: exp.Expression, outputs: list[tuple[str, str, SqlForm]]
     return query.sql(dialect)
 
 
-def type_of_dtype(dtype: pl.DataType, nullable: bool = False) -> Type:
+def type_of_dtype(dtype: pl.DataType | DataTypeClass, nullable: bool = False) -> Type:
     """The formula type of a polars column."""
     if dtype.is_numeric():
         t = NUMBER
@@ -148,11 +159,17 @@ def type_of_dtype(dtype: pl.DataType, nullable: bool = False) -> Type:
 
 
 def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame) -> dict[str, Type]:
-    """Column types; a DataFrame column with nulls is nullable (``T?``). A LazyFrame's columns
-    are taken as non-null (its data is not read to find out): declare ``T?`` in a schema where
-    blanks are expected, otherwise nulls simply propagate as blanks."""
+    """Column types; a column with nulls is nullable (``T?``), so the strict profile asks the
+    formula to handle blanks whether or not a schema declares them. A LazyFrame's null counts
+    are computed by one streaming pass over its plan (for a Parquet scan, only the columns'
+    validity); pass a schema to `apply` to skip it."""
     if isinstance(frame, pl.LazyFrame):
-        return {name: type_of_dtype(dtype) for name, dtype in frame.collect_schema().items()}
+        schema = frame.collect_schema()
+        if not schema:
+            return {}
+        counts = frame.select(pl.all().null_count()).collect(engine="streaming")
+        return {name: type_of_dtype(dtype, bool(counts[name][0]))
+                for name, dtype in schema.items()}
     nulls = frame.null_count().row(0, named=True) if frame.width else {}
     return {name: type_of_dtype(dtype, nulls.get(name, 0) > 0)
             for name, dtype in frame.schema.items()}
@@ -273,11 +290,15 @@ def apply(
     token = pl_backend._BINDER.set(binder)
     try:
         for name, source in formulas.items():
-            program = compile_formula(source, schema, profile=profile, limits=limits,
-                                      registry=registry)
-            mode = numbers if numbers != "auto" else numbers_mode(dtypes, program.uses)
-            step1, step2 = to_polars_form(program.root, mode, dtypes).stages(name,
-                                                                             error_suffix)
+            try:
+                program = compile_formula(source, schema, profile=profile, limits=limits,
+                                          registry=registry)
+                mode = numbers if numbers != "auto" else numbers_mode(dtypes, program.uses)
+                step1, step2 = to_polars_form(program.root, mode, dtypes).stages(name,
+                                                                                 error_suffix)
+            except FormulaError as exc:  # say which of the formulas it came from
+                exc.add_note(f"in the formula for output column {name!r}")
+                raise
             first += step1
             then += step2
     finally:
@@ -322,6 +343,8 @@ def table_expression(table: Any) -> exp.Table:
     name, ``"a.b"`` a table whose name has a dot), a tuple of 2 or 3 names for a schema- or
     catalog-qualified table (``("sales", "orders")``), or a `sqlglot.exp.Table` the caller
     built from identifiers; anything else is a `CheckError` (E209)."""
+    from sqlglot import exp
+
     if isinstance(table, exp.Table):
         parts = []
         for key in ("catalog", "db", "this"):
@@ -374,6 +397,8 @@ def sql_select(
     Every sub-expression read more than once is computed once, in a lateral subquery, so the
     SQL grows linearly with the formulas; it is refused (E411) past
     ``limits.max_sql_length`` characters."""
+    from . import sql_let
+
     from .. import compile as compile_formula
     from ..limits import DEFAULT_LIMITS
 
@@ -406,6 +431,8 @@ def to_polars_form(root: Any, numbers: str, dtypes: Any = None) -> PolarsForm:
 def to_sql_form(root: Any, dialect: str, numbers: str = "decimal", limits: Any = None
                 ) -> SqlForm:
     """One program as SQL; E411 when its rendered SQL would pass ``limits.max_sql_length``."""
+    from . import sql_let
+
     from ..limits import DEFAULT_LIMITS
 
     limits = limits or DEFAULT_LIMITS
@@ -435,6 +462,9 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     """Programs compiled with one binder (their bindings are named apart from each other and
     from ``taken`` and the columns read). ``qualify``: references name their lateral subquery
     (False where the bindings become columns of a DataFrame instead)."""
+    from . import sql as sql_backend
+    from . import sql_let
+
     if dialect not in sql_backend.DIALECTS:
         raise CheckError(f"unknown SQL dialect {dialect!r}; known: "
                          f"{', '.join(sql_backend.DIALECTS)}", code="E209")

@@ -1,0 +1,171 @@
+"""`formulane apply` on a real public dataset with blanks: the shipped nycflights13 slice
+(tests/data/README.md: 2,699 flights of 1-3 January 2013, CC0), through the command line
+(`cli_cases.yaml`, each case a subprocess as a user runs it) and the Python API (`formulane.apply`
+and `formulane.vectorized.stream.apply_stream`).
+
+Expected counts are the slice's own (its README lists the blanks per column) and are checked
+against polars reading the same file independently, so a wrong reading fails twice.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pl = pytest.importorskip("polars")
+yaml = pytest.importorskip("yaml")
+
+import formulane  # noqa: E402
+from formulane.vectorized.stream import apply_stream  # noqa: E402
+
+HERE = Path(__file__).parent
+SLICE = HERE.parent / "data" / "nycflights13_flights_2013-01-01_03.csv"
+CASES: list[dict[str, Any]] = yaml.safe_load((HERE / "cli_cases.yaml").read_text("utf-8"))
+BLANKS = {"dep_time": 22, "dep_delay": 22, "arr_time": 25, "arr_delay": 40, "tailnum": 4,
+          "air_time": 40}
+
+
+def test_the_slice_is_what_its_readme_says() -> None:
+    frame = pl.read_csv(SLICE, null_values=["NA"], infer_schema_length=None)
+    assert frame.height == 2699 and frame.width == 19
+    assert {c: n for c, n in frame.null_count().row(0, named=True).items() if n} == BLANKS
+    assert SLICE.stat().st_size < 300_000
+
+
+def _variant(kind: str, folder: Path) -> Path:
+    """The slice as shipped, or rewritten (see cli_cases.yaml)."""
+    if kind == "flights":
+        return SLICE
+    lines = SLICE.read_text("utf-8").splitlines()
+    header, rows = lines[0], lines[1:]
+    if kind == "empty":
+        rows = [",".join("" if f == "NA" else f for f in r.split(",")) for r in rows]
+    elif kind == "dash":
+        rows = [",".join("-" if f == "NA" else f for f in r.split(",")) for r in rows]
+    elif kind == "frac":
+        fields = rows[1999].split(",")
+        fields[header.split(",").index("dep_delay")] = "1.5"
+        rows[1999] = ",".join(fields)
+    else:
+        raise AssertionError(kind)
+    path = folder / f"{kind}.csv"
+    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_cli_case(case: dict[str, Any], tmp_path: Path) -> None:
+    source = _variant(case["input"], tmp_path)
+    out = tmp_path / case.get("output", "out.parquet")
+    cmd = [sys.executable, "-m", "formulane", "apply", str(source), *case["args"], "-o",
+           str(out), "--no-progress"]
+    if "schema" in case:
+        schema = tmp_path / "schema.json"
+        schema.write_text(json.dumps(case["schema"]), encoding="utf-8")
+        cmd += ["--schema", str(schema)]
+    if "json" in case:
+        cmd.append("--json")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == case["exit"], proc.stderr
+    for text in case.get("stderr", []):
+        assert text in proc.stderr, (text, proc.stderr)
+    for text in case.get("absent", []):
+        assert text not in proc.stderr, (text, proc.stderr)
+    if case.get("no_output"):
+        assert not out.exists() and not list(out.parent.glob(".*.partial"))
+    if "json" in case:
+        summary = json.loads(proc.stdout)
+        for key, want in case["json"].items():
+            got = summary[key]
+            if isinstance(want, dict):
+                got = {k: got[k] for k in want}
+            assert got == want, (key, summary)
+    for name, want in case.get("columns", {}).items():
+        frame = pl.read_parquet(out)
+        error = frame[name + "__error"] if name + "__error" in frame.columns else None
+        assert (0 if error is None else error.is_not_null().sum()) == want["errors"], name
+        assert frame[name].null_count() == want["blanks"], name
+        if "error_code" in want:
+            assert error is not None and set(error.drop_nulls()) == {want["error_code"]}
+
+
+def test_cli_values_match_hand_written_polars(tmp_path: Path) -> None:
+    """The values written for real rows are polars' own arithmetic, blanks and errors where
+    the slice has blanks."""
+    out = tmp_path / "out.csv"
+    proc = subprocess.run(
+        [sys.executable, "-m", "formulane", "apply", str(SLICE), "--no-progress", "-o", str(out),
+         "-f", "speed=ROUND(distance / (air_time ?? 0) * 60, 1)",
+         "-f", "gain=(dep_delay ?? 0) - (arr_delay ?? 0)", "-f", 'route=origin & "-" & dest'],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    got = pl.read_csv(out, infer_schema_length=None)
+    src = pl.read_csv(SLICE, null_values=["NA"], infer_schema_length=None)
+    air = src["air_time"]
+    speed = (src["distance"] / air * 60).to_list()
+    for row, (value, error, a) in enumerate(zip(got["speed"], got["speed__error"], air)):
+        if a is None:
+            assert value is None and error == "#DIV/0!", row
+        else:
+            assert error is None and value == pytest.approx(speed[row], abs=0.0501), row
+    gain = (src["dep_delay"].fill_null(0) - src["arr_delay"].fill_null(0)).to_list()
+    assert got["gain"].to_list() == gain
+    assert got["route"].to_list() == (src["origin"] + "-" + src["dest"]).to_list()
+    # the input columns pass through unchanged, blanks included
+    assert got["air_time"].null_count() == 40 and got["tailnum"].null_count() == 4
+
+
+def test_python_api_on_a_frame_read_from_the_slice() -> None:
+    """`formulane.apply` infers T? for a column with blanks, on a DataFrame and a LazyFrame
+    alike, so the strict profile refuses an unhandled blank divisor without a schema, exactly
+    as with one; handled, the blanks become the formula's answer."""
+    lazy = pl.scan_csv(SLICE, null_values=["NA"])
+    for frame in (lazy, lazy.collect()):
+        with pytest.raises(formulane.FormulaError) as caught:
+            formulane.apply(frame, {"speed": "distance / air_time * 60"})
+        assert caught.value.code == "E205" and "air_time" in caught.value.message
+        assert not caught.value.fixes  # no `air_time ?? 0`: every blank would be #DIV/0!
+        assert "in the formula for output column 'speed'" in getattr(
+            caught.value, "__notes__", [])
+        with pytest.raises(formulane.FormulaError) as declared:
+            formulane.apply(frame, {"speed": "distance / air_time * 60"},
+                            {"distance": "Number", "air_time": "Number?"})
+        assert declared.value.code == "E205"
+        out = formulane.apply(frame, {"late": "(arr_delay ?? 0) > 15"})
+        late = out.collect() if isinstance(out, pl.LazyFrame) else out
+        assert late["late"].null_count() == 0
+        assert late["late"].sum() == (lazy.collect()["arr_delay"].fill_null(0) > 15).sum()
+
+
+def test_python_api_streams_a_file(tmp_path: Path) -> None:
+    """`apply_stream` reads the file with the same null markers and counts as the CLI."""
+    out = tmp_path / "out.ndjson"
+    result = apply_stream(SLICE, {"air": "air_time", "speed": "distance / (air_time ?? 0)"},
+                          out)
+    assert result.rows == 2699
+    assert result.errors == {"air": 0, "speed": 40}
+    assert result.blanks == {"air": 40, "speed": 0}
+    assert result.input_blanks == {"distance": 0, "air_time": 40}
+    written = pl.read_ndjson(out, infer_schema_length=None)
+    assert written.height == 2699 and written["speed__error"].drop_nulls().len() == 40
+
+
+def test_python_api_read_error_is_a_formula_error(tmp_path: Path) -> None:
+    from formulane.vectorized.reading import ReadOptions
+
+    source = _variant("dash", tmp_path)
+    with pytest.raises(formulane.FormulaError) as caught:
+        apply_stream(source, {"g": "(dep_delay ?? 0) - (arr_delay ?? 0)"}, tmp_path / "o.csv",
+                     read_options=ReadOptions(infer_rows=100))
+    assert caught.value.code == "E303"
+    assert "dash.csv, column 'arr_delay', row 472" in caught.value.message
+    assert not (tmp_path / "o.csv").exists()
+    result = apply_stream(source, {"g": "(dep_delay ?? 0) - (arr_delay ?? 0)"},
+                          tmp_path / "o.csv",
+                          read_options=ReadOptions(null_values=("", "-"), infer_rows=100))
+    assert result.rows == 2699 and result.input_blanks == {"dep_delay": 22, "arr_delay": 40}
