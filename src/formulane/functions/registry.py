@@ -22,7 +22,9 @@ MODULES = ("operators", "logic", "info", "math", "text", "text_regex", "dates", 
            "finance", "statistics",
            # issue 11's families (helper excelfns)
            "trig", "conversion", "engineering", "complex", "database", "depreciation", "cashflows", "bonds",
-           "distributions", "moremath", "morestats")
+           "distributions", "moremath", "morestats",
+           # issue 11 item 2: matrix functions over 2-D arrays (helper excel2)
+           "matrix")
 
 
 class Registry:
