@@ -23,7 +23,7 @@ from ..runtime import EvalContext
 from ..types import ANY, BOOLEAN, NUMBER, T, U, fn, list_of, optional, var
 from ..values import VALUE, ErrorValue, XLError
 from ._criteria import eq_key, sort_positions, sort_values, to_int, truthy
-from ._grids import Grid, filter_grid, grid_rows, sort_grid, sortby_grid, unique_grid
+from ._grids import Grid, empty_grid, filter_grid, grid_rows, sort_grid, sortby_grid, unique_grid
 from ._lazy_forms import lazy_form
 from ._listnum import WIDE, finish
 from .spec import Cost, Refuse, builtin, p, sig
@@ -132,6 +132,14 @@ def _sort_excel(values: tuple, sort_index: Any, order: Any, by_col: bool = False
         p("order", NUMBER, 1, "1 ascending, -1 descending"),
         p("by_col", BOOLEAN, False, "TRUE: sort the columns by a row"),
         returns=_GRID, impl=sort_grid, polars=_GRID_REFUSED, sql=_GRID_REFUSED),
+    sig(p("array", _GRID), p("sort_index", list_of(NUMBER), doc="several columns: by the "
+                                                               "first, then the next..."),
+        p("order", list_of(NUMBER), doc="one order per sort index"),
+        p("by_col", BOOLEAN, False), returns=_GRID, impl=sort_grid, polars=_GRID_REFUSED,
+        sql=_GRID_REFUSED),
+    sig(p("array", _GRID), p("sort_index", list_of(NUMBER)), p("order", NUMBER, 1),
+        p("by_col", BOOLEAN, False), returns=_GRID, impl=sort_grid, polars=_GRID_REFUSED,
+        sql=_GRID_REFUSED),
     sig(p("list", _LIST), p("order", NUMBER, 1, "1 ascending, -1 descending"), returns=_LIST),
     sig(p("list", _LIST), p("sort_index", NUMBER, doc="must be 1 (Excel's form)"),
         p("order", NUMBER, doc="1 ascending, -1 descending"),
@@ -147,7 +155,9 @@ def _sort_excel(values: tuple, sort_index: Any, order: Any, by_col: bool = False
               'SORT([[3, 30], [1, 10], [2, 20]]) -> [[1, 10], [2, 20], [3, 30]]',
               'SORT([[1, 9], [2, 8]], 2) -> [[2, 8], [1, 9]]',
               'SORT([[3, 1, 2], [6, 4, 5]], 1, -1, TRUE) -> [[3, 2, 1], [6, 5, 4]]',
-              'SORT([[1, 2]], 3) -> #VALUE!'],
+              'SORT([[1, 2]], 3) -> #VALUE!',
+              'SORT([[1, 2], [0, 9], [1, 1]], [1, 2], [1, -1]) -> [[0, 9], [1, 2], [1, 1]]',
+              'SORT([[1, 2]], [1, 2], [1]) -> #VALUE!'],
     cost=Cost.linear(25, 2),
     errors=("#VALUE!",),
 )
@@ -251,6 +261,8 @@ def _fallback(values: tuple, if_empty: Any) -> tuple:
     if if_empty is None:
         return ()
     sample = next((v for v in values if v is not None), None)
+    if type(sample) is tuple:  # the rows of a 2-D array: one cell, or a row
+        return empty_grid(values, if_empty)
     if sample is not None and _kind(sample) == _kind(if_empty):
         return (if_empty,)
     return ()

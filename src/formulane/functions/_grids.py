@@ -93,17 +93,24 @@ def sort_grid(rows: tuple[Any, ...], sort_index: Any = 1, order: Any = 1,
               by_col: Any = False) -> Grid:
     """Excel's SORT over a 2-D array: the rows ordered by their ``sort_index``-th item (the
     columns by their ``sort_index``-th row with ``by_col``); #VALUE! for an index outside the
-    array."""
+    array. ``sort_index`` may be a list of indexes (Excel's {1,2}: by the first, then the
+    second), with one order for all or a list of orders of the same length."""
     grid = _checked(rows)
-    descending = _descending(order)
+    indexes = sort_index if type(sort_index) is tuple else (sort_index,)
+    orders = order if type(order) is tuple else (order,) * len(indexes)
+    if not indexes or len(orders) != len(indexes):
+        raise XLError(VALUE, f"{len(indexes)} sort indexes need as many sort orders, not "
+                             f"{len(orders)}")
+    keyed = [(to_int(i, "sort_index"), _descending(o)) for i, o in zip(indexes, orders)]
     if not grid:
         return grid
     lines = transposed(grid) if by_col else grid
-    index = to_int(sort_index, "sort_index")
-    if not 1 <= index <= len(lines[0]):
-        raise XLError(VALUE, f"sort_index {index} is outside 1..{len(lines[0])}")
-    keys = [line[index - 1] for line in lines]
-    positions = sort_positions(list(range(len(lines))), keys, descending)
+    positions = list(range(len(lines)))
+    for index, descending in reversed(keyed):  # stable passes, last key first
+        if not 1 <= index <= len(lines[0]):
+            raise XLError(VALUE, f"sort_index {index} is outside 1..{len(lines[0])}")
+        keys = [line[index - 1] for line in lines]
+        positions = sort_positions(positions, keys, descending)
     out = tuple(lines[i] for i in positions)
     return transposed(out) if by_col else out
 
