@@ -293,9 +293,9 @@ _IF_EMPTY = p("if_empty", ANY, None, "the single item returned when nothing is k
     sig(p("list", _LIST), p("include", list_of(optional(NUMBER))), _IF_EMPTY, returns=_LIST,
         impl=_filter_mask),
     doc="The items a lambda accepts (or whose include entry is TRUE / non-zero), in order; [] "
-        "when none are (Excel says #CALC!), or [if_empty] when given with the items' type. Of "
-        "a 2-D array: the rows whose include entry is TRUE (the columns when include is as "
-        "long as a row); if_empty then gives one cell, or a whole row when it is a list.",
+        "when none are (Excel: #CALC!), or [if_empty] if it has the items' type. Of a 2-D "
+        "array: its rows (columns, when include is as long as a row); if_empty is a cell or a "
+        "row.",
     polars=LP("filter"), sql=LS("filter"),
     examples=['FILTER([1, 5, 10], x => x > 3) -> [5, 10]',
               'FILTER(["a", "b", "c"], [TRUE, FALSE, TRUE]) -> ["a", "c"]',

@@ -150,9 +150,9 @@ _IF_NOT_FOUND_ROW = "returned when nothing matches: a row, or one value (a one-i
         p("match_mode", NUMBER, 0, _MATCH_DOC), p("search_mode", NUMBER, 1, _SEARCH_DOC),
         returns=U),
     doc="The item of return_list at the position where lookup is found in lookup_list (text "
-        "ignores case); if_not_found or #N/A when it is not there. With a 2-D return array, "
-        "the row at that position (the column when lookup_list is as long as a row, as "
-        "Excel's horizontal lookup); with a list of records, the record.",
+        "ignores case); if_not_found or #N/A when it is not there. A 2-D return array gives "
+        "the row there (the column when lookup_list is as long as a row); a list of records, "
+        "the record.",
     polars=LP("xlookup"), sql=LS("xlookup"),
     examples=['XLOOKUP("b", ["a", "b", "c"], [1, 2, 3]) -> 2',
               'XLOOKUP("B", ["a", "b"], [1, 2]) -> 2', 'XLOOKUP("z", ["a", "b"], [1, 2]) -> #N/A',
@@ -464,8 +464,8 @@ def _lookup_vector2(value: Any, keys: tuple[Any, ...], results: tuple[Any, ...])
         returns=U, impl=_lookup_vector, polars=_BINARY, sql=_BINARY),
     doc="The first item (or result(item)) the predicate accepts, #N/A when none (Power Fx "
         "LookUp); Excel's LOOKUP(value, sorted_list, [results]) finds the last item <= value; "
-        "its array form LOOKUP(value, array) searches a 2-D array's first row (wider than "
-        "tall) or first column and answers from its last row or column.",
+        "LOOKUP(value, array) searches a 2-D array's first row (if wider than tall) or column "
+        "and answers from the last.",
     polars=LP("lookup"), sql=LS("lookup"),
     examples=['LOOKUP([3, 8, 12], x => x > 5) -> 8', 'LOOKUP([3, 8], x => x > 50) -> #N/A',
               'LOOKUP([3, 8, 12], x => x > 5, x => x * 10) -> 80',
