@@ -77,7 +77,8 @@ def test_the_family_is_complete() -> None:
     names = {s.name for s in LIST_SPECS}
     assert expected <= names
     assert names - expected == {"AVERAGEIFS", "MAXIFS", "MINIFS", "SUMPRODUCT", "ROWS", "COLUMNS",
-                                "TRANSPOSE"}
+                                "TRANSPOSE", "CHOOSEROWS", "CHOOSECOLS", "VSTACK", "HSTACK",
+                                "TOCOL", "TOROW", "WRAPROWS", "WRAPCOLS"}
 
 
 @pytest.mark.parametrize("spec", LIST_SPECS + STAT_SPECS, ids=lambda s: s.name)

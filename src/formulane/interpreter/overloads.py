@@ -39,7 +39,9 @@ if TYPE_CHECKING:
 _ZERO_OF = {"Number": "0", "Text": '""', "Boolean": "FALSE"}
 FAIL_NULLABLE = "nullable"
 #: Functions whose output list can be longer than any list argument.
-_UNBOUNDED_PRODUCERS = frozenset({"SEQUENCE", "FLATTEN", "TEXTSPLIT", "REGEXEXTRACTALL"})
+_UNBOUNDED_PRODUCERS = frozenset({"SEQUENCE", "FLATTEN", "TEXTSPLIT", "REGEXEXTRACTALL",
+                                  # 2-D shaping: more rows than any argument has
+                                  "VSTACK", "TOCOL", "CHOOSEROWS", "WRAPCOLS", "MUNIT"})
 
 
 class OverloadResolver(SerialCoercions):
