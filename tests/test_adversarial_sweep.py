@@ -49,6 +49,9 @@ POOLS: dict[str, tuple[str, tuple[str, ...]]] = {
     "Duration": ("TIME(1, 0, 0)", ("TIME(0, 0, 0)", "TIME(-100000, 0, 0)", "TIME(10^9, 0, 0)")),
     "List": ("[1, 2, 3]", ("[]", "xs", "[1, 1/0]", "[nb, 1]", "SEQUENCE(100000)",
                            "SEQUENCE(1000, 1000)")),
+    "Grid": ("[[1, 2], [3, 4]]", ("[]", "[[]]", "[[1, 2], [3]]", "[[1, 1/0], [3, 4]]",
+                                  "[[nb, 1], [2, 3]]", "[[10^300, 1], [1, 10^300]]",
+                                  "TRANSPOSE(SEQUENCE(300))", "MUNIT(65)")),
     "TextList": ('["a", "b"]', ("[]", "ts", '["", tb]', '[TEXT(1/0, "0")]')),
     "Record": ("rec", ()),
 }
@@ -63,6 +66,8 @@ def _pool(t: Type) -> tuple[str, tuple[str, ...]]:
         scalar = _pool(elem) if elem is not None else POOLS["Number"]
         lists = POOLS["TextList"] if elem is not None and elem.kind == "Text" else POOLS["List"]
         return scalar[0], scalar[1] + lists[1]
+    if kind == "List" and t.elem is not None and t.elem.kind == "List":
+        return POOLS["Grid"]  # a 2-D array (a list of rows)
     if kind == "List":
         return POOLS["TextList"] if t.elem is not None and t.elem.kind == "Text" \
             else POOLS["List"]

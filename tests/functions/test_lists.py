@@ -77,7 +77,8 @@ def test_the_family_is_complete() -> None:
     names = {s.name for s in LIST_SPECS}
     assert expected <= names
     assert names - expected == {"AVERAGEIFS", "MAXIFS", "MINIFS", "SUMPRODUCT", "ROWS", "COLUMNS",
-                                "TRANSPOSE"}
+                                "TRANSPOSE", "CHOOSEROWS", "CHOOSECOLS", "VSTACK", "HSTACK",
+                                "TOCOL", "TOROW", "WRAPROWS", "WRAPCOLS"}
 
 
 @pytest.mark.parametrize("spec", LIST_SPECS + STAT_SPECS, ids=lambda s: s.name)
@@ -316,8 +317,8 @@ def test_sort() -> None:
     assert call("SORT", L(1, 2), D(0)) == "#VALUE!"
     assert call("SORT", L(1, 2), D("1e300")) == "#VALUE!"
     assert call("SORT", ({"a": 1}, {"a": 2})) == "#VALUE!"
-    assert call("SORT", L(3, 1), D(1), D(-1), overload=1) == L(3, 1)
-    assert call("SORT", L(3, 1), D(2), D(1), overload=1) == "#VALUE!"
+    assert call("SORT", L(3, 1), D(1), D(-1), overload=4) == L(3, 1)
+    assert call("SORT", L(3, 1), D(2), D(1), overload=4) == "#VALUE!"
     assert call("SORT", ()) == ()
 
 
@@ -325,10 +326,10 @@ def test_sortby() -> None:
     words = ("bb", "a", "ccc")
     assert call("SORTBY", words, len) == ("a", "bb", "ccc")
     assert call("SORTBY", words, len, D(-1)) == ("ccc", "bb", "a")
-    assert call("SORTBY", ("x", "y", "z"), L(3, 1, 2), overload=1) == ("y", "z", "x")
-    assert call("SORTBY", ("x", "y"), L(1), overload=1) == "#VALUE!"
+    assert call("SORTBY", ("x", "y", "z"), L(3, 1, 2), overload=4) == ("y", "z", "x")
+    assert call("SORTBY", ("x", "y"), L(1), overload=4) == "#VALUE!"
     assert call("SORTBY", L(1, 2, 3, 4), ("b", "a", "b", "a"), D(1), L(1, 2, 3, 4), D(-1),
-                overload=2) == L(4, 2, 3, 1)
+                overload=5) == L(4, 2, 3, 1)
     err = ErrorValue("#N/A")
     assert call("SORTBY", L(1, 2), lambda x: err) is err
     assert call("SORTBY", L(1, 2, 3), lambda x: None if x == 2 else -x) == L(3, 1, 2)
@@ -342,9 +343,9 @@ def test_filter_map_reduce() -> None:
     assert call("FILTER", ("a",), lambda x: False, "none") == ("none",)
     err = ErrorValue("#DIV/0!")
     assert call("FILTER", L(1, 0), lambda x: err if x == 0 else True) is err
-    assert call("FILTER", L(1, 2, 3), (True, None, D(2)), overload=1) == L(1, 3)
-    assert call("FILTER", L(1, 2), (True,), overload=1) == "#VALUE!"
-    assert call("FILTER", L(1, 2), ("x", True), overload=1) == "#VALUE!"
+    assert call("FILTER", L(1, 2, 3), (True, None, D(2)), overload=3) == L(1, 3)
+    assert call("FILTER", L(1, 2), (True,), overload=3) == "#VALUE!"
+    assert call("FILTER", L(1, 2), ("x", True), overload=3) == "#VALUE!"
     assert call("MAP", L(1, 2), lambda x: x * 2) == L(2, 4)
     mapped = call("MAP", L(1, 0), lambda x: err if x == 0 else x)
     assert mapped == (D(1), err)  # the error stays in its place

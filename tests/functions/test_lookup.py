@@ -190,13 +190,13 @@ def test_lookup_power_fx_form() -> None:
 
 def test_lookup_excel_vector_form() -> None:
     keys, vals = L(1, 5, 10), ("a", "b", "c")
-    assert call("LOOKUP", D(7), keys, vals, overload=3) == "b"
-    assert call("LOOKUP", D(10), keys, vals, overload=3) == "c"
-    assert call("LOOKUP", D(99), keys, vals, overload=3) == "c"
-    assert call("LOOKUP", D(0), keys, vals, overload=3) == "#N/A"
-    assert call("LOOKUP", D(7), keys, overload=2) == 5
-    assert call("LOOKUP", "c", ("a", "B", "d"), overload=2) == "B"
-    assert call("LOOKUP", D(7), keys, ("a",), overload=3) == "#VALUE!"
+    assert call("LOOKUP", D(7), keys, vals, overload=6) == "b"
+    assert call("LOOKUP", D(10), keys, vals, overload=6) == "c"
+    assert call("LOOKUP", D(99), keys, vals, overload=6) == "c"
+    assert call("LOOKUP", D(0), keys, vals, overload=6) == "#N/A"
+    assert call("LOOKUP", D(7), keys, overload=4) == 5
+    assert call("LOOKUP", "c", ("a", "B", "d"), overload=4) == "B"
+    assert call("LOOKUP", D(7), keys, ("a",), overload=6) == "#VALUE!"
 
 
 # ---------------------------------------------------------------------------------- ANY/ALL

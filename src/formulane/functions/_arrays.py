@@ -23,6 +23,7 @@ from ..runtime import EvalContext
 from ..types import ANY, BOOLEAN, NUMBER, T, U, fn, list_of, optional, var
 from ..values import VALUE, ErrorValue, XLError
 from ._criteria import eq_key, sort_positions, sort_values, to_int, truthy
+from ._grids import Grid, empty_grid, filter_grid, grid_rows, sort_grid, sortby_grid, unique_grid
 from ._lazy_forms import lazy_form
 from ._listnum import WIDE, finish
 from .spec import Cost, Refuse, builtin, p, sig
@@ -52,6 +53,10 @@ _V = var("V")
 #: Kinds whose values are their own equality keys (bool is absent: TRUE must not equal 1).
 _HASHABLE_AS_IS = frozenset((int, Decimal, type(None), dt.date, dt.datetime, dt.timedelta))
 _LIST = list_of(T)
+#: A 2-D array: a list of equal-length rows (Excel's {1,2;3,4} is [[1, 2], [3, 4]]).
+_GRID = list_of(list_of(T))
+_GRID_REFUSED = Refuse("a 2-D array is a list of lists, which the columnar and SQL backends "
+                       "do not hold as a column")
 
 
 def _order(value: Any) -> bool:
@@ -67,17 +72,24 @@ def _order(value: Any) -> bool:
 
 @_lists_builtin(
     "UNIQUE",
+    sig(p("array", _GRID), p("by_col", BOOLEAN, False, "TRUE: compare columns, not rows"),
+        p("exactly_once", BOOLEAN, False, "TRUE: only the rows (columns) that occur once"),
+        returns=_GRID, impl=unique_grid, polars=_GRID_REFUSED, sql=_GRID_REFUSED),
     sig(p("list", _LIST), p("by_col", BOOLEAN, False, "ignored: lists have one dimension"),
         p("exactly_once", BOOLEAN, False, "TRUE: only the items that occur once"),
         returns=_LIST),
     doc="The distinct items of a list in first-seen order; text compares ignoring case (as "
-        "Excel's UNIQUE does) and the first spelling is kept.",
+        "Excel's UNIQUE does) and the first spelling is kept. Of a 2-D array: its distinct "
+        "rows (columns with by_col).",
     polars=LP("unique"), sql=LS("unique"),
     examples=['UNIQUE([3, 1, 3, 2, 1]) -> [3, 1, 2]', 'UNIQUE(["a", "A", "b"]) -> ["a", "b"]',
               'UNIQUE([1, 2, 1], FALSE, TRUE) -> [2]',
-              'UNIQUE([1, BLANK(), BLANK()]) -> [1, BLANK()]'],
+              'UNIQUE([1, BLANK(), BLANK()]) -> [1, BLANK()]',
+              'UNIQUE([["x", "a"], ["X", "A"], ["y", "b"]]) -> [["x", "a"], ["y", "b"]]',
+              'UNIQUE([[1, 1, 2], [3, 3, 4]], TRUE) -> [[1, 2], [3, 4]]',
+              'UNIQUE([[1], [2], [1]], FALSE, TRUE) -> [[2]]'],
     cost=Cost.linear(6, 2),
-    can_error=False,
+    errors=("#VALUE!",),  # a ragged 2-D array
 )
 def unique(values: tuple, by_col: bool = False, exactly_once: bool = False) -> tuple:
     kinds = set(map(type, values))
@@ -116,17 +128,36 @@ def _sort_excel(values: tuple, sort_index: Any, order: Any, by_col: bool = False
 
 @_lists_builtin(
     "SORT",
+    sig(p("array", _GRID), p("sort_index", NUMBER, 1, "the column (row with by_col) to sort by"),
+        p("order", NUMBER, 1, "1 ascending, -1 descending"),
+        p("by_col", BOOLEAN, False, "TRUE: sort the columns by a row"),
+        returns=_GRID, impl=sort_grid, polars=_GRID_REFUSED, sql=_GRID_REFUSED),
+    sig(p("array", _GRID), p("sort_index", list_of(NUMBER), doc="several columns: by the "
+                                                               "first, then the next..."),
+        p("order", list_of(NUMBER), doc="one order per sort index"),
+        p("by_col", BOOLEAN, False), returns=_GRID, impl=sort_grid, polars=_GRID_REFUSED,
+        sql=_GRID_REFUSED),
+    sig(p("array", _GRID), p("sort_index", list_of(NUMBER)), p("order", NUMBER, 1),
+        p("by_col", BOOLEAN, False), returns=_GRID, impl=sort_grid, polars=_GRID_REFUSED,
+        sql=_GRID_REFUSED),
     sig(p("list", _LIST), p("order", NUMBER, 1, "1 ascending, -1 descending"), returns=_LIST),
     sig(p("list", _LIST), p("sort_index", NUMBER, doc="must be 1 (Excel's form)"),
         p("order", NUMBER, doc="1 ascending, -1 descending"),
         p("by_col", BOOLEAN, False, "ignored: lists have one dimension"),
         returns=_LIST, impl=_sort_excel),
     doc="A list sorted (stable): numbers, then text ignoring case, then logicals, blanks last; "
-        "Excel's SORT(list, 1, order) form works too.",
+        "Excel's SORT(list, 1, order) form works too. A 2-D array's rows are sorted by their "
+        "sort_index-th item (its columns by a row with by_col), as Excel's SORT.",
     polars=LP("sort"), sql=LS("sort"),
     examples=['SORT([3, 1, 2]) -> [1, 2, 3]', 'SORT(["b", "C", "a"], -1) -> ["C", "b", "a"]',
               'SORT([2, BLANK(), 1], -1) -> [2, 1, BLANK()]', 'SORT([3, 1, 2], 1, -1) -> [3, 2, 1]',
-              'SORT([1, 2], 0) -> #VALUE!', 'SORT(["b", "A", "a"]) -> ["A", "a", "b"]'],
+              'SORT([1, 2], 0) -> #VALUE!', 'SORT(["b", "A", "a"]) -> ["A", "a", "b"]',
+              'SORT([[3, 30], [1, 10], [2, 20]]) -> [[1, 10], [2, 20], [3, 30]]',
+              'SORT([[1, 9], [2, 8]], 2) -> [[2, 8], [1, 9]]',
+              'SORT([[3, 1, 2], [6, 4, 5]], 1, -1, TRUE) -> [[3, 2, 1], [6, 5, 4]]',
+              'SORT([[1, 2]], 3) -> #VALUE!',
+              'SORT([[1, 2], [0, 9], [1, 1]], [1, 2], [1, -1]) -> [[0, 9], [1, 2], [1, 1]]',
+              'SORT([[1, 2]], [1, 2], [1]) -> #VALUE!'],
     cost=Cost.linear(25, 2),
     errors=("#VALUE!",),
 )
@@ -161,8 +192,23 @@ def _sortby_list(values: tuple, keys: tuple, order: Any = 1) -> tuple:
     return _sortby_multi(values, keys, order)
 
 
+def _sortby_grid(rows: tuple[Any, ...], keys: tuple[Any, ...], order: Any = 1) -> Grid:
+    return sortby_grid(rows, keys, order)
+
+
 @_lists_builtin(
     "SORTBY",
+    sig(p("array", _GRID), p("by_array", list_of(list_of(U)), doc="one column (sorts the "
+                                                                   "rows) or one row (the "
+                                                                   "columns)"),
+        p("order", NUMBER, 1, "1 ascending, -1 descending"), returns=_GRID, impl=_sortby_grid,
+        polars=_GRID_REFUSED, sql=_GRID_REFUSED),
+    sig(p("array", _GRID), p("by_list", list_of(U), doc="sort keys along the rows, or along "
+                                                        "the columns when the array is that wide"),
+        p("order", NUMBER, 1, "1 ascending, -1 descending"), returns=_GRID, impl=_sortby_grid,
+        polars=_GRID_REFUSED, sql=_GRID_REFUSED),
+    sig(p("array", _GRID), p("by_list", list_of(ANY)), p("order", NUMBER), returns=_GRID,
+        repeat=2, impl=sortby_grid, polars=_GRID_REFUSED, sql=_GRID_REFUSED),
     sig(p("list", _LIST), p("by", fn([T], U), doc="a lambda giving each item's sort key"),
         p("order", NUMBER, 1, "1 ascending, -1 descending"), returns=_LIST),
     sig(p("list", _LIST), p("by_list", list_of(U), doc="the sort keys, position by position"),
@@ -170,13 +216,18 @@ def _sortby_list(values: tuple, keys: tuple, order: Any = 1) -> tuple:
     sig(p("list", _LIST), p("by_list", list_of(ANY)), p("order", NUMBER),
         returns=_LIST, repeat=2, impl=_sortby_multi, polars=_SEVERAL_KEYS, sql=_SEVERAL_KEYS),
     doc="A list sorted (stable) by keys from a lambda or from a list of the same length; "
-        "several (keys, order) pairs sort by each in turn.",
+        "several (keys, order) pairs sort by each in turn. A 2-D array's rows are sorted by "
+        "keys as long as its columns (its columns, by keys as long as its rows, when the "
+        "keys match its width instead).",
     polars=LP("sortby"), sql=LS("sortby"),
     examples=['SORTBY(["bb", "a", "ccc"], s => LEN(s)) -> ["a", "bb", "ccc"]',
               'SORTBY(["x", "y", "z"], [3, 1, 2]) -> ["y", "z", "x"]',
               'SORTBY(["x", "y", "z"], [3, 1, 2], -1) -> ["x", "z", "y"]',
               'SORTBY([1, 2, 3, 4], ["b", "a", "b", "a"], 1, [1, 2, 3, 4], -1) -> [4, 2, 3, 1]',
-              'SORTBY([1, 2], [1]) -> #VALUE!', 'SORTBY([1, 2], x => 1 / (x - 1)) -> #DIV/0!'],
+              'SORTBY([1, 2], [1]) -> #VALUE!', 'SORTBY([1, 2], x => 1 / (x - 1)) -> #DIV/0!',
+              'SORTBY([["a", "x"], ["b", "y"]], [2, 1]) -> [["b", "y"], ["a", "x"]]',
+              'SORTBY([[1, 2, 3], [4, 5, 6]], [3, 1, 2]) -> [[2, 3, 1], [5, 6, 4]]',
+              'SORTBY([[1], [2]], [1, 2, 3]) -> #VALUE!'],
     cost=Cost.higher_order(25, 2),
     errors=("#VALUE!",),
 )
@@ -210,6 +261,8 @@ def _fallback(values: tuple, if_empty: Any) -> tuple:
     if if_empty is None:
         return ()
     sample = next((v for v in values if v is not None), None)
+    if type(sample) is tuple:  # the rows of a 2-D array: one cell, or a row
+        return empty_grid(values, if_empty)
     if sample is not None and _kind(sample) == _kind(if_empty):
         return (if_empty,)
     return ()
@@ -231,18 +284,30 @@ _IF_EMPTY = p("if_empty", ANY, None, "the single item returned when nothing is k
 @_lists_builtin(
     "FILTER",
     sig(p("list", _LIST), p("include", fn([T], BOOLEAN)), _IF_EMPTY, returns=_LIST),
+    sig(p("array", _GRID), p("include", list_of(optional(BOOLEAN))), _IF_EMPTY, returns=_GRID,
+        impl=filter_grid, polars=_GRID_REFUSED, sql=_GRID_REFUSED),
+    sig(p("array", _GRID), p("include", list_of(optional(NUMBER))), _IF_EMPTY, returns=_GRID,
+        impl=filter_grid, polars=_GRID_REFUSED, sql=_GRID_REFUSED),
     sig(p("list", _LIST), p("include", list_of(optional(BOOLEAN))), _IF_EMPTY, returns=_LIST,
         impl=_filter_mask),
     sig(p("list", _LIST), p("include", list_of(optional(NUMBER))), _IF_EMPTY, returns=_LIST,
         impl=_filter_mask),
     doc="The items a lambda accepts (or whose include entry is TRUE / non-zero), in order; [] "
-        "when none are (Excel says #CALC!), or [if_empty] when given with the items' type.",
+        "when none are (Excel: #CALC!), or [if_empty] if it has the items' type. Of a 2-D "
+        "array: its rows (columns, when include is as long as a row); if_empty is a cell or a "
+        "row.",
     polars=LP("filter"), sql=LS("filter"),
     examples=['FILTER([1, 5, 10], x => x > 3) -> [5, 10]',
               'FILTER(["a", "b", "c"], [TRUE, FALSE, TRUE]) -> ["a", "c"]',
               'FILTER([1, 2], x => x > 5) -> []', 'FILTER([1, 2], x => x > 5, 0) -> [0]',
               'FILTER([1, 2], x => x > 5, "none") -> []', 'FILTER([1, 2], [TRUE]) -> #VALUE!',
-              'FILTER([1, 0], x => 1 / x > 0) -> #DIV/0!'],
+              'FILTER([1, 0], x => 1 / x > 0) -> #DIV/0!',
+              'FILTER([[1, 10], [2, 20], [3, 30]], [TRUE, FALSE, TRUE]) -> [[1, 10], [3, 30]]',
+              'FILTER([[1, 2, 3], [4, 5, 6]], [1, 0, 1]) -> [[1, 3], [4, 6]]',
+              'FILTER([[1, 2], [3, 4]], [FALSE, FALSE], 0) -> [[0]]',
+              'FILTER([[1, 2], [3, 4]], [FALSE, FALSE], ["none", "-"]) -> []',
+              'FILTER([[1, 2], [3, 4]], [FALSE, FALSE], [0, 0]) -> [[0, 0]]',
+              'FILTER([[1, 2], [3, 4]], [TRUE]) -> #VALUE!'],
     cost=Cost.higher_order(2, 1),
     errors=("#VALUE!",),
 )
@@ -316,21 +381,8 @@ def reduce_(initial: Any, values: tuple, f: Callable[[Any, Any], Any]) -> Any:
 # ----------------------------------------------------------------------------------- SEQUENCE
 
 
-@_lists_builtin(
-    "SEQUENCE",
-    sig(p("rows", NUMBER), p("columns", NUMBER, 1, "the items are rows * columns, row by row"),
-        p("start", NUMBER, 1), p("step", NUMBER, 1), returns=list_of(NUMBER)),
-    doc="A list of rows * columns numbers counting from start by step (Excel's argument order; "
-        "the grid is read row by row into one list); 0 rows gives [].",
-    polars=LP("sequence"), sql=LS("sequence"),
-    examples=['SEQUENCE(4) -> [1, 2, 3, 4]', 'SEQUENCE(3, 1, 10, 5) -> [10, 15, 20]',
-              'SEQUENCE(2, 2, 0, 0.5) -> [0, 0.5, 1, 1.5]', 'SEQUENCE(0) -> []',
-              'SEQUENCE(-1) -> #VALUE!', 'SEQUENCE(2.9) -> [1, 2]'],
-    cost=Cost.const(2),
-    needs_ctx=True,
-    errors=("#VALUE!", "#NUM!"),
-)
-def sequence(ctx: EvalContext, rows: Any, columns: Any = 1, start: Any = 1, step: Any = 1) -> tuple:
+def _sequence(ctx: EvalContext, rows: Any, columns: Any = 1, start: Any = 1,
+              step: Any = 1) -> tuple[Any, ...]:
     r, c = to_int(rows, "rows"), to_int(columns, "columns")
     if r < 0 or c < 0:
         raise XLError(VALUE, "SEQUENCE needs rows and columns of 0 or more")
@@ -346,6 +398,38 @@ def sequence(ctx: EvalContext, rows: Any, columns: Any = 1, start: Any = 1, step
         return tuple(range(start, start + n * step, step)) if step else (start,) * n
     first, delta = Decimal(start), Decimal(step)
     return tuple(first + delta * i for i in range(n))
+
+
+def _sequence_grid(ctx: EvalContext, rows: Any, columns: Any, start: Any = 1,
+                   step: Any = 1) -> Grid:
+    """Excel's SEQUENCE(rows, columns, ...) as a 2-D array (the excel profile): the numbers
+    counted row by row, then cut into rows of ``columns`` items."""
+    flat = _sequence(ctx, rows, columns, start, step)
+    width = to_int(columns, "columns")
+    return tuple(flat[i:i + width] for i in range(0, len(flat), width)) if flat else ()
+
+
+@_lists_builtin(
+    "SEQUENCE",
+    sig(p("rows", NUMBER), p("columns", NUMBER, doc="the width of each row"),
+        p("start", NUMBER, 1), p("step", NUMBER, 1), returns=list_of(list_of(NUMBER)),
+        impl=_sequence_grid, polars=_GRID_REFUSED, sql=_GRID_REFUSED, profile="excel"),
+    sig(p("rows", NUMBER), p("columns", NUMBER, 1, "the items are rows * columns, row by row"),
+        p("start", NUMBER, 1), p("step", NUMBER, 1), returns=list_of(NUMBER)),
+    doc="A list of rows * columns numbers counting from start by step (Excel's argument order; "
+        "the grid is read row by row into one list); 0 rows gives []. In the excel profile, "
+        "SEQUENCE(rows, columns, ...) is Excel's 2-D array: rows lists of columns numbers.",
+    polars=LP("sequence"), sql=LS("sequence"),
+    examples=['SEQUENCE(4) -> [1, 2, 3, 4]', 'SEQUENCE(3, 1, 10, 5) -> [10, 15, 20]',
+              'SEQUENCE(2, 2, 0, 0.5) -> [0, 0.5, 1, 1.5]', 'SEQUENCE(0) -> []',
+              'SEQUENCE(-1) -> #VALUE!', 'SEQUENCE(2.9) -> [1, 2]'],
+    cost=Cost.const(2),
+    needs_ctx=True,
+    errors=("#VALUE!", "#NUM!"),
+)
+def sequence(ctx: EvalContext, rows: Any, columns: Any = 1, start: Any = 1,
+             step: Any = 1) -> tuple[Any, ...]:
+    return _sequence(ctx, rows, columns, start, step)
 
 
 # --------------------------------------------------------------------------------- TAKE, DROP
@@ -423,20 +507,6 @@ def flatten(ctx: EvalContext, values: tuple) -> tuple:
 # {1,2;3,4}); a flat list is one column (as INDEX(list, n, 1) reads it). MMULT, MINVERSE and
 # the other matrix functions take the same shape.
 
-_GRID_REFUSED = Refuse("a 2-D array is a list of lists, which the columnar and SQL backends "
-                       "do not hold as a column")
-
-
-def grid_rows(rows: tuple) -> tuple[tuple, ...]:
-    """The rows of a 2-D array, checked rectangular (#VALUE! for ragged or blank rows)."""
-    width = -1
-    for row in rows:
-        if type(row) is not tuple:
-            raise XLError(VALUE, "a 2-D array's rows must all be lists")
-        if width >= 0 and len(row) != width:
-            raise XLError(VALUE, f"the rows of a 2-D array have {width} and {len(row)} items")
-        width = len(row)
-    return rows
 
 
 @builtin(

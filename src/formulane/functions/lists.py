@@ -28,6 +28,9 @@ from ._arrays import (  # noqa: F401 - re-exported: the registry collects specs 
     LP, LS, columns_, drop, filter_, flatten, map_, reduce_, rows_, sequence, sort, sortby,
     take, transpose, unique,
 )
+from ._shaping import (  # noqa: F401 - re-exported: Excel's array shaping functions
+    choosecols, chooserows, hstack, tocol, torow, vstack, wrapcols, wraprows,
+)
 from ._criteria import criterion, is_number, parse_number, serial, truthy
 from .spec import Cost, Refuse, builtin, p, sig
 

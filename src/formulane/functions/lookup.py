@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ..types import BOOLEAN, NUMBER, T, U, fn, list_of, optional
+from ..types import ANY, BOOLEAN, NUMBER, T, U, fn, list_of, optional
 from ..values import NA, REF, VALUE, ErrorValue, XLError
 from ._arrays import LP, LS
+from ._grids import along, grid_rows, pick_line
 from ._criteria import order_key, to_int, truthy, wildcard
 from .spec import Cost, Refuse, builtin, p, sig
 
@@ -113,14 +114,45 @@ _SEARCH_DOC = ("1 first to last, -1 last to first, 2 binary (sorted ascending), 
                "(sorted descending)")
 
 
+def _xlookup_grid(value: Any, keys: tuple[Any, ...], grid: tuple[Any, ...],
+                  if_not_found: Any = None, match_mode: Any = 0, search_mode: Any = 1) -> Any:
+    """XLOOKUP over a 2-D return array: the row at the match (the column, when the lookup
+    list is as long as the array is wide: Excel's horizontal lookup array)."""
+    rows = grid_rows(grid)
+    across = along(rows, len(keys), "lookup_list")
+    i = _search(value, keys, match_mode, search_mode)
+    if i is None:
+        if if_not_found is None:
+            raise XLError(NA, "the value was not found")
+        return if_not_found if type(if_not_found) is tuple else (if_not_found,)
+    return pick_line(rows, i, across)
+
+
+_GRID_RETURN = Refuse("a 2-D return array is a list of lists, which the columnar and SQL "
+                      "backends do not hold as a column")
+_IF_NOT_FOUND_ROW = "returned when nothing matches: a row, or one value (a one-item row)"
+
+
 @builtin(
     "XLOOKUP",
+    sig(p("lookup", T), p("lookup_list", list_of(optional(T))),
+        p("return_array", list_of(list_of(U)), doc="a 2-D array: its row (or column) at the "
+                                                   "match is the answer"),
+        p("if_not_found", list_of(U), None, _IF_NOT_FOUND_ROW),
+        p("match_mode", NUMBER, 0, _MATCH_DOC), p("search_mode", NUMBER, 1, _SEARCH_DOC),
+        returns=list_of(U), impl=_xlookup_grid, polars=_GRID_RETURN, sql=_GRID_RETURN),
+    sig(p("lookup", T), p("lookup_list", list_of(optional(T))),
+        p("return_array", list_of(list_of(U))), p("if_not_found", U, doc=_IF_NOT_FOUND_ROW),
+        p("match_mode", NUMBER, 0, _MATCH_DOC), p("search_mode", NUMBER, 1, _SEARCH_DOC),
+        returns=list_of(U), impl=_xlookup_grid, polars=_GRID_RETURN, sql=_GRID_RETURN),
     sig(p("lookup", T), p("lookup_list", list_of(optional(T))), p("return_list", list_of(U)),
         p("if_not_found", U, None, "returned when nothing matches; #N/A when omitted or blank"),
         p("match_mode", NUMBER, 0, _MATCH_DOC), p("search_mode", NUMBER, 1, _SEARCH_DOC),
         returns=U),
     doc="The item of return_list at the position where lookup is found in lookup_list (text "
-        "ignores case); if_not_found or #N/A when it is not there.",
+        "ignores case); if_not_found or #N/A when it is not there. A 2-D return array gives "
+        "the row there (the column when lookup_list is as long as a row); a list of records, "
+        "the record.",
     polars=LP("xlookup"), sql=LS("xlookup"),
     examples=['XLOOKUP("b", ["a", "b", "c"], [1, 2, 3]) -> 2',
               'XLOOKUP("B", ["a", "b"], [1, 2]) -> 2', 'XLOOKUP("z", ["a", "b"], [1, 2]) -> #N/A',
@@ -129,7 +161,12 @@ _SEARCH_DOC = ("1 first to last, -1 last to first, 2 binary (sorted ascending), 
               'XLOOKUP(25, [10, 20, 30], ["lo", "mid", "hi"], "none", 1) -> "hi"',
               'XLOOKUP("b*", ["apple", "banana"], [1, 2], 0, 2) -> 2',
               'XLOOKUP(2, [1, 2, 2], ["a", "b", "c"], "", 0, -1) -> "c"',
-              'XLOOKUP(1, [1, 2], [1]) -> #VALUE!'],
+              'XLOOKUP(1, [1, 2], [1]) -> #VALUE!',
+              'XLOOKUP("b", ["a", "b"], [[1, 2, 3], [4, 5, 6]]) -> [4, 5, 6]',
+              'XLOOKUP(2, [1, 2, 3], [[1, 2, 3], [4, 5, 6]]) -> [2, 5]',
+              'XLOOKUP("z", ["a", "b"], [[1, 2], [3, 4]], 0) -> [0]',
+              'XLOOKUP("z", ["a", "b"], [[1, 2], [3, 4]]) -> #N/A',
+              'XLOOKUP(1, [1, 2], [[1, 2, 3]]) -> #VALUE!'],
     cost=Cost.criteria(4, 2),
     errors=("#N/A", "#VALUE!"),
 )
@@ -380,22 +417,63 @@ def _lookup_vector(value: Any, keys: tuple, results: tuple | None = None) -> Any
     return (keys if results is None else results)[i]
 
 
+def _lookup_array(value: Any, grid: tuple[Any, ...]) -> Any:
+    """Excel's array form: search the first row when the array is wider than tall, else the
+    first column (approximately, as the vector form), and answer from the last row/column."""
+    rows = grid_rows(grid)
+    if not rows:
+        raise XLError(NA, "the array is empty")
+    wide = len(rows[0]) > len(rows)
+    keys = rows[0] if wide else tuple(r[0] for r in rows)
+    i = _last_within(value, keys, False)
+    if i is None:
+        raise XLError(NA, "no item is less than or equal to the value")
+    return rows[-1][i] if wide else rows[i][-1]
+
+
+def _lookup_vector2(value: Any, keys: tuple[Any, ...], results: tuple[Any, ...]) -> Any:
+    """The vector form with a result vector given as a one-row or one-column 2-D array."""
+    rows = grid_rows(results)
+    if len(rows) == 1:
+        line = rows[0]
+    elif all(len(r) == 1 for r in rows):
+        line = tuple(r[0] for r in rows)
+    else:
+        raise XLError(VALUE, "result_vector must be one row or one column")
+    return _lookup_vector(value, keys, line)
+
+
 @builtin(
     "LOOKUP",
     sig(p("list", list_of(T)), p("predicate", fn([T], BOOLEAN)), returns=T),
     sig(p("list", list_of(T)), p("predicate", fn([T], BOOLEAN)), p("result", fn([T], U)),
         returns=U, impl=_lookup_result),
+    sig(p("lookup", T), p("array", list_of(list_of(T)), doc="a 2-D array: searched in its "
+                                                           "first row when wider than tall, "
+                                                           "else its first column"),
+        returns=T, impl=_lookup_array, polars=_TABLE_REFUSED, sql=_TABLE_REFUSED),
+    sig(p("lookup", ANY), p("array", list_of(list_of(ANY)), doc="a 2-D array whose items mix "
+                                                               "types ({\"a\", 1; \"b\", 2})"),
+        returns=ANY, impl=_lookup_array, polars=_TABLE_REFUSED, sql=_TABLE_REFUSED),
     sig(p("lookup", T), p("lookup_list", list_of(optional(T))), returns=T, impl=_lookup_vector,
         polars=_BINARY, sql=_BINARY),
+    sig(p("lookup", T), p("lookup_list", list_of(optional(T))),
+        p("result_vector", list_of(list_of(U)), doc="one row or one column of a 2-D array"),
+        returns=U, impl=_lookup_vector2, polars=_TABLE_REFUSED, sql=_TABLE_REFUSED),
     sig(p("lookup", T), p("lookup_list", list_of(optional(T))), p("result_list", list_of(U)),
         returns=U, impl=_lookup_vector, polars=_BINARY, sql=_BINARY),
     doc="The first item (or result(item)) the predicate accepts, #N/A when none (Power Fx "
-        "LookUp); Excel's LOOKUP(value, sorted_list, [results]) finds the last item <= value.",
+        "LookUp); Excel's LOOKUP(value, sorted_list, [results]) finds the last item <= value; "
+        "LOOKUP(value, array) searches a 2-D array's first row (if wider than tall) or column "
+        "and answers from the last.",
     polars=LP("lookup"), sql=LS("lookup"),
     examples=['LOOKUP([3, 8, 12], x => x > 5) -> 8', 'LOOKUP([3, 8], x => x > 50) -> #N/A',
               'LOOKUP([3, 8, 12], x => x > 5, x => x * 10) -> 80',
               'LOOKUP(7, [1, 5, 10], ["a", "b", "c"]) -> "b"', 'LOOKUP(0, [1, 5]) -> #N/A',
-              'LOOKUP([1, 0], x => 1 / x > 2) -> #DIV/0!'],
+              'LOOKUP([1, 0], x => 1 / x > 2) -> #DIV/0!',
+              'LOOKUP(2.5, [[1, 10], [2, 20], [3, 30]]) -> 20',
+              'LOOKUP(3, [[1, 2, 3, 4], [10, 20, 30, 40]]) -> 30',
+              'LOOKUP(0, [[1, 10], [2, 20]]) -> #N/A'],
     cost=Cost.higher_order(2, 2),
     errors=("#N/A", "#VALUE!"),
 )

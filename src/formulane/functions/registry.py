@@ -25,13 +25,15 @@ def declaration_modules() -> tuple[ModuleType, ...]:
     fails to import fails the registry loudly instead of silently dropping its family.
     """
     from . import (bonds, cashflows, complex, conversion, database, dates, depreciation,
-                   distributions, engineering, finance, info, lists, logic, lookup, math, moremath,
-                   morestats, operators, statistics, text, text_regex, trig)
+                   distributions, engineering, finance, info, lists, logic, lookup, math, matrix,
+                   moremath, morestats, operators, statistics, text, text_regex, trig)
     return (operators, logic, info, math, text, text_regex, dates, lists, lookup, finance,
             statistics,
             # issue 11's families
             trig, conversion, engineering, complex, database, depreciation, cashflows, bonds,
-            distributions, moremath, morestats)
+            distributions, moremath, morestats,
+            # issue 11 item 2: matrix functions over 2-D arrays
+            matrix)
 
 
 class Registry:

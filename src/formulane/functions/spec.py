@@ -65,7 +65,9 @@ def p(name: str, type_: Type, default: Any = _MISSING, doc: str = "") -> Param:
 @dataclass(frozen=True, slots=True)
 class Sig:
     """One overload. With ``repeat=k`` the last k parameters repeat (``SUM(n1, n2, ...)``,
-    ``IFS(c1, v1, c2, v2, ...)``); ``max_repeat`` bounds the repetitions (None: the limit)."""
+    ``IFS(c1, v1, c2, v2, ...)``); ``max_repeat`` bounds the repetitions (None: the limit).
+    With ``profile`` ("excel"), the overload exists only in that profile (Excel's shapes that
+    the strict profile keeps as they were, such as SEQUENCE's 2-D array)."""
 
     params: tuple[Param, ...]
     returns: Type
@@ -73,6 +75,7 @@ class Sig:
     impl: Callable[..., Any] | None = None  # overrides the spec's impl for this overload
     polars: Any = None  # overrides the spec's polars form for this overload
     sql: Any = None  # overrides the spec's SQL form for this overload
+    profile: str | None = None  # None: every profile; "excel": the excel profile only
 
     @property
     def min_args(self) -> int:
@@ -105,7 +108,8 @@ class Sig:
             parts.append(text)
         if self.repeat:
             parts.append("...")
-        return f"{name}({', '.join(parts)}) -> {self.returns}"
+        only = f" (the {self.profile} profile)" if self.profile else ""
+        return f"{name}({', '.join(parts)}) -> {self.returns}{only}"
 
 
 def sig(
@@ -115,6 +119,7 @@ def sig(
     impl: Callable[..., Any] | None = None,
     polars: Any = None,
     sql: Any = None,
+    profile: str | None = None,
 ) -> Sig:
     """Shorthand: bare types become parameters named by position. ``impl`` gives this overload
     its own implementation (operators dispatch statically this way: Date + Number vs
@@ -122,7 +127,7 @@ def sig(
     built = tuple(
         prm if isinstance(prm, Param) else Param(f"arg{i + 1}", prm) for i, prm in enumerate(params)
     )
-    return Sig(built, returns, repeat, impl, polars, sql)
+    return Sig(built, returns, repeat, impl, polars, sql, profile)
 
 
 @dataclass(frozen=True, slots=True)

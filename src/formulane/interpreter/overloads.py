@@ -43,7 +43,9 @@ FAIL_NULLABLE = "nullable"
 #: Divisor positions: a blank there is not offered `?? 0` (every blank would become #DIV/0!).
 _DIVISORS = {"/": 1, "MOD": 1, "QUOTIENT": 1}
 #: Functions whose output list can be longer than any list argument.
-_UNBOUNDED_PRODUCERS = frozenset({"SEQUENCE", "FLATTEN", "TEXTSPLIT", "REGEXEXTRACTALL"})
+_UNBOUNDED_PRODUCERS = frozenset({"SEQUENCE", "FLATTEN", "TEXTSPLIT", "REGEXEXTRACTALL",
+                                  # 2-D shaping: more rows than any argument has
+                                  "VSTACK", "TOCOL", "CHOOSEROWS", "WRAPCOLS", "MUNIT"})
 
 
 class OverloadResolver(SerialCoercions):
@@ -104,7 +106,7 @@ class OverloadResolver(SerialCoercions):
         if spec.check is not None:
             return self.resolve_custom(spec, nodes, args, span, name, scope)
         n = len(nodes)
-        fitting = _fitting(spec, n)
+        fitting = tuple(s for s in _fitting(spec, n) if s.profile in (None, self.profile))
         if not fitting:
             self.arity_error(spec, n, span, name)
             return self.poison(span)
@@ -533,8 +535,13 @@ class OverloadResolver(SerialCoercions):
         else:
             message = f"{name} expects {expected} for {prm.name}, got {got}"
         if arg is not None:
-            self.type_error(message, arg, prm.type, label=f"expected {expected}",
-                            hint="; ".join(spec.describe()[:3]) if len(sigs) > 1 else "")
+            hint = "; ".join(spec.describe()[:3]) if len(sigs) > 1 else ""
+            if _records_for_grid(arg.type, prm.type):
+                hint = ("a list of records is not a 2-D array: a record's fields have names, "
+                        "not positions (a Record type has no field order); look a record up "
+                        "with XLOOKUP(key, MAP(records, r => r.id), records) and read its field "
+                        "by name, or MAP(records, r => r.field) for one column")
+            self.type_error(message, arg, prm.type, label=f"expected {expected}", hint=hint)
         else:
             self.error("E202", message, span)
 
@@ -603,6 +610,14 @@ class _MeetAtText(Exception):
 #: (id(spec), argument count) -> (spec, its signatures of that arity). Specs live as long as
 #: their registry; the spec kept in the value guards against a reused id.
 _FITTING: dict[tuple[int, int], tuple[FunctionSpec, tuple[Sig, ...]]] = {}
+
+
+def _records_for_grid(got: Type, expected: Type) -> bool:
+    """A list of records where a 2-D array (a list of lists) is expected (VLOOKUP(k, orders,
+    2)): worth its own hint, since Excel users read a table's columns by number."""
+    return (got.kind == "List" and got.elem is not None and got.elem.kind == "Record"
+            and expected.kind == "List" and expected.elem is not None
+            and expected.elem.kind == "List")
 
 
 def _fitting(spec: FunctionSpec, n: int) -> tuple[Sig, ...]:

@@ -121,6 +121,8 @@ def _subst(t: Type, binding: Mapping[str, Type]) -> Type:
 def _ways_for(spec: FunctionSpec, bindings: tuple[Type, ...]) -> list[_Way]:
     out: list[_Way] = []
     for s in spec.signatures:
+        if s.profile is not None:
+            continue  # an overload of one profile only (drawn formulas are checked as strict)
         names = sorted(set().union(*(_vars(p.type, set()) for p in s.params),
                                    _vars(s.returns, set())))
         seen: set[tuple[str, ...]] = set()
