@@ -380,7 +380,8 @@ REFUSED = {
     "COMBIN(x, 2)": ("binomial", "binomial"),
     "IRR([-100, x, 60])": ("Newton", "Newton"),
     "RATE(12, -100, x)": ("Newton", "Newton"),
-    # the IS* tests have forms (they receive the argument's column: `wants_columns`)
+    # the IS* tests, TYPE and ERROR.TYPE have forms (they receive the argument's column:
+    # `wants_columns`)
     "ISBLANK(x)": (None, None),
     "ISERROR(1 / x)": (None, None),
     "ISERR(1 / x)": (None, None),
@@ -390,8 +391,8 @@ REFUSED = {
     "ISNONTEXT(x)": (None, None),
     "ISLOGICAL(x)": (None, None),
     "ISDATE(x)": (None, None),
-    "ERROR.TYPE(1 / x)": ("error and type", "error and type"),
-    "TYPE(x)": ("error and type", "error and type"),
+    "ERROR.TYPE(1 / x)": (None, None),
+    "TYPE(x)": (None, None),
     "N(x)": ("static type", "static type"),
     "T(x)": ("static type", "static type"),
     "SUMSQ(x)": (None, "lists or numbers"),

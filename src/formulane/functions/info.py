@@ -31,20 +31,17 @@ _SERIAL_EPOCH = dt.date(1899, 12, 31)
 _MARCH_1900 = dt.date(1900, 3, 1)
 _DAY_SECONDS = 86400
 
-# Columnar and SQL decisions (forms in `_math_forms`; the IS* tests' forms receive their
-# argument's compiled column). Not vectorized yet:
-_SEES_ERRORS = (
-    "it inspects its argument's error and type; its form would take the argument's compiled "
-    "column (value, error code, static type: `wants_columns`, as the IS* forms do), and none "
-    "is written yet")
+# Columnar and SQL decisions (forms in `_math_forms`; the forms of the IS* tests, TYPE and
+# ERROR.TYPE receive their argument's compiled column, as they see errors). Not vectorized yet:
 _NEEDS_TYPE = (
     "its result depends on the argument's static type (an Any parameter: a Number, a Text, a "
     "Date... each converts differently), which the backends do not pass to an eager form")
 
 
 def _columns(backend: str, name: str) -> Any:
-    """The IS* tests' forms (`_math_forms`): they receive the argument's compiled column (value,
-    error code, static type), since they see errors; an Any argument is refused there."""
+    """The forms of the tests that see errors (`_math_forms`: IS*, TYPE, ERROR.TYPE): they
+    receive the argument's compiled column (value, error code, static type); an Any argument
+    is refused there."""
     return lazy_form("formulane.functions._math_forms", backend, name, wants_columns=True)
 
 
@@ -227,7 +224,7 @@ def isodd(number: Number) -> bool:
         "6 #NUM!, 7 #N/A, 14 #CALC!, 99 ERROR()); #N/A when the value is not an error.",
     examples=["ERROR.TYPE(1/0) -> 2", "ERROR.TYPE(NA()) -> 7", "ERROR.TYPE(SQRT(-1)) -> 6",
               "ERROR.TYPE(1) -> #N/A"],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "error_type"), sql=_columns("sql", "error_type"),
     cost=Cost.const(1),
     accepts_errors=True,
     errors=("#N/A",),
@@ -245,7 +242,7 @@ def error_type(error_val: Any) -> int:
         "4 Boolean, 16 error, 64 List, 128 Record.",
     examples=["TYPE(1) -> 1", 'TYPE("a") -> 2', "TYPE(TRUE) -> 4", "TYPE(1/0) -> 16",
               "TYPE([1, 2]) -> 64", "TYPE(DATE(2024, 1, 1)) -> 1"],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "type"), sql=_columns("sql", "type"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,

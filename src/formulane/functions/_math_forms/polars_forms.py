@@ -685,3 +685,32 @@ def polars_islogical(col: Any) -> Any:
 
 def polars_isdate(col: Any) -> Any:
     return _pl_kind_test("ISDATE", ("Date", "DateTime"), col)
+
+
+_TYPE_NUMBERS = {"Text": 2, "Boolean": 4, "List": 64, "Record": 128, "Never": 16}
+
+
+def polars_type(col: Any) -> Any:
+    """Excel's type number from the static type; a blank row is 1 and an error row 16."""
+    kind = _static_kind("TYPE", col)
+    value = _lit(_TYPE_NUMBERS.get(kind, 1))
+    if kind not in ("Never", "Blank") and _TYPE_NUMBERS.get(kind, 1) != 1:
+        value = pl.when(col.value.is_null()).then(_lit(1)).otherwise(value)
+    if col.error is not None:
+        value = pl.when(col.error.is_not_null()).then(_lit(16)).otherwise(value)
+    return value
+
+
+def polars_error_type(col: Any) -> Any:
+    """The error's number (`values.ERROR_TYPE_NUMBER`, 99 for others); #N/A on a clean row."""
+    from ...values import ERROR_TYPE_NUMBER
+
+    column = _backend().Column
+    if col.error is None:
+        return column(pl.lit(None, dtype=_dec() if _decimal_mode() else pl.Float64),
+                      pl.lit("#N/A"))
+    chain: Any = pl
+    for code, number in ERROR_TYPE_NUMBER.items():
+        chain = chain.when(col.error == code).then(_lit(number))
+    value = chain.when(col.error.is_not_null()).then(_lit(99))
+    return column(value, pl.when(col.error.is_null()).then(pl.lit("#N/A")))

@@ -648,3 +648,32 @@ def sql_islogical(col: Any) -> Any:
 
 def sql_isdate(col: Any) -> Any:
     return _sql_kind_test("ISDATE", ("Date", "DateTime"), col)
+
+
+def sql_type(col: Any) -> Any:
+    """As `polars_forms.polars_type`."""
+    from .polars_forms import _TYPE_NUMBERS, _static_kind
+
+    kind = _static_kind("TYPE", col, "sql")
+    number = _TYPE_NUMBERS.get(kind, 1)
+    pairs: list[tuple[Any, Any]] = []
+    if col.error is not None:
+        pairs.append((_not(_is_null(col.error.copy())), _n(16)))
+    if kind not in ("Never", "Blank") and number != 1:
+        pairs.append((_is_null(col.value.copy()), _n(1)))
+    return _case(pairs, _n(number)) if pairs else _n(number)
+
+
+def sql_error_type(col: Any) -> Any:
+    """As `polars_forms.polars_error_type`: the error's number, #N/A on a clean row."""
+    from ...values import ERROR_TYPE_NUMBER
+    from ...vectorized import sql as backend
+
+    if col.error is None:
+        return backend.SqlColumn(exp.Null(), exp.Literal.string("#N/A"), strict=True)
+    pairs: list[tuple[Any, Any]] = [
+        (exp.EQ(this=exp.paren(col.error.copy()), expression=exp.Literal.string(code)),
+         _n(number)) for code, number in ERROR_TYPE_NUMBER.items()]
+    pairs.append((_not(_is_null(col.error.copy())), _n(99)))
+    error = _case([(_is_null(col.error.copy()), exp.Literal.string("#N/A"))])
+    return backend.SqlColumn(_case(pairs), error, strict=True)
