@@ -18,7 +18,8 @@ foreign exceptions).
 
 Layouts: ``golden`` (the case as written), ``blank`` (every variable of the case blank, its
 schema made nullable: the same formula over a row of nulls, where untyped null literals and
-null-only columns meet every form) and ``example`` (not a golden case: every function's
+null-only columns meet every form), ``nullable`` (the case's own values, its schema made
+nullable: the forms' nullable paths) and ``example`` (not a golden case: every function's
 documented example, `EXAMPLES`, as a case of its own).
 """
 
@@ -44,7 +45,7 @@ from case_runner import Case, load_cases, run_scalar
 
 CASES = load_cases()
 BACKENDS = ("scalar", "polars-float", "polars-decimal", "duckdb-decimal", "duckdb-float")
-LAYOUTS = ("golden", "blank", "example")
+LAYOUTS = ("golden", "blank", "nullable", "example")
 _WIDE = decimal.Context(prec=80)
 
 
@@ -93,8 +94,9 @@ def row_for(case: Case, types: dict[str, Type]) -> dict[str, Any]:
     return row
 
 
-def blank_twin(case: Case) -> Case | None:
-    """The case over a row of blanks (its schema made nullable), or None without variables."""
+def blank_twin(case: Case, values: bool = False) -> Case | None:
+    """The case over a row of blanks (its schema made nullable), or None without variables;
+    with ``values``, over its own values (only the schema made nullable)."""
     if case.raises:
         return None
     try:
@@ -104,7 +106,7 @@ def blank_twin(case: Case) -> Case | None:
         return None
     if not types:
         return None
-    return replace(case, vars={n: None for n in types},
+    return replace(case, vars=case.vars if values else {n: None for n in types},
                    schema={n: optional(t) for n, t in types.items()})  # type: ignore[misc]
 
 
@@ -247,7 +249,7 @@ def case_for(index: int, layout: str) -> Case | None:
     if layout == "example":
         return EXAMPLES[index]
     case = CASES[index]
-    return case if layout == "golden" else blank_twin(case)
+    return case if layout == "golden" else blank_twin(case, values=layout == "nullable")
 
 
 @lru_cache(maxsize=None)

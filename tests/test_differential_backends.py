@@ -7,6 +7,7 @@ tests/backend_runner.py:
 - ``golden``: the case as written (its variables as a one-row table);
 - ``blank``: the same formula with every variable blank and its schema made nullable, so
   untyped null literals and null-only columns meet every form;
+- ``nullable``: the case's own values with its schema made nullable (the nullable paths);
 - ``example``: every function's documented examples (``ISBLANK(BLANK()) -> TRUE``), each a
   case of its own.
 
@@ -57,7 +58,7 @@ def test_sweep_summary() -> None:
         for backend in BACKENDS:
             counts[layout, backend] = Counter(
                 attempt(i, backend, layout).kind for i in range(len(cases_of(layout))))
-    lines = [f"{len(CASES)} golden cases (layouts golden, blank) and "
+    lines = [f"{len(CASES)} golden cases (layouts golden, blank, nullable) and "
              f"{len(cases_of('example'))} function examples x {len(BACKENDS)} backends"]
     for (layout, backend), c in counts.items():
         lines.append(f"  {layout:6} {backend:15} value {c['value']:5}  refused {c['refused']:4}  "
