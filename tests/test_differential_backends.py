@@ -1,7 +1,8 @@
-"""No foreign exception on any backend: every golden case, on every backend, in two layouts.
+"""No foreign exception on any backend: every golden case and function example, on every
+backend, in four layouts.
 
-Each golden case (tests/cases/*.yaml) and function example runs on the scalar engine, polars (float and decimal
-mode) and DuckDB SQL (DECIMAL and DOUBLE columns), through the runners of
+Each golden case (tests/cases/*.yaml) and function example runs on the scalar engine, polars
+(float and decimal mode) and DuckDB SQL (DECIMAL and DOUBLE columns), through the runners of
 tests/backend_runner.py:
 
 - ``golden``: the case as written (its variables as a one-row table);
