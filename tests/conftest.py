@@ -28,6 +28,7 @@ settings.load_profile("explore" if os.environ.get("FORMULANE_EXPLORE") == "1" el
 SLOW_PATHS = (
     "test_backends.py",           # 4 backends x every golden case, and Spark
     "test_differential.py",       # Hypothesis across scalar, polars and DuckDB
+    "test_differential_backends.py",  # every golden case and example x 5 backends x 3 layouts
     "test_adversarial_sweep.py",
     "functions/test_dates_backends.py", "functions/test_lists_backends.py",
     "functions/test_math_backends.py", "functions/test_text_backends.py",

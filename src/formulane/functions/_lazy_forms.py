@@ -17,14 +17,17 @@ from typing import Any, Callable, Sequence
 
 
 def lazy_form(module: str, backend: str, name: str, *bound: Any, dispatch: bool = False,
-              wants_call: bool = False) -> Callable[..., Any]:
+              wants_call: bool = False, wants_columns: bool = False) -> Callable[..., Any]:
     """The ``backend`` form of ``name`` in the forms package ``module``, imported on first use.
 
     Without ``dispatch`` a call runs ``module.<backend>_<name>(*bound, *args)``; with it,
     ``module.run(backend, name, *bound, *args)`` (a family whose forms share one entry point,
     such as the dates' ops objects). ``wants_call`` asks the backends to pass the `ir.Call`
     being translated as ``call=`` (see `vectorized.polars` and `vectorized.sql`); keyword
-    arguments are handed on unchanged.
+    arguments are handed on unchanged. ``wants_columns`` asks them to pass each argument's
+    compiled column (value, error code, static type), as to a lazy form, instead of its value
+    with its error already combined: the form of an eager function that sees error values
+    (``accepts_errors``: ISERROR, ISBLANK...).
     """
     attribute = "run" if dispatch else f"{backend}_{name}"
     lead = (backend, name, *bound) if dispatch else bound
@@ -35,6 +38,8 @@ def lazy_form(module: str, backend: str, name: str, *bound: Any, dispatch: bool 
     form.__name__ = form.__qualname__ = f"{backend}:{name}"
     if wants_call:
         form.wants_call = True  # type: ignore[attr-defined]
+    if wants_columns:
+        form.wants_columns = True  # type: ignore[attr-defined]
     return form
 
 

@@ -22,6 +22,7 @@ from ..values import CONTEXT, ERROR_TYPE_NUMBER, NA, NUM, VALUE, ErrorValue, XLE
 from ._numeric import Number, finish, trunc_int
 from ._numeric import polars_form as P
 from ._numeric import sql_form as S
+from ._lazy_forms import lazy_form
 from .spec import Cost, Refuse, builtin, p, sig
 
 #: Excel's serial 0 is 1899-12-31; from 1900-03-01 on serials count Lotus's phantom 1900-02-29
@@ -30,16 +31,18 @@ _SERIAL_EPOCH = dt.date(1899, 12, 31)
 _MARCH_1900 = dt.date(1900, 3, 1)
 _DAY_SECONDS = 86400
 
-# Columnar and SQL decisions (forms in `_math_forms`). The error-inspecting tests and the
-# type-dispatching conversions need what an eager form is not given today:
-_SEES_ERRORS = (
-    "it inspects its argument's error and type (an eager function declared accepts_errors, "
-    "with an Any parameter), but the backends hand an eager form only the argument's value "
-    "and return the argument's error before it: it needs the argument's Column (value, error "
-    "code, static type), as lazy forms receive")
+# Columnar and SQL decisions (forms in `_math_forms`; the forms of the IS* tests, TYPE and
+# ERROR.TYPE receive their argument's compiled column, as they see errors). Not vectorized yet:
 _NEEDS_TYPE = (
     "its result depends on the argument's static type (an Any parameter: a Number, a Text, a "
     "Date... each converts differently), which the backends do not pass to an eager form")
+
+
+def _columns(backend: str, name: str) -> Any:
+    """The forms of the tests that see errors (`_math_forms`: IS*, TYPE, ERROR.TYPE): they
+    receive the argument's compiled column (value, error code, static type); an Any argument
+    is refused there."""
+    return lazy_form("formulane.functions._math_forms", backend, name, wants_columns=True)
 
 
 def _is_error(value: Any) -> bool:
@@ -60,7 +63,7 @@ def _is_number(value: Any) -> bool:
     doc="TRUE when the value is blank (an empty text is not blank).",
     examples=["ISBLANK(BLANK()) -> TRUE", 'ISBLANK("") -> FALSE', "ISBLANK(0) -> FALSE",
               "ISBLANK(1/0) -> FALSE"],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "isblank"), sql=_columns("sql", "isblank"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -74,7 +77,7 @@ def isblank(value: Any) -> bool:
     sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is any error value.",
     examples=["ISERROR(1/0) -> TRUE", "ISERROR(NA()) -> TRUE", "ISERROR(1) -> FALSE"],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "iserror"), sql=_columns("sql", "iserror"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -88,7 +91,7 @@ def iserror(value: Any) -> bool:
     sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is an error other than #N/A.",
     examples=["ISERR(1/0) -> TRUE", "ISERR(NA()) -> FALSE", 'ISERR("x") -> FALSE'],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "iserr"), sql=_columns("sql", "iserr"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -102,7 +105,7 @@ def iserr(value: Any) -> bool:
     sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is the #N/A error.",
     examples=["ISNA(NA()) -> TRUE", "ISNA(1/0) -> FALSE", "ISNA(0) -> FALSE"],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "isna"), sql=_columns("sql", "isna"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -117,7 +120,7 @@ def isna(value: Any) -> bool:
     doc="TRUE when the value is a Number (not text that looks like one, not a date).",
     examples=["ISNUMBER(4) -> TRUE", 'ISNUMBER("4") -> FALSE', "ISNUMBER(1/0) -> FALSE",
               "ISNUMBER(DATE(2024, 1, 1)) -> FALSE"],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "isnumber"), sql=_columns("sql", "isnumber"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -132,7 +135,7 @@ def isnumber(value: Any) -> bool:
     doc="TRUE when the value is a Text (the empty text included).",
     examples=['ISTEXT("a") -> TRUE', 'ISTEXT("") -> TRUE', "ISTEXT(1) -> FALSE",
               "ISTEXT(BLANK()) -> FALSE"],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "istext"), sql=_columns("sql", "istext"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -147,7 +150,7 @@ def istext(value: Any) -> bool:
     doc="TRUE when the value is not a Text (blanks and errors included).",
     examples=["ISNONTEXT(1) -> TRUE", 'ISNONTEXT("a") -> FALSE', "ISNONTEXT(BLANK()) -> TRUE",
               "ISNONTEXT(NA()) -> TRUE"],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "isnontext"), sql=_columns("sql", "isnontext"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -161,7 +164,7 @@ def isnontext(value: Any) -> bool:
     sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is a Boolean.",
     examples=["ISLOGICAL(TRUE) -> TRUE", "ISLOGICAL(1) -> FALSE", 'ISLOGICAL("TRUE") -> FALSE'],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "islogical"), sql=_columns("sql", "islogical"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -176,7 +179,7 @@ def islogical(value: Any) -> bool:
     doc="TRUE when the value is a Date or a DateTime (text is never a date).",
     examples=["ISDATE(DATE(2024, 2, 29)) -> TRUE", 'ISDATE("2024-02-29") -> FALSE',
               "ISDATE(45351) -> FALSE"],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "isdate"), sql=_columns("sql", "isdate"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -221,7 +224,7 @@ def isodd(number: Number) -> bool:
         "6 #NUM!, 7 #N/A, 14 #CALC!, 99 ERROR()); #N/A when the value is not an error.",
     examples=["ERROR.TYPE(1/0) -> 2", "ERROR.TYPE(NA()) -> 7", "ERROR.TYPE(SQRT(-1)) -> 6",
               "ERROR.TYPE(1) -> #N/A"],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "error_type"), sql=_columns("sql", "error_type"),
     cost=Cost.const(1),
     accepts_errors=True,
     errors=("#N/A",),
@@ -239,7 +242,7 @@ def error_type(error_val: Any) -> int:
         "4 Boolean, 16 error, 64 List, 128 Record.",
     examples=["TYPE(1) -> 1", 'TYPE("a") -> 2', "TYPE(TRUE) -> 4", "TYPE(1/0) -> 16",
               "TYPE([1, 2]) -> 64", "TYPE(DATE(2024, 1, 1)) -> 1"],
-    polars=Refuse(_SEES_ERRORS), sql=Refuse(_SEES_ERRORS),
+    polars=_columns("polars", "type"), sql=_columns("sql", "type"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,

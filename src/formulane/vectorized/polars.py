@@ -491,6 +491,17 @@ class PolarsCompiler:
         # arguments several times, and each level would multiply the plan
         args = [self.bound(c) if _nested_call(a) else c
                 for a, c in zip(node.args, [self.compile(a) for a in node.args])]
+        args = [_typed_null(c, a, _param_type(node.sig, i), node.type)
+                for i, (a, c) in enumerate(zip(node.args, args))]
+        if not spec.lazy and not spec.accepts_errors:
+            failing = next((i for i, c in enumerate(args) if _always_error(c)), None)
+            if failing is not None:
+                # an argument that is an error on every row (``1/0``, folded to a null literal
+                # with its code): as for a Never argument, the first error left to right is
+                # the result, and the form never sees a null constant it cannot type
+                before = [self.checked(c) for c in args[:failing + 1]]
+                return Column(pl.lit(None, dtype=dtype_of(node.type)),
+                              first_error(*[c.error for c in before]))
         if numbers() == "decimal" and spec.name in _DECIMAL_OPS and node.type.kind == "Number" \
                 and all(a.type is not None and a.type.kind == "Number" for a in args):
             return self.decimal_op(spec.name, args[0], args[1])
@@ -498,7 +509,7 @@ class PolarsCompiler:
             # forms compute on Decimal(38, 18) (their contract); only the selecting forms and
             # comparisons take any scale as it is
             args = [_as_scale18(a) for a in args]
-        if spec.lazy:
+        if spec.lazy or getattr(form, "wants_columns", False):
             out = form(*[self.checked(a) for a in args], **_call_kw(form, node))
             return out if isinstance(out, Column) else Column(out)
         if spec.name == "&":
@@ -853,6 +864,52 @@ def _never_arg(node: ir.Call) -> int | None:
         if not isinstance(a, ir.Lambda) and a.type.kind == "Never":
             return i
     return None
+
+
+def _always_error(col: Column) -> bool:
+    """True when the column's error reads no column and is set: an error on every row."""
+    if col.error is None or _ELEMENT.get() or col.error.meta.root_names():
+        return False
+    try:
+        return pl.select(col.error).item() is not None
+    except Exception:  # noqa: BLE001 - not a plain constant: not known to fail
+        return False
+
+
+def _param_type(sig: Any, i: int) -> Type:
+    """The declared type of a call's ``i``-th argument (repeated parameters cycle)."""
+    params = sig.params
+    if i >= len(params) and sig.repeat:
+        first = len(params) - sig.repeat
+        i = first + (i - first) % sig.repeat
+    return params[min(i, len(params) - 1)].type  # type: ignore[no-any-return]
+
+
+_VALUE_KINDS = ("Number", "Text", "Boolean", "Date", "DateTime", "Duration")
+
+
+def _typed_null(col: Column, arg: ir.IR, param: Type, result: Type) -> Column:
+    """An argument that is always blank (``BLANK()``) or always an error (``NA()``) has no
+    value type: polars gives its null literal the Null dtype, which most expressions refuse
+    (``not``, ``abs``, a Boolean ``when``...) and abort the query. Its value is cast to the
+    parameter's type (or, for a type variable, the call's result type) when that is concrete;
+    its error column is unchanged. An empty list literal likewise takes the parameter's item
+    type."""
+    if isinstance(arg, ir.Lambda):
+        return col
+    if arg.type.kind == "List" and (arg.type.elem is None or arg.type.elem.kind == "Never") \
+            and param.kind in ("Many", "List") and param.elem is not None \
+            and param.elem.kind in _VALUE_KINDS:
+        # an empty list literal (List[Never]): a list of the parameter's items
+        return replace(col, value=col.value.cast(pl.List(dtype_of(param.elem))))
+    if arg.type.kind not in ("Blank", "Never"):
+        return col
+    target = param.elem if param.kind == "Many" else param
+    if target is None or target.kind not in _VALUE_KINDS:
+        target = result if result.kind in _VALUE_KINDS else None
+    if target is None:
+        return col
+    return replace(col, value=col.value.cast(dtype_of(target)))
 
 
 def _call_kw(form: Any, node: ir.Call) -> dict[str, Any]:

@@ -226,6 +226,14 @@ class SqlCompiler:
                 return SqlColumn(exp.cast(exp.Literal.string(format(Decimal(value), "E")),
                                           exp.DataType.build("DOUBLE")), double=True,
                                  unchecked=True)
+            if _beyond_bigint(value):
+                # engines type an integer literal past BIGINT as HUGEINT (DuckDB), which a CASE
+                # joined with a DECIMAL(38, 18) branch casts to it and aborts the query (MOD's
+                # exact branch): DOUBLE in float mode, DECIMAL(38, 0) in decimal mode
+                if self.numbers == "float":
+                    return SqlColumn(exp.cast(literal(value), exp.DataType.build("DOUBLE")),
+                                     double=True)
+                return SqlColumn(exp.cast(literal(value), exp.DataType.build("DECIMAL(38, 0)")))
             return SqlColumn(literal(value))
         if kind is ir.Var:
             slot = node.slot  # type: ignore[union-attr]
@@ -314,11 +322,20 @@ class SqlCompiler:
                 and not any(a.double for a in args) \
                 and all(n.type.kind == "Number" for n in node.args):
             return self.decimal_op(spec.name, args)
-        if spec.lazy:
+        if spec.lazy or getattr(form, "wants_columns", False):
             out = form(*[self.checked(a) for a in args], **_call_kw(form, node))
             out = out if isinstance(out, SqlColumn) else SqlColumn(out)
             return replace(out, strict=out.error is None)
         values = [a.value for a in args]
+        widen = self.numbers == "float" and spec.name in _CARRIERS and not self.params \
+            and node.type.kind == "Number" and all(n.type.kind == "Number" for n in node.args)
+        if widen:
+            # float mode computes + - * in DOUBLE: an INTEGER or BIGINT operand (a literal, an
+            # IF of literals) would make the engine multiply integers and abort the whole query
+            # on an overflow (100000 * 100000 overflows INTEGER on DuckDB). Not in a lambda
+            # body: it computes in its list's item type, and must not gain a #NUM! test
+            values = [v if a.double else exp.cast(exp.paren(v), exp.DataType.build("DOUBLE"))
+                      for a, v in zip(args, values)]
         if isinstance(form, type) and issubclass(form, exp.Func):
             out: Any = form.from_arg_list(values)
         else:
@@ -326,7 +343,7 @@ class SqlCompiler:
         own = None
         if isinstance(out, tuple):
             out, own = out[0], own_errors(out[1])
-        double = node.type.kind == "Number" and (spec.name in _DOUBLE_FORMS
+        double = node.type.kind == "Number" and (spec.name in _DOUBLE_FORMS or widen
                                                  or any(a.double for a in args))
         floats = double
         carrier = floats and spec.name in _CARRIERS
@@ -520,6 +537,17 @@ def _huge(value: Any) -> bool:
     if isinstance(value, (Decimal, int)) and not isinstance(value, bool):
         return abs(value) >= Decimal("1e20") and len(format(Decimal(value), "f")) > 38
     return False
+
+
+def _beyond_bigint(value: Any) -> bool:
+    """An integer literal no BIGINT holds (DuckDB would type it HUGEINT)."""
+    if isinstance(value, (Decimal, int)) and not isinstance(value, bool):
+        d = Decimal(value)
+        return abs(d) >= _BIGINT_LIMIT and d == d.to_integral_value()
+    return False
+
+
+_BIGINT_LIMIT = Decimal(2) ** 63
 
 
 def _has_numbers(t: Type) -> bool:

@@ -145,8 +145,13 @@ def _float() -> bool:
 
 
 def _num(x: Any) -> Any:
-    """A number in the program's numeric dtype."""
-    return x.cast(pl.Float64) if _float() else x.cast(_vp.DECIMAL_DTYPE)
+    """A number in the program's numeric dtype. In decimal mode a float the Decimal(38, 18)
+    cannot hold (NaN, an infinity, 1e20 or more: an error row's value, or a result
+    `_pl_range_errors` names #NUM!) becomes null first: polars aborts the whole query on a
+    strict cast that fails."""
+    if _float():
+        return x.cast(pl.Float64)
+    return pl.when(x.cast(pl.Float64).abs() < _vp.DECIMAL_LIMIT).then(x).cast(_vp.DECIMAL_DTYPE)
 
 
 def _pl_lit(v: Any) -> Any:
@@ -156,10 +161,11 @@ def _pl_lit(v: Any) -> Any:
 
 
 def _pl_range_errors(value: Any) -> list[tuple[Any, str]]:
-    """#NUM! for a float result the engine cannot hold (non-finite, or 1e308 and beyond)."""
-    if not _float():
-        return []
+    """#NUM! for a float result the engine cannot hold (non-finite, or 1e308 and beyond; in
+    decimal mode 1e20 and beyond, which Decimal(38, 18) cannot hold)."""
     v = value.cast(pl.Float64)
+    if not _float():
+        return [(~(v.abs() < _vp.DECIMAL_LIMIT), "#NUM!")]
     return [(v.is_nan() | (v.abs() >= _BIG), "#NUM!")]
 
 

@@ -618,3 +618,99 @@ def polars_npv(rate: Any, *values: Any) -> Any:
     return _with([(factor == 0, "#DIV/0!")], _number(terms.list.sum()))
 
 
+
+
+# ------------------------------------------------------------------------ information (IS*)
+# These forms receive their argument's compiled column (value, error code, static type:
+# ``wants_columns``), as the IS* functions see errors. A type test is decided by the static
+# type where it settles it (ISNUMBER of a Text is FALSE on every row), else per row: the value
+# is present and the row has no error. A dynamically typed argument (Any) is refused.
+
+def _pl_clean(col: Any) -> Any:
+    """TRUE on the rows where the argument is not an error value."""
+    return pl.lit(True) if col.error is None else col.error.is_null()
+
+
+def _static_kind(name: str, col: Any, backend: str = "polars") -> str:
+    from ...errors import Unsupported
+
+    kind = "Any" if col.type is None else str(col.type.kind)
+    if kind in ("Any", "Var", "Many", "Fn"):
+        reason = "its argument's type is only known per value (Any), not from the schema"
+        verb = "polars cannot evaluate" if backend == "polars" else "SQL cannot express"
+        raise Unsupported(f"{verb} {name}: {reason}", function=name, backend=backend,
+                          reason=reason)
+    return kind
+
+
+def _pl_kind_test(name: str, kinds: tuple[str, ...], col: Any) -> Any:
+    if _static_kind(name, col) not in kinds:
+        return pl.lit(False)
+    return col.value.is_not_null() & _pl_clean(col)
+
+
+def polars_isblank(col: Any) -> Any:
+    return col.value.is_null() & _pl_clean(col)
+
+
+def polars_iserror(col: Any) -> Any:
+    return pl.lit(False) if col.error is None else col.error.is_not_null()
+
+
+def polars_iserr(col: Any) -> Any:
+    if col.error is None:
+        return pl.lit(False)
+    return (col.error.is_not_null() & (col.error != "#N/A")).fill_null(False)
+
+
+def polars_isna(col: Any) -> Any:
+    return pl.lit(False) if col.error is None else (col.error == "#N/A").fill_null(False)
+
+
+def polars_isnumber(col: Any) -> Any:
+    return _pl_kind_test("ISNUMBER", ("Number",), col)
+
+
+def polars_istext(col: Any) -> Any:
+    return _pl_kind_test("ISTEXT", ("Text",), col)
+
+
+def polars_isnontext(col: Any) -> Any:
+    return ~_pl_kind_test("ISNONTEXT", ("Text",), col)
+
+
+def polars_islogical(col: Any) -> Any:
+    return _pl_kind_test("ISLOGICAL", ("Boolean",), col)
+
+
+def polars_isdate(col: Any) -> Any:
+    return _pl_kind_test("ISDATE", ("Date", "DateTime"), col)
+
+
+_TYPE_NUMBERS = {"Text": 2, "Boolean": 4, "List": 64, "Record": 128, "Never": 16}
+
+
+def polars_type(col: Any) -> Any:
+    """Excel's type number from the static type; a blank row is 1 and an error row 16."""
+    kind = _static_kind("TYPE", col)
+    value = _lit(_TYPE_NUMBERS.get(kind, 1))
+    if kind not in ("Never", "Blank") and _TYPE_NUMBERS.get(kind, 1) != 1:
+        value = pl.when(col.value.is_null()).then(_lit(1)).otherwise(value)
+    if col.error is not None:
+        value = pl.when(col.error.is_not_null()).then(_lit(16)).otherwise(value)
+    return value
+
+
+def polars_error_type(col: Any) -> Any:
+    """The error's number (`values.ERROR_TYPE_NUMBER`, 99 for others); #N/A on a clean row."""
+    from ...values import ERROR_TYPE_NUMBER
+
+    column = _backend().Column
+    if col.error is None:
+        return column(pl.lit(None, dtype=_dec() if _decimal_mode() else pl.Float64),
+                      pl.lit("#N/A"))
+    chain: Any = pl
+    for code, number in ERROR_TYPE_NUMBER.items():
+        chain = chain.when(col.error == code).then(_lit(number))
+    value = chain.when(col.error.is_not_null()).then(_lit(99))
+    return column(value, pl.when(col.error.is_null()).then(pl.lit("#N/A")))

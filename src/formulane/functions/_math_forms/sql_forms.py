@@ -590,3 +590,90 @@ def sql_fv(rate: exp.Expression, nper: exp.Expression, pmt: exp.Expression,
     value = _case([(_eq(r, _n(0)), _neg(_add(p, _mul(payment, n))))],
                   _neg(_add(_mul(p, g), annuity)))
     return _guarded(value, power_errors)
+
+
+# ------------------------------------------------------------------------ information (IS*)
+# As the polars forms: the argument's compiled column (value, error code, static type), a type
+# test decided statically where the type settles it, else per row; Any refused.
+
+def _sql_clean(col: Any) -> Any:
+    return exp.true() if col.error is None else _is_null(col.error.copy())
+
+
+def _sql_kind_test(name: str, kinds: tuple[str, ...], col: Any) -> Any:
+    from .polars_forms import _static_kind
+
+    if _static_kind(name, col, "sql") not in kinds:
+        return exp.false()
+    return _and(_not(_is_null(col.value.copy())), _sql_clean(col))
+
+
+def _sql_code_is(col: Any, code: str, equal: bool) -> Any:
+    test = (exp.EQ if equal else exp.NEQ)(this=exp.paren(col.error.copy()),
+                                         expression=exp.Literal.string(code))
+    return exp.Coalesce(this=test, expressions=[exp.false()])
+
+
+def sql_isblank(col: Any) -> Any:
+    return _and(_is_null(col.value.copy()), _sql_clean(col))
+
+
+def sql_iserror(col: Any) -> Any:
+    return exp.false() if col.error is None else _not(_is_null(col.error.copy()))
+
+
+def sql_iserr(col: Any) -> Any:
+    return exp.false() if col.error is None else _sql_code_is(col, "#N/A", False)
+
+
+def sql_isna(col: Any) -> Any:
+    return exp.false() if col.error is None else _sql_code_is(col, "#N/A", True)
+
+
+def sql_isnumber(col: Any) -> Any:
+    return _sql_kind_test("ISNUMBER", ("Number",), col)
+
+
+def sql_istext(col: Any) -> Any:
+    return _sql_kind_test("ISTEXT", ("Text",), col)
+
+
+def sql_isnontext(col: Any) -> Any:
+    return _not(_sql_kind_test("ISNONTEXT", ("Text",), col))
+
+
+def sql_islogical(col: Any) -> Any:
+    return _sql_kind_test("ISLOGICAL", ("Boolean",), col)
+
+
+def sql_isdate(col: Any) -> Any:
+    return _sql_kind_test("ISDATE", ("Date", "DateTime"), col)
+
+
+def sql_type(col: Any) -> Any:
+    """As `polars_forms.polars_type`."""
+    from .polars_forms import _TYPE_NUMBERS, _static_kind
+
+    kind = _static_kind("TYPE", col, "sql")
+    number = _TYPE_NUMBERS.get(kind, 1)
+    pairs: list[tuple[Any, Any]] = []
+    if col.error is not None:
+        pairs.append((_not(_is_null(col.error.copy())), _n(16)))
+    if kind not in ("Never", "Blank") and number != 1:
+        pairs.append((_is_null(col.value.copy()), _n(1)))
+    return _case(pairs, _n(number)) if pairs else _n(number)
+
+
+def sql_error_type(col: Any) -> Any:
+    """As `polars_forms.polars_error_type`: the error's number, #N/A on a clean row."""
+    from ...values import ERROR_TYPE_NUMBER
+    from ...vectorized import sql as backend
+
+    if col.error is None:
+        return backend.SqlColumn(exp.Null(), exp.Literal.string("#N/A"), strict=True)
+    pairs: list[tuple[Any, Any]] = [
+        (exp.EQ(this=exp.paren(col.error.copy()), expression=exp.Literal.string(code)),
+         _n(number)) for code, number in ERROR_TYPE_NUMBER.items()]
+    pairs.append((_not(_is_null(col.error.copy())), _n(99)))
+    error = _case([(_is_null(col.error.copy()), exp.Literal.string("#N/A"))])
+    return backend.SqlColumn(_case(pairs), error, strict=True)
