@@ -19,6 +19,7 @@ from typing import Any
 
 from ..types import DATE, NUMBER, list_of, optional
 from ..values import DIV0, NUM, XLError
+from . import _calendar as cal
 from . import _numeric as nm
 from . import finance
 from ._numeric import Number
@@ -255,7 +256,9 @@ def _dated(values: tuple, dates: tuple) -> list[tuple[Decimal, int]]:
 
 
 def _ordinal(d: Any) -> int:
-    return (d.date() if isinstance(d, dt.datetime) else d).toordinal()
+    """The date's Excel serial number: Excel counts days between serials, so a span across
+    its phantom 1900-02-29 is one day longer than the calendar's."""
+    return cal.to_serial(d.date() if isinstance(d, dt.datetime) else d)
 
 
 def _xnpv(rate: float, flows: list[tuple[float, float]]) -> tuple[float, float]:
@@ -308,8 +311,14 @@ def _xirr(flows: list[tuple[float, float]], guess: float) -> float:
         if not slope:
             break
         step = value / slope
+        if rate - step <= -1:
+            # A Newton step past -100% (where XNPV is undefined) goes halfway to -1 instead,
+            # so steep negative rates converge as Excel finds them (-0.9978 on IronCalc's cases).
+            step = (rate + 1) / 2
         rate -= step
         if abs(step) <= 1e-12 * max(1.0, abs(rate)):
+            if rate + 1 < 1e-9:  # pressed against -100%: no rate, as Excel answers #NUM!
+                break
             return rate
     raise XLError(NUM, f"XIRR did not converge in {XIRR_STEPS} steps; try another guess")
 

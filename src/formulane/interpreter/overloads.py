@@ -357,6 +357,13 @@ class OverloadResolver(SerialCoercions):
                 return ir.Coerce(arg, "array_vector", Type("List", elem=a.elem.elem,
                                                            nullable=a.nullable),
                                  arg.span, True, arg.cost + 1 + arg.size, arg.size)
+            if self.excel_coercions and a.elem is not None and a.elem.kind == "Number" \
+                    and expected.elem is not None and expected.elem.kind == "Date":
+                # Serial numbers where a list of dates is expected (XNPV's dates, as Excel).
+                return ir.Coerce(arg, "each_serial_to_date",
+                                 Type("List", elem=Type("Date", nullable=a.elem.nullable),
+                                      nullable=a.nullable),
+                                 arg.span, True, arg.cost + 1 + arg.size, arg.size)
             return self.each_to_text(arg) if expected.elem.kind == "Text" else None  # type: ignore[union-attr]
         if k == "Record":
             from ..types import is_assignable
