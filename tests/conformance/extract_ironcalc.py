@@ -83,10 +83,12 @@ def _number(x: float | int) -> str:
 def _value(cell: Any, values: Any) -> tuple[str, Any]:
     """(kind, value) of a cell as Excel stored it: number, text, bool, error, blank. A formula
     cell (`values` given) never holds a blank: its empty cached value is the text ""."""
-    v = values[cell.coordinate].value if values is not None else cell.value
+    stored = values[cell.coordinate] if values is not None else cell
+    v = stored.value
     if v is None:
         return ("text", "") if values is not None else ("blank", None)
-    if cell.data_type == "e" or (isinstance(v, str) and v in ERRORS and cell.data_type != "s"):
+    if stored.data_type == "e" or (isinstance(v, str) and v in ERRORS
+                                   and stored.data_type != "s"):
         return "error", v
     if isinstance(v, bool):
         return "bool", v
@@ -185,6 +187,8 @@ def translate(book: Book, sheet: str, text: str, known: set[str],
     body = text[1:] if text.startswith("=") else text
     body = re.sub(r"_xl(?:fn|ws|udf)\.", "", body)
     body = body.replace("_xlpm.", "")
+    if _REF.fullmatch(body.strip().lstrip("+")):
+        raise Skip("a bare reference (implicit intersection or spill)")
     masked = _STRING.sub(lambda m: '"' + "_" * (len(m.group()) - 2) + '"', body)
     if "[" in masked or "#" in masked.replace("#N/A", "") or _COLRANGE.search(masked):
         raise Skip("structured, spill or whole-column reference")

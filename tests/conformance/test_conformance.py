@@ -40,7 +40,7 @@ def suite_of(path: Path) -> str:
     return path.stem.split("_")[0]
 
 
-def load() -> list[dict[str, Any]]:
+def load(skip_marks: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     cases = []
     for path in sorted(HERE.glob("*.yaml")):
         for i, raw in enumerate(yaml.safe_load(path.read_text(encoding="utf-8")) or []):
@@ -57,20 +57,26 @@ def load() -> list[dict[str, Any]]:
             if "bug" in raw and "divergence" in raw:
                 raise ValueError(f"{where}: a case is a bug or a divergence, not both")
             cases.append({**raw, "suite": suite_of(path), "file": path.name})
-    return _apply_marks(cases)
+    return _apply_marks(cases, skip_marks)
 
 
 MARK_KEYS = {"bug", "divergence", "note", "expect"}
+STALE_MARKS: list[str] = []
 
 
-def _apply_marks(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Generated suites (ironcalc) keep their `bug:`/`divergence:` marks in marks/<suite>.yaml,
-    a mapping of case id to the keys to add, so that regenerating a suite keeps them."""
+def _apply_marks(cases: list[dict[str, Any]], skip: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Generated suites (ironcalc) keep their marks beside them, so that regenerating a suite
+    keeps them: marks/<suite>_divergence.yaml (written by hand: `divergence:` with our
+    documented `expect`, or a `note:`) and marks/<suite>.yaml (`bug:` per failing case,
+    rewritten by bench/conformance_report.py --mark); each maps a case id to the keys to add."""
     by_id = {c["id"]: c for c in cases}
     for path in sorted((HERE / "marks").glob("*.yaml")):
+        if path.name in skip:
+            continue
         for cid, keys in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items():
             if cid not in by_id:
-                raise ValueError(f"{path.name}: no case {cid} (a stale mark)")
+                STALE_MARKS.append(f"{path.name}: {cid}")  # test_no_stale_marks fails
+                continue
             if not isinstance(keys, dict) or set(keys) - MARK_KEYS:
                 raise ValueError(f"{path.name}: {cid}: marks are {sorted(MARK_KEYS)}")
             if "expect" in keys and "divergence" not in keys:
@@ -219,6 +225,12 @@ def test_ids_are_unique_and_sourced() -> None:
     for c in CASES:
         assert not c["id"].startswith(("cel.", "opmatrix.", "excel.")) or \
             c["id"].split(".")[0] == c["suite"], f"{c['id']} sits in the {c['suite']} suite"
+
+
+def test_no_stale_marks() -> None:
+    """Every mark in marks/*.yaml names a case (regenerate the marks after regenerating a
+    suite: python bench/conformance_report.py --mark)."""
+    assert not STALE_MARKS, STALE_MARKS[:10]
 
 
 def test_cel_cases_follow_their_source() -> None:

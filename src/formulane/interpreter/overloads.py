@@ -345,6 +345,12 @@ class OverloadResolver(SerialCoercions):
             if a.kind == "Blank":
                 return arg if expected.nullable else FAIL_NULLABLE
             if a.kind != "List":
+                if self.excel_coercions and a.is_scalar and a.kind not in ("Blank", "Never") \
+                        and expected.elem is not None and _unify(expected.elem, a, bindings):
+                    # Excel reads a single value where a range is expected as a one-cell
+                    # range (IRR(-20), SMALL(3.4, 1)).
+                    return ir.ListOf((arg,), Type("List", elem=a), arg.span, arg.may_error,
+                                     arg.cost + 1, 1)
                 return None
             if a.nullable and not expected.nullable:
                 return FAIL_NULLABLE
@@ -435,9 +441,9 @@ class OverloadResolver(SerialCoercions):
         """A list of scalars where a list of texts is expected: Excel converts item by item
         (``CONCAT({1,2})`` is "12"); excel profile only, blanks and error values kept."""
         elem = arg.type.elem
-        if not self.excel_coercions or elem is None or not elem.is_scalar \
-                or elem.kind in ("Never", "Blank"):
-            return None
+        if not self.excel_coercions or elem is None \
+                or not (elem.is_scalar or elem.kind == "Any") or elem.kind in ("Never", "Blank"):
+            return None  # Any: a mixed array ({1,"p",TRUE}), each item shown as Excel shows it
         text = Type("Text", nullable=elem.nullable)
         # Two units an item: formatting a number as text costs about two list steps.
         return ir.Coerce(arg, "each_to_text", Type("List", elem=text, nullable=arg.type.nullable),
