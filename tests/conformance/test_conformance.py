@@ -82,6 +82,8 @@ def _apply_marks(cases: list[dict[str, Any]], skip: tuple[str, ...] = ()) -> lis
             if "expect" in keys and "divergence" not in keys:
                 raise ValueError(f"{path.name}: {cid}: only a divergence changes the expectation")
             case = by_id[cid]
+            if "divergence" in keys:
+                case.pop("bug", None)  # a decision replaces a generated bug mark
             if "expect" in keys:
                 case["source_expect"] = case["expect"]
             case.update(keys)
