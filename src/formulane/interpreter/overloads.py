@@ -239,7 +239,10 @@ class OverloadResolver(SerialCoercions):
 
     def resolve_comparison(self, spec: FunctionSpec, node: ast.Binary, left: IR, right: IR) -> IR:
         if left.type.kind == "Never" or right.type.kind == "Never":
-            return self.poison(node.span)
+            # NA() = 1 is #N/A (an error operand is the answer), not a blank: only an operand
+            # that already failed to check is poison; the usual resolution passes errors on.
+            return self.resolve(spec, [node.left, node.right], [left, right], node.span,
+                                node.op_span or node.span, display=node.op)
         lt, rt = left.type, right.type
         if self.profile == "excel" and lt.is_scalar and rt.is_scalar and lt.kind != rt.kind \
                 and "Blank" not in (lt.kind, rt.kind):
