@@ -206,7 +206,8 @@ def translate(book: Book, sheet: str, text: str, known: set[str],
     for m in _REF.finditer(masked):
         out.append(body[last:m.start()])
         literal = book.ref(sheet, m)
-        if m.group(5) is None and _enclosing(masked, m.start()) in SKIPPING and not (
+        one_cell = m.group(5) is None or (m.group(3), m.group(4)) == (m.group(5), m.group(6))
+        if one_cell and _enclosing(masked, m.start()) in SKIPPING and not (
                 literal.startswith("{") or literal[:1].isdigit() or literal[:1] == "-"):
             literal = f"[{literal}]"
         out.append(literal)

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable, cast
 
 from ..types import DATE, NUMBER, list_of, optional
 from ..values import DIV0, NUM, XLError
@@ -93,13 +94,24 @@ def ppmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number = 0,
 
 def _cumulative(rate: Number, nper: Number, pv: Number, start: Number, end: Number,
                 type_: Number) -> tuple[Decimal, Decimal, int, int]:
-    """(payment, principal paid in periods start..end, start, end) with Excel's checks."""
-    first, last = nm.trunc_int(start), nm.trunc_int(end)
+    """(payment, principal paid in periods start..end, start, end) with Excel's checks.
+    Excel counts the whole periods inside [start, end] (CUMPRINC(r, n, pv, 1.5, 9.7, t) covers
+    periods 2 to 9, as its computed answers show). With payments at the start of each period
+    (type 1) the first payment is all principal and payment k repays the balance left after
+    payment k - 1: the principal of periods first..last telescopes to a difference of two
+    future values, as it does at the end of each period (type 0)."""
+    first, last = math.ceil(start), math.floor(end)
     if rate <= 0 or nper <= 0 or pv <= 0 or first < 1 or last < 1 or first > last \
             or last > nper or type_ not in (0, 1):
         raise XLError(NUM, "needs rate, nper, pv > 0, 1 <= start <= end <= nper, type 0 or 1")
-    payment = _PMT(rate, nper, pv, 0, type_)
-    principal = _FV(rate, first - 1, payment, pv, type_) - _FV(rate, last, payment, pv, type_)
+    fv = cast(Callable[..., Decimal], _FV)
+    payment = cast(Callable[..., Decimal], _PMT)(rate, nper, pv, 0, type_)
+    if not type_:
+        principal = fv(rate, first - 1, payment, pv, 0) - fv(rate, last, payment, pv, 0)
+    elif first >= 2:
+        principal = fv(rate, first - 2, payment, pv, 1) - fv(rate, last - 1, payment, pv, 1)
+    else:
+        principal = payment + fv(rate, 0, payment, pv, 1) - fv(rate, last - 1, payment, pv, 1)
     return payment, principal, first, last
 
 
@@ -109,7 +121,8 @@ def _cumulative(rate: Number, nper: Number, pv: Number, start: Number, end: Numb
          doc="The interest paid on a loan between start_period and end_period (inclusive).",
          examples=["ROUND(CUMIPMT(0.09/12, 30*12, 125000, 13, 24, 0), 4) -> -11135.2321",
                    "ROUND(CUMIPMT(0.09/12, 30*12, 125000, 1, 1, 0), 4) -> -937.5",
-                   "CUMIPMT(0.09/12, 360, 125000, 13, 12, 0) -> #NUM!"],
+                   "CUMIPMT(0.09/12, 360, 125000, 13, 12, 0) -> #NUM!",
+                   "ROUND(CUMIPMT(0.1, 36, 8000, 3, 10, 1), 6) -> -5676.255397"],
          cost=Cost.const(10000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def cumipmt(rate: Number, nper: Number, pv: Number, start_period: Number, end_period: Number,
@@ -124,7 +137,8 @@ def cumipmt(rate: Number, nper: Number, pv: Number, start_period: Number, end_pe
          doc="The principal repaid on a loan between start_period and end_period (inclusive).",
          examples=["ROUND(CUMPRINC(0.09/12, 30*12, 125000, 13, 24, 0), 4) -> -934.1071",
                    "ROUND(CUMPRINC(0.09/12, 30*12, 125000, 1, 1, 0), 4) -> -68.2783",
-                   "CUMPRINC(0, 360, 125000, 1, 1, 0) -> #NUM!"],
+                   "CUMPRINC(0, 360, 125000, 1, 1, 0) -> #NUM!",
+                   "ROUND(CUMPRINC(0.1, 36, 8000, 1.5, 10, 1), 6) -> -363.176463"],
          cost=Cost.const(10000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def cumprinc(rate: Number, nper: Number, pv: Number, start_period: Number, end_period: Number,
