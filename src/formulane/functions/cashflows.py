@@ -372,20 +372,23 @@ def mirr(values: tuple, finance_rate: Number, reinvest_rate: Number) -> Decimal:
     flows = [nm.dec(v) for v in values if v is not None]
     n = len(flows)
     fr, rr = 1 + nm.dec(finance_rate), 1 + nm.dec(reinvest_rate)
-    if not fr or not rr:
-        raise XLError(DIV0, "a rate of -1")
 
     def compute() -> Decimal:
-        positive = negative = Decimal(0)
+        # Receipts grown to the last period at the reinvestment rate, payments discounted to
+        # the first at the finance rate; written without dividing by (1 + rate), so a rate of
+        # -1 gives Excel's answer (a payment in the first period only: 0^0 is 1).
+        grown = discounted = Decimal(0)
         with decimal.localcontext(_W):
             for i, v in enumerate(flows):
                 if v > 0:
-                    positive += v / rr ** (i + 1)
+                    grown += v * rr ** (n - 1 - i)
                 elif v < 0:
-                    negative += v / fr ** (i + 1)
-            if not positive or not negative or n < 2:
+                    if not fr and i:
+                        raise XLError(DIV0, "a finance rate of -1 with a later payment")
+                    discounted += v / fr ** i if i else v
+            if not grown or not discounted or n < 2:
                 raise XLError(DIV0, "MIRR needs a positive and a negative cash flow")
-            ratio = -positive * rr ** n / (negative * fr)
+            ratio = -grown / discounted
         return nm.power(ratio, Decimal(1) / (n - 1)) - 1
 
     return _guarded(compute)
