@@ -139,7 +139,17 @@ def each_serial_to_date(items: Any) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
+def boolean_refused(value: Any) -> Any:
+    """A logical given to one of Excel's Analysis ToolPak functions (GCD(TRUE, 2)): Excel
+    answers #VALUE! where its own functions read TRUE as 1 (interpreter/overloads.py,
+    REFUSE_LOGICALS)."""
+    if value is None:
+        return None
+    raise XLError(VALUE, "this function takes numbers, not TRUE or FALSE (as in Excel)")
+
+
 SERIAL_COERCIONS = {
+    "boolean_refused": boolean_refused,
     "each_serial_to_date": each_serial_to_date,
     "serial_to_datetime": serial_to_datetime,
     "serial_to_duration": serial_to_duration,

@@ -88,6 +88,7 @@ class OverloadResolver(SerialCoercions):
         failures: list[tuple[int, Param, IR | None, str]] = []
         # Exact fits first: an Excel coercion only decides when no overload fits as is.
         passes = (False, True) if self.profile == "excel" else (False,)
+        self.calling = spec.name  # coerce() asks: Excel's add-in functions refuse logicals
         for coerce in passes:
             self.coercing = coerce
             for s in fitting:
@@ -402,6 +403,8 @@ class OverloadResolver(SerialCoercions):
             return self.coerce(arg, expected)
         return None
 
+    calling: str | None = None
+
     @property
     def excel_coercions(self) -> bool:
         return self.profile == "excel" and self.coercing
@@ -415,7 +418,8 @@ class OverloadResolver(SerialCoercions):
             return self.serial_coerce(arg, target)
         mode = {
             ("Text", "Number"): "text_to_number",
-            ("Boolean", "Number"): "boolean_to_number",
+            ("Boolean", "Number"): "boolean_refused" if getattr(self, "calling", None)
+            in REFUSE_LOGICALS else "boolean_to_number",
             ("Number", "Boolean"): "number_to_boolean",
             ("Text", "Boolean"): "text_to_boolean",
         }.get((a.kind, target.kind))
@@ -423,7 +427,8 @@ class OverloadResolver(SerialCoercions):
             mode = "to_text"
         if mode is None:
             return None
-        may_error = mode in ("text_to_number", "text_to_boolean") or arg.may_error
+        may_error = mode in ("text_to_number", "text_to_boolean", "boolean_refused") \
+            or arg.may_error
         if a.nullable and (a.kind == "Text" or target.kind == "Text"):
             # A blank is the target's zero (an empty cell reads as 0, "" or FALSE), not the
             # conversion of the source's zero: a blank Number? joins as "", not "0"; a blank
@@ -684,6 +689,15 @@ _SERIAL_KINDS = frozenset(("Number", "Date", "DateTime", "Duration"))
 #: What a blank reads as next to a value of each kind (KB 214244: an empty cell is zero).
 _BLANK_AS = {"Number": (0, "Number"), "Date": (0, "Number"), "DateTime": (0, "Number"),
              "Duration": (0, "Number"), "Text": ("", "Text"), "Boolean": (False, "Boolean")}
+
+
+#: Excel's functions from the Analysis ToolPak answer #VALUE! for a logical given directly
+#: (GCD(TRUE, 2), EOMONTH(44987, TRUE), DELTA(TRUE, 1)) where its own functions read TRUE as 1:
+#: each name here is backed by an Excel-computed case of the ironcalc conformance suite.
+REFUSE_LOGICALS = frozenset((
+    "GCD", "LCM", "QUOTIENT", "MULTINOMIAL", "MROUND", "SERIESSUM", "ERFC", "DELTA", "EOMONTH",
+    "ISEVEN", "ISODD", "CUMIPMT", "CUMPRINC", "NOMINAL", "TBILLPRICE", "TBILLYIELD", "DOLLARDE",
+    "DOLLARFR"))
 
 
 def _excel_comparison(op: str, left_kind: str, right_kind: str,
