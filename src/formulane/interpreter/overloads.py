@@ -450,8 +450,9 @@ class OverloadResolver(SerialCoercions):
         (``CONCAT({1,2})`` is "12"); excel profile only, blanks and error values kept."""
         elem = arg.type.elem
         if not self.excel_coercions or elem is None \
-                or not (elem.is_scalar or elem.kind == "Any") or elem.kind in ("Never", "Blank"):
-            return None  # Any: a mixed array ({1,"p",TRUE}), each item shown as Excel shows it
+                or not (elem.is_scalar or elem.kind in ("Any", "Blank")) or elem.kind == "Never":
+            return None  # Any: a mixed array ({1,"p",TRUE}), each item shown as Excel shows it;
+            # Blank: a range of empty cells (CONCAT of it is "")
         text = Type("Text", nullable=elem.nullable)
         # Two units an item: formatting a number as text costs about two list steps.
         return ir.Coerce(arg, "each_to_text", Type("List", elem=text, nullable=arg.type.nullable),
