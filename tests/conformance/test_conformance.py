@@ -24,10 +24,12 @@ import yaml
 
 import formulane
 from formulane import ErrorValue, FormulaError
+from formulane.functions.dates import serial as _serial_spec
 
 HERE = Path(__file__).parent
 KEYS = {"id", "source", "profile", "formula", "vars", "schema", "expect", "type", "packs", "now",
-        "divergence", "bug", "note", "cel", "cel_result"}
+        "divergence", "bug", "note", "cel", "cel_result", "match", "excel", "heldout",
+        "tolerance"}
 ERROR_CODES = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#CALC!",
                "#ERROR!"}
 _DURATION = re.compile(
@@ -38,7 +40,7 @@ def suite_of(path: Path) -> str:
     return path.stem.split("_")[0]
 
 
-def load() -> list[dict[str, Any]]:
+def load(skip_marks: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     cases = []
     for path in sorted(HERE.glob("*.yaml")):
         for i, raw in enumerate(yaml.safe_load(path.read_text(encoding="utf-8")) or []):
@@ -55,6 +57,38 @@ def load() -> list[dict[str, Any]]:
             if "bug" in raw and "divergence" in raw:
                 raise ValueError(f"{where}: a case is a bug or a divergence, not both")
             cases.append({**raw, "suite": suite_of(path), "file": path.name})
+    return _apply_marks(cases, skip_marks)
+
+
+MARK_KEYS = {"bug", "divergence", "note", "expect"}
+STALE_MARKS: list[str] = []
+
+
+def _apply_marks(cases: list[dict[str, Any]], skip: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Generated suites (ironcalc) keep their marks beside them, so that regenerating a suite
+    keeps them: marks/<suite>_divergence.yaml (written by hand: `divergence:` with our
+    documented `expect`, or a `note:`) and marks/<suite>.yaml (`bug:` per failing case,
+    rewritten by bench/conformance_report.py --mark); each maps a case id to the keys to add."""
+    by_id = {c["id"]: c for c in cases}
+    for path in sorted((HERE / "marks").glob("*.yaml")):
+        if path.name in skip:
+            continue
+        for cid, keys in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items():
+            if cid not in by_id:
+                STALE_MARKS.append(f"{path.name}: {cid}")  # test_no_stale_marks fails
+                continue
+            if not isinstance(keys, dict) or set(keys) - MARK_KEYS:
+                raise ValueError(f"{path.name}: {cid}: marks are {sorted(MARK_KEYS)}")
+            if "expect" in keys and "divergence" not in keys:
+                raise ValueError(f"{path.name}: {cid}: only a divergence changes the expectation")
+            case = by_id[cid]
+            if "divergence" in keys:
+                case.pop("bug", None)  # a decision replaces a generated bug mark
+            if "expect" in keys:
+                case["source_expect"] = case["expect"]
+            case.update(keys)
+            if "bug" in case and "divergence" in case:
+                raise ValueError(f"{path.name}: {cid}: a case is a bug or a divergence, not both")
     return cases
 
 
@@ -108,6 +142,34 @@ def same(actual: Any, want: Any) -> bool:
     return type(actual) is type(want) and actual == want
 
 
+def _excel_number(value: Any) -> Decimal | None:
+    """What Excel holds for an answer: a number, or a date, time or duration as its serial."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, (dt.date, dt.timedelta)):
+        return Decimal(str(_serial_spec.impl(value)))
+    return None
+
+
+def same_excel(actual: Any, want: Any, tolerance: Any = None) -> bool:
+    """`match: excel`: numbers agree to 9 significant digits (Excel's cached values are binary
+    doubles, this engine computes in decimals), a date, time or duration answer is its serial
+    number (Excel's cell holds the number; its format only displays it), the rest as `same`."""
+    if isinstance(want, Decimal):
+        got = _excel_number(actual)
+        if got is None:
+            return False
+        if tolerance is not None:  # an iterated answer Excel documents to an accuracy
+            return abs(got - want) <= Decimal(str(tolerance))
+        return abs(got - want) <= max(abs(want) * Decimal("1e-9"), Decimal("1e-15"))
+    if isinstance(want, list):
+        return isinstance(actual, list) and len(actual) == len(want) and all(
+            same_excel(a, w) for a, w in zip(actual, want))
+    return same(actual, want)
+
+
 def run(case: dict[str, Any]) -> tuple[Any, Any]:
     """Compile and evaluate on the scalar backend: (program, value) or (None, FormulaError)."""
     variables = case.get("vars") or {}
@@ -141,7 +203,11 @@ def check(case: dict[str, Any]) -> None:
     if "type" in case:
         assert str(program.type) == case["type"], f"type {program.type}, expected {case['type']}"
     value = expected(want)
-    assert same(result, value), f"got {shown}, expected {value!r}"
+    if case.get("match") == "excel":
+        agree = same_excel(result, value, case.get("tolerance"))
+    else:
+        agree = same(result, value)
+    assert agree, f"got {shown}, expected {value!r}"
 
 
 CASES = load()
@@ -161,6 +227,12 @@ def test_ids_are_unique_and_sourced() -> None:
     for c in CASES:
         assert not c["id"].startswith(("cel.", "opmatrix.", "excel.")) or \
             c["id"].split(".")[0] == c["suite"], f"{c['id']} sits in the {c['suite']} suite"
+
+
+def test_no_stale_marks() -> None:
+    """Every mark in marks/*.yaml names a case (regenerate the marks after regenerating a
+    suite: python bench/conformance_report.py --mark)."""
+    assert not STALE_MARKS, STALE_MARKS[:10]
 
 
 def test_cel_cases_follow_their_source() -> None:

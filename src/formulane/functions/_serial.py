@@ -10,6 +10,7 @@ blank and raises `XLError` (an error value) on a value it cannot convert:
 
 - ``serial_to_datetime``: a serial number as a DateTime at UTC (``HOUR(0.44)`` is 10);
 - ``serial_to_duration``: a number of days as a Duration (``DATETIME(...) + 0.5``);
+- ``each_serial_to_date``: a list of serial numbers as a list of dates (XNPV's, XIRR's dates);
 - ``text_to_date`` / ``text_to_datetime`` / ``text_to_duration``: a text that is a number
   (``"44811"``) as that serial, else a date or time text as DATEVALUE / TIMEVALUE read it,
   as Excel reads ``DAY("2007-01-10")``.
@@ -123,7 +124,33 @@ class BlankPassing:
 
 
 #: Coercion mode -> scalar conversion (merged into the interpreter's coercion table).
+def each_serial_to_date(items: Any) -> tuple[Any, ...] | None:
+    """A list of numbers where a list of dates is expected (``XNPV(r, flows, {44958, ...})``):
+    each number is an Excel serial read as its date (a fraction dropped, as FROMSERIAL does);
+    blanks and error values inside the list stay for the function to report."""
+    if items is None:
+        return None
+    out: list[Any] = []
+    for x in items:
+        if x is None or not isinstance(x, (int, Decimal)) or isinstance(x, bool):
+            out.append(x)
+            continue
+        out.append(cal.from_serial(int(Decimal(x).to_integral_value(rounding=ROUND_FLOOR))))
+    return tuple(out)
+
+
+def boolean_refused(value: Any) -> Any:
+    """A logical given to one of Excel's Analysis ToolPak functions (GCD(TRUE, 2)): Excel
+    answers #VALUE! where its own functions read TRUE as 1 (interpreter/overloads.py,
+    REFUSE_LOGICALS)."""
+    if value is None:
+        return None
+    raise XLError(VALUE, "this function takes numbers, not TRUE or FALSE (as in Excel)")
+
+
 SERIAL_COERCIONS = {
+    "boolean_refused": boolean_refused,
+    "each_serial_to_date": each_serial_to_date,
     "serial_to_datetime": serial_to_datetime,
     "serial_to_duration": serial_to_duration,
     "text_to_date": text_to_date,

@@ -694,6 +694,8 @@ def format_value(value: Any, format_text: str, check: Callable[[int], None] | No
         body = _format_date(sec, shown if not minus else magnitude)
     else:
         body = _format_number(sec, magnitude)
+        if minus and body == _format_number(sec, Decimal(0)):
+            minus = False  # Excel shows no sign on a number that rounds to zero: "0.00"
     return "-" + body if minus else body
 
 

@@ -11,6 +11,8 @@ positions in the lowered text are positions in the original. Invalid patterns ra
 
 from __future__ import annotations
 
+import math
+
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Iterator, Sequence
@@ -169,15 +171,17 @@ class Regex:
 
 def wildcard_segments(pattern: str) -> tuple[bool, list[list[str | None]]]:
     """Split an Excel wildcard pattern at ``*``: (starts with ``*``, segments), each segment a
-    list of characters with ``None`` for ``?``. ``~`` escapes the next ``* ? ~``; before any
-    other character it is itself."""
+    list of characters with ``None`` for ``?``. ``~`` escapes the next character (``~*`` is a
+    star, ``~d`` a d) and a final ``~`` stands for nothing, as Excel reads them
+    (``SEARCH("~d", "My dear")`` is 4, ``SEARCH("~", "Hi ~Bang!")`` is 1)."""
     segments: list[list[str | None]] = [[]]
     leading = False
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
-        if c == "~" and i + 1 < n and pattern[i + 1] in "*?~":
-            segments[-1].append(pattern[i + 1])
+        if c == "~":
+            if i + 1 < n:
+                segments[-1].append(pattern[i + 1])
             i += 2
             continue
         if c == "*":
@@ -307,7 +311,7 @@ def before_after(fn: str, text: str, delimiter: Any, instance_num: Decimal | int
     delims = delimiters(delimiter)
     if not delims:
         raise XLError(VALUE, f"{fn}: no delimiter given")
-    instance = int(instance_num)
+    instance = math.floor(instance_num)  # Excel takes INT: -1.2 is the second from the end
     ignore_case = flag(match_mode, fn)
     end_flag = flag(match_end, fn, "match_end")
     if instance == 0 or (abs(instance) > len(text) and text):

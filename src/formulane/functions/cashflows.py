@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from ..types import DATE, NUMBER, list_of, optional
 from ..values import DIV0, NUM, XLError
+from . import _calendar as cal
 from . import _numeric as nm
 from . import finance
 from ._numeric import Number
@@ -99,13 +101,24 @@ def ppmt(rate: Number, per: Number, nper: Number, pv: Number, fv: Number = 0,
 
 def _cumulative(rate: Number, nper: Number, pv: Number, start: Number, end: Number,
                 type_: Number) -> tuple[Decimal, Decimal, int, int]:
-    """(payment, principal paid in periods start..end, start, end) with Excel's checks."""
-    first, last = nm.trunc_int(start), nm.trunc_int(end)
+    """(payment, principal paid in periods start..end, start, end) with Excel's checks.
+    Excel counts the whole periods inside [start, end] (CUMPRINC(r, n, pv, 1.5, 9.7, t) covers
+    periods 2 to 9, as its computed answers show). With payments at the start of each period
+    (type 1) the first payment is all principal and payment k repays the balance left after
+    payment k - 1: the principal of periods first..last telescopes to a difference of two
+    future values, as it does at the end of each period (type 0)."""
+    first, last = math.ceil(start), math.floor(end)
     if rate <= 0 or nper <= 0 or pv <= 0 or first < 1 or last < 1 or first > last \
             or last > nper or type_ not in (0, 1):
         raise XLError(NUM, "needs rate, nper, pv > 0, 1 <= start <= end <= nper, type 0 or 1")
-    payment = _PMT(rate, nper, pv, 0, type_)
-    principal = _FV(rate, first - 1, payment, pv, type_) - _FV(rate, last, payment, pv, type_)
+    fv = cast(Callable[..., Decimal], _FV)
+    payment = cast(Callable[..., Decimal], _PMT)(rate, nper, pv, 0, type_)
+    if not type_:
+        principal = fv(rate, first - 1, payment, pv, 0) - fv(rate, last, payment, pv, 0)
+    elif first >= 2:
+        principal = fv(rate, first - 2, payment, pv, 1) - fv(rate, last - 1, payment, pv, 1)
+    else:
+        principal = payment + fv(rate, 0, payment, pv, 1) - fv(rate, last - 1, payment, pv, 1)
     return payment, principal, first, last
 
 
@@ -115,7 +128,8 @@ def _cumulative(rate: Number, nper: Number, pv: Number, start: Number, end: Numb
          doc="The interest paid on a loan between start_period and end_period (inclusive).",
          examples=["ROUND(CUMIPMT(0.09/12, 30*12, 125000, 13, 24, 0), 4) -> -11135.2321",
                    "ROUND(CUMIPMT(0.09/12, 30*12, 125000, 1, 1, 0), 4) -> -937.5",
-                   "CUMIPMT(0.09/12, 360, 125000, 13, 12, 0) -> #NUM!"],
+                   "CUMIPMT(0.09/12, 360, 125000, 13, 12, 0) -> #NUM!",
+                   "ROUND(CUMIPMT(0.1, 36, 8000, 3, 10, 1), 6) -> -5676.255397"],
          cost=Cost.const(10000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def cumipmt(rate: Number, nper: Number, pv: Number, start_period: Number, end_period: Number,
@@ -130,7 +144,8 @@ def cumipmt(rate: Number, nper: Number, pv: Number, start_period: Number, end_pe
          doc="The principal repaid on a loan between start_period and end_period (inclusive).",
          examples=["ROUND(CUMPRINC(0.09/12, 30*12, 125000, 13, 24, 0), 4) -> -934.1071",
                    "ROUND(CUMPRINC(0.09/12, 30*12, 125000, 1, 1, 0), 4) -> -68.2783",
-                   "CUMPRINC(0, 360, 125000, 1, 1, 0) -> #NUM!"],
+                   "CUMPRINC(0, 360, 125000, 1, 1, 0) -> #NUM!",
+                   "ROUND(CUMPRINC(0.1, 36, 8000, 1.5, 10, 1), 6) -> -363.176463"],
          cost=Cost.const(10000), errors=("#NUM!",), pack=_PACK, category="finance",
          polars=_ANNUITY, sql=_ANNUITY)
 def cumprinc(rate: Number, nper: Number, pv: Number, start_period: Number, end_period: Number,
@@ -262,7 +277,9 @@ def _dated(values: tuple[Any, ...], dates: tuple[Any, ...]) -> list[tuple[Decima
 
 
 def _ordinal(d: Any) -> int:
-    return (d.date() if isinstance(d, dt.datetime) else d).toordinal()
+    """The date's Excel serial number: Excel counts days between serials, so a span across
+    its phantom 1900-02-29 is one day longer than the calendar's."""
+    return cal.to_serial(d.date() if isinstance(d, dt.datetime) else d)
 
 
 def _xnpv(rate: float, flows: list[tuple[float, float]]) -> tuple[float, float]:
@@ -315,8 +332,14 @@ def _xirr(flows: list[tuple[float, float]], guess: float) -> float:
         if not slope:
             break
         step = value / slope
+        if rate - step <= -1:
+            # A Newton step past -100% (where XNPV is undefined) goes halfway to -1 instead,
+            # so steep negative rates converge as Excel finds them (-0.9978 on IronCalc's cases).
+            step = (rate + 1) / 2
         rate -= step
         if abs(step) <= 1e-12 * max(1.0, abs(rate)):
+            if rate + 1 < 1e-9:  # pressed against -100%: no rate, as Excel answers #NUM!
+                break
             return rate
     raise XLError(NUM, f"XIRR did not converge in {XIRR_STEPS} steps; try another guess")
 
@@ -356,20 +379,23 @@ def mirr(values: tuple[Any, ...], finance_rate: Number, reinvest_rate: Number) -
     flows = [nm.dec(v) for v in values if v is not None]
     n = len(flows)
     fr, rr = 1 + nm.dec(finance_rate), 1 + nm.dec(reinvest_rate)
-    if not fr or not rr:
-        raise XLError(DIV0, "a rate of -1")
 
     def compute() -> Decimal:
-        positive = negative = Decimal(0)
+        # Receipts grown to the last period at the reinvestment rate, payments discounted to
+        # the first at the finance rate; written without dividing by (1 + rate), so a rate of
+        # -1 gives Excel's answer (a payment in the first period only: 0^0 is 1).
+        grown = discounted = Decimal(0)
         with decimal.localcontext(_W):
             for i, v in enumerate(flows):
                 if v > 0:
-                    positive += v / rr ** (i + 1)
+                    grown += v * rr ** (n - 1 - i)
                 elif v < 0:
-                    negative += v / fr ** (i + 1)
-            if not positive or not negative or n < 2:
+                    if not fr and i:
+                        raise XLError(DIV0, "a finance rate of -1 with a later payment")
+                    discounted += v / fr ** i if i else v
+            if not grown or not discounted or n < 2:
                 raise XLError(DIV0, "MIRR needs a positive and a negative cash flow")
-            ratio = -positive * rr ** n / (negative * fr)
+            ratio = -grown / discounted
         return nm.power(ratio, Decimal(1) / (n - 1)) - 1
 
     return _guarded(compute)

@@ -1,7 +1,9 @@
 """Database functions over lists of records: DSUM, DAVERAGE, DCOUNT, DCOUNTA, DGET, DMAX, DMIN,
 DPRODUCT, DSTDEV, DSTDEVP, DVAR, DVARP.
 
-Contract: ``database`` is a list of records (Excel's range of rows under a header row);
+Contract: ``database`` is a list of records (Excel's range of rows under a header row), or
+that range itself as a 2-D array whose first row names the fields (the excel profile's
+``{"Tree","Height";"Apple",18;...}``), and so is ``criteria``;
 ``field`` names a field (case-insensitive) or gives its 1-based position; ``criteria`` is a
 list of records, Excel's criteria range: a record matches when it satisfies every field of
 at least one criteria record (fields AND, records OR); a criterion value is read as in
@@ -43,6 +45,25 @@ def _ex(expr: str, result: str, **criteria: Any) -> Example:
     return Example(expr, result, tuple(variables))
 
 
+def _records(items: tuple[Any, ...], what: str) -> tuple[Any, ...]:
+    """Excel's layout, a 2-D array whose first row holds the field names (``{"Tree",
+    "Height"; "Apple", 18; ...}``), as the list of records it stands for; a list of records
+    as it is. A repeated name keeps its first column, as Excel reads the first match."""
+    if not items or not all(type(row) is tuple for row in items):
+        return items
+    header = items[0]
+    columns: dict[str, int] = {}
+    for i, name in enumerate(header):
+        if name is not None and not isinstance(name, bool):
+            columns.setdefault(name if type(name) is str else str(name), i)
+    out = []
+    for row in items[1:]:
+        if len(row) != len(header):
+            raise XLError(VALUE, f"every {what} row must have as many cells as the header")
+        out.append({name: row[i] for name, i in columns.items()})
+    return tuple(out)
+
+
 def _record(item: Any, what: str) -> Mapping[str, Any]:
     if not isinstance(item, Mapping):
         raise XLError(VALUE, f"every {what} item must be a record")
@@ -54,6 +75,7 @@ def _names(record: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _field_name(database: tuple[Any, ...], field: Any) -> str | None:
+    database = _records(database, "database")
     if not database:
         return None
     first = _record(database[0], "database")
@@ -70,6 +92,7 @@ def _field_name(database: tuple[Any, ...], field: Any) -> str | None:
 
 
 def _matching(database: tuple[Any, ...], criteria: tuple[Any, ...]) -> list[Mapping[str, Any]]:
+    database, criteria = _records(database, "database"), _records(criteria, "criteria")
     records = [_record(r, "database") for r in database]
     rows = [_record(c, "criteria") for c in criteria]
     if not rows:

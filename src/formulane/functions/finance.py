@@ -193,13 +193,19 @@ def _newton(step: Callable[[Decimal], Decimal], guess: Decimal, what: str) -> De
             if rate <= -1:
                 raise XLError(NUM, f"{what} did not converge (the rate fell to -100% or below)")
             delta = step(rate)
+            if rate - delta <= -1:
+                # A step past -100% goes halfway to -1 instead (IRR({-5, 1}) is -0.8 in Excel)
+                delta = (rate + 1) / 2
             rate = _W.subtract(rate, delta)
             last = abs(delta)
             if last <= _CONVERGED * max(_ONE, abs(rate)):
+                if rate + 1 < Decimal("1e-9"):  # pressed against -100%: no rate
+                    raise XLError(NUM, f"{what} did not converge (no rate above -100%)")
                 return _snap(rate)
     except _ARITH:
         raise XLError(NUM, f"{what} did not converge") from None
-    if last is not None and last <= _ACCEPTABLE * max(_ONE, abs(rate)) and rate > -1:
+    if last is not None and last <= _ACCEPTABLE * max(_ONE, abs(rate)) \
+            and rate + 1 >= Decimal("1e-9"):
         return _snap(rate)
     raise XLError(NUM, f"{what} did not converge in {MAX_ITERATIONS} steps; try another guess")
 

@@ -109,15 +109,15 @@ def _binomial_like(n: int, k: int, permutations: bool) -> Decimal:
     doc="The number of combinations with repetitions: COMBIN(n + k - 1, k); #NUM! for "
         "negative arguments.",
     examples=["COMBINA(4, 3) -> 20", "COMBINA(10, 3) -> 220", "COMBINA(0, 0) -> 1",
-              "COMBINA(-1, 2) -> #NUM!"],
+              "COMBINA(-1, 2) -> #NUM!", "COMBINA(0, 5) -> #NUM!"],
     cost=Cost.const(2000), errors=("#NUM!",), polars=_COUNTING, sql=_COUNTING, category="math",
 )
 def combina(number: Number, number_chosen: Number) -> Decimal:
     n, k = _count(number, "number"), _count(number_chosen, "number_chosen")
     if n == 0 and k == 0:
         return nm.finish(1)
-    if n == 0:
-        return nm.finish(0)
+    if n == 0:  # Excel: COMBINA(0, 5) is #NUM! (no item to repeat), COMBINA(0, 0) is 1
+        raise XLError(NUM, "COMBINA needs at least one item to choose from")
     return _binomial_like(n + k - 1, k, False)
 
 

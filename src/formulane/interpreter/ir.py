@@ -132,7 +132,7 @@ COERCIONS = (
     "number_to_boolean", "text_to_boolean", "to_text", "each_to_text",
     # excel profile, scalar engine only (functions/_serial.py): serials as dates and times
     "serial_to_datetime", "serial_to_duration", "text_to_date", "text_to_datetime",
-    "text_to_duration",
+    "text_to_duration", "each_serial_to_date", "boolean_refused",
     # excel profile, scalar engine only (functions/_excel_arrays.py): skip rules inside arrays
     "array_numbers", "array_and", "array_or", "array_xor", "array_skip_errors",
     "array_errors_counted", "array_vector", "array_mixed",

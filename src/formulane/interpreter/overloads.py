@@ -113,6 +113,7 @@ class OverloadResolver(SerialCoercions):
         failures: list[tuple[int, Param, IR | None, str]] = []
         # Exact fits first: an Excel coercion only decides when no overload fits as is.
         passes = (False, True) if self.profile == "excel" else (False,)
+        self.calling = spec.name  # coerce() asks: Excel's add-in functions refuse logicals
         for coerce in passes:
             self.coercing = coerce
             for s in fitting:
@@ -266,7 +267,10 @@ class OverloadResolver(SerialCoercions):
 
     def resolve_comparison(self, spec: FunctionSpec, node: ast.Binary, left: IR, right: IR) -> IR:
         if left.type.kind == "Never" or right.type.kind == "Never":
-            return self.poison(node.span)
+            # NA() = 1 is #N/A (an error operand is the answer), not a blank: only an operand
+            # that already failed to check is poison; the usual resolution passes errors on.
+            return self.resolve(spec, [node.left, node.right], [left, right], node.span,
+                                node.op_span or node.span, display=node.op)
         lt, rt = left.type, right.type
         if self.profile == "excel" and lt.is_scalar and rt.is_scalar and lt.kind != rt.kind \
                 and "Blank" not in (lt.kind, rt.kind):
@@ -376,6 +380,12 @@ class OverloadResolver(SerialCoercions):
             if a.kind == "Blank":
                 return arg if expected.nullable else FAIL_NULLABLE
             if a.kind != "List":
+                if self.excel_coercions and a.is_scalar and a.kind not in ("Blank", "Never") \
+                        and expected.elem is not None and _unify(expected.elem, a, bindings):
+                    # Excel reads a single value where a range is expected as a one-cell
+                    # range (IRR(-20), SMALL(3.4, 1)).
+                    return ir.ListOf((arg,), Type("List", elem=a), arg.span, arg.may_error,
+                                     arg.cost + 1, 1)
                 return None
             if a.nullable and not expected.nullable:
                 return FAIL_NULLABLE
@@ -387,6 +397,13 @@ class OverloadResolver(SerialCoercions):
                 # A one-column ({1;2;3}) or one-row 2-D array where a list is expected.
                 return ir.Coerce(arg, "array_vector", Type("List", elem=a.elem.elem,
                                                            nullable=a.nullable),
+                                 arg.span, True, arg.cost + 1 + arg.size, arg.size)
+            if self.excel_coercions and a.elem is not None and a.elem.kind == "Number" \
+                    and expected.elem is not None and expected.elem.kind == "Date":
+                # Serial numbers where a list of dates is expected (XNPV's dates, as Excel).
+                return ir.Coerce(arg, "each_serial_to_date",
+                                 Type("List", elem=Type("Date", nullable=a.elem.nullable),
+                                      nullable=a.nullable),
                                  arg.span, True, arg.cost + 1 + arg.size, arg.size)
             return self.each_to_text(arg) if expected.elem.kind == "Text" else None  # type: ignore[union-attr]
         if k == "Record":
@@ -417,6 +434,8 @@ class OverloadResolver(SerialCoercions):
             return self.coerce(arg, expected)
         return None
 
+    calling: str | None = None
+
     @property
     def excel_coercions(self) -> bool:
         return self.profile == "excel" and self.coercing
@@ -430,7 +449,8 @@ class OverloadResolver(SerialCoercions):
             return self.serial_coerce(arg, target)
         mode = {
             ("Text", "Number"): "text_to_number",
-            ("Boolean", "Number"): "boolean_to_number",
+            ("Boolean", "Number"): "boolean_refused" if getattr(self, "calling", None)
+            in REFUSE_LOGICALS else "boolean_to_number",
             ("Number", "Boolean"): "number_to_boolean",
             ("Text", "Boolean"): "text_to_boolean",
         }.get((a.kind, target.kind))
@@ -438,7 +458,8 @@ class OverloadResolver(SerialCoercions):
             mode = "to_text"
         if mode is None:
             return None
-        may_error = mode in ("text_to_number", "text_to_boolean") or arg.may_error
+        may_error = mode in ("text_to_number", "text_to_boolean", "boolean_refused") \
+            or arg.may_error
         if a.nullable and (a.kind == "Text" or target.kind == "Text"):
             # A blank is the target's zero (an empty cell reads as 0, "" or FALSE), not the
             # conversion of the source's zero: a blank Number? joins as "", not "0"; a blank
@@ -459,9 +480,10 @@ class OverloadResolver(SerialCoercions):
         """A list of scalars where a list of texts is expected: Excel converts item by item
         (``CONCAT({1,2})`` is "12"); excel profile only, blanks and error values kept."""
         elem = arg.type.elem
-        if not self.excel_coercions or elem is None or not elem.is_scalar \
-                or elem.kind in ("Never", "Blank"):
-            return None
+        if not self.excel_coercions or elem is None \
+                or not (elem.is_scalar or elem.kind in ("Any", "Blank")) or elem.kind == "Never":
+            return None  # Any: a mixed array ({1,"p",TRUE}), each item shown as Excel shows it;
+            # Blank: a range of empty cells (CONCAT of it is "")
         text = Type("Text", nullable=elem.nullable)
         # Two units an item: formatting a number as text costs about two list steps.
         return ir.Coerce(arg, "each_to_text", Type("List", elem=text, nullable=arg.type.nullable),
@@ -724,6 +746,15 @@ _SERIAL_KINDS = frozenset(("Number", "Date", "DateTime", "Duration"))
 #: What a blank reads as next to a value of each kind (KB 214244: an empty cell is zero).
 _BLANK_AS = {"Number": (0, "Number"), "Date": (0, "Number"), "DateTime": (0, "Number"),
              "Duration": (0, "Number"), "Text": ("", "Text"), "Boolean": (False, "Boolean")}
+
+
+#: Excel's functions from the Analysis ToolPak answer #VALUE! for a logical given directly
+#: (GCD(TRUE, 2), EOMONTH(44987, TRUE), DELTA(TRUE, 1)) where its own functions read TRUE as 1:
+#: each name here is backed by an Excel-computed case of the ironcalc conformance suite.
+REFUSE_LOGICALS = frozenset((
+    "GCD", "LCM", "QUOTIENT", "MULTINOMIAL", "MROUND", "SERIESSUM", "ERFC", "DELTA", "EOMONTH",
+    "ISEVEN", "ISODD", "CUMIPMT", "CUMPRINC", "NOMINAL", "TBILLPRICE", "TBILLYIELD", "DOLLARDE",
+    "DOLLARFR"))
 
 
 def _excel_comparison(op: str, left_kind: str, right_kind: str,

@@ -293,7 +293,11 @@ def polars_text(value: Any, fmt: Any) -> Any:
     int_digits = pl.when(int_digits == "").then(pl.lit("0")).otherwise(int_digits)
     if plan.grouping:
         int_digits = _pl_group(int_digits)
-    parts = [pl.when(value < 0).then(pl.lit("-")).otherwise(pl.lit("")), int_digits]
+    # Excel shows no minus on a number that shows as zero (TEXT(-1/3, "0") is "0").
+    shown = int_digits if decimals is None else int_digits + decimals
+    nonzero = shown.str.strip_chars("0,") != ""
+    parts = [pl.when((value < 0) & nonzero).then(pl.lit("-")).otherwise(pl.lit("")),
+             int_digits]
     if decimals is not None:
         parts += [pl.lit("."), decimals]
     if plan.percent:
@@ -386,7 +390,12 @@ def sql_text(value: Any, fmt: Any) -> Any:
                 grouped = exp.RegexpReplace(this=_f("REVERSE", shown), expression=L.string(
                     "([0-9]{3})"), replacement=L.string("\\1,"), modifiers=L.string("g"))
                 shown = _f("REVERSE", _f("RTRIM", grouped, L.string(",")))
-            parts = [shown]
+            every = shown.copy() if decimals is None else _cat(shown.copy(), decimals.copy())
+            # Excel shows no minus on a number that shows as zero (TEXT(-1/3, "0") is "0").
+            nonzero = exp.NEQ(this=_f("LTRIM", every, L.string("0,")), expression=L.string(""))
+            sign = _case([(exp.and_(_lt(value, L.number(0)), nonzero), L.string("-"))],
+                         L.string(""))
+            parts = [sign, shown]
             if decimals is not None:
                 parts += [L.string("."), decimals]
             if plan.percent:
@@ -394,8 +403,7 @@ def sql_text(value: Any, fmt: Any) -> Any:
             return _cat(*parts)
         return _let(int_digits, build)
 
-    sign = _case([(_lt(value, L.number(0)), L.string("-"))], L.string(""))
-    return _cat(sign, _sql_scaled_digits(value, plan, finish))
+    return _sql_scaled_digits(value, plan, finish)
 
 
 def _boolean_plan(backend: str, args: Sequence[Any]) -> Any:

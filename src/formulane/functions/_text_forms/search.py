@@ -7,6 +7,8 @@ wildcard or delimiter that is not a literal is refused with the reason.
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
 from typing import Any, Callable, Sequence
 
 from sqlglot import exp
@@ -234,7 +236,7 @@ def _before_after_plan(backend: str, name: str, args: Sequence[Any]) -> Any:
         _refuse(backend, name, "instance_num must be a literal")
     ignore_case = _literal_flag(backend, name, mode, "match_mode")
     match_end = _literal_flag(backend, name, end, "match_end")
-    k = _int(k)
+    k = math.floor(Decimal(k))  # Excel takes INT of instance_num, as the scalar engine does
     if ignore_case is None or match_end is None or k == 0:
         return "bad"  # #VALUE! for every non-empty text
     if ignore_case and not _caseless(d):
