@@ -20,12 +20,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import threading
-import time
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, Sequence
 
 from ..errors import FormulaError
 from .reading import DEFAULT_INFER_ROWS, DEFAULT_NULL_VALUES
@@ -74,57 +71,6 @@ def parse_formulas(items: Sequence[str]) -> dict[str, str]:
             raise ValueError(f"--formula {name} is given twice")
         formulas[name] = expr.strip()
     return formulas
-
-
-class Progress:
-    """A one-line progress display on stderr: rows processed, rate, bytes written, time."""
-
-    def __init__(self, output: str, stream: TextIO, interval: float = 0.5) -> None:
-        self.output = output
-        self.stream = stream
-        self.tty = stream.isatty()
-        self.interval = interval if self.tty else 5.0
-        self.rows = 0
-        self.elapsed = 0.0
-        self.started = time.monotonic()
-        self.stop_event = threading.Event()
-        self.thread = threading.Thread(target=self.loop, daemon=True)
-
-    def update(self, rows: int, elapsed: float) -> None:
-        self.rows = max(self.rows, rows)
-
-    def line(self) -> str:
-        elapsed = time.monotonic() - self.started
-        try:
-            written = os.path.getsize(self.output)
-        except OSError:
-            written = 0
-        rate = self.rows / elapsed if elapsed > 0 else 0.0
-        return (f"formulane apply: {self.rows:,} rows  {rate:,.0f} rows/s  "
-                f"{written / 1e6:,.1f} MB written  {elapsed:,.1f}s")
-
-    def loop(self) -> None:
-        while not self.stop_event.wait(self.interval):
-            self.show()
-
-    def show(self) -> None:
-        text = self.line()
-        if self.tty:
-            self.stream.write("\r\x1b[2K" + text)
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def __enter__(self) -> "Progress":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop_event.set()
-        self.thread.join()
-        self.show()
-        if self.tty:
-            self.stream.write("\n")
 
 
 def summary_text(result: Any) -> str:
@@ -194,7 +140,9 @@ def run(args: argparse.Namespace) -> int:
         if args.no_progress:
             result = run_stream(plan)
         else:
-            with Progress(partial_path(args.output), sys.stderr) as progress:
+            from .progress import ApplyProgress  # rich is imported only when progress shows
+            with ApplyProgress(partial_path(args.output), sys.stderr, source=args.input,
+                               input_format=args.input_format) as progress:
                 result = run_stream(plan, progress.update)
     except FormulaError as exc:  # a value that does not fit its column (E303)
         print(_render(exc, formulas), file=sys.stderr)

@@ -1,7 +1,7 @@
 """`formulane apply`'s progress display on rich: a bar with rows, rate, ETA and bytes written.
 
 Contract: `ApplyProgress(output, stream, source=..., input_format=...)` has the interface of the
-hand-drawn `cli_apply.Progress` it replaces (a context manager whose `update(rows, elapsed)`
+hand-drawn progress line it replaced (a context manager whose `update(rows, elapsed)`
 is the stream's progress callback), so wiring it is one line in `cli_apply.run`. The total is
 the input's row count: exact for Parquet (its metadata), estimated for CSV and NDJSON from the
 bytes per line of the file's first MiB (the bar then moves with the file's bytes), unknown for
