@@ -368,7 +368,7 @@ def test_cli_apply_over_csv_and_ndjson(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert '"unit": 1' in proc.stdout and "rows: 3" in proc.stderr
-    assert "errors in unit: 1" in proc.stderr and "formulane apply: 3 rows" in proc.stderr
+    assert "errors in unit: 1" in proc.stderr and "formulane apply: 3 of 3 rows" in proc.stderr
     got = pl.read_ndjson(out)
     assert got["unit__error"].to_list() == [None, "#DIV/0!", None]
     assert got["who"].to_list() == ["Ann!", "bob!", "?!"]
