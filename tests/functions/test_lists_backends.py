@@ -438,7 +438,10 @@ def test_every_function_of_the_family_is_in_a_table() -> None:
         for formula in table.formulas:
             source = E.source_of(formula)
             used |= {m.upper() for m in re.findall(r"([A-Za-z][A-Za-z0-9.]*)\s*\(", source)}
-    missing = [s.name for s in _family_specs() if s.name not in used]
+    # A function every backend refuses (the 2-D shaping functions: a 2-D array is not a
+    # column) has no three-engine table; its refusals are in tests/backend_refusals.txt.
+    missing = [s.name for s in _family_specs() if s.name not in used
+               and not all(isinstance(f, Refuse) for f in E.decisions(s))]
     assert not missing, f"no three-engine case for {missing}"
 
 

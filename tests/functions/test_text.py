@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import fnmatch
-import time
 import unicodedata
 from decimal import Decimal as D
 from typing import Any
@@ -215,11 +214,9 @@ def test_rept() -> None:
     assert call(t.rept, "a", 0) == ""
     assert call(t.rept, "a", -1) == "#VALUE!"
     assert len(call(t.rept, "a", MAX)) == MAX
-    started = time.perf_counter()
-    for n in (MAX + 1, 10**9, D("1e300")):
+    for n in (MAX + 1, 10**9, D("1e300")):  # refused before anything is built
         with pytest.raises(LimitExceeded):
             call(t.rept, "a", n)
-    assert time.perf_counter() - started < 0.1
 
 
 def test_limits_follow_the_context() -> None:
@@ -284,10 +281,13 @@ def test_find(args: tuple, expected: Any) -> None:
 
 @pytest.mark.parametrize("args,expected", [
     (("B", "abc"), 2), (("b?d", "abcd"), 2), (("~*", "a*b"), 2), (("~?", "ab?"), 3), (("~~", "a~b"), 2),
-    (("~a", "x~a"), 2), (("x", "abc"), "#VALUE!"), (("*", "abc"), 1), (("*c", "abc", 2), 2),
+    (("~a", "x~a"), 3), (("x", "abc"), "#VALUE!"), (("*", "abc"), 1), (("*c", "abc", 2), 2),
     (("b*", "abc"), 2), (("a*c", "xxabbc"), 3), (("a*c", "xxabbc", 4), "#VALUE!"), (("?", ""), "#VALUE!"),
     (("", "abc", 2), 2), (("É", "café"), 4), (("c?f", "CAFÉ"), 1), (("?", "😀"), 1),
-    (("a?c", "ab\nc a\nc"), 6), (("*b*d", "aabxxd"), 1), (("~", "a~"), 2),
+    (("a?c", "ab\nc a\nc"), 6), (("*b*d", "aabxxd"), 1), (("~", "a~"), 1),
+    # Excel (IronCalc's Excel-computed workbooks): `~` escapes any next character, a final `~`
+    # stands for nothing
+    (("~d", "My dear"), 4), (("~", "Hi ~Bang!"), 1),
 ])
 def test_search(args: tuple, expected: Any) -> None:
     assert call(t.search, *args) == expected
@@ -307,8 +307,9 @@ def _reference_search(pattern: str, text: str) -> int:
 def _unescape(pattern: str) -> list[tuple[str, bool]]:
     out, i = [], 0
     while i < len(pattern):
-        if pattern[i] == "~" and i + 1 < len(pattern) and pattern[i + 1] in "*?~":
-            out.append((pattern[i + 1], True))
+        if pattern[i] == "~":  # escapes any next character; a final one stands for nothing
+            if i + 1 < len(pattern):
+                out.append((pattern[i + 1], True))
             i += 2
         else:
             out.append((pattern[i], False))
@@ -331,7 +332,8 @@ def test_find_agrees_with_str_find(needle: str, hay: str) -> None:
 
 
 def test_searches_are_linear() -> None:
-    started = time.perf_counter()
+    # Inputs that are quadratic (or exponential) for a naive matcher; bench/security_costs.py
+    # and the security report time them, this test checks the answers.
     assert call(t.search, "*a" * 50, "a" * 30_000 + "b") == 1
     assert call(t.search, "*a" * 50 + "c", "a" * 30_000 + "b") == "#VALUE!"
     assert call(t.search, "a" * 20_000, "a" * 30_000) == 1
@@ -340,16 +342,13 @@ def test_searches_are_linear() -> None:
     assert call(tr.regextest, "a" * 30 + "!", "(a+)+$") is False
     assert call(tr.regextest, "a" * MAX, "(a|aa)*c") is False
     assert call(t.textbefore, "a" * 30_000, "a" * 20_000 + "b") == "#N/A"
-    assert time.perf_counter() - started < 1.0
 
 
 def test_regex_work_is_bounded_before_running() -> None:
-    started = time.perf_counter()
     with pytest.raises(LimitExceeded):
         call(tr.regextest, "a" * 30_000, "(a|b){1000}(a|b){1000}c")
     with pytest.raises(LimitExceeded):
         call(t.search, "?" * 20_000 + "x", "a" * 30_000)
-    assert time.perf_counter() - started < 0.5
     # Too large for RE2's memory budget: an invalid pattern, not a crash.
     assert call(tr.regextest, "é", "(?i)\\pL{1000}\\pL{1000}") == "#VALUE!"
 
@@ -602,10 +601,10 @@ LONG = "x" * MAX
     (t.concat, (LONG,)), (t.textjoin, (",", True, (LONG, ""))), (t.rept, (LONG, 1)),
 ])
 def test_maximal_texts(spec: FunctionSpec, args: tuple) -> None:
-    started = time.perf_counter()
+    # Inputs at the length limit still answer (no error, no crash); how long they take is
+    # bounded by the meter and measured in the security report, not timed here.
     got = call(spec, *args)
     assert not isinstance(got, ErrorValue)
-    assert time.perf_counter() - started < 0.5, spec.name
 
 
 @pytest.mark.parametrize("spec,args", [
@@ -621,4 +620,5 @@ def test_absurd_numbers_are_value_errors(spec: FunctionSpec, args: tuple) -> Non
 def test_wildcard_segments() -> None:
     assert ts.wildcard_segments("a*b?~*") == (False, [["a"], ["b", None, "*"]])
     assert ts.wildcard_segments("**a") == (True, [["a"]])
-    assert ts.wildcard_segments("~") == (False, [["~"]])
+    assert ts.wildcard_segments("~") == (False, [])
+    assert ts.wildcard_segments("~d~") == (False, [["d"]])

@@ -421,7 +421,7 @@ def _lookup_array(value: Any, grid: tuple[Any, ...]) -> Any:
     """Excel's array form: search the first row when the array is wider than tall, else the
     first column (approximately, as the vector form), and answer from the last row/column."""
     rows = grid_rows(grid)
-    if not rows:
+    if not rows or not rows[0]:  # no rows, or rows of no items ([[]])
         raise XLError(NA, "the array is empty")
     wide = len(rows[0]) > len(rows)
     keys = rows[0] if wide else tuple(r[0] for r in rows)
