@@ -91,7 +91,8 @@ def _order(value: Any) -> bool:
     cost=Cost.linear(6, 2),
     errors=("#VALUE!",),  # a ragged 2-D array
 )
-def unique(values: tuple, by_col: bool = False, exactly_once: bool = False) -> tuple:
+def unique(values: tuple[Any, ...], by_col: bool = False,
+           exactly_once: bool = False) -> tuple[Any, ...]:
     kinds = set(map(type, values))
     if kinds <= _HASHABLE_AS_IS:
         keys: Sequence[Any] = values  # numbers (1 = 1.0 hash alike), dates...: their own keys
@@ -116,11 +117,12 @@ def unique(values: tuple, by_col: bool = False, exactly_once: bool = False) -> t
 # -------------------------------------------------------------------------------------- SORT
 
 
-def _sort(values: tuple, order: Any = 1) -> tuple:
+def _sort(values: tuple[Any, ...], order: Any = 1) -> tuple[Any, ...]:
     return tuple(sort_values(values, _order(order)))
 
 
-def _sort_excel(values: tuple, sort_index: Any, order: Any, by_col: bool = False) -> tuple:
+def _sort_excel(values: tuple[Any, ...], sort_index: Any, order: Any,
+                by_col: bool = False) -> tuple[Any, ...]:
     if to_int(sort_index, "sort_index") != 1:
         raise XLError(VALUE, "a list has one column: sort_index must be 1")
     return _sort(values, order)
@@ -161,14 +163,14 @@ def _sort_excel(values: tuple, sort_index: Any, order: Any, by_col: bool = False
     cost=Cost.linear(25, 2),
     errors=("#VALUE!",),
 )
-def sort(values: tuple, order: Any = 1) -> tuple:
+def sort(values: tuple[Any, ...], order: Any = 1) -> tuple[Any, ...]:
     return _sort(values, order)
 
 
 # ------------------------------------------------------------------------------------ SORTBY
 
 
-def _sortby_multi(values: tuple, *pairs: Any) -> tuple:
+def _sortby_multi(values: tuple[Any, ...], *pairs: Any) -> tuple[Any, ...]:
     """Excel's SORTBY(list, by1, order1, by2, order2, ...): stable passes, last key first."""
     n = len(values)
     keyed = []
@@ -188,7 +190,7 @@ _SEVERAL_KEYS = Refuse("several (keys, order) pairs: each pass would need every 
                        "one list evaluation")
 
 
-def _sortby_list(values: tuple, keys: tuple, order: Any = 1) -> tuple:
+def _sortby_list(values: tuple[Any, ...], keys: tuple[Any, ...], order: Any = 1) -> tuple[Any, ...]:
     return _sortby_multi(values, keys, order)
 
 
@@ -231,7 +233,8 @@ def _sortby_grid(rows: tuple[Any, ...], keys: tuple[Any, ...], order: Any = 1) -
     cost=Cost.higher_order(25, 2),
     errors=("#VALUE!",),
 )
-def sortby(values: tuple, by: Callable[[Any], Any], order: Any = 1) -> tuple | ErrorValue:
+def sortby(values: tuple[Any, ...], by: Callable[[Any], Any],
+           order: Any = 1) -> tuple[Any, ...] | ErrorValue:
     descending = _order(order)
     keys = []
     for v in values:
@@ -255,7 +258,7 @@ def _kind(v: Any) -> Any:
     return t
 
 
-def _fallback(values: tuple, if_empty: Any) -> tuple:
+def _fallback(values: tuple[Any, ...], if_empty: Any) -> tuple[Any, ...]:
     """FILTER's answer when nothing is kept: [if_empty] when it has the items' type, else []
     (Excel's FILTER(..., "") idiom over numbers just means "show nothing")."""
     if if_empty is None:
@@ -268,7 +271,8 @@ def _fallback(values: tuple, if_empty: Any) -> tuple:
     return ()
 
 
-def _filter_mask(values: tuple, include: tuple, if_empty: Any = None) -> tuple:
+def _filter_mask(values: tuple[Any, ...], include: tuple[Any, ...],
+                 if_empty: Any = None) -> tuple[Any, ...]:
     if len(include) != len(values):
         raise XLError(VALUE, f"include must have {len(values)} items, like the list")
     kept = tuple(v for v, keep in zip(values, include) if truthy(keep, "include"))
@@ -311,7 +315,7 @@ _IF_EMPTY = p("if_empty", ANY, None, "the single item returned when nothing is k
     cost=Cost.higher_order(2, 1),
     errors=("#VALUE!",),
 )
-def filter_(values: tuple, include: Callable[[Any], Any], if_empty: Any = None) -> Any:
+def filter_(values: tuple[Any, ...], include: Callable[[Any], Any], if_empty: Any = None) -> Any:
     kept = []
     for v in values:
         r = include(v)
@@ -325,7 +329,8 @@ def filter_(values: tuple, include: Callable[[Any], Any], if_empty: Any = None) 
 # ------------------------------------------------------------------------------- MAP, REDUCE
 
 
-def _map2(first: tuple, second: tuple, f: Callable[[Any, Any], Any]) -> tuple:
+def _map2(first: tuple[Any, ...], second: tuple[Any, ...],
+          f: Callable[[Any, Any], Any]) -> tuple[Any, ...]:
     if len(first) != len(second):
         raise XLError(VALUE, f"MAP over lists of different lengths ({len(first)}, {len(second)})")
     return tuple(f(a, b) for a, b in zip(first, second))
@@ -349,7 +354,7 @@ def _map2(first: tuple, second: tuple, f: Callable[[Any, Any], Any]) -> tuple:
     cost=Cost.higher_order(2, 1),
     errors=("#VALUE!",),
 )
-def map_(values: tuple, f: Callable[[Any], Any]) -> tuple:
+def map_(values: tuple[Any, ...], f: Callable[[Any], Any]) -> tuple[Any, ...]:
     return tuple(f(v) for v in values)
 
 
@@ -369,7 +374,7 @@ def map_(values: tuple, f: Callable[[Any], Any]) -> tuple:
     cost=Cost.higher_order(1, 1),
     can_error=False,
 )
-def reduce_(initial: Any, values: tuple, f: Callable[[Any, Any], Any]) -> Any:
+def reduce_(initial: Any, values: tuple[Any, ...], f: Callable[[Any, Any], Any]) -> Any:
     acc = initial
     for v in values:
         acc = f(acc, v)
@@ -446,7 +451,7 @@ def sequence(ctx: EvalContext, rows: Any, columns: Any = 1, start: Any = 1,
     cost=Cost.linear(1, 1),
     can_error=False,
 )
-def take(values: tuple, count: Any) -> tuple:
+def take(values: tuple[Any, ...], count: Any) -> tuple[Any, ...]:
     n = to_int(count, "count")
     if n >= 0:
         return values[:n]
@@ -464,7 +469,7 @@ def take(values: tuple, count: Any) -> tuple:
     cost=Cost.linear(1, 1),
     can_error=False,
 )
-def drop(values: tuple, count: Any) -> tuple:
+def drop(values: tuple[Any, ...], count: Any) -> tuple[Any, ...]:
     n = to_int(count, "count")
     if n >= 0:
         return values[n:]
@@ -489,7 +494,7 @@ def drop(values: tuple, count: Any) -> tuple:
     needs_ctx=True,
     can_error=False,
 )
-def flatten(ctx: EvalContext, values: tuple) -> tuple:
+def flatten(ctx: EvalContext, values: tuple[Any, ...]) -> tuple[Any, ...]:
     size = sum(len(v) if type(v) is tuple else (v is not None) for v in values)
     ctx.check_list(size)  # before allocating: 1,000 lists of 1,000 items may be too many
     ctx.charge(size)
@@ -522,7 +527,7 @@ def flatten(ctx: EvalContext, values: tuple) -> tuple:
     cost=Cost.linear(1, 1),
     errors=("#VALUE!",),
 )
-def rows_(values: tuple) -> int:
+def rows_(values: tuple[Any, ...]) -> int:
     return len(values)
 
 
@@ -540,11 +545,11 @@ def rows_(values: tuple) -> int:
     cost=Cost.linear(1, 1),
     errors=("#VALUE!",),
 )
-def columns_(values: tuple) -> int:
+def columns_(values: tuple[Any, ...]) -> int:
     return 1 if values else 0
 
 
-def _transpose_grid(ctx: EvalContext, rows: tuple) -> tuple:
+def _transpose_grid(ctx: EvalContext, rows: tuple[Any, ...]) -> tuple[Any, ...]:
     grid = grid_rows(rows)
     ctx.charge(sum(len(r) for r in grid))
     return tuple(zip(*grid)) if grid else ()
@@ -564,5 +569,5 @@ def _transpose_grid(ctx: EvalContext, rows: tuple) -> tuple:
     needs_ctx=True,
     errors=("#VALUE!",),
 )
-def transpose(ctx: EvalContext, values: tuple) -> tuple:
+def transpose(ctx: EvalContext, values: tuple[Any, ...]) -> tuple[Any, ...]:
     return (values,) if values else ()

@@ -36,7 +36,7 @@ def _items(value: Any) -> Iterator[Any]:
             yield item
 
 
-def array_numbers(value: Any) -> tuple | None:
+def array_numbers(value: Any) -> tuple[Any, ...] | None:
     if value is None:
         return None
     return tuple(x for x in _items(value)
@@ -70,7 +70,7 @@ def array_xor(value: Any) -> bool | None:
     return None if value is None else sum(_logicals(value)) % 2 == 1
 
 
-def array_skip_errors(value: Any) -> tuple | None:
+def array_skip_errors(value: Any) -> tuple[Any, ...] | None:
     """COUNT's reading of an array: error values inside it are skipped (not counted)."""
     if value is None:
         return None
@@ -78,7 +78,7 @@ def array_skip_errors(value: Any) -> tuple | None:
                  if type(x) is not ErrorValue)
 
 
-def array_errors_counted(value: Any) -> tuple | None:
+def array_errors_counted(value: Any) -> tuple[Any, ...] | None:
     """COUNTA's reading of an array: an error value inside it is a value like any other
     (counted as its code's text, which no function answers)."""
     if value is None:
@@ -87,7 +87,7 @@ def array_errors_counted(value: Any) -> tuple | None:
                  else x.code if type(x) is ErrorValue else x for x in value)
 
 
-def array_vector(value: Any) -> tuple | None:
+def array_vector(value: Any) -> tuple[Any, ...] | None:
     """A one-column or one-row 2-D array as a list ({1;2;3} where a list is expected)."""
     if value is None:
         return None

@@ -339,6 +339,7 @@ def _format_number(sec: _Section, v: Decimal) -> str:
         if value:
             e = value.adjusted()
             exponent = (e // k) * k if engineering else e - (k - 1)
+            int_s = frac_s = ""  # bound for the checkers: the loop below always runs
             for _ in range(3):  # rounding 9.99 up to 10.0 moves the exponent once
                 int_s, frac_s = _fixed(value.scaleb(-exponent, context=_wide(40)), len(frac_ph))
                 if len(int_s) <= k:
@@ -659,11 +660,12 @@ def _pick(sections: tuple[_Section, ...], v: Decimal) -> tuple[_Section, bool]:
             if s.condition is None or _holds(s.condition, v):
                 return s, v < 0 and s.condition is None
         raise XLError(VALUE, "no section of the format applies to this number")
+    first = sections[0]  # a parsed format has at least one section
     if v > 0 or len(sections) == 1:
-        return sections[0], v < 0
+        return first, v < 0
     if v < 0:
         return sections[1], False
-    return (sections[2] if len(sections) >= 3 else sections[0]), False
+    return (sections[2] if len(sections) >= 3 else first), False
 
 
 def format_value(value: Any, format_text: str, check: Callable[[int], None] | None = None) -> str:

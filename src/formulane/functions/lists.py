@@ -249,14 +249,15 @@ def counta(*args: Any) -> int:
     cost=Cost.linear(3, 1),
     can_error=False,
 )
-def countblank(values: tuple) -> int:
+def countblank(values: tuple[Any, ...]) -> int:
     return sum(1 for v in values if v is None or v == "")
 
 
 # ------------------------------------------------------------------- conditional aggregates
 
 
-def _predicate_matches(values: tuple, pred: Callable[[Any], Any]) -> list[int] | ErrorValue:
+def _predicate_matches(values: tuple[Any, ...],
+                       pred: Callable[[Any], Any]) -> list[int] | ErrorValue:
     """Indices of the items the lambda accepts; the lambda's first error value propagates."""
     hits = []
     for i, v in enumerate(values):
@@ -268,17 +269,18 @@ def _predicate_matches(values: tuple, pred: Callable[[Any], Any]) -> list[int] |
     return hits
 
 
-def _criteria_matches(values: tuple, crit: Any) -> list[int]:
+def _criteria_matches(values: tuple[Any, ...], crit: Any) -> list[int]:
     return criterion(crit).select(values)
 
 
-def _matches(values: tuple, crit: Any) -> list[int] | ErrorValue:
+def _matches(values: tuple[Any, ...], crit: Any) -> list[int] | ErrorValue:
     if callable(crit) and not isinstance(crit, (str, tuple)):
         return _predicate_matches(values, crit)
     return _criteria_matches(values, crit)
 
 
-def _targets(values: tuple, hits: list[int], other: tuple | None) -> list[Decimal | int]:
+def _targets(values: tuple[Any, ...], hits: list[int],
+             other: tuple[Any, ...] | None) -> list[Decimal | int]:
     """The numbers at the matching positions of ``other`` (or of ``values`` itself)."""
     source = values if other is None else other
     if other is not None and len(other) != len(values):
@@ -311,29 +313,31 @@ _CRITERIA_DOC = ("criteria: a lambda (x => x > 10), an Excel criteria text (\">1
     cost=Cost.criteria(8, 4, per_call=True),
     errors=("#VALUE!",),
 )
-def countif(values: tuple, crit: Any) -> int | ErrorValue:
+def countif(values: tuple[Any, ...], crit: Any) -> int | ErrorValue:
     hits = _matches(values, crit)
     return hits if type(hits) is ErrorValue else len(hits)  # type: ignore[arg-type]
 
 
-def _conditional(values: tuple, crit: Any, other: tuple | None) -> list[Decimal | int] | ErrorValue:
+def _conditional(values: tuple[Any, ...], crit: Any,
+                 other: tuple[Any, ...] | None) -> list[Decimal | int] | ErrorValue:
     hits = _matches(values, crit)
     if type(hits) is ErrorValue:
         return hits
     return _targets(values, hits, other)  # type: ignore[arg-type]
 
 
-def _sumif(values: tuple, crit: Any, sum_list: tuple | None = None) -> Any:
+def _sumif(values: tuple[Any, ...], crit: Any, sum_list: tuple[Any, ...] | None = None) -> Any:
     xs = _conditional(values, crit, sum_list)
     return xs if type(xs) is ErrorValue else ln.total(xs)  # type: ignore[arg-type]
 
 
-def _averageif(values: tuple, crit: Any, average_list: tuple | None = None) -> Any:
+def _averageif(values: tuple[Any, ...], crit: Any,
+               average_list: tuple[Any, ...] | None = None) -> Any:
     xs = _conditional(values, crit, average_list)
     return xs if type(xs) is ErrorValue else ln.mean(xs)  # type: ignore[arg-type]
 
 
-def _if_sigs(target: str) -> tuple:
+def _if_sigs(target: str) -> tuple[Any, ...]:
     tdoc = f"the numbers to {target}; the list itself when omitted"
     return (  # same order as COUNTIF's, for the same reasons
         sig(p("list", list_of(optional(T))), p("criteria", TEXT, doc=_CRITERIA_DOC),
@@ -357,7 +361,7 @@ def _if_sigs(target: str) -> tuple:
     cost=Cost.criteria(8, 4, per_call=True),
     errors=("#VALUE!", "#NUM!"),
 )
-def sumif(values: tuple, crit: Any, sum_list: tuple | None = None) -> Any:
+def sumif(values: tuple[Any, ...], crit: Any, sum_list: tuple[Any, ...] | None = None) -> Any:
     return _sumif(values, crit, sum_list)
 
 
@@ -372,7 +376,8 @@ def sumif(values: tuple, crit: Any, sum_list: tuple | None = None) -> Any:
     cost=Cost.criteria(8, 4, per_call=True),
     errors=("#VALUE!", "#DIV/0!"),
 )
-def averageif(values: tuple, crit: Any, average_list: tuple | None = None) -> Any:
+def averageif(values: tuple[Any, ...], crit: Any,
+              average_list: tuple[Any, ...] | None = None) -> Any:
     return _averageif(values, crit, average_list)
 
 
@@ -397,7 +402,7 @@ def _multi_hits(pairs: Sequence[Any], length: int | None) -> list[int]:
     return alive
 
 
-def _picked(numbers: tuple, pairs: Sequence[Any]) -> list[Decimal | int]:
+def _picked(numbers: tuple[Any, ...], pairs: Sequence[Any]) -> list[Decimal | int]:
     hits = _multi_hits(pairs, len(numbers))
     return [numbers[i] for i in hits if is_number(numbers[i])]
 
@@ -437,7 +442,7 @@ def _ifs_sig(target: str) -> Any:
     cost=Cost.criteria(8, 4),
     errors=("#VALUE!", "#NUM!"),
 )
-def sumifs(numbers: tuple, *pairs: Any) -> Decimal | int:
+def sumifs(numbers: tuple[Any, ...], *pairs: Any) -> Decimal | int:
     return ln.total(_picked(numbers, pairs))
 
 
@@ -452,7 +457,7 @@ def sumifs(numbers: tuple, *pairs: Any) -> Decimal | int:
     cost=Cost.criteria(8, 4),
     errors=("#VALUE!", "#DIV/0!"),
 )
-def averageifs(numbers: tuple, *pairs: Any) -> Decimal | int:
+def averageifs(numbers: tuple[Any, ...], *pairs: Any) -> Decimal | int:
     return ln.mean(_picked(numbers, pairs))
 
 
@@ -467,7 +472,7 @@ def averageifs(numbers: tuple, *pairs: Any) -> Decimal | int:
     cost=Cost.criteria(8, 4),
     errors=("#VALUE!",),
 )
-def maxifs(numbers: tuple, *pairs: Any) -> Decimal | int:
+def maxifs(numbers: tuple[Any, ...], *pairs: Any) -> Decimal | int:
     xs = _picked(numbers, pairs)
     return max(xs) if xs else 0
 
@@ -483,7 +488,7 @@ def maxifs(numbers: tuple, *pairs: Any) -> Decimal | int:
     cost=Cost.criteria(8, 4),
     errors=("#VALUE!",),
 )
-def minifs(numbers: tuple, *pairs: Any) -> Decimal | int:
+def minifs(numbers: tuple[Any, ...], *pairs: Any) -> Decimal | int:
     xs = _picked(numbers, pairs)
     return min(xs) if xs else 0
 
@@ -499,7 +504,7 @@ def minifs(numbers: tuple, *pairs: Any) -> Decimal | int:
     cost=Cost.linear(6, 1),
     errors=("#VALUE!", "#NUM!"),
 )
-def sumproduct(*lists: tuple) -> Decimal | int:
+def sumproduct(*lists: tuple[Any, ...]) -> Decimal | int:
     n = len(lists[0])
     for xs in lists:
         if len(xs) != n:
@@ -590,10 +595,10 @@ VAR_P = builtin(
 )(_stat(False, False))
 
 
-def _kth(values: tuple, k: Any, largest: bool) -> Decimal | int:
+def _kth(values: tuple[Any, ...], k: Any, largest: bool) -> Decimal | int:
     xs = ln.list_numbers(values)
     # Excel rounds LARGE's k up and SMALL's k down (LibreOffice matches it: approxCeil/Floor).
-    position = math.ceil(k) if largest else math.floor(k)
+    position: int = math.ceil(k) if largest else math.floor(k)
     if not xs or position < 1 or position > len(xs):
         raise XLError(NUM, f"k must be between 1 and the count of numbers ({len(xs)})")
     if position <= 64:  # a heap of k items beats sorting everything
@@ -613,7 +618,7 @@ def _kth(values: tuple, k: Any, largest: bool) -> Decimal | int:
     cost=Cost.linear(25, 2),
     errors=("#NUM!",),
 )
-def large(values: tuple, k: Any) -> Decimal | int:
+def large(values: tuple[Any, ...], k: Any) -> Decimal | int:
     return _kth(values, k, True)
 
 
@@ -628,7 +633,7 @@ def large(values: tuple, k: Any) -> Decimal | int:
     cost=Cost.linear(25, 2),
     errors=("#NUM!",),
 )
-def small(values: tuple, k: Any) -> Decimal | int:
+def small(values: tuple[Any, ...], k: Any) -> Decimal | int:
     return _kth(values, k, False)
 
 
@@ -644,7 +649,7 @@ def small(values: tuple, k: Any) -> Decimal | int:
     errors=("#NUM!",),
     aliases=("PERCENTILE",),
 )
-def percentile_inc(values: tuple, k: Any) -> Decimal | int:
+def percentile_inc(values: tuple[Any, ...], k: Any) -> Decimal | int:
     return ln.percentile_inc(ln.list_numbers(values), k)
 
 

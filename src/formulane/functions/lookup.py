@@ -170,7 +170,7 @@ _IF_NOT_FOUND_ROW = "returned when nothing matches: a row, or one value (a one-i
     cost=Cost.criteria(4, 2),
     errors=("#N/A", "#VALUE!"),
 )
-def xlookup(value: Any, keys: tuple, results: tuple, if_not_found: Any = None,
+def xlookup(value: Any, keys: tuple[Any, ...], results: tuple[Any, ...], if_not_found: Any = None,
             match_mode: Any = 0, search_mode: Any = 1) -> Any:
     if len(results) != len(keys):
         raise XLError(VALUE, f"return_list has {len(results)} items, lookup_list {len(keys)}")
@@ -196,7 +196,7 @@ def xlookup(value: Any, keys: tuple, results: tuple, if_not_found: Any = None,
     cost=Cost.criteria(4, 2),
     errors=("#N/A", "#VALUE!"),
 )
-def xmatch(value: Any, keys: tuple, match_mode: Any = 0, search_mode: Any = 1) -> int:
+def xmatch(value: Any, keys: tuple[Any, ...], match_mode: Any = 0, search_mode: Any = 1) -> int:
     i = _search(value, keys, match_mode, search_mode)
     if i is None:
         raise XLError(NA, "the value was not found")
@@ -237,7 +237,7 @@ def _last_within(value: Any, keys: Sequence[Any], descending: bool) -> int | Non
     cost=Cost.criteria(4, 2),
     errors=("#N/A",),
 )
-def match(value: Any, keys: tuple, match_type: Any = 1) -> int:
+def match(value: Any, keys: tuple[Any, ...], match_type: Any = 1) -> int:
     mt = to_int(match_type, "match_type")
     if mt == 0:
         i = _search(value, keys, 2, 1)
@@ -270,7 +270,7 @@ def _table_lookup(value: Any, keys: Sequence[Any], lines: Sequence[Any], index: 
     return line[n - 1]
 
 
-def _rows(table: tuple) -> tuple:
+def _rows(table: tuple[Any, ...]) -> tuple[Any, ...]:
     for row in table:
         if type(row) is not tuple:
             raise XLError(VALUE, "the table's rows must all be lists")
@@ -300,7 +300,7 @@ _TABLE_REFUSED = Refuse("a 2-D table is a list of lists, which the columnar and 
     cost=Cost.linear(4, 2),
     errors=("#N/A", "#REF!", "#VALUE!"),
 )
-def vlookup(value: Any, table: tuple, column: Any, approximate: Any = True) -> Any:
+def vlookup(value: Any, table: tuple[Any, ...], column: Any, approximate: Any = True) -> Any:
     rows = _rows(table)
     keys = [r[0] if r else None for r in rows]
     return _table_lookup(value, keys, rows, column, approximate, "column")
@@ -322,7 +322,7 @@ def vlookup(value: Any, table: tuple, column: Any, approximate: Any = True) -> A
     cost=Cost.linear(4, 2),
     errors=("#N/A", "#REF!", "#VALUE!"),
 )
-def hlookup(value: Any, table: tuple, row: Any, approximate: Any = True) -> Any:
+def hlookup(value: Any, table: tuple[Any, ...], row: Any, approximate: Any = True) -> Any:
     rows = _rows(table)
     if not rows:
         raise XLError(NA, "the table is empty")
@@ -343,14 +343,14 @@ def _position(n: Any, size: int, what: str) -> int:
     return i - 1
 
 
-def _index_grid(rows: tuple, row: Any, column: Any) -> Any:
+def _index_grid(rows: tuple[Any, ...], row: Any, column: Any) -> Any:
     line = rows[_position(row, len(rows), "row")]
     if line is None:
         raise XLError(REF, "that row is blank")
     return line[_position(column, len(line), "column")]
 
 
-def _index_line(values: tuple, row: Any, column: Any) -> Any:
+def _index_line(values: tuple[Any, ...], row: Any, column: Any) -> Any:
     r, c = to_int(row, "row"), to_int(column, "column")
     if c in (0, 1) and r >= 1:  # a column: INDEX(list, n, 1)
         return values[_position(r, len(values), "row")]
@@ -377,14 +377,14 @@ def _index_line(values: tuple, row: Any, column: Any) -> Any:
     cost=Cost.const(1),
     errors=("#REF!", "#VALUE!"),
 )
-def index(values: tuple, position: Any) -> Any:
+def index(values: tuple[Any, ...], position: Any) -> Any:
     return values[_position(position, len(values), "position")]
 
 
 # ------------------------------------------------------------------------------------- LOOKUP
 
 
-def _first(values: tuple, predicate: Callable[[Any], Any]) -> Any:
+def _first(values: tuple[Any, ...], predicate: Callable[[Any], Any]) -> Any:
     for v in values:
         r = predicate(v)
         if type(r) is ErrorValue:
@@ -394,7 +394,7 @@ def _first(values: tuple, predicate: Callable[[Any], Any]) -> Any:
     return None, False
 
 
-def _lookup_result(values: tuple, predicate: Callable[[Any], Any],
+def _lookup_result(values: tuple[Any, ...], predicate: Callable[[Any], Any],
                    result: Callable[[Any], Any]) -> Any:
     found, ok = _first(values, predicate)
     if not ok:
@@ -408,7 +408,8 @@ _BINARY = Refuse("Excel's vector LOOKUP is a binary search whose answer on unsor
                  "depends on the probe order")
 
 
-def _lookup_vector(value: Any, keys: tuple, results: tuple | None = None) -> Any:
+def _lookup_vector(value: Any, keys: tuple[Any, ...],
+                   results: tuple[Any, ...] | None = None) -> Any:
     if results is not None and len(results) != len(keys):
         raise XLError(VALUE, f"result_list has {len(results)} items, lookup_list {len(keys)}")
     i = _last_within(value, keys, False)
@@ -477,7 +478,7 @@ def _lookup_vector2(value: Any, keys: tuple[Any, ...], results: tuple[Any, ...])
     cost=Cost.higher_order(2, 2),
     errors=("#N/A", "#VALUE!"),
 )
-def lookup(values: tuple, predicate: Callable[[Any], Any]) -> Any:
+def lookup(values: tuple[Any, ...], predicate: Callable[[Any], Any]) -> Any:
     found, ok = _first(values, predicate)
     if not ok:
         raise XLError(NA, "no item matches")
@@ -487,11 +488,11 @@ def lookup(values: tuple, predicate: Callable[[Any], Any]) -> Any:
 # ------------------------------------------------------------------------------------ ANY, ALL
 
 
-def _any_of(flags: tuple) -> bool:
+def _any_of(flags: tuple[Any, ...]) -> bool:
     return any(truthy(v) for v in flags)
 
 
-def _all_of(flags: tuple) -> bool:
+def _all_of(flags: tuple[Any, ...]) -> bool:
     return all(truthy(v) for v in flags)
 
 
@@ -509,7 +510,7 @@ def _all_of(flags: tuple) -> bool:
     cost=Cost.higher_order(2, 1),
     can_error=False,
 )
-def any_(values: tuple, predicate: Callable[[Any], Any]) -> Any:
+def any_(values: tuple[Any, ...], predicate: Callable[[Any], Any]) -> Any:
     for v in values:
         r = predicate(v)
         if type(r) is ErrorValue:
@@ -532,7 +533,7 @@ def any_(values: tuple, predicate: Callable[[Any], Any]) -> Any:
     cost=Cost.higher_order(2, 1),
     can_error=False,
 )
-def all_(values: tuple, predicate: Callable[[Any], Any]) -> Any:
+def all_(values: tuple[Any, ...], predicate: Callable[[Any], Any]) -> Any:
     for v in values:
         r = predicate(v)
         if type(r) is ErrorValue:

@@ -23,7 +23,8 @@ from ..runtime import EvalContext
 from ..types import NUMBER, list_of
 from ..values import NUM, VALUE, XLError
 from . import _numeric as nm
-from ._arrays import _GRID_REFUSED, grid_rows
+from ._arrays import _GRID_REFUSED
+from ._grids import grid_rows
 from .spec import Cost, builtin, p, sig
 
 #: The largest order MDETERM and MINVERSE accept (#NUM! beyond): 64^3 exact steps.
@@ -31,7 +32,7 @@ MAX_ORDER = 64
 _MATRIX = list_of(list_of(NUMBER))
 
 
-def _matrix(rows: tuple, what: str) -> tuple[tuple, ...]:
+def _matrix(rows: tuple[Any, ...], what: str) -> tuple[tuple[Any, ...], ...]:
     grid = grid_rows(rows)
     if not grid or not grid[0]:
         raise XLError(VALUE, f"{what} is an empty array")
@@ -42,7 +43,7 @@ def _matrix(rows: tuple, what: str) -> tuple[tuple, ...]:
     return grid
 
 
-def _square(ctx: EvalContext, rows: tuple) -> list[list[Fraction]]:
+def _square(ctx: EvalContext, rows: tuple[Any, ...]) -> list[list[Fraction]]:
     grid = _matrix(rows, "the array")
     n = len(grid)
     if len(grid[0]) != n:
@@ -100,7 +101,7 @@ def _eliminate(a: list[list[Fraction]], b: list[list[Fraction]] | None) -> Fract
     return det
 
 
-def _mmult(ctx: EvalContext, left: tuple, right: tuple) -> tuple:
+def _mmult(ctx: EvalContext, left: tuple[Any, ...], right: tuple[Any, ...]) -> tuple[Any, ...]:
     a = _matrix(left, "array1")
     b = _matrix(right, "array2")
     m, n, q = len(a), len(a[0]), len(b[0])
@@ -131,7 +132,7 @@ def _mmult(ctx: EvalContext, left: tuple, right: tuple) -> tuple:
     needs_ctx=True,
     errors=("#VALUE!", "#NUM!"),
 )
-def mmult(ctx: EvalContext, left: tuple, right: tuple) -> tuple:
+def mmult(ctx: EvalContext, left: tuple[Any, ...], right: tuple[Any, ...]) -> tuple[Any, ...]:
     return _mmult(ctx, left, right)
 
 
@@ -149,7 +150,7 @@ def mmult(ctx: EvalContext, left: tuple, right: tuple) -> tuple:
     needs_ctx=True,
     errors=("#VALUE!", "#NUM!"),
 )
-def mdeterm(ctx: EvalContext, rows: tuple) -> Decimal:
+def mdeterm(ctx: EvalContext, rows: tuple[Any, ...]) -> Decimal:
     return _number(_eliminate(_square(ctx, rows), None))
 
 
@@ -167,7 +168,7 @@ def mdeterm(ctx: EvalContext, rows: tuple) -> Decimal:
     needs_ctx=True,
     errors=("#VALUE!", "#NUM!"),
 )
-def minverse(ctx: EvalContext, rows: tuple) -> tuple:
+def minverse(ctx: EvalContext, rows: tuple[Any, ...]) -> tuple[Any, ...]:
     a = _square(ctx, rows)
     n = len(a)
     ctx.check_list(n * n)
@@ -192,7 +193,7 @@ def minverse(ctx: EvalContext, rows: tuple) -> tuple:
     needs_ctx=True,
     errors=("#VALUE!",),
 )
-def munit(ctx: EvalContext, dimension: Any) -> tuple:
+def munit(ctx: EvalContext, dimension: Any) -> tuple[Any, ...]:
     n = nm.trunc_int(dimension)
     if n < 1:
         raise XLError(VALUE, "the dimension must be at least 1")

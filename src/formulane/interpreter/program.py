@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..errors import Diagnostic, EvalError, FormulaError, InternalError, LimitExceeded
 from ..functions.registry import Registry
@@ -29,6 +29,14 @@ from . import ir
 from .checker import check
 from .compile import Compiler
 from ..runtime import EvalContext, activate, deactivate
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+    from pydantic import BaseModel
+
+    #: What `evaluate` takes (`formulane.inputs.as_variables` reads it): a mapping (a
+    #: TypedDict value included), a pydantic model instance or a dataclass instance
+    Variables = Mapping[str, Any] | BaseModel | DataclassInstance
 
 _getcontext = decimal.getcontext
 _setcontext = decimal.setcontext
@@ -172,7 +180,7 @@ class Program:
         finally:
             deactivate(token)
 
-    def evaluate(self, variables: Mapping[str, Any] | None = None, *,
+    def evaluate(self, variables: Variables | None = None, *,
                  now: dt.datetime | None = None) -> Value:
         """Run the formula. ``now`` is the clock TODAY() and NOW() read (default: the current
         UTC time, read once); values out are Decimal, str, bool, date, datetime, timedelta,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, Callable
 
 import polars as pl
 
@@ -130,7 +130,7 @@ def date_diff(a: pl.Expr, b: pl.Expr) -> Any:
 # -------------------------------------------------------------------------------- comparison
 
 
-def text_compare(op: str) -> Any:
+def text_compare(op: str) -> Callable[[pl.Expr, pl.Expr], pl.Expr]:
     def form(a: pl.Expr, b: pl.Expr) -> pl.Expr:
         if op in ("=", "<>"):
             for column, other in ((a, b), (b, a)):
@@ -317,16 +317,15 @@ def _in_element_context() -> bool:
 def if_(cond: Column, then: Column, otherwise: Column | None = None) -> Column:
     c = cond.value
     if otherwise is None:
-        value = pl.when(c).then(_branch(then.value, c, None))
+        value: pl.Expr = pl.when(c).then(_branch(then.value, c, None))
         other_error = None
     else:
         value = pl.when(c).then(_branch(then.value, c, otherwise)).otherwise(otherwise.value)
         other_error = otherwise.error
     if cond.error is None and then.error is None and other_error is None:
         return Column(value)
-    error = pl.when(_err(cond).is_not_null()).then(_err(cond)).when(c).then(_err(then))
-    if otherwise is not None:
-        error = error.otherwise(_err(otherwise))
+    chained = pl.when(_err(cond).is_not_null()).then(_err(cond)).when(c).then(_err(then))
+    error: pl.Expr = chained if otherwise is None else chained.otherwise(_err(otherwise))
     return Column(value, error)
 
 
@@ -438,12 +437,13 @@ def switch(subject: Column, *args: Column) -> Column:
         else:
             candidate = args[i].value.str.to_lowercase() if text else args[i].value
             match = s.eq_missing(candidate)  # the scalar form: blank matches blank
-        if args[i].error is not None:
+        candidate_error = args[i].error
+        if candidate_error is not None:
             # an erroring candidate ends the search with its error (scalar: left to right)
-            value = (pl.when(args[i].error.is_not_null()) if value is None
-                     else value.when(args[i].error.is_not_null())).then(None)
-            error = (pl.when(args[i].error.is_not_null()) if error is None
-                     else error.when(args[i].error.is_not_null())).then(args[i].error)
+            value = (pl.when(candidate_error.is_not_null()) if value is None
+                     else value.when(candidate_error.is_not_null())).then(None)
+            error = (pl.when(candidate_error.is_not_null()) if error is None
+                     else error.when(candidate_error.is_not_null())).then(candidate_error)
         value = (pl.when(match) if value is None else value.when(match)).then(
             _branch(args[i + 1].value, match, *args[1:pairs:2],
                     *(args[-1:] if len(args) % 2 else ())))

@@ -13,7 +13,7 @@ import datetime as dt
 import decimal
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, cast
 
 import polars as pl
 
@@ -27,6 +27,7 @@ from .forms import ERROR_SUFFIX  # re-exported: callers import it from here
 if TYPE_CHECKING:
     from polars.datatypes import DataTypeClass
     from sqlglot import exp
+    from sqlglot.expressions.core import Expression  # not re-exported by sqlglot.expressions
 # sqlglot and the SQL backend are imported where SQL is built: importing them costs about
 # 0.3 s, which `formulane apply` (polars only) should not pay at start-up.
 
@@ -74,10 +75,10 @@ class SqlForm:
     dialect has no lateral subqueries). With bindings, the expressions are valid only in a
     query whose FROM clause is `from_clause` (`select` builds one)."""
 
-    value: exp.Expression
-    error: exp.Expression | None
+    value: exp.Expr
+    error: exp.Expr | None
     dialect: str
-    bindings: tuple[tuple[str, exp.Expression, int], ...] = ()
+    bindings: tuple[tuple[str, Expression, int], ...] = ()
     prefix: str = "_f"
 
     @property
@@ -88,7 +89,7 @@ class SqlForm:
     def error_sql(self) -> str | None:
         return None if self.error is None else self.error.sql(self.dialect)
 
-    def from_clause(self, source: exp.Expression) -> tuple[exp.Expression, list[exp.Join]]:
+    def from_clause(self, source: exp.Expr) -> tuple[exp.Expr, list[exp.Join]]:
         """(the source, aliased ``_t`` when there are bindings; the lateral joins)."""
         from sqlglot import exp
 
@@ -107,21 +108,21 @@ class SqlForm:
                             keep_columns, self.dialect)
 
 
-def build_select(source: exp.Expression, outputs: list[tuple[str, str, SqlForm]],
+def build_select(source: exp.Expr, outputs: list[tuple[str, str, SqlForm]],
                  keep_columns: bool, dialect: str) -> str:
     """One SELECT over ``source`` computing every output (forms compiled with one binder)."""
     from sqlglot import exp
 
     from . import sql_let
 
-    bindings: list[tuple[str, exp.Expression, int]] = []
+    bindings: list[tuple[str, Expression, int]] = []
     prefix = "_f"
     for _, _, form in outputs:
         bindings += [b for b in form.bindings if b not in bindings]
         prefix = form.prefix
     merged = SqlForm(exp.Null(), None, dialect, tuple(bindings), prefix)
     source, joins = merged.from_clause(source)
-    columns: list[exp.Expression] = []
+    columns: list[exp.Expr] = []
     if keep_columns:
         columns.append(exp.Column(this=exp.Star(), table=exp.to_identifier(
             sql_let.TABLE_ALIAS, quoted=True)) if joins else exp.Star())
@@ -471,7 +472,7 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     binder = None
     if dialect in sql_let.LATERAL_DIALECTS:
         binder = sql_let.Binder.for_names(set(taken).union(*[_read_names(r) for r in roots]))
-    compiled: list[exp.Expression | None] = []
+    compiled: list[Expression | None] = []
     token = sql_let._BINDER.set(binder)
     try:
         for root in roots:
@@ -480,9 +481,11 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     finally:
         sql_let._BINDER.reset(token)
     if binder is None:
-        return [SqlForm(compiled[2 * i], compiled[2 * i + 1], dialect)
+        # to_sql's value expression is never None (only the error one may be)
+        return [SqlForm(cast("Expression", compiled[2 * i]), compiled[2 * i + 1], dialect)
                 for i in range(len(roots))]
     done = binder.finish(compiled, qualify)
     bindings = tuple(binder.bindings())
-    return [SqlForm(done[2 * i], done[2 * i + 1], dialect, bindings, binder.prefix)  # type: ignore[arg-type]
+    return [SqlForm(cast("Expression", done[2 * i]), done[2 * i + 1], dialect, bindings,
+                    binder.prefix)
             for i in range(len(roots))]

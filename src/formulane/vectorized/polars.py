@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextvars
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 import polars as pl
 
@@ -143,7 +143,7 @@ def _decimal_fit(scale: int) -> float:
 
 def _literal_scale(value: Any) -> int:
     exponent = Decimal(value).normalize().as_tuple().exponent
-    return min(max(0, -int(exponent)), MAX_SCALE)  # type: ignore[arg-type]
+    return min(max(0, -int(exponent)), MAX_SCALE)
 
 
 def _decimal_column(expr: pl.Expr, dtype: Any) -> Column:
@@ -281,7 +281,8 @@ def _fits_decimal(value: Any) -> bool:
     if isinstance(value, tuple):
         return all(_fits_decimal(v) for v in value)
     if isinstance(value, (Decimal, int)) and not isinstance(value, bool):
-        return abs(value) < DECIMAL_LIMIT
+        magnitude = cast("Decimal | int", abs(value))  # abs() of the union is object to mypy
+        return magnitude < DECIMAL_LIMIT
     return True
 
 
@@ -370,11 +371,11 @@ class PolarsCompiler:
                 return self.slots[slot]
             name = self.columns.get(node.name, node.name)  # type: ignore[union-attr]
             dtype = self.dtypes.get(name)
-            _refuse_special_fields(self, node, node.type)  # type: ignore[union-attr]
-            if numbers() == "decimal" and node.type.kind == "Number":  # type: ignore[union-attr]
+            _refuse_special_fields(self, node, node.type)
+            if numbers() == "decimal" and node.type.kind == "Number":
                 return _decimal_column(column(name), dtype)
             bound = None
-            if node.type.kind == "Number":  # type: ignore[union-attr]
+            if node.type.kind == "Number":
                 # the lane's numbers are below 1e308 in magnitude (the scalar engine refuses
                 # others); an integer column's dtype bounds it further
                 bound = 2.0 ** (8 * _INT_BYTES[str(dtype)]) if str(dtype) in _INT_BYTES \
@@ -406,7 +407,7 @@ class PolarsCompiler:
             if not items:
                 return Column(literal((), node.type))
             values = [i.value for i in items]
-            elem = node.type.elem  # type: ignore[union-attr]
+            elem = node.type.elem
             constant = _constant_list(node)
             if elem is not None and elem.kind == "List" and constant is not None:
                 # a nested literal: one typed Series literal (polars mis-scales decimals read
@@ -463,7 +464,9 @@ class PolarsCompiler:
 
     def call(self, node: ir.Call) -> Column:
         spec = node.spec
-        form = node.sig.polars or spec.polars
+        # any declared form (a Refuse, or a callable taking and returning columns, expressions
+        # or tuples, each its own way); pyright would narrow it to concat_any's signature below
+        form: Any = node.sig.polars or spec.polars
         if spec.name == "&":
             form = concat_any
         elif spec.name in _COMPARISONS and node.args[0].type.kind == "Number" \
@@ -510,7 +513,7 @@ class PolarsCompiler:
             # comparisons take any scale as it is
             args = [_as_scale18(a) for a in args]
         if spec.lazy or getattr(form, "wants_columns", False):
-            out = form(*[self.checked(a) for a in args], **_call_kw(form, node))
+            out: Any = form(*[self.checked(a) for a in args], **_call_kw(form, node))
             return out if isinstance(out, Column) else Column(out)
         if spec.name == "&":
             args = [self.checked(a) for a in args]
@@ -581,7 +584,7 @@ class PolarsCompiler:
                           bound=bound)
         over = ~(estimate.abs() < _decimal_fit(scale))
         if op == "/":
-            zero = eb == 0  # type: ignore[operator]
+            zero = eb == 0
             value = left / pl.when(~(zero | over)).then(right)
             own = own_errors([(zero, "#DIV/0!"), (over, "#NUM!")])
         else:
@@ -847,7 +850,7 @@ def _constant_list(node: ir.IR) -> Any:
     """The Python value of a list literal made only of number, text and boolean constants
     (nested lists included), else None."""
     if type(node) is ir.ListOf:
-        items = [_constant_list(i) for i in node.items]  # type: ignore[union-attr]
+        items = [_constant_list(i) for i in node.items]
         return None if any(i is None for i in items) else items
     if type(node) is ir.Const and isinstance(node.value, (Decimal, int, str, bool)):
         return _plain(node.value)

@@ -26,7 +26,7 @@ def _backend() -> Any:
 
 
 def _decimal_mode() -> bool:
-    return _backend().numbers() == "decimal"
+    return bool(_backend().numbers() == "decimal")
 
 
 def _dec() -> Any:
