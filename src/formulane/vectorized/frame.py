@@ -74,10 +74,10 @@ class SqlForm:
     dialect has no lateral subqueries). With bindings, the expressions are valid only in a
     query whose FROM clause is `from_clause` (`select` builds one)."""
 
-    value: exp.Expression
-    error: exp.Expression | None
+    value: exp.Expr
+    error: exp.Expr | None
     dialect: str
-    bindings: tuple[tuple[str, exp.Expression, int], ...] = ()
+    bindings: tuple[tuple[str, exp.Expr, int], ...] = ()
     prefix: str = "_f"
 
     @property
@@ -88,7 +88,7 @@ class SqlForm:
     def error_sql(self) -> str | None:
         return None if self.error is None else self.error.sql(self.dialect)
 
-    def from_clause(self, source: exp.Expression) -> tuple[exp.Expression, list[exp.Join]]:
+    def from_clause(self, source: exp.Expr) -> tuple[exp.Expr, list[exp.Join]]:
         """(the source, aliased ``_t`` when there are bindings; the lateral joins)."""
         from sqlglot import exp
 
@@ -107,21 +107,21 @@ class SqlForm:
                             keep_columns, self.dialect)
 
 
-def build_select(source: exp.Expression, outputs: list[tuple[str, str, SqlForm]],
+def build_select(source: exp.Expr, outputs: list[tuple[str, str, SqlForm]],
                  keep_columns: bool, dialect: str) -> str:
     """One SELECT over ``source`` computing every output (forms compiled with one binder)."""
     from sqlglot import exp
 
     from . import sql_let
 
-    bindings: list[tuple[str, exp.Expression, int]] = []
+    bindings: list[tuple[str, exp.Expr, int]] = []
     prefix = "_f"
     for _, _, form in outputs:
         bindings += [b for b in form.bindings if b not in bindings]
         prefix = form.prefix
     merged = SqlForm(exp.Null(), None, dialect, tuple(bindings), prefix)
     source, joins = merged.from_clause(source)
-    columns: list[exp.Expression] = []
+    columns: list[exp.Expr] = []
     if keep_columns:
         columns.append(exp.Column(this=exp.Star(), table=exp.to_identifier(
             sql_let.TABLE_ALIAS, quoted=True)) if joins else exp.Star())
@@ -471,7 +471,7 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     binder = None
     if dialect in sql_let.LATERAL_DIALECTS:
         binder = sql_let.Binder.for_names(set(taken).union(*[_read_names(r) for r in roots]))
-    compiled: list[exp.Expression | None] = []
+    compiled: list[exp.Expr | None] = []
     token = sql_let._BINDER.set(binder)
     try:
         for root in roots:
