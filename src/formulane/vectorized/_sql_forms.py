@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from sqlglot import exp
 
@@ -11,39 +11,39 @@ from .sql import SqlColumn, case, cases, first_error
 _ZERO = exp.Literal.number(0)
 
 
-def _err(col: SqlColumn) -> exp.Expression:
+def _err(col: SqlColumn) -> exp.Expr:
     return col.error_or_null()
 
 
-def _not_null(e: exp.Expression) -> exp.Expression:
+def _not_null(e: exp.Expr) -> exp.Expr:
     return exp.Not(this=exp.Is(this=e, expression=exp.Null()))
 
 
-def _cases(pairs: list[tuple[exp.Expression, exp.Expression]],
-           default: exp.Expression | None = None) -> exp.Expression:
+def _cases(pairs: Sequence[tuple[exp.Expr, exp.Expr]],
+           default: exp.Expr | None = None) -> exp.Expr:
     return cases(pairs, default)
 
 
-def _paren(e: exp.Expression) -> exp.Expression:
+def _paren(e: exp.Expr) -> exp.Expr:
     return exp.Paren(this=e)
 
 
 # ----------------------------------------------------------------------------------- numbers
 
 
-def add(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def add(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Add(this=_paren(a), expression=_paren(b))
 
 
-def sub(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def sub(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Sub(this=_paren(a), expression=_paren(b))
 
 
-def mul(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def mul(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Mul(this=_paren(a), expression=_paren(b))
 
 
-def divide(a: exp.Expression, b: exp.Expression) -> Any:
+def divide(a: exp.Expr, b: exp.Expr) -> Any:
     # Division computes in DOUBLE on every dialect (engines' decimal-division scale rules
     # differ: DuckDB gives DOUBLE anyway, Spark keeps 6 places). NULLIF keeps engines that
     # raise on division by zero (PostgreSQL) from failing the query; the error column says
@@ -54,7 +54,7 @@ def divide(a: exp.Expression, b: exp.Expression) -> Any:
     return value, [(exp.EQ(this=_paren(b), expression=_ZERO), "#DIV/0!")]
 
 
-def power(a: exp.Expression, b: exp.Expression) -> Any:
+def power(a: exp.Expr, b: exp.Expr) -> Any:
     base = exp.cast(_paren(a), exp.DataType.build("DOUBLE"))
     value = exp.Pow(this=base, expression=_paren(b))
     a_zero = exp.EQ(this=_paren(a), expression=_ZERO)
@@ -69,19 +69,19 @@ def power(a: exp.Expression, b: exp.Expression) -> Any:
     ]
 
 
-def neg(a: exp.Expression) -> exp.Expression:
+def neg(a: exp.Expr) -> exp.Expr:
     return exp.Neg(this=_paren(a))
 
 
-def pos(a: exp.Expression) -> exp.Expression:
+def pos(a: exp.Expr) -> exp.Expr:
     return a
 
 
-def percent(a: exp.Expression) -> exp.Expression:
+def percent(a: exp.Expr) -> exp.Expr:
     return exp.Div(this=_paren(a), expression=exp.Literal.number(100), typed=False, safe=False)
 
 
-def _date_checked(value: exp.Expression) -> Any:
+def _date_checked(value: exp.Expr) -> Any:
     """A date result (DuckDB's DATE + INTERVAL is a TIMESTAMP: cast back), #NUM! outside the
     years 1..9999 that the scalar engine's dates cover."""
     date = exp.cast(value, exp.DataType.build("DATE"))
@@ -96,7 +96,7 @@ def _date_checked(value: exp.Expression) -> Any:
 _MAX_DAYS = exp.Literal.number(3652059)
 
 
-def _whole_days(n: exp.Expression) -> exp.Expression:
+def _whole_days(n: exp.Expr) -> exp.Expr:
     """The scalar engine truncates a day count toward zero (CAST to INT rounds on DuckDB)."""
     truncated = exp.Mul(this=exp.func("SIGN", _paren(n)),
                         expression=exp.Floor(this=exp.Abs(this=_paren(n))))
@@ -104,25 +104,25 @@ def _whole_days(n: exp.Expression) -> exp.Expression:
     return case(fits, exp.cast(truncated, exp.DataType.build("INT")))
 
 
-def _moved(value: exp.Expression, n: exp.Expression) -> Any:
+def _moved(value: exp.Expr, n: exp.Expr) -> Any:
     date, errors = _date_checked(value)
     too_far = exp.GT(this=exp.Abs(this=_paren(n.copy())), expression=_MAX_DAYS.copy())
     return date, [(too_far, "#NUM!"), *errors]
 
 
-def date_plus_days(d: exp.Expression, n: exp.Expression) -> Any:
+def date_plus_days(d: exp.Expr, n: exp.Expr) -> Any:
     return _moved(exp.DateAdd(this=d, expression=_whole_days(n), unit=exp.var("DAY")), n)
 
 
-def days_plus_date(n: exp.Expression, d: exp.Expression) -> Any:
+def days_plus_date(n: exp.Expr, d: exp.Expr) -> Any:
     return date_plus_days(d, n)
 
 
-def date_minus_days(d: exp.Expression, n: exp.Expression) -> Any:
+def date_minus_days(d: exp.Expr, n: exp.Expr) -> Any:
     return _moved(exp.DateSub(this=d, expression=_whole_days(n), unit=exp.var("DAY")), n)
 
 
-def date_diff(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def date_diff(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.DateDiff(this=a, expression=b, unit=exp.var("DAY"))
 
 
@@ -144,11 +144,11 @@ text_eq, text_ne, text_lt, text_le, text_gt, text_ge = (
     text_compare(o) for o in ("=", "<>", "<", "<=", ">", ">="))
 
 
-def not_(a: exp.Expression) -> exp.Expression:
+def not_(a: exp.Expr) -> exp.Expr:
     return exp.Not(this=_paren(a))
 
 
-def concat_text(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def concat_text(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.DPipe(this=a, expression=b, safe=True)
 
 
@@ -270,13 +270,14 @@ def switch(subject: SqlColumn, *args: SqlColumn) -> SqlColumn:
     pairs = len(args) - len(args) % 2
     text = subject.type is not None and subject.type.kind == "Text"
     s = exp.Lower(this=subject.value) if text else _paren(subject.value)
-    value_pairs = []
-    error_pairs = []
+    value_pairs: list[tuple[exp.Expr, exp.Expr]] = []
+    error_pairs: list[tuple[exp.Expr, exp.Expr]] = []
     for i in range(0, pairs, 2):
         candidate = exp.Lower(this=args[i].value) if text else _paren(args[i].value)
-        if args[i].error is not None:
-            value_pairs.append((_not_null(args[i].error), exp.Null()))
-            error_pairs.append((_not_null(args[i].error), args[i].error))
+        error = args[i].error
+        if error is not None:
+            value_pairs.append((_not_null(error), exp.Null()))
+            error_pairs.append((_not_null(error), error))
         match = exp.NullSafeEQ(this=s, expression=candidate)
         value_pairs.append((match, args[i + 1].value))
         error_pairs.append((match, _err(args[i + 1])))
@@ -286,8 +287,8 @@ def switch(subject: SqlColumn, *args: SqlColumn) -> SqlColumn:
                      first_error(subject.error, _cases(error_pairs, default_error)))
 
 
-def xor(*args: exp.Expression) -> exp.Expression:
-    total: exp.Expression = case(args[0], exp.Literal.number(1), exp.Literal.number(0))
+def xor(*args: exp.Expr) -> exp.Expr:
+    total: exp.Expr = case(args[0], exp.Literal.number(1), exp.Literal.number(0))
     for a in args[1:]:
         total = exp.Add(this=total, expression=case(a, exp.Literal.number(1),
                                                     exp.Literal.number(0)))
@@ -295,9 +296,9 @@ def xor(*args: exp.Expression) -> exp.Expression:
                   expression=exp.Literal.number(1))
 
 
-def error(message: exp.Expression) -> Any:
+def error(message: exp.Expr) -> Any:
     return exp.Null(), exp.Literal.string("#ERROR!")
 
 
-def blank() -> exp.Expression:
+def blank() -> exp.Expr:
     return exp.Null()

@@ -27,7 +27,6 @@ from .forms import ERROR_SUFFIX  # re-exported: callers import it from here
 if TYPE_CHECKING:
     from polars.datatypes import DataTypeClass
     from sqlglot import exp
-    from sqlglot.expressions.core import Expression  # not re-exported by sqlglot.expressions
 # sqlglot and the SQL backend are imported where SQL is built: importing them costs about
 # 0.3 s, which `formulane apply` (polars only) should not pay at start-up.
 
@@ -78,7 +77,7 @@ class SqlForm:
     value: exp.Expr
     error: exp.Expr | None
     dialect: str
-    bindings: tuple[tuple[str, Expression, int], ...] = ()
+    bindings: tuple[tuple[str, exp.Expr, int], ...] = ()
     prefix: str = "_f"
 
     @property
@@ -115,7 +114,7 @@ def build_select(source: exp.Expr, outputs: list[tuple[str, str, SqlForm]],
 
     from . import sql_let
 
-    bindings: list[tuple[str, Expression, int]] = []
+    bindings: list[tuple[str, exp.Expr, int]] = []
     prefix = "_f"
     for _, _, form in outputs:
         bindings += [b for b in form.bindings if b not in bindings]
@@ -472,7 +471,7 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     binder = None
     if dialect in sql_let.LATERAL_DIALECTS:
         binder = sql_let.Binder.for_names(set(taken).union(*[_read_names(r) for r in roots]))
-    compiled: list[Expression | None] = []
+    compiled: list[exp.Expr | None] = []
     token = sql_let._BINDER.set(binder)
     try:
         for root in roots:
@@ -482,10 +481,10 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
         sql_let._BINDER.reset(token)
     if binder is None:
         # to_sql's value expression is never None (only the error one may be)
-        return [SqlForm(cast("Expression", compiled[2 * i]), compiled[2 * i + 1], dialect)
+        return [SqlForm(cast("exp.Expr", compiled[2 * i]), compiled[2 * i + 1], dialect)
                 for i in range(len(roots))]
     done = binder.finish(compiled, qualify)
     bindings = tuple(binder.bindings())
-    return [SqlForm(cast("Expression", done[2 * i]), done[2 * i + 1], dialect, bindings,
+    return [SqlForm(cast("exp.Expr", done[2 * i]), done[2 * i + 1], dialect, bindings,
                     binder.prefix)
             for i in range(len(roots))]

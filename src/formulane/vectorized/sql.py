@@ -7,7 +7,7 @@ A function without a faithful SQL form raises `Unsupported` when compiling, with
 
 Form protocol (the ``sql=`` slot of a spec or signature):
 - a sqlglot function class (``exp.Upper``): built from the arguments in order;
-- eager callable ``form(*values: exp.Expression) -> exp.Expression | (value, error | None)``;
+- eager callable ``form(*values: exp.Expr) -> exp.Expr | (value, error | None)``;
 - lazy functions: ``form(*columns: SqlColumn) -> SqlColumn``;
 - a callable whose ``wants_call`` attribute is true also gets ``call=node`` (the `ir.Call`).
 Literals are exact: numbers are written as decimal text, so ``0.1 + 0.2 = 0.3`` holds in SQL.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from sqlglot import exp
 
@@ -40,27 +40,27 @@ class SqlColumn:
     the value of an errored row is then not needed), a float value that may be non-finite and
     is not yet tested (``unchecked``, float mode), and the node's static type."""
 
-    value: exp.Expression
-    error: exp.Expression | None = None
+    value: exp.Expr
+    error: exp.Expr | None = None
     strict: bool = True
     unchecked: bool = False
     type: Type | None = None
     double: bool = False  # the value is a DOUBLE (float columns, division, powers)
     #: decimal mode: a DOUBLE estimate of the value (overflow guards test it, so they never
     #: repeat the decimal expression itself)
-    estimate: exp.Expression | None = None
+    estimate: exp.Expr | None = None
 
-    def error_or_null(self) -> exp.Expression:
+    def error_or_null(self) -> exp.Expr:
         return self.error if self.error is not None else exp.Null()
 
 
-def _is_null(e: exp.Expression) -> bool:
+def _is_null(e: exp.Expr) -> bool:
     return isinstance(e, exp.Null)
 
 
-def first_error(*errors: exp.Expression | None) -> exp.Expression | None:
+def first_error(*errors: exp.Expr | None) -> exp.Expr | None:
     """COALESCE of the errors, left to right, flattened (None when nothing can error)."""
-    present: list[exp.Expression] = []
+    present: list[exp.Expr] = []
     for e in errors:
         if e is None or _is_null(e):
             continue
@@ -78,15 +78,15 @@ def first_error(*errors: exp.Expression | None) -> exp.Expression | None:
     return exp.Coalesce(this=present[0], expressions=present[1:])
 
 
-def cases(pairs: list[tuple[exp.Expression, exp.Expression]],
-          default: exp.Expression | None = None) -> exp.Expression:
+def cases(pairs: Sequence[tuple[exp.Expr, exp.Expr]],
+          default: exp.Expr | None = None) -> exp.Expr:
     """CASE WHEN c1 THEN v1 ... ELSE default END, flattened: a default that is itself a CASE
     without ELSE-CASE nesting is merged, NULL defaults are dropped, and a CASE whose every
     branch is NULL is NULL."""
     if default is not None and _is_null(default):
         default = None
     if isinstance(default, exp.Case) and default.this is None:
-        pairs = pairs + [(i.this, i.args["true"]) for i in default.args["ifs"]]
+        pairs = [*pairs, *((i.this, i.args["true"]) for i in default.args["ifs"])]
         default = default.args.get("default")
     # trailing branches that give what the ELSE gives are redundant
     while pairs and ((default is None and _is_null(pairs[-1][1]))
@@ -97,32 +97,32 @@ def cases(pairs: list[tuple[exp.Expression, exp.Expression]],
     return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
 
 
-def error_when(condition: exp.Expression, code: str) -> exp.Expression:
+def error_when(condition: exp.Expr, code: str) -> exp.Expr:
     return cases([(condition, exp.Literal.string(code))])
 
 
-def own_errors(spec: Any) -> exp.Expression | None:
+def own_errors(spec: Any) -> exp.Expr | None:
     """A form's errors: an expression, or ``[(condition, code), ...]`` checked in order."""
-    if spec is None or isinstance(spec, exp.Expression):
+    if spec is None or isinstance(spec, exp.Expr):
         return spec
     pairs = [(c, exp.Literal.string(code)) for c, code in spec]
     return cases(pairs) if pairs else None
 
 
-def case(condition: exp.Expression, then: exp.Expression, otherwise: exp.Expression | None = None
-         ) -> exp.Expression:
+def case(condition: exp.Expr, then: exp.Expr, otherwise: exp.Expr | None = None
+         ) -> exp.Expr:
     return cases([(condition, then)], otherwise)
 
 
-def is_null(e: exp.Expression) -> exp.Expression:
+def is_null(e: exp.Expr) -> exp.Expr:
     return exp.Is(this=e, expression=exp.Null())
 
 
-def not_null(e: exp.Expression) -> exp.Expression:
+def not_null(e: exp.Expr) -> exp.Expr:
     return exp.Not(this=exp.Is(this=e, expression=exp.Null()))
 
 
-def literal(value: Any) -> exp.Expression:
+def literal(value: Any) -> exp.Expr:
     if value is None:
         return exp.Null()
     if isinstance(value, bool):
@@ -152,7 +152,7 @@ _STRICT_FORMS = frozenset({"/", "+", "-", "*", "NEG", "POS", "%", "=", "<>", "<"
 FLOAT_LIMIT = exp.Literal.number("1e308")
 
 
-def not_finite(value: exp.Expression) -> exp.Expression:
+def not_finite(value: exp.Expr) -> exp.Expr:
     """#NUM! for NaN, infinities and |x| >= 1e308 (NaN sorts above every number in DuckDB,
     Spark, PostgreSQL and Trino, so the one comparison catches all three)."""
     return error_when(exp.GTE(this=exp.Abs(this=value), expression=FLOAT_LIMIT), "#NUM!")
@@ -164,7 +164,7 @@ class SqlCompiler:
         self.columns = columns
         self.numbers = numbers
         self.slots: dict[int, SqlColumn] = {}
-        self.params: dict[int, exp.Expression] = {}
+        self.params: dict[int, exp.Expr] = {}
         #: inline SQL (no binder: a lambda body, a dialect without lateral subqueries) can
         #: still grow past any bound; its node count is checked call by call against this
         #: (a node renders to at least about half a character)
@@ -179,7 +179,7 @@ class SqlCompiler:
                        error=None if col.error is None else let(col.error),
                        estimate=None if col.estimate is None else let(col.estimate))
 
-    def guard_size(self, node: ir.IR, *parts: exp.Expression | None) -> None:
+    def guard_size(self, node: ir.IR, *parts: exp.Expr | None) -> None:
         if self.max_nodes is None or _BINDER.get() is not None:
             return
         from itertools import islice
@@ -323,9 +323,9 @@ class SqlCompiler:
                 and all(n.type.kind == "Number" for n in node.args):
             return self.decimal_op(spec.name, args)
         if spec.lazy or getattr(form, "wants_columns", False):
-            out = form(*[self.checked(a) for a in args], **_call_kw(form, node))
-            out = out if isinstance(out, SqlColumn) else SqlColumn(out)
-            return replace(out, strict=out.error is None)
+            out: Any = form(*[self.checked(a) for a in args], **_call_kw(form, node))
+            col = out if isinstance(out, SqlColumn) else SqlColumn(out)
+            return replace(col, strict=col.error is None)
         values = [a.value for a in args]
         widen = self.numbers == "float" and spec.name in _CARRIERS and not self.params \
             and node.type.kind == "Number" and all(n.type.kind == "Number" for n in node.args)
@@ -337,7 +337,7 @@ class SqlCompiler:
             values = [v if a.double else exp.cast(exp.paren(v), exp.DataType.build("DOUBLE"))
                       for a, v in zip(args, values)]
         if isinstance(form, type) and issubclass(form, exp.Func):
-            out: Any = form.from_arg_list(values)
+            out = form.from_arg_list(values)
         else:
             out = form(*values, **_call_kw(form, node))
         own = None
@@ -347,7 +347,7 @@ class SqlCompiler:
                                                  or any(a.double for a in args))
         floats = double
         carrier = floats and spec.name in _CARRIERS
-        errors: list[exp.Expression | None] = []
+        errors: list[exp.Expr | None] = []
         pending = False
         for i, a in enumerate(args):
             later = own is not None or any(b.error is not None for b in args[i + 1:])
@@ -386,12 +386,12 @@ class SqlCompiler:
         fits = exp.and_(*[exp.LT(this=exp.Abs(this=e.copy()), expression=_DECIMAL_FIT)
                           for e in (ea, eb, est)])
         if op == "*":
-            def places(c: SqlColumn, step: str) -> exp.Expression:
+            def places(c: SqlColumn, step: str) -> exp.Expr:
                 return exp.EQ(this=exp.Mod(this=exp.paren(c.value.copy()),
                                            expression=exp.Literal.number(step)),
                               expression=exp.Literal.number(0))
 
-            def mul(sa: exp.DataType, sb: exp.DataType) -> exp.Expression:
+            def mul(sa: exp.DataType, sb: exp.DataType) -> exp.Expr:
                 return exp.Mul(this=exp.cast(exp.paren(a.value.copy()), sa),
                                expression=exp.cast(exp.paren(b.value.copy()), sb))
 
@@ -527,7 +527,7 @@ def _is_integer_literal(col: SqlColumn) -> bool:
 _DECIMAL_FIT = exp.Literal.number("99999999999990000000")
 
 
-def _estimate(col: SqlColumn) -> exp.Expression:
+def _estimate(col: SqlColumn) -> exp.Expr:
     if col.estimate is not None:
         return col.estimate
     return exp.cast(exp.paren(col.value.copy()), exp.DataType.build("DOUBLE"))
@@ -535,7 +535,7 @@ def _estimate(col: SqlColumn) -> exp.Expression:
 
 def _huge(value: Any) -> bool:
     if isinstance(value, (Decimal, int)) and not isinstance(value, bool):
-        return abs(value) >= Decimal("1e20") and len(format(Decimal(value), "f")) > 38
+        return abs(Decimal(value)) >= Decimal("1e20") and len(format(Decimal(value), "f")) > 38
     return False
 
 
@@ -557,7 +557,7 @@ def _has_numbers(t: Type) -> bool:
 
 def to_sql(root: ir.IR, *, columns: Mapping[str, str] | None = None, numbers: str = "decimal",
            max_sql_length: int | None = None
-           ) -> tuple[exp.Expression, exp.Expression | None]:
+           ) -> tuple[exp.Expr, exp.Expr | None]:
     """(value expression, error-code expression or None). ``numbers``: "decimal" when Number
     columns are DECIMAL (the engine's exact arithmetic), "float" when they are DOUBLE (then a
     non-finite result is #NUM!). Under an active `sql_let.Binder` the expressions read its

@@ -35,7 +35,7 @@ _BINDER: contextvars.ContextVar["Binder | None"] = contextvars.ContextVar(
     "formulane_sql_binder", default=None)
 
 
-def _trivial(e: exp.Expression) -> bool:
+def _trivial(e: exp.Expr) -> bool:
     """Cheaper to repeat than to bind: a column, a literal, a cast or negation of one."""
     while isinstance(e, (exp.Paren, exp.Neg, exp.Cast, exp.TryCast)):
         e = e.this
@@ -46,7 +46,7 @@ def _trivial(e: exp.Expression) -> bool:
     return False
 
 
-def let(e: exp.Expression) -> exp.Expression:
+def let(e: exp.Expr) -> exp.Expr:
     """``e`` bound once when a binder is active (a column reference), else ``e`` itself."""
     binder = _BINDER.get()
     if binder is None or _trivial(e):
@@ -60,7 +60,7 @@ class Binder:
     def __init__(self, prefix: str = "_f") -> None:
         self.prefix = prefix
         self.names: list[str] = []
-        self.exprs: dict[str, exp.Expression] = {}
+        self.exprs: dict[str, exp.Expr] = {}
         self.levels: dict[str, int] = {}
 
     @staticmethod
@@ -72,7 +72,7 @@ class Binder:
             prefix = "_" + prefix
         return Binder(prefix)
 
-    def bind(self, e: exp.Expression) -> exp.Expression:
+    def bind(self, e: exp.Expr) -> exp.Expr:
         name = f"{self.prefix}{len(self.names) + 1}"
         self.names.append(name)
         self.exprs[name] = exp.Paren(this=e)  # a parent for every reference inside
@@ -87,7 +87,7 @@ class Binder:
 
     # ------------------------------------------------------------------------ finishing
 
-    def _refs(self, tree: exp.Expression) -> Iterator[str]:
+    def _refs(self, tree: exp.Expr) -> Iterator[str]:
         """The binding names read in ``tree``, once per occurrence (forms put one node in
         several places: each place renders, so each counts)."""
         stack = [tree]
@@ -97,13 +97,13 @@ class Binder:
                 yield node.name
                 continue
             for value in node.args.values():
-                if isinstance(value, exp.Expression):
+                if isinstance(value, exp.Expr):
                     stack.append(value)
                 elif isinstance(value, list):
-                    stack.extend(v for v in value if isinstance(v, exp.Expression))
+                    stack.extend(v for v in value if isinstance(v, exp.Expr))
 
-    def finish(self, outputs: list[exp.Expression | None], qualify: bool = True
-               ) -> list[exp.Expression | None]:
+    def finish(self, outputs: list[exp.Expr | None], qualify: bool = True
+               ) -> list[exp.Expr | None]:
         """Inline the bindings not worth a column (read once, or so small that repeating them
         is shorter); returns the outputs rewritten. What remains is in `bindings()`, in
         dependency order."""
@@ -126,10 +126,10 @@ class Binder:
             inline.add(name)
             for n in reads[name]:
                 uses[n] += count - 1  # its reads are repeated where it is inlined (or gone)
-        final: dict[str, exp.Expression] = {}
+        final: dict[str, exp.Expr] = {}
         seen: set[int] = set()
 
-        def substitute(tree: exp.Expression) -> exp.Expression:
+        def substitute(tree: exp.Expr) -> exp.Expr:
             """``tree`` with the inlined references replaced, in place through the args (a
             node shared by several parents is rewritten once, for all of them)."""
             if type(tree) is exp.Column and not tree.table and tree.name in final:
@@ -141,7 +141,7 @@ class Binder:
                     continue
                 seen.add(id(node))
                 for key, value in node.args.items():
-                    if isinstance(value, exp.Expression):
+                    if isinstance(value, exp.Expr):
                         if type(value) is exp.Column and not value.table \
                                 and value.name in final:
                             node.args[key] = final[value.name]
@@ -149,7 +149,7 @@ class Binder:
                             stack.append(value)
                     elif isinstance(value, list):
                         for i, v in enumerate(value):
-                            if not isinstance(v, exp.Expression):
+                            if not isinstance(v, exp.Expr):
                                 continue
                             if type(v) is exp.Column and not v.table and v.name in final:
                                 value[i] = final[v.name]
@@ -178,7 +178,7 @@ class Binder:
                            *[self.exprs[n] for n in self.names]])
         return done
 
-    def _qualify(self, trees: list[exp.Expression]) -> None:
+    def _qualify(self, trees: list[exp.Expr]) -> None:
         """Each reference to a binding names its lateral subquery (``"_fl1"."_f1"``), so a
         table column of the same name can never be read in its place."""
         alias = {n: exp.to_identifier(f"{self.prefix}l{self.levels[n]}", quoted=True)
@@ -194,20 +194,20 @@ class Binder:
                 node.set("table", alias[node.name].copy())
                 continue
             for value in node.args.values():
-                if isinstance(value, exp.Expression):
+                if isinstance(value, exp.Expr):
                     stack.append(value)
                 elif isinstance(value, list):
-                    stack.extend(v for v in value if isinstance(v, exp.Expression))
+                    stack.extend(v for v in value if isinstance(v, exp.Expr))
 
-    def bindings(self) -> list[tuple[str, exp.Expression, int]]:
+    def bindings(self) -> list[tuple[str, exp.Expr, int]]:
         """(name, expression, level): level n reads only columns of levels below n."""
         return [(n, self.exprs[n].this, self.levels[n]) for n in self.names]
 
 
-def lateral_joins(bindings: list[tuple[str, exp.Expression, int]], prefix: str = "_f"
+def lateral_joins(bindings: list[tuple[str, exp.Expr, int]], prefix: str = "_f"
                   ) -> list[exp.Join]:
     """One ``CROSS JOIN LATERAL (SELECT ...) AS "_fl<level>"`` per dependency level."""
-    by_level: dict[int, list[exp.Expression]] = {}
+    by_level: dict[int, list[exp.Expr]] = {}
     for name, e, level in bindings:
         by_level.setdefault(level, []).append(exp.alias_(e, name, quoted=True, copy=False))
     joins = []

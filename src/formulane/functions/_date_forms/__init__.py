@@ -60,7 +60,7 @@ FORMS: dict[str, Callable[..., Any]] = {
     "yearfrac": f_yearfrac, "networkdays": f_networkdays, "workday": f_workday,
     "tzconvert": f_tzconvert, "serial": f_serial, "fromserial": f_fromserial,
 }
-_OPS = {"polars": PolarsOps, "sql": SqlOps}
+_OPS: dict[str, type[PolarsOps] | type[SqlOps]] = {"polars": PolarsOps, "sql": SqlOps}
 
 
 def run(backend: str, name: str, kinds: tuple[str | None, ...], *args: Any) -> Any:

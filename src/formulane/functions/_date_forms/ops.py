@@ -22,7 +22,7 @@ from ._base import BOUND, EPOCH_ORDINAL, MAX_ORDINAL, Program, US_0001, US_10000
 # SQL values with Python operators
 
 
-def _atom(e: exp.Expression) -> exp.Expression:
+def _atom(e: exp.Expr) -> exp.Expr:
     # (AND/OR are sqlglot Funcs too, yet render infix: they need parentheses like any operator)
     if isinstance(e, (exp.Connector, exp.Binary, exp.Not, exp.Neg)):
         return exp.Paren(this=e)
@@ -37,9 +37,10 @@ class Q:
     """A sqlglot expression with Python operators (``==`` builds SQL ``=``)."""
 
     __slots__ = ("e",)
+    e: exp.Expr
 
     def __init__(self, e: Any) -> None:
-        self.e = e.e if isinstance(e, Q) else e if isinstance(e, exp.Expression) else _sql_lit(e)
+        self.e = e.e if isinstance(e, Q) else e if isinstance(e, exp.Expr) else _sql_lit(e)
 
     def _bin(self, cls: type, other: Any, swap: bool = False) -> "Q":
         a, b = _atom(self.e), _atom(Q(other).e)
@@ -74,7 +75,7 @@ class Q:
     __hash__ = None  # type: ignore[assignment]
 
 
-def _sql_lit(v: Any) -> exp.Expression:
+def _sql_lit(v: Any) -> exp.Expr:
     if v is None:
         return exp.Null()
     if isinstance(v, bool):
@@ -95,7 +96,7 @@ def _cast(v: Any, to: str) -> Q:
     return Q(exp.cast(Q(v).e, exp.DataType.build(to)))
 
 
-def _trivial(e: exp.Expression) -> bool:
+def _trivial(e: exp.Expr) -> bool:
     while isinstance(e, exp.Paren):
         e = e.this
     if isinstance(e, exp.Neg):
@@ -110,7 +111,7 @@ def _trivial(e: exp.Expression) -> bool:
 SMALL_SQL = 10
 
 
-def _small(e: exp.Expression) -> bool:
+def _small(e: exp.Expr) -> bool:
     n = 0
     for _ in e.walk():
         n += 1
@@ -123,7 +124,7 @@ def _lambda(body: Any, *names: exp.Identifier) -> exp.Lambda:
     return exp.Lambda(this=Q(body).e, expressions=list(names))
 
 
-def _first(list_expr: exp.Expression) -> exp.Expression:
+def _first(list_expr: exp.Expr) -> exp.Expr:
     return exp.Bracket(this=list_expr, expressions=[exp.Literal.number(1)], offset=1)
 
 
@@ -491,7 +492,7 @@ def _fold(value: Any) -> Any:
     return pl.lit(series.item(), dtype=series.dtype)
 
 
-def _date_literal(d: dt.date) -> exp.Expression:
+def _date_literal(d: dt.date) -> exp.Expr:
     return exp.cast(exp.Literal.string(d.isoformat()), exp.DataType.build("DATE"))
 
 

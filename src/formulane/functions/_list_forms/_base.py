@@ -12,7 +12,7 @@ import decimal
 import functools
 import itertools
 from decimal import Decimal
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence, cast
 
 from sqlglot import exp
 
@@ -43,7 +43,7 @@ class Call:
     def __init__(self, node: ir.Call, backend: str) -> None:
         self.node = node
         self.backend = backend
-        self.args = node.args
+        self.args: Sequence[ir.IR] = node.args  # a Sequence: pyright narrows a tuple by len()
         self.name = node.spec.name
 
     def type(self, i: int) -> Type:
@@ -141,7 +141,7 @@ def _e() -> Any:
 
 
 def _float() -> bool:
-    return _vp.numbers() == "float"
+    return bool(_vp.numbers() == "float")
 
 
 def _num(x: Any) -> Any:
@@ -247,11 +247,11 @@ def _pl_with(lst: Any, extras: Sequence[Any], build: Callable[[Any, list[Any]], 
 _names = itertools.count(1)
 
 
-def _f(name: str, *args: Any) -> exp.Expression:
+def _f(name: str, *args: Any) -> exp.Expr:
     return exp.Anonymous(this=name, expressions=list(args))
 
 
-def _p(e: exp.Expression) -> exp.Expression:
+def _p(e: exp.Expr) -> exp.Expr:
     """Parenthesized when it is an operator expression (sqlglot prints the tree as built)."""
     if isinstance(e, (exp.Binary, exp.Unary, exp.Connector, exp.Escape)) and not isinstance(
             e, exp.Paren):
@@ -259,113 +259,113 @@ def _p(e: exp.Expression) -> exp.Expression:
     return e
 
 
-def _n(v: Any) -> exp.Expression:
-    return _vs.literal(v)
+def _n(v: Any) -> exp.Expr:
+    return cast(exp.Expr, _vs.literal(v))
 
 
-def _lam(build: Callable[..., exp.Expression], arity: int = 1) -> exp.Lambda:
+def _lam(build: Callable[..., exp.Expr], arity: int = 1) -> exp.Lambda:
     """A SQL lambda with fresh parameter names (``LAMBDA _l1, _l2 : ...`` in DuckDB)."""
     names = [f"_l{next(_names)}" for _ in range(arity)]
     body = build(*[exp.column(n) for n in names])
     return exp.Lambda(this=body, expressions=[exp.to_identifier(n) for n in names])
 
 
-def _apply(lam: exp.Lambda, *args: exp.Expression) -> exp.Expression:
+def _apply(lam: exp.Lambda, *args: exp.Expr) -> exp.Expr:
     """A lambda's body with its parameters replaced by expressions."""
     names = [i.name for i in lam.expressions]
     subst = dict(zip(names, args))
 
-    def swap(node: exp.Expression) -> exp.Expression:
+    def swap(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Column) and not node.table and node.name in subst:
             return _p(subst[node.name].copy())
         return node
 
-    return lam.this.copy().transform(swap)
+    return cast(exp.Expr, lam.this.copy().transform(swap))
 
 
-def _at(lst: exp.Expression, i: exp.Expression) -> exp.Expression:
+def _at(lst: exp.Expr, i: exp.Expr) -> exp.Expr:
     """The i-th item (1-based; NULL outside)."""
     return exp.Bracket(this=_p(lst), expressions=[i], offset=1)
 
 
-def _len(lst: exp.Expression) -> exp.Expression:
+def _len(lst: exp.Expr) -> exp.Expr:
     return _f("LEN", lst)
 
 
-def _and(*xs: exp.Expression) -> exp.Expression:
+def _and(*xs: exp.Expr) -> exp.Expr:
     out = _p(xs[0])
     for x in xs[1:]:
         out = exp.And(this=out, expression=_p(x))
     return out
 
 
-def _or(*xs: exp.Expression) -> exp.Expression:
+def _or(*xs: exp.Expr) -> exp.Expr:
     out = _p(xs[0])
     for x in xs[1:]:
         out = exp.Or(this=out, expression=_p(x))
     return out
 
 
-def _not(x: exp.Expression) -> exp.Expression:
+def _not(x: exp.Expr) -> exp.Expr:
     return exp.Not(this=_p(x))
 
 
-def _is_null(x: exp.Expression) -> exp.Expression:
+def _is_null(x: exp.Expr) -> exp.Expr:
     return exp.Is(this=_p(x), expression=exp.Null())
 
 
-def _not_null(x: exp.Expression) -> exp.Expression:
+def _not_null(x: exp.Expr) -> exp.Expr:
     return exp.Not(this=exp.Is(this=_p(x), expression=exp.Null()))
 
 
-_CMP: dict[str, Any] = {"=": exp.EQ, "<>": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}
+_CMP: dict[str, type[exp.Binary]] = {"=": exp.EQ, "<>": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}
 
 
-def _cmp(op: str, a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _cmp(op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return _CMP[op](this=_p(a), expression=_p(b))
 
 
-def _add(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _add(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Add(this=_p(a), expression=_p(b))
 
 
-def _sub(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _sub(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Sub(this=_p(a), expression=_p(b))
 
 
-def _mul(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _mul(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Mul(this=_p(a), expression=_p(b))
 
 
-def _div(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _div(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Div(this=_p(a), expression=_p(b), typed=False, safe=False)
 
 
-def _case(pairs: Sequence[tuple[exp.Expression, exp.Expression]],
-          default: exp.Expression | None = None) -> exp.Expression:
+def _case(pairs: Sequence[tuple[exp.Expr, exp.Expr]],
+          default: exp.Expr | None = None) -> exp.Expr:
     return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
 
 
-def _coalesce(a: exp.Expression, *rest: exp.Expression) -> exp.Expression:
+def _coalesce(a: exp.Expr, *rest: exp.Expr) -> exp.Expr:
     return exp.Coalesce(this=a, expressions=list(rest))
 
 
-def _trunc(x: exp.Expression) -> exp.Expression:
+def _trunc(x: exp.Expr) -> exp.Expr:
     return _f("TRUNC", x)
 
 
-def _sql_int(x: exp.Expression) -> exp.Expression:
+def _sql_int(x: exp.Expr) -> exp.Expr:
     """Excel's integer argument as BIGINT: truncated, clamped far beyond any list length."""
     clamped = _f("LEAST", _f("GREATEST", _trunc(x), _n(-(10**15))), _n(10**15))
     return exp.cast(clamped, exp.DataType.build("BIGINT"))
 
 
-def _sql_range_errors(value: exp.Expression) -> list[tuple[exp.Expression, str]]:
+def _sql_range_errors(value: exp.Expr) -> list[tuple[exp.Expr, str]]:
     # NaN compares above every number in DuckDB, so this also catches inf - inf.
     return [(exp.GTE(this=_f("ABS", value), expression=exp.Literal.number("1e308")), "#NUM!")]
 
 
-def _sql_items(c: Call, values: Sequence[Any], start: int = 0) -> exp.Expression:
+def _sql_items(c: Call, values: Sequence[Any], start: int = 0) -> exp.Expr:
     """``many(...)`` arguments as one list (blanks kept: list aggregates skip them)."""
     parts = []
     only_list = None
@@ -387,23 +387,23 @@ def _sql_items(c: Call, values: Sequence[Any], start: int = 0) -> exp.Expression
     return _f("LIST_CONCAT", *parts)
 
 
-def _sql_present(lst: exp.Expression) -> exp.Expression:
+def _sql_present(lst: exp.Expr) -> exp.Expr:
     return _f("LIST_FILTER", lst, _lam(lambda x: _not_null(x)))
 
 
-def _sql_count(lst: exp.Expression) -> exp.Expression:
+def _sql_count(lst: exp.Expr) -> exp.Expr:
     """The non-blank items of a list (0 for a blank list)."""
     return _coalesce(_f("LIST_COUNT", lst), _n(0))
 
 
-def _sql_let(values: dict[str, exp.Expression],
-             body: Callable[[dict[str, exp.Expression]], exp.Expression]) -> exp.Expression:
+def _sql_let(values: dict[str, exp.Expr],
+             body: Callable[[dict[str, exp.Expr]], exp.Expr]) -> exp.Expr:
     """Bind expressions once per row (``list_transform([{...}], s -> ...)[1]``), so a lambda
     that needs a list's mean does not recompute it for every item."""
     name = f"_s{next(_names)}"
     struct = exp.Struct(expressions=[
         exp.PropertyEQ(this=exp.to_identifier(k), expression=v) for k, v in values.items()])
-    fields: dict[str, exp.Expression] = {
+    fields: dict[str, exp.Expr] = {
         k: exp.Dot(this=exp.column(name), expression=exp.to_identifier(k)) for k in values}
     lam = exp.Lambda(this=body(fields), expressions=[exp.to_identifier(name)])
     return _at(_f("LIST_TRANSFORM", exp.Array(expressions=[struct]), lam), _n(1))

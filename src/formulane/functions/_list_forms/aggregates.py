@@ -127,7 +127,7 @@ def _pl_count(c: Call, *values: Any, nonblank: bool) -> Any:
 
 
 def _sql_count_args(c: Call, *values: Any, nonblank: bool) -> Any:
-    total: exp.Expression = _n(0)
+    total: exp.Expr = _n(0)
     for i, how in _count_plan(c, nonblank):
         v = values[i]
         if how == "list":
@@ -310,10 +310,10 @@ def polars_sumproduct(c: Call, *lists: Any) -> Any:
 def sql_sumproduct(c: Call, *lists: Any) -> Any:
     first = lists[0]
 
-    def term(x: exp.Expression, i: exp.Expression) -> exp.Expression:
+    def term(x: exp.Expr, i: exp.Expr) -> exp.Expr:
         # In DOUBLE: a product of two DECIMAL(38, 18) overflows DuckDB from 100 on (its scale
         # would be 36), so decimal columns get the float product here, as LIST_PRODUCT does.
-        def factor(v: exp.Expression) -> exp.Expression:
+        def factor(v: exp.Expr) -> exp.Expr:
             return exp.cast(_coalesce(v, _n(0)), exp.DataType.build("DOUBLE"))
 
         out = factor(x)

@@ -41,7 +41,7 @@ def _pl_key(x: Any, kind: str) -> Any:
     return x.str.to_lowercase() if kind == "Text" else x
 
 
-def _sql_key(x: exp.Expression, kind: str) -> exp.Expression:
+def _sql_key(x: exp.Expr, kind: str) -> exp.Expr:
     return exp.Lower(this=x) if kind == "Text" else x
 
 
@@ -86,8 +86,8 @@ def _pl_both_orders(build: Callable[[bool], Any], fixed: Any, flag: Any) -> Any:
     return pl.when(flag).then(build(True)).otherwise(build(False))
 
 
-def _sql_both_orders(build: Callable[[bool], exp.Expression], fixed: Any, flag: Any
-                     ) -> exp.Expression:
+def _sql_both_orders(build: Callable[[bool], exp.Expr], fixed: Any, flag: Any
+                     ) -> exp.Expr:
     if fixed is not None:
         return build(fixed)
     if flag is None:
@@ -95,12 +95,12 @@ def _sql_both_orders(build: Callable[[bool], exp.Expression], fixed: Any, flag: 
     return _case([(flag, build(True))], build(False))
 
 
-def _sql_sorted(lst: exp.Expression, key: Callable[[exp.Expression], exp.Expression],
-                descending: bool) -> exp.Expression:
+def _sql_sorted(lst: exp.Expr, key: Callable[[exp.Expr], exp.Expr],
+                descending: bool) -> exp.Expr:
     """Stable sort by key(item), blank keys last: the items with a key, as {k, i, v} structs
     sorted (k then position; the position negated when descending, so ties keep their order),
     then the items whose key is blank, in order."""
-    def record(x: exp.Expression, i: exp.Expression) -> exp.Expression:
+    def record(x: exp.Expr, i: exp.Expr) -> exp.Expr:
         position = exp.Neg(this=_p(i)) if descending else i
         return exp.Struct(expressions=[
             exp.PropertyEQ(this=exp.to_identifier("k"), expression=key(x)),
@@ -142,7 +142,7 @@ def sql_sort(c: Call, values: Any, *rest: Any) -> Any:
     else:
         fixed, flag, order_errors = False, None, []
 
-    def build(descending: bool) -> exp.Expression:
+    def build(descending: bool) -> exp.Expr:
         if kind == "Text":
             return _sql_sorted(values, lambda x: _sql_key(x, kind), descending)
         return _f("LIST_SORT", values, exp.Literal.string("DESC" if descending else "ASC"),
@@ -189,7 +189,7 @@ def sql_sortby(c: Call, values: Any, by: Any, *rest: Any) -> Any:
     # Sort the positions by the keys at those positions, then read the items there.
     positions = _f("RANGE", _n(1), _add(_len(values), _n(1)))
 
-    def build(descending: bool) -> exp.Expression:
+    def build(descending: bool) -> exp.Expr:
         order = _sql_sorted(positions, lambda i: _sql_key(_at(by, i), kind), descending)
         return _f("LIST_TRANSFORM", order, _lam(lambda i: _at(values, i)))
 
@@ -229,7 +229,7 @@ def sql_filter(c: Call, values: Any, include: Any, if_empty: Any = None) -> Any:
     if isinstance(include, exp.Lambda):
         kept = _f("LIST_FILTER", values, include)
     else:
-        def keep(x: exp.Expression, i: exp.Expression) -> exp.Expression:
+        def keep(x: exp.Expr, i: exp.Expr) -> exp.Expr:
             flag = _at(include, i)
             if c.elem(1).kind == "Boolean":
                 return _coalesce(flag, exp.Boolean(this=False))
@@ -374,7 +374,7 @@ def sql_unique(c: Call, values: Any, by_col: Any = None, exactly_once: Any = Non
     if kind in ("List", "Record", "Any"):
         c.refuse(f"{kind} items")
 
-    def build(keys: exp.Expression) -> tuple[exp.Expression, exp.Expression]:
+    def build(keys: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
         first = _f("LIST_FILTER", values, _lam(lambda x, i: exp.EQ(
             this=_f("LIST_POSITION", keys, _sql_key(x, kind)), expression=i), 2))
         once = _f("LIST_FILTER", values, _lam(lambda x: exp.EQ(this=_len(_f(

@@ -9,7 +9,7 @@ may come from the data (equality). Anything else is refused with the reason.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 from sqlglot import exp
 
@@ -96,10 +96,10 @@ def _pl_wild_regex(text: Any) -> Any:
     return pl.lit("(?s)^") + tokens.list.eval(piece).list.join("") + pl.lit("$")
 
 
-def _sql_wild_regex(text: exp.Expression) -> exp.Expression:
+def _sql_wild_regex(text: exp.Expr) -> exp.Expr:
     tokens = _f("REGEXP_EXTRACT_ALL", exp.Lower(this=text), exp.Literal.string(_WILD_TOKENS))
 
-    def piece(t: exp.Expression) -> exp.Expression:
+    def piece(t: exp.Expr) -> exp.Expr:
         escaped = _and(exp.EQ(this=_f("LENGTH", t), expression=_n(2)),
                        _f("STARTS_WITH", t, exp.Literal.string("~")))
         return _case([(exp.EQ(this=t, expression=exp.Literal.string("*")),
@@ -171,47 +171,47 @@ class _PlOps:
 
 
 class _SqlOps:
-    def true(self) -> exp.Expression:
+    def true(self) -> exp.Expr:
         return exp.Boolean(this=True)
 
-    def false(self) -> exp.Expression:
+    def false(self) -> exp.Expr:
         return exp.Boolean(this=False)
 
-    def is_null(self, x: exp.Expression) -> exp.Expression:
+    def is_null(self, x: exp.Expr) -> exp.Expr:
         return _is_null(x)
 
-    def not_null(self, x: exp.Expression) -> exp.Expression:
+    def not_null(self, x: exp.Expr) -> exp.Expr:
         return _not_null(x)
 
-    def and_(self, a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    def and_(self, a: exp.Expr, b: exp.Expr) -> exp.Expr:
         return _and(a, b)
 
-    def or_(self, a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    def or_(self, a: exp.Expr, b: exp.Expr) -> exp.Expr:
         return _or(a, b)
 
-    def not_(self, a: exp.Expression) -> exp.Expression:
+    def not_(self, a: exp.Expr) -> exp.Expr:
         return _not(a)
 
-    def lit(self, v: Any) -> exp.Expression:
-        return _vs.literal(v)
+    def lit(self, v: Any) -> exp.Expr:
+        return cast(exp.Expr, _vs.literal(v))
 
-    def cmp(self, op: str, a: exp.Expression, b: exp.Expression) -> exp.Expression:
+    def cmp(self, op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
         return _cmp(op, a, b)
 
-    def lower(self, x: exp.Expression) -> exp.Expression:
+    def lower(self, x: exp.Expr) -> exp.Expr:
         return exp.Lower(this=x)
 
-    def text_eq(self, x: exp.Expression, text: str) -> exp.Expression:
+    def text_eq(self, x: exp.Expr, text: str) -> exp.Expr:
         return exp.EQ(this=exp.Lower(this=x), expression=exp.Literal.string(text.lower()))
 
-    def matches(self, x: exp.Expression, pattern: str) -> exp.Expression:
+    def matches(self, x: exp.Expr, pattern: str) -> exp.Expr:
         atoms = _wildcard_atoms(pattern)
         if all(k == "lit" for k, _ in atoms):
             return self.text_eq(x, "".join(ch for _, ch in atoms))
         like = exp.Like(this=exp.Lower(this=x), expression=exp.Literal.string(_like(atoms)))
         return exp.Escape(this=like, expression=exp.Literal.string("\\"))
 
-    def serial(self, x: exp.Expression) -> exp.Expression:
+    def serial(self, x: exp.Expr) -> exp.Expr:
         return exp.DateDiff(this=x, expression=_vs.literal(_EPOCH), unit=exp.var("DAY"))
 
 
@@ -313,7 +313,7 @@ def _pl_crit_mask(c: Call, i_list: int, i_crit: int, values: Sequence[Any]) -> A
 
 
 def _sql_crit_pred(c: Call, i_list: int, i_crit: int, values: Sequence[Any]
-                   ) -> Callable[[exp.Expression], exp.Expression]:
+                   ) -> Callable[[exp.Expr], exp.Expr]:
     crit_value = values[i_crit]
     crit = _criteria(c, i_crit, i_list)
     kind = c.elem(i_list).kind
@@ -361,7 +361,7 @@ def _pl_if_family(c: Call, *values: Any, how: str) -> Any:
 
 def _sql_if_family(c: Call, *values: Any, how: str) -> Any:
     lst, crit = values[0], values[1]
-    pred: Callable[[exp.Expression], exp.Expression]
+    pred: Callable[[exp.Expr], exp.Expr]
     if isinstance(crit, exp.Lambda):
         lam = crit
         pred = lambda x: _apply(lam, x)
@@ -372,7 +372,7 @@ def _sql_if_family(c: Call, *values: Any, how: str) -> Any:
     errors: list[tuple[Any, str]] = []
     if c.omitted(2):
         if c.elem(0).kind != "Number":
-            picked: exp.Expression = exp.cast(exp.Array(expressions=[]),
+            picked: exp.Expr = exp.cast(exp.Array(expressions=[]),
                                               exp.DataType.build("DOUBLE[]"))
         else:
             picked = _f("LIST_FILTER", lst, _lam(pred))
@@ -428,7 +428,7 @@ def _sql_ifs(c: Call, *values: Any, how: str) -> Any:
     errors = [(_or(*[exp.NEQ(this=_len(values[j]), expression=_len(first)) for j, _ in pairs]),
                "#VALUE!")]
 
-    def every(i: exp.Expression) -> exp.Expression:
+    def every(i: exp.Expr) -> exp.Expr:
         return _and(*[pred(_at(lst, i)) for lst, pred in preds])
 
     if how == "count":

@@ -93,12 +93,12 @@ def _pl_find(s: _Search, keys: Any, value: Any) -> Any:
     return _pl_with(keys, [value], build, agg=True).cast(pl.Int64)
 
 
-def _sql_find(s: _Search, keys: Any, value: Any) -> exp.Expression:
+def _sql_find(s: _Search, keys: Any, value: Any) -> exp.Expr:
     """The 1-based position found (NULL when not found)."""
     kind = s.kind
     pick = "LIST_MAX" if s.backwards else "LIST_MIN"
 
-    def first(pred: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
+    def first(pred: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
         return _f(pick, _f("LIST_TRANSFORM", keys, _lam(
             lambda k, i: _case([(pred(k), i)]), 2)))
 
@@ -215,10 +215,10 @@ def sql_index(c: Call, values: Any, row: Any, column: Any = None) -> Any:
     size = _len(values)
     r = _sql_int(row)
 
-    def within(i: exp.Expression, n: exp.Expression) -> exp.Expression:
+    def within(i: exp.Expr, n: exp.Expr) -> exp.Expr:
         return _and(exp.GTE(this=i, expression=_n(1)), exp.LTE(this=i, expression=n))
 
-    def out_of(i: exp.Expression, n: exp.Expression) -> exp.Expression:
+    def out_of(i: exp.Expr, n: exp.Expr) -> exp.Expr:
         return _or(exp.EQ(this=i, expression=_n(0)), exp.GT(this=i, expression=n))
 
     negative = exp.LT(this=r, expression=_n(0))
@@ -274,7 +274,7 @@ def polars_all(c: Call, values: Any, predicate: Any = None) -> Any:
     return _pl_flags(c, values, predicate).list.all()
 
 
-def _sql_flag(predicate: Any) -> Callable[[exp.Expression], exp.Expression]:
+def _sql_flag(predicate: Any) -> Callable[[exp.Expr], exp.Expr]:
     if predicate is None:
         return lambda x: _coalesce(x, exp.Boolean(this=False))
     return lambda x: _coalesce(_apply(predicate, x), exp.Boolean(this=False))

@@ -8,7 +8,7 @@ magnitude; "no spread" is decided exactly (min = max), so the error values match
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from sqlglot import exp
 
@@ -36,15 +36,15 @@ def polars_mode_sngl(c: Call, *values: Any) -> Any:
 def sql_mode_sngl(c: Call, *values: Any) -> Any:
     items = _sql_present(_sql_items(c, values))
 
-    def counts(xs: exp.Expression) -> exp.Expression:
+    def counts(xs: exp.Expr) -> exp.Expr:
         """How often each item occurs in the list."""
-        def occurrences(x: exp.Expression) -> exp.Expression:
+        def occurrences(x: exp.Expr) -> exp.Expr:
             same = _f("LIST_FILTER", xs, _lam(lambda y: exp.EQ(this=y, expression=x)))
             return _len(same)
 
         return _f("LIST_TRANSFORM", xs, _lam(occurrences))
 
-    def first_mode(s: dict[str, exp.Expression]) -> exp.Expression:
+    def first_mode(s: dict[str, exp.Expr]) -> exp.Expr:
         position = _f("LIST_POSITION", s["n"], _f("LIST_MAX", s["n"]))
         return _at(s["xs"], position)
 
@@ -59,7 +59,7 @@ def _pl_positive(items: Any) -> list[tuple[Any, str]]:
     return [((n == 0) | (items.list.min() <= 0), "#NUM!")]
 
 
-def _sql_positive(items: exp.Expression) -> list[tuple[Any, str]]:
+def _sql_positive(items: exp.Expr) -> list[tuple[Any, str]]:
     return [(_or(exp.EQ(this=_sql_count(items), expression=_n(0)),
                  exp.LTE(this=_f("LIST_MIN", items), expression=_n(0))), "#NUM!")]
 
@@ -107,8 +107,8 @@ def _pl_deviations(c: Call, *values: Any, squares: bool) -> Any:
 def _sql_deviations(c: Call, *values: Any, squares: bool) -> Any:
     items = _sql_items(c, values)
 
-    def body(s: dict[str, exp.Expression]) -> exp.Expression:
-        def dev(x: exp.Expression) -> exp.Expression:
+    def body(s: dict[str, exp.Expr]) -> exp.Expr:
+        def dev(x: exp.Expr) -> exp.Expr:
             d = _sub(exp.cast(x, exp.DataType.build("DOUBLE")), s["m"])
             return _mul(d, d) if squares else _f("ABS", d)
 
@@ -151,7 +151,7 @@ def _pl_rank(c: Call, number: Any, values: Any, order: Any, *, average: bool) ->
 
 
 def _sql_rank(c: Call, number: Any, values: Any, order: Any, *, average: bool) -> Any:
-    def count(op: str) -> exp.Expression:
+    def count(op: str) -> exp.Expr:
         return _len(_f("LIST_FILTER", values, _lam(lambda x: _cmp(op, x, number))))
 
     equal = count("=")
@@ -191,7 +191,7 @@ def _pl_moments(first: Any, second: Any) -> dict[str, Any]:
     }
 
 
-def _sql_paired(first: Any, second: Any) -> tuple[exp.Expression, exp.Expression]:
+def _sql_paired(first: Any, second: Any) -> tuple[exp.Expr, exp.Expr]:
     px = _f("LIST_TRANSFORM", first, _lam(
         lambda x, i: _case([(_not_null(_at(second, i)), exp.cast(
             x, exp.DataType.build("DOUBLE")))]), 2))
@@ -201,22 +201,22 @@ def _sql_paired(first: Any, second: Any) -> tuple[exp.Expression, exp.Expression
     return px, py
 
 
-def _sql_moments(first: Any, second: Any, body: Callable[[dict[str, exp.Expression]],
-                                                         exp.Expression]) -> exp.Expression:
+def _sql_moments(first: Any, second: Any, body: Callable[[dict[str, exp.Expr]],
+                                                         exp.Expr]) -> exp.Expr:
     px, py = _sql_paired(first, second)
 
-    def scale(p: exp.Expression) -> exp.Expression:
+    def scale(p: exp.Expr) -> exp.Expr:
         m = _f("GREATEST", _f("ABS", _f("LIST_MIN", p)), _f("ABS", _f("LIST_MAX", p)))
         return _case([(exp.GT(this=m, expression=_n(0)), m)], exp.cast(
             _n(1), exp.DataType.build("DOUBLE")))
 
-    def level2(s: dict[str, exp.Expression]) -> exp.Expression:
+    def level2(s: dict[str, exp.Expr]) -> exp.Expr:
         ux = _f("LIST_TRANSFORM", s["px"], _lam(lambda x: _div(x, s["sx"])))
         uy = _f("LIST_TRANSFORM", s["py"], _lam(lambda y: _div(y, s["sy"])))
 
-        def level3(u: dict[str, exp.Expression]) -> exp.Expression:
-            def level4(m: dict[str, exp.Expression]) -> exp.Expression:
-                def dev(x: exp.Expression, mean: exp.Expression) -> exp.Expression:
+        def level3(u: dict[str, exp.Expr]) -> exp.Expr:
+            def level4(m: dict[str, exp.Expr]) -> exp.Expr:
+                def dev(x: exp.Expr, mean: exp.Expr) -> exp.Expr:
                     return _sub(x, mean)
 
                 sxx = _f("LIST_SUM", _f("LIST_TRANSFORM", u["ux"], _lam(
@@ -241,9 +241,9 @@ def _sql_moments(first: Any, second: Any, body: Callable[[dict[str, exp.Expressi
 
 
 def _sql_pair_errors(first: Any, second: Any, minimum: int, flat: str
-                     ) -> list[tuple[exp.Expression, str]]:
+                     ) -> list[tuple[exp.Expr, str]]:
     px, py = _sql_paired(first, second)
-    errors: list[tuple[exp.Expression, str]] = [
+    errors: list[tuple[exp.Expr, str]] = [
         (exp.NEQ(this=_len(first), expression=_len(second)), "#N/A"),
         (exp.LT(this=_sql_count(px), expression=_n(minimum)), "#DIV/0!")]
     for which, p in (("x", px), ("y", py)):
@@ -281,7 +281,7 @@ def polars_rsq(c: Call, ys: Any, xs: Any) -> Any:
 
 
 def sql_rsq(c: Call, ys: Any, xs: Any) -> Any:
-    def body(m: dict[str, exp.Expression]) -> exp.Expression:
+    def body(m: dict[str, exp.Expr]) -> exp.Expr:
         r = _div(m["sxy"], _mul(_f("SQRT", m["sxx"]), _f("SQRT", m["syy"])))
         return _mul(r, r)
 
@@ -296,7 +296,7 @@ def _pl_covariance(c: Call, first: Any, second: Any, *, sample: bool) -> Any:
 
 
 def _sql_covariance(c: Call, first: Any, second: Any, *, sample: bool) -> Any:
-    def body(m: dict[str, exp.Expression]) -> exp.Expression:
+    def body(m: dict[str, exp.Expr]) -> exp.Expr:
         divisor = _sub(m["n"], _n(1)) if sample else m["n"]
         return _div(_mul(_mul(m["sxy"], m["sx"]), m["sy"]), _f("NULLIF", divisor, _n(0)))
 
@@ -316,7 +316,7 @@ def _pl_fit(c: Call, ys: Any, xs: Any, *, intercept: bool) -> Any:
 
 
 def _sql_fit(c: Call, ys: Any, xs: Any, *, intercept: bool) -> Any:
-    def body(m: dict[str, exp.Expression]) -> exp.Expression:
+    def body(m: dict[str, exp.Expr]) -> exp.Expr:
         scaled = _div(m["sxy"], _f("NULLIF", m["sxx"], _n(0)))
         if intercept:
             return _sub(m["my"], _mul(_mul(scaled, m["mux"]), m["sy"]))
@@ -387,38 +387,38 @@ class _PlMath:
         return pl.when(t >= 2.0).then(right).when(t <= -2.0).then(left).otherwise(middle)
 
 
-def _d(v: Any) -> exp.Expression:
+def _d(v: Any) -> exp.Expr:
     if isinstance(v, float):
         return exp.cast(exp.Literal.number(repr(v)), exp.DataType.build("DOUBLE"))
-    return v
+    return cast(exp.Expr, v)
 
 
 class _SqlMath:
-    def add(self, a: Any, b: Any) -> exp.Expression:
+    def add(self, a: Any, b: Any) -> exp.Expr:
         return _add(_d(a), _d(b))
 
-    def sub(self, a: Any, b: Any) -> exp.Expression:
+    def sub(self, a: Any, b: Any) -> exp.Expr:
         return _sub(_d(a), _d(b))
 
-    def mul(self, a: Any, b: Any) -> exp.Expression:
+    def mul(self, a: Any, b: Any) -> exp.Expr:
         return _mul(_d(a), _d(b))
 
-    def div(self, a: Any, b: Any) -> exp.Expression:
+    def div(self, a: Any, b: Any) -> exp.Expr:
         return _div(_d(a), _d(b))
 
-    def neg(self, a: Any) -> exp.Expression:
+    def neg(self, a: Any) -> exp.Expr:
         return exp.Neg(this=_p(_d(a)))
 
-    def abs(self, a: Any) -> exp.Expression:
+    def abs(self, a: Any) -> exp.Expr:
         return _f("ABS", a)
 
-    def expo(self, a: Any) -> exp.Expression:
+    def expo(self, a: Any) -> exp.Expr:
         return _f("EXP", a)
 
-    def clamp(self, a: Any, lo: float, hi: float) -> exp.Expression:
+    def clamp(self, a: Any, lo: float, hi: float) -> exp.Expr:
         return _f("LEAST", _f("GREATEST", a, _d(lo)), _d(hi))
 
-    def pick(self, t: Any, middle: Any, right: Any, left: Any) -> exp.Expression:
+    def pick(self, t: Any, middle: Any, right: Any, left: Any) -> exp.Expr:
         return _case([(exp.GTE(this=t, expression=_d(2.0)), right),
                       (exp.LTE(this=t, expression=_d(-2.0)), left)], middle)
 
@@ -437,7 +437,7 @@ def _pl_standard(z: Any, cumulative: Any, scale: Any, c: Call, i_cumulative: int
 
 
 def _sql_standard(z: Any, cumulative: Any, scale: Any, c: Call, i_cumulative: int) -> Any:
-    def body(s: dict[str, exp.Expression]) -> exp.Expression:
+    def body(s: dict[str, exp.Expr]) -> exp.Expr:
         zz = s["z"]
         density = _div(_f("EXP", _mul(_mul(_d(-0.5), zz), zz)), _mul(s["sd"], _d(_SQRT_2PI)))
         t = _f("LEAST", _f("GREATEST", _div(exp.Neg(this=_p(zz)), _d(_SQRT_2)), _d(-40.0)),

@@ -18,14 +18,14 @@ from ...vectorized.sql_let import let
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
 
 
-def _n(value: Any) -> exp.Expression:
+def _n(value: Any) -> exp.Expr:
     if isinstance(value, float):
         return exp.Literal.number(repr(value))
     return exp.Literal.number(format(Decimal(value), "f") if isinstance(value, Decimal)
                               else str(value))
 
 
-def _p(e: exp.Expression) -> exp.Expression:
+def _p(e: exp.Expr) -> exp.Expr:
     # (AND/OR are sqlglot Funcs too, yet render infix: they need parentheses)
     if isinstance(e, exp.Connector):
         return exp.Paren(this=e)
@@ -34,103 +34,103 @@ def _p(e: exp.Expression) -> exp.Expression:
     return exp.Paren(this=e)
 
 
-def _add(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _add(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Paren(this=exp.Add(this=_p(a), expression=_p(b)))
 
 
-def _sub(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _sub(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Paren(this=exp.Sub(this=_p(a), expression=_p(b)))
 
 
-def _mul(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _mul(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Paren(this=exp.Mul(this=_p(a), expression=_p(b)))
 
 
-def _div(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _div(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Paren(this=exp.Div(this=_p(a), expression=_p(b), typed=False, safe=False))
 
 
-def _neg(a: exp.Expression) -> exp.Expression:
+def _neg(a: exp.Expr) -> exp.Expr:
     return exp.Neg(this=_p(a))
 
 
-def _mod(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _mod(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.Paren(this=exp.Mod(this=_p(a), expression=_p(b)))
 
 
-def _abs(a: exp.Expression) -> exp.Expression:
+def _abs(a: exp.Expr) -> exp.Expr:
     return exp.Abs(this=a)
 
 
-def _eq(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _eq(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.EQ(this=_p(a), expression=_p(b))
 
 
-def _ne(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _ne(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.NEQ(this=_p(a), expression=_p(b))
 
 
-def _lt(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _lt(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.LT(this=_p(a), expression=_p(b))
 
 
-def _le(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _le(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.LTE(this=_p(a), expression=_p(b))
 
 
-def _gt(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _gt(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.GT(this=_p(a), expression=_p(b))
 
 
-def _ge(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _ge(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.GTE(this=_p(a), expression=_p(b))
 
 
-def _and(*parts: exp.Expression) -> exp.Expression:
+def _and(*parts: exp.Expr) -> exp.Expr:
     out = parts[0]
     for part in parts[1:]:
         out = exp.And(this=_p(out), expression=_p(part))
     return exp.Paren(this=out)
 
 
-def _or(*parts: exp.Expression) -> exp.Expression:
+def _or(*parts: exp.Expr) -> exp.Expr:
     out = parts[0]
     for part in parts[1:]:
         out = exp.Or(this=_p(out), expression=_p(part))
     return exp.Paren(this=out)
 
 
-def _not(a: exp.Expression) -> exp.Expression:
+def _not(a: exp.Expr) -> exp.Expr:
     return exp.Not(this=_p(a))
 
 
-def _is_null(a: exp.Expression) -> exp.Expression:
+def _is_null(a: exp.Expr) -> exp.Expr:
     return exp.Is(this=_p(a), expression=exp.Null())
 
 
-def _case(pairs: list[tuple[exp.Expression, exp.Expression]],
-          default: exp.Expression | None = None) -> exp.Expression:
+def _case(pairs: list[tuple[exp.Expr, exp.Expr]],
+          default: exp.Expr | None = None) -> exp.Expr:
     return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
 
 
-def _double(a: exp.Expression) -> exp.Expression:
+def _double(a: exp.Expr) -> exp.Expr:
     return exp.cast(a, exp.DataType.build("DOUBLE"))
 
 
-def _nullif_zero(a: exp.Expression) -> exp.Expression:
+def _nullif_zero(a: exp.Expr) -> exp.Expr:
     return exp.Nullif(this=_p(a), expression=_n(0))
 
 
-def _fn(name: str, *args: exp.Expression) -> exp.Expression:
+def _fn(name: str, *args: exp.Expr) -> exp.Expr:
     return exp.Anonymous(this=name, expressions=list(args))
 
 
-def _not_finite(value: exp.Expression) -> exp.Expression:
+def _not_finite(value: exp.Expr) -> exp.Expr:
     """NaN, infinities and |x| >= 1e308: the numbers the scalar engine cannot hold."""
     return _not(_lt(_abs(value), _n(1e308)))
 
 
-def _sql_const(e: exp.Expression) -> Decimal | None:
+def _sql_const(e: exp.Expr) -> Decimal | None:
     """The value of a literal number (possibly negated or parenthesized), else None."""
     if isinstance(e, exp.Paren):
         return _sql_const(e.this)
@@ -145,7 +145,7 @@ def _sql_const(e: exp.Expression) -> Decimal | None:
     return None
 
 
-def _sql_exact(x: exp.Expression) -> tuple[exp.Expression, exp.Expression]:
+def _sql_exact(x: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
     """(x as DECIMAL(38, 18) through its text, whether that decimal is exactly x)."""
     d = exp.TryCast(this=exp.cast(_p(x), exp.DataType.build("VARCHAR")),
                     to=exp.DataType.build("DECIMAL(38, 18)"))
@@ -154,22 +154,22 @@ def _sql_exact(x: exp.Expression) -> tuple[exp.Expression, exp.Expression]:
     return guarded, ok
 
 
-def _sql_sign_apply(x: exp.Expression, magnitude: exp.Expression) -> exp.Expression:
+def _sql_sign_apply(x: exp.Expr, magnitude: exp.Expr) -> exp.Expr:
     return _case([(_lt(x, _n(0)), _neg(magnitude))], magnitude)
 
 
 # ------------------------------------------------------------------------ sign and size
 
 
-def sql_abs(x: exp.Expression) -> exp.Expression:
+def sql_abs(x: exp.Expr) -> exp.Expr:
     return exp.Abs(this=x)
 
 
-def sql_sign(x: exp.Expression) -> exp.Expression:
+def sql_sign(x: exp.Expr) -> exp.Expr:
     return exp.Sign(this=x)
 
 
-def sql_clamp(x: exp.Expression, low: exp.Expression, high: exp.Expression) -> Any:
+def sql_clamp(x: exp.Expr, low: exp.Expr, high: exp.Expr) -> Any:
     value = _case([(_lt(x, low), low), (_gt(x, high), high)], x)
     return value, [(_gt(low, high), "#NUM!")]
 
@@ -177,15 +177,15 @@ def sql_clamp(x: exp.Expression, low: exp.Expression, high: exp.Expression) -> A
 # ------------------------------------------------------------------------------ rounding
 
 
-def _sql_round_float(x: exp.Expression, n: int | None, nn: exp.Expression | None,
-                     mode: str) -> exp.Expression:
+def _sql_round_float(x: exp.Expr, n: int | None, nn: exp.Expr | None,
+                     mode: str) -> exp.Expr:
     """The float algorithm of `_round_float`, in DOUBLE (for values no DECIMAL(38, 18) holds
     exactly: beyond 1e18, or with more than 18 decimal places)."""
     # (DOUBLE steps never fail in SQL engines: each is bound once, `sql_let`)
     xf = _double(x)
     a = let(_abs(xf))
-    scale: Callable[[exp.Expression], exp.Expression]
-    unscale: Callable[[exp.Expression], exp.Expression]
+    scale: Callable[[exp.Expr], exp.Expr]
+    unscale: Callable[[exp.Expr], exp.Expr]
     if n is not None and n >= 0:
         s_lit = _double(_n(10.0 ** n))
         scale, unscale = (lambda v: _mul(v, s_lit)), (lambda k: _div(k, s_lit))
@@ -215,18 +215,18 @@ def _sql_round_float(x: exp.Expression, n: int | None, nn: exp.Expression | None
     return _case([(_ge(y, _n(_GRID_LIMIT)), xf)], _mul(exp.Sign(this=xf), unscale(r)))
 
 
-def _sql_round(mode: str) -> Callable[[exp.Expression, exp.Expression], Any]:
-    def form(x: exp.Expression, digits: exp.Expression) -> Any:
+def _sql_round(mode: str) -> Callable[[exp.Expr, exp.Expr], Any]:
+    def form(x: exp.Expr, digits: exp.Expr) -> Any:
         xd, ok = _sql_exact(x)
         c = _sql_const(digits)
         ad = _abs(xd)
-        nn: exp.Expression | None = None
+        nn: exp.Expr | None = None
         n: int | None = None
         if c is not None:
             n = max(-308, min(308, int(c)))
             if n >= 18:
                 return x
-            step: exp.Expression = _n(Decimal(10) ** -n)
+            step: exp.Expr = _n(Decimal(10) ** -n)
             decimal_ok = ok if n >= -19 else exp.false()
             if n < -19:
                 exact = _n(0)  # never chosen: no DECIMAL(38, 18) reaches the step
@@ -263,12 +263,12 @@ sql_roundup = _sql_round("up")
 sql_rounddown = _sql_round("down")
 
 
-def sql_int(x: exp.Expression) -> exp.Expression:
+def sql_int(x: exp.Expr) -> exp.Expr:
     return exp.Floor(this=x)
 
 
-def _sql_multiples(x: exp.Expression, step: exp.Expression
-                   ) -> tuple[exp.Expression, exp.Expression, exp.Expression]:
+def _sql_multiples(x: exp.Expr, step: exp.Expr
+                   ) -> tuple[exp.Expr, exp.Expr, exp.Expr]:
     """(floor multiple, ceiling multiple, nearest multiple with ties away from zero) of x by
     the positive step: exact through DECIMAL where both round-trip, else in the engine."""
     xd, ok_x = _sql_exact(x)
@@ -291,7 +291,7 @@ def _sql_multiples(x: exp.Expression, step: exp.Expression
             _case([(ok, near)], f_near))
 
 
-def sql_mround(x: exp.Expression, multiple: exp.Expression) -> Any:
+def sql_mround(x: exp.Expr, multiple: exp.Expr) -> Any:
     _, _, near = _sql_multiples(x, _abs(multiple))
     value = _case([(_eq(multiple, _n(0)), _n(0))], near)
     wrong = _or(_and(_gt(x, _n(0)), _lt(multiple, _n(0))),
@@ -299,14 +299,14 @@ def sql_mround(x: exp.Expression, multiple: exp.Expression) -> Any:
     return value, [(_and(_ne(multiple, _n(0)), wrong), "#NUM!"), (_not_finite(value), "#NUM!")]
 
 
-def sql_ceiling(x: exp.Expression, significance: exp.Expression) -> Any:
+def sql_ceiling(x: exp.Expr, significance: exp.Expr) -> Any:
     low, high, _ = _sql_multiples(x, _abs(significance))
     value = _case([(_eq(significance, _n(0)), _n(0)), (_gt(significance, _n(0)), high)], low)
     wrong = _and(_gt(x, _n(0)), _lt(significance, _n(0)))
     return value, [(wrong, "#NUM!"), (_not_finite(value), "#NUM!")]
 
 
-def sql_floor(x: exp.Expression, significance: exp.Expression) -> Any:
+def sql_floor(x: exp.Expr, significance: exp.Expr) -> Any:
     low, high, _ = _sql_multiples(x, _abs(significance))
     value = _case([(_eq(significance, _n(0)), _n(0)), (_gt(significance, _n(0)), low)], high)
     wrong = _and(_gt(x, _n(0)), _lt(significance, _n(0)))
@@ -315,7 +315,7 @@ def sql_floor(x: exp.Expression, significance: exp.Expression) -> Any:
 
 
 def _sql_math_rounding(toward: str) -> Callable[..., Any]:
-    def form(x: exp.Expression, significance: exp.Expression, mode: exp.Expression) -> Any:
+    def form(x: exp.Expr, significance: exp.Expr, mode: exp.Expr) -> Any:
         low, high, _ = _sql_multiples(x, _abs(significance))
         flip = _and(_lt(x, _n(0)), _ne(mode, _n(0)))
         chosen = _case([(flip, low)], high) if toward == "ceil" else _case([(flip, high)], low)
@@ -328,8 +328,8 @@ sql_ceiling_math = _sql_math_rounding("ceil")
 sql_floor_math = _sql_math_rounding("floor")
 
 
-def _sql_even_odd(odd: bool) -> Callable[[exp.Expression], Any]:
-    def form(x: exp.Expression) -> Any:
+def _sql_even_odd(odd: bool) -> Callable[[exp.Expr], Any]:
+    def form(x: exp.Expr) -> Any:
         n = exp.Ceil(this=_abs(x))
         parity = _mod(n, _n(2))
         magnitude = _sub(_add(n, _n(1)), parity) if odd else _add(n, parity)
@@ -345,13 +345,13 @@ sql_odd = _sql_even_odd(True)
 # ---------------------------------------------------------------------------- remainders
 
 
-def _sql_floor_mod(a: exp.Expression, b: exp.Expression) -> exp.Expression:
+def _sql_floor_mod(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     """a - b * floor(a / b): the remainder with the sign of the divisor (b never zero)."""
     r = _mod(a, b)
     return _case([(_and(_ne(r, _n(0)), _ne(_lt(r, _n(0)), _lt(b, _n(0)))), _add(r, b))], r)
 
 
-def sql_mod(x: exp.Expression, divisor: exp.Expression) -> Any:
+def sql_mod(x: exp.Expr, divisor: exp.Expr) -> Any:
     xd, ok_x = _sql_exact(x)
     dd, ok_d = _sql_exact(divisor)
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
@@ -360,7 +360,7 @@ def sql_mod(x: exp.Expression, divisor: exp.Expression) -> Any:
     return _case([(ok, exact)], fallback), [(_eq(divisor, _n(0)), "#DIV/0!")]
 
 
-def sql_quotient(x: exp.Expression, divisor: exp.Expression) -> Any:
+def sql_quotient(x: exp.Expr, divisor: exp.Expr) -> Any:
     xd, ok_x = _sql_exact(x)
     dd, ok_d = _sql_exact(divisor)
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
@@ -374,40 +374,40 @@ def sql_quotient(x: exp.Expression, divisor: exp.Expression) -> Any:
 # --------------------------------------------------------------- powers, roots, logarithms
 
 
-def sql_power(x: exp.Expression, power: exp.Expression) -> Any:
+def sql_power(x: exp.Expr, power: exp.Expr) -> Any:
     from ...vectorized import _sql_forms
 
     value, errors = _sql_forms.power(x, power)
     return value, list(errors) + [(_not_finite(value), "#NUM!")]
 
 
-def _guarded(value: exp.Expression, errors: list[tuple[exp.Expression, str]]) -> Any:
+def _guarded(value: exp.Expr, errors: list[tuple[exp.Expr, str]]) -> Any:
     return value, errors + [(_not_finite(value), "#NUM!")]
 
 
-def _only(condition: exp.Expression, x: exp.Expression) -> exp.Expression:
+def _only(condition: exp.Expr, x: exp.Expr) -> exp.Expr:
     """x where condition holds, else NULL: engines never see an argument outside a domain."""
     return _case([(condition, _double(x))])
 
 
-def sql_sqrt(x: exp.Expression) -> Any:
+def sql_sqrt(x: exp.Expr) -> Any:
     return _guarded(exp.Sqrt(this=_only(_ge(x, _n(0)), x)), [(_lt(x, _n(0)), "#NUM!")])
 
 
-def sql_exp(x: exp.Expression) -> Any:
+def sql_exp(x: exp.Expr) -> Any:
     value = exp.Exp(this=_only(_le(x, _n(709.5)), x))
     return value, [(_or(_gt(x, _n(709.5)), _not_finite(value)), "#NUM!")]
 
 
-def sql_ln(x: exp.Expression) -> Any:
+def sql_ln(x: exp.Expr) -> Any:
     return _guarded(exp.Ln(this=_only(_gt(x, _n(0)), x)), [(_le(x, _n(0)), "#NUM!")])
 
 
-def sql_log10(x: exp.Expression) -> Any:
+def sql_log10(x: exp.Expr) -> Any:
     return _guarded(_fn("LOG10", _only(_gt(x, _n(0)), x)), [(_le(x, _n(0)), "#NUM!")])
 
 
-def sql_log(x: exp.Expression, base: exp.Expression) -> Any:
+def sql_log(x: exp.Expr, base: exp.Expr) -> Any:
     positive = _only(_gt(x, _n(0)), x)
     errors = [(_or(_le(x, _n(0)), _le(base, _n(0))), "#NUM!"), (_eq(base, _n(1)), "#DIV/0!")]
     if _sql_const(base) == 10:
@@ -418,7 +418,7 @@ def sql_log(x: exp.Expression, base: exp.Expression) -> Any:
     return _guarded(value, errors)
 
 
-def sql_pi() -> exp.Expression:
+def sql_pi() -> exp.Expr:
     # 18 places, the SQL decimal policy's scale: a 33-place literal makes engines type its
     # comparisons DECIMAL(38, 33), which cannot hold 134217728 (DuckDB aborts the query)
     return _n(_PI_DECIMAL)
@@ -427,8 +427,8 @@ def sql_pi() -> exp.Expression:
 # ---------------------------------------------------------------------------- trigonometry
 
 
-def _sql_trig(cls: type[exp.Func]) -> Callable[[exp.Expression], Any]:
-    def form(x: exp.Expression) -> Any:
+def _sql_trig(cls: type[exp.Func]) -> Callable[[exp.Expr], Any]:
+    def form(x: exp.Expr) -> Any:
         big = _ge(_abs(x), _n(_TRIG_LIMIT))
         return _guarded(cls(this=_only(_not(big), x)), [(big, "#NUM!")])
     return form
@@ -439,8 +439,8 @@ sql_cos = _sql_trig(exp.Cos)
 sql_tan = _sql_trig(exp.Tan)
 
 
-def _sql_inverse(cls: type[exp.Func]) -> Callable[[exp.Expression], Any]:
-    def form(x: exp.Expression) -> Any:
+def _sql_inverse(cls: type[exp.Func]) -> Callable[[exp.Expr], Any]:
+    def form(x: exp.Expr) -> Any:
         outside = _or(_lt(x, _n(-1)), _gt(x, _n(1)))
         return _guarded(cls(this=_only(_not(outside), x)), [(outside, "#NUM!")])
     return form
@@ -450,27 +450,27 @@ sql_asin = _sql_inverse(exp.Asin)
 sql_acos = _sql_inverse(exp.Acos)
 
 
-def sql_atan(x: exp.Expression) -> exp.Expression:
+def sql_atan(x: exp.Expr) -> exp.Expr:
     return exp.Atan(this=_double(x))
 
 
-def sql_atan2(x_num: exp.Expression, y_num: exp.Expression) -> Any:
+def sql_atan2(x_num: exp.Expr, y_num: exp.Expr) -> Any:
     origin = _and(_eq(x_num, _n(0)), _eq(y_num, _n(0)))
     return exp.Atan2(this=_double(y_num), expression=_double(x_num)), [(origin, "#DIV/0!")]
 
 
-def sql_degrees(angle: exp.Expression) -> Any:
+def sql_degrees(angle: exp.Expr) -> Any:
     return _guarded(exp.Degrees(this=_double(angle)), [])
 
 
-def sql_radians(angle: exp.Expression) -> exp.Expression:
+def sql_radians(angle: exp.Expr) -> exp.Expr:
     return exp.Radians(this=_double(angle))
 
 
 # -------------------------------------------------------------------------- integer functions
 
 
-def sql_fact(x: exp.Expression) -> Any:
+def sql_fact(x: exp.Expr) -> Any:
     bad = _or(_lt(x, _n(0)), _ge(x, _n(171)))
     index = _add(exp.cast(exp.Trunc(this=_only(_not(bad), x)), exp.DataType.build("INT")),
                  _n(1))
@@ -481,15 +481,15 @@ def sql_fact(x: exp.Expression) -> Any:
 # ------------------------------------------------------------------------------ information
 
 
-def _sql_trunc_mod2(x: exp.Expression) -> exp.Expression:
+def _sql_trunc_mod2(x: exp.Expr) -> exp.Expr:
     return _mod(exp.Trunc(this=x), _n(2))
 
 
-def sql_iseven(x: exp.Expression) -> exp.Expression:
+def sql_iseven(x: exp.Expr) -> exp.Expr:
     return _eq(_sql_trunc_mod2(x), _n(0))
 
 
-def sql_isodd(x: exp.Expression) -> exp.Expression:
+def sql_isodd(x: exp.Expr) -> exp.Expr:
     return _ne(_sql_trunc_mod2(x), _n(0))
 
 
@@ -497,11 +497,11 @@ def sql_na() -> Any:
     return exp.Null(), exp.Literal.string("#N/A")
 
 
-def sql_boolean_identity(x: exp.Expression) -> exp.Expression:
+def sql_boolean_identity(x: exp.Expr) -> exp.Expr:
     return x
 
 
-def sql_boolean_number(x: exp.Expression) -> exp.Expression:
+def sql_boolean_number(x: exp.Expr) -> exp.Expr:
     return _ne(x, _n(0))
 
 
@@ -509,9 +509,12 @@ def sql_boolean_number(x: exp.Expression) -> exp.Expression:
 _SPACES = " \t\n\r\x0b\x0c"
 
 
-def sql_boolean_text(x: exp.Expression) -> Any:
+def sql_boolean_text(x: exp.Expr) -> Any:
     word = exp.Lower(this=exp.Trim(this=x, expression=exp.Literal.string(_SPACES)))
-    words = lambda items: exp.In(this=word, expressions=[exp.Literal.string(w) for w in items])  # noqa: E731
+
+    def words(items: tuple[str, ...]) -> exp.Expr:
+        return exp.In(this=word, expressions=[exp.Literal.string(w) for w in items])
+
     value = _case([(words(("true", "yes", "1")), exp.true()),
                    (words(("false", "no", "0")), exp.false())])
     return value, [(_and(_is_null(value), _not(_is_null(x))), "#VALUE!")]
@@ -520,22 +523,22 @@ def sql_boolean_text(x: exp.Expression) -> Any:
 # ---------------------------------------------------------------------------------- finance
 
 
-def _sql_log1p(r: exp.Expression) -> exp.Expression:
+def _sql_log1p(r: exp.Expr) -> exp.Expr:
     """ln(1 + r) without cancellation (Goldberg: ln(u) * r / (u - 1) with u = 1 + r)."""
     u = _add(_n(1), r)
     return _case([(_eq(u, _n(1)), r)], _div(_mul(exp.Ln(this=u), r), _sub(u, _n(1))))
 
 
-def _sql_expm1(z: exp.Expression) -> exp.Expression:
+def _sql_expm1(z: exp.Expr) -> exp.Expr:
     """e^z - 1 without cancellation (Kahan: (e - 1) * z / ln(e) with e = e^z)."""
     e = exp.Exp(this=z)
     return _case([(_eq(e, _n(1)), z), (_eq(e, _n(0)), _n(-1))],
                  _div(_mul(_sub(e, _n(1)), z), exp.Ln(this=e)))
 
 
-def _sql_growth(rate: exp.Expression, nper: exp.Expression
-                ) -> tuple[exp.Expression, exp.Expression, exp.Expression,
-                           list[tuple[exp.Expression, str]]]:
+def _sql_growth(rate: exp.Expr, nper: exp.Expr
+                ) -> tuple[exp.Expr, exp.Expr, exp.Expr,
+                           list[tuple[exp.Expr, str]]]:
     """As `_pl_growth`, in DOUBLE."""
     base = _add(rate, _n(1))
     negative = _lt(base, _n(0))
@@ -552,12 +555,12 @@ def _sql_growth(rate: exp.Expression, nper: exp.Expression
     return g, gm1, lg, errors
 
 
-def _sql_timing(t: exp.Expression) -> exp.Expression:
+def _sql_timing(t: exp.Expr) -> exp.Expr:
     return _case([(_ne(t, _n(0)), _n(1.0))], _n(0.0))
 
 
-def sql_pmt(rate: exp.Expression, nper: exp.Expression, pv: exp.Expression,
-            fv: exp.Expression, type_: exp.Expression) -> Any:
+def sql_pmt(rate: exp.Expr, nper: exp.Expr, pv: exp.Expr,
+            fv: exp.Expr, type_: exp.Expr) -> Any:
     r, n, p, f = (_double(a) for a in (rate, nper, pv, fv))
     g, gm1, _, power_errors = _sql_growth(r, n)
     denominator = _mul(_add(_n(1), _mul(r, _sql_timing(type_))), gm1)
@@ -569,8 +572,8 @@ def sql_pmt(rate: exp.Expression, nper: exp.Expression, pv: exp.Expression,
     return _guarded(value, errors)
 
 
-def sql_pv(rate: exp.Expression, nper: exp.Expression, pmt: exp.Expression,
-           fv: exp.Expression, type_: exp.Expression) -> Any:
+def sql_pv(rate: exp.Expr, nper: exp.Expr, pmt: exp.Expr,
+           fv: exp.Expr, type_: exp.Expr) -> Any:
     r, n, payment, f = (_double(a) for a in (rate, nper, pmt, fv))
     g, gm1, lg, power_errors = _sql_growth(r, n)
     vanished = _or(_eq(g, _n(0)), _lt(lg, _n(-400 * math.log(10))))
@@ -581,8 +584,8 @@ def sql_pv(rate: exp.Expression, nper: exp.Expression, pmt: exp.Expression,
     return _guarded(value, power_errors + [(vanished, "#DIV/0!")])
 
 
-def sql_fv(rate: exp.Expression, nper: exp.Expression, pmt: exp.Expression,
-           pv: exp.Expression, type_: exp.Expression) -> Any:
+def sql_fv(rate: exp.Expr, nper: exp.Expr, pmt: exp.Expr,
+           pv: exp.Expr, type_: exp.Expr) -> Any:
     r, n, payment, p = (_double(a) for a in (rate, nper, pmt, pv))
     g, gm1, _, power_errors = _sql_growth(r, n)
     annuity = _div(_mul(_mul(payment, _add(_n(1), _mul(r, _sql_timing(type_)))), gm1),
