@@ -23,7 +23,8 @@ from ..runtime import EvalContext
 from ..types import ANY, BOOLEAN, NUMBER, T, U, fn, list_of, optional, var
 from ..values import VALUE, ErrorValue, XLError
 from ._criteria import eq_key, sort_positions, sort_values, to_int, truthy
-from ._grids import Grid, empty_grid, filter_grid, grid_rows, sort_grid, sortby_grid, unique_grid
+from ._grids import (GRID_REFUSED, GRID_TYPE, Grid, empty_grid, filter_grid, grid_rows, sort_grid,
+                     sortby_grid, unique_grid)
 from ._lazy_forms import lazy_form
 from ._listnum import WIDE, finish
 from .spec import Cost, Refuse, builtin, p, sig
@@ -54,9 +55,8 @@ _V = var("V")
 _HASHABLE_AS_IS = frozenset((int, Decimal, type(None), dt.date, dt.datetime, dt.timedelta))
 _LIST = list_of(T)
 #: A 2-D array: a list of equal-length rows (Excel's {1,2;3,4} is [[1, 2], [3, 4]]).
-_GRID = list_of(list_of(T))
-_GRID_REFUSED = Refuse("a 2-D array is a list of lists, which the columnar and SQL backends "
-                       "do not hold as a column")
+_GRID = GRID_TYPE
+_GRID_REFUSED = GRID_REFUSED
 
 
 def _order(value: Any) -> bool:

@@ -19,8 +19,16 @@ from decimal import Decimal
 from typing import Any, Mapping, Sequence
 
 from ..runtime import poll
+from ..types import T, list_of
 from ..values import VALUE, XLError
 from ._criteria import eq_key, sort_positions, to_int, truthy
+from .spec import Refuse
+
+#: A 2-D array's type: a list of equal-length rows.
+GRID_TYPE = list_of(list_of(T))
+#: Why every 2-D overload is refused on polars and SQL (one text, in the refusals list).
+GRID_REFUSED = Refuse("a 2-D array is a list of lists, which the columnar and SQL backends do "
+                      "not hold as a column")
 
 Grid = tuple[tuple[Any, ...], ...]
 

@@ -20,13 +20,12 @@ from ..runtime import EvalContext
 from ..types import BOOLEAN, NUMBER, T, list_of, optional
 from ..values import NUM, VALUE, ErrorValue, XLError
 from ._criteria import to_int, truthy
-from ._grids import Grid, grid_rows, transposed
-from .spec import Cost, Refuse, builtin, p, sig
+from ._grids import GRID_REFUSED, GRID_TYPE, Grid, grid_rows, transposed
+from .spec import Cost, builtin, p, sig
 
-_GRID = list_of(list_of(T))
+_GRID = GRID_TYPE
 _LIST = list_of(T)
-_REFUSED = Refuse("a 2-D array is a list of lists, which the columnar and SQL backends do not "
-                  "hold as a column")
+_REFUSED = GRID_REFUSED
 
 
 def _build(ctx: EvalContext, cells: int) -> None:
