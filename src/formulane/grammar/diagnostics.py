@@ -1,5 +1,5 @@
 """Explaining a failed parse: the linear pre-scan and the diagnostics for lexer and parser
-failures. No lark here (``parser.py`` is the only module that imports it): the engine reports a
+failures. No lark here (only ``parser.py`` and ``table.py`` import it): the engine reports a
 failure as `LexFailure` or `SyntaxFailure` and `diagnose` turns it into a ParseError with a
 span, a label and, where the intent can be guessed, a hint and machine-applicable fixes.
 

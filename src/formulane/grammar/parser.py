@@ -1,4 +1,5 @@
-"""Formula text to AST: the only module in formulane that imports lark.
+"""Formula text to AST. With `table` (which builds the LALR table), the only module in formulane
+that imports lark, and only when the checked-in table does not match formula.lark.
 
 Contract: ``parse(source, limits=None)`` returns a node from ``formulane.grammar.ast`` or raises
 ``ParseError`` (E101-E108) or ``LimitExceeded`` (E401-E404), never anything else, for any
@@ -28,11 +29,7 @@ import re
 import threading
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
-from pathlib import Path
-from typing import Any, NamedTuple, NoReturn, cast
-
-from lark import Lark, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, cast
 
 from ..errors import Fix, ParseError
 from ..limits import DEFAULT_LIMITS, Limits
@@ -45,6 +42,10 @@ from .diagnostics import (
     LAMBDA_HINT, LAMBDA_MESSAGE, LexFailure, SyntaxFailure, Tok, diagnose, parse_error, prescan,
     raise_limit,
 )
+from . import table as lalr_table
+
+if TYPE_CHECKING:
+    from lark import Lark
 
 __all__ = ["Token", "parse", "tokenize"]
 
@@ -282,10 +283,21 @@ class _Build:
                       Span(lpar.start_pos, body.span.end), tuple(_tspan(p) for p in params))
 
 
-# The same callbacks for Lark's own ``transformer=`` path (the fallback engine). v_args only
-# wraps methods defined on the class itself, so the functions are copied, not inherited.
-_LarkBuilder = v_args(inline=True)(type("_LarkBuilder", (Transformer,), {
-    key: value for key, value in vars(_Build).items() if not key.startswith("_")}))
+#: The builder methods a table may name (a rule's alias): public methods of `_Build` only.
+_BUILD_METHODS = frozenset(k for k, v in vars(_Build).items()
+                           if not k.startswith("_") and callable(v))
+
+
+def _lark_fallback(grammar: str) -> Lark:
+    """Lark's own parser with the same callbacks (``transformer=``), for the fallback engine.
+    v_args only wraps methods defined on the class itself, so the functions are copied, not
+    inherited. lark is imported here: the fast engine's table is usually the checked-in one."""
+    from lark import Lark, Transformer, v_args
+
+    builder = v_args(inline=True)(type("_LarkBuilder", (Transformer,), {
+        key: value for key, value in vars(_Build).items() if not key.startswith("_")}))
+    return Lark(grammar, parser="lalr", lexer="basic", transformer=builder(),
+                maybe_placeholders=False, propagate_positions=False, cache=False)
 
 
 #: A reduction: (children count, rule name for the goto, builder method or None for a
@@ -294,65 +306,69 @@ _Reduce = tuple[int, str, Any, "tuple[int, ...] | None"]
 
 
 class _Engine:
-    """Lark's LALR(1) table driven by a small loop, with a lexer built from Lark's terminals.
+    """An LALR(1) table driven by a small loop, with a lexer built from the grammar's terminals.
 
     Lark's own parse loop spends most of its time hashing rule objects and wrapping callbacks;
-    driving its table directly halves the cost of a short formula. The table comes from a
-    private Lark attribute, so if a Lark release moves it, ``fast`` is False and parsing goes
-    through Lark's public ``transformer=`` path instead, with identical results.
+    driving its table directly halves the cost of a short formula. The table is the checked-in
+    copy (`table.load`: about 5 ms, lark not imported) when it was built from this grammar,
+    else Lark's, read from a private Lark attribute (`table.build`); if a Lark release moves
+    that, ``fast`` is False and parsing goes through Lark's public ``transformer=`` path
+    instead, with identical results. ``cached`` says the table came from the checked-in file.
     """
 
-    def __init__(self, grammar: str, *, fast: bool = True) -> None:
+    def __init__(self, grammar: str, *, fast: bool = True,
+                 data: lalr_table.TableData | None = None) -> None:
         self.fast = False
+        self.cached = False
         self._builder = _Build()
-        if fast:
+        if fast and data is not None:
             try:
-                self._build_fast(grammar)
+                self._load(data)
+                self.fast = self.cached = True
+            except (KeyError, TypeError, ValueError, IndexError, re.error):
+                pass  # a damaged table: build it again below
+        if fast and not self.fast:
+            try:
+                self._load(lalr_table.build(grammar))
                 self.fast = True
             except (AttributeError, KeyError, TypeError, ValueError, re.error):
                 pass
         if not self.fast:
-            self._lark = Lark(grammar, parser="lalr", lexer="basic", transformer=_LarkBuilder(),
-                              maybe_placeholders=False, propagate_positions=False, cache=False)
-            self._scan_with(self._lark)
+            self._lark = _lark_fallback(grammar)
+            self._scan_with([(t.name, t.pattern.to_regexp()) for t in sorted(
+                self._lark.terminals, key=lambda t: (
+                    -t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))],
+                self._lark.ignore_tokens)
 
-    def _scan_with(self, lark: Lark) -> None:
-        # The same order as Lark's basic lexer: priority, then longest possible match. Lark's
-        # rewriting of string terminals that a regex terminal also matches is not reproduced;
-        # the grammar has none (keywords are prioritized regexes), and a test compares paths.
-        terminals = sorted(lark.terminals, key=lambda t: (
-            -t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
-        self._names = {f"t{i}": t.name for i, t in enumerate(terminals)}
+    def _scan_with(self, terminals: list[tuple[str, str]] | list[list[str]],
+                   ignore: Any) -> None:
+        # The terminals come in the order Lark's basic lexer tries them (`table.build`).
+        self._names = {f"t{i}": name for i, (name, _) in enumerate(terminals)}
         self._scanner = re.compile("|".join(
-            f"(?P<t{i}>{t.pattern.to_regexp()})" for i, t in enumerate(terminals)))
-        self._ignore = frozenset(lark.ignore_tokens)
+            f"(?P<t{i}>{regex})" for i, (_, regex) in enumerate(terminals)))
+        self._ignore = frozenset(str(t) for t in ignore)
 
-    def _build_fast(self, grammar: str) -> None:
-        lark = Lark(grammar, parser="lalr", lexer="basic", maybe_placeholders=False, cache=False)
-        table = lark.parser.parser._parse_table
-        self._scan_with(lark)
+    def _load(self, data: lalr_table.TableData) -> None:
+        reductions = [self._reduction(*rule) for rule in data["rules"]]
         actions: dict[Any, dict[str, tuple[bool, Any]]] = {}
-        for state, row in table.states.items():
-            actions[state] = {str(symbol): (True, arg) if action.name == "Shift" else
-                              (False, self._reduction(arg)) for symbol, (action, arg) in
-                              row.items()}
+        for state, row in enumerate(data["states"]):
+            actions[state] = {symbol: (True, code) if code >= 0 else (False, reductions[-1 - code])
+                              for symbol, code in row.items()}
+        self._scan_with(data["terminals"], data["ignore"])
         self._actions = actions
         # Memo for _follow_chain: deterministic facts about the table, so sharing it between
         # threads is safe (at worst two threads compute the same entry).
         self._chains: dict[tuple[Any, Any, str], Any] = {}
-        self._start = table.start_states["start"]
-        self._end = table.end_states["start"]
+        self._start = data["start"]
+        self._end = data["end"]
 
-    def _reduction(self, rule: Any) -> _Reduce:
-        size, origin = len(rule.expansion), str(rule.origin.name)
-        if rule.alias is None:
-            if size == 1 and rule.options.expand1:
-                return (size, origin, None, None)
-            raise ValueError(f"grammar rule {origin} needs an alias")
-        keep = tuple(i for i, sym in enumerate(rule.expansion)
-                     if not (sym.is_term and sym.filter_out))
-        return (size, origin, getattr(self._builder, rule.alias),
-                None if len(keep) == size else keep)
+    def _reduction(self, size: int, origin: str, alias: str | None,
+                   keep: list[int] | None) -> _Reduce:
+        if alias is None:
+            return (size, origin, None, None)
+        if alias not in _BUILD_METHODS:
+            raise ValueError(f"grammar rule {origin} names no builder method: {alias}")
+        return (size, origin, getattr(self._builder, alias), None if keep is None else tuple(keep))
 
     def _follow_chain(self, below: Any, state: Any, kind: str) -> Any:
         """The state a run of pass-through reductions ends in, on lookahead ``kind``."""
@@ -419,6 +435,8 @@ class _Engine:
                     return values[-1]  # type: ignore[no-any-return]
 
     def _parse_lark(self, text: str) -> Node:
+        from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
         try:
             return cast(Node, self._lark.parse(text))
         except UnexpectedCharacters as err:
@@ -436,17 +454,19 @@ _engine_lock = threading.Lock()
 
 
 def _get_engine() -> _Engine:
-    """The process-wide engine, built on first use (about 0.1 s), never cached on disk."""
+    """The process-wide engine, built on first use: from the checked-in table when it matches
+    formula.lark (a few ms), else with Lark (about 0.1 s; see `table`)."""
     global _engine
     if _engine is None:
         with _engine_lock:
             if _engine is None:
-                _engine = _Engine(_grammar())
+                grammar = _grammar()
+                _engine = _Engine(grammar, data=lalr_table.load(grammar))
     return _engine
 
 
 def _grammar() -> str:
-    return Path(__file__).with_name("formula.lark").read_text("utf-8")
+    return lalr_table.grammar_text()
 
 
 # ---- Tokens for editors ----------------------------------------------------------------------
