@@ -4,7 +4,8 @@
         --formula 'unit=price / qty' -o out.parquet [--schema schema.json] [--profile excel]
 
 Reads with ``scan_*`` and writes with ``sink_*`` on polars' streaming engine, so files larger
-than memory work. CSV null markers (``--null-values``), the rows type inference reads
+than memory work; ``--read-ahead`` bounds what the reader decodes ahead of the writer (one row
+group or chunk by default, so memory stays flat in the file's size: `reading.read_ahead`). CSV null markers (``--null-values``), the rows type inference reads
 (``--infer-rows``) and the dtypes of declared columns (``--schema``) are `reading`'s. While it
 runs, stderr shows the rows processed (and bytes written); at the end, a summary: rows, error
 values and blank results per output column (apart: a blank input gives a blank result, which is
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import FormulaError
-from .reading import DEFAULT_INFER_ROWS, DEFAULT_NULL_VALUES
+from .reading import DEFAULT_INFER_ROWS, DEFAULT_NULL_VALUES, DEFAULT_READ_AHEAD
 
 COMMAND = "apply"
 
@@ -52,6 +53,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     ap.add_argument("--infer-rows", type=int, default=DEFAULT_INFER_ROWS, metavar="N",
                     help=f"rows read to infer CSV/NDJSON column types (default: "
                          f"{DEFAULT_INFER_ROWS:,}; 0: every row)")
+    ap.add_argument("--read-ahead", type=int, metavar="N",
+                    help=f"row groups (Parquet) or chunks (CSV, NDJSON) read ahead of the "
+                         f"writer (default: {DEFAULT_READ_AHEAD}, which keeps memory flat in "
+                         f"the file's size, unless polars' own variable is set; 0: polars' "
+                         f"default, more memory)")
     ap.add_argument("--input-format", choices=("csv", "parquet", "ndjson"))
     ap.add_argument("--output-format", choices=("csv", "parquet", "ndjson"))
     ap.add_argument("--no-progress", action="store_true", help="no progress display")
@@ -116,9 +122,12 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"no such file: {args.input}")
         if args.infer_rows < 0:
             raise ValueError("--infer-rows takes a row count (0: every row)")
+        if args.read_ahead is not None and args.read_ahead < 0:
+            raise ValueError("--read-ahead takes a count of row groups or chunks (0: polars' "
+                             "default)")
         options = ReadOptions(
             parse_null_values(args.null_values) if args.null_values is not None
-            else DEFAULT_NULL_VALUES, args.infer_rows or None)
+            else DEFAULT_NULL_VALUES, args.infer_rows or None, args.read_ahead)
     except Exception as exc:  # usage: bad --formula, schema file, missing input
         if isinstance(exc, FormulaError):
             print(exc.render(), file=sys.stderr)

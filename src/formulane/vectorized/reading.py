@@ -22,10 +22,13 @@ options that fix it.
 
 from __future__ import annotations
 
+import os
 import re
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Collection, Iterator, Mapping
 
 import polars as pl
 
@@ -43,12 +46,61 @@ DEFAULT_INFER_ROWS = 10_000
 _CSV_KINDS = frozenset({"Number", "Text", "Boolean", "Date", "DateTime"})
 
 
+#: Row groups (Parquet) or chunks (CSV, NDJSON) polars' streaming reader may decode ahead of
+#: the formulas and the writer, unless ``ReadOptions.read_ahead`` or polars' own variable (see
+#: `READ_AHEAD_VARIABLES`) says otherwise. Polars' default (at least 16 row groups, bounded by
+#: the *compressed* bytes fetched) lets decoded batches pile up while the writer encodes: peak
+#: RSS grew 338 -> 615 -> 844 MB over 1M, 3M and 10M rows of a well-compressed Parquet file,
+#: and still 295 -> 420 -> 673 MB with 2. With 1 it stays at 255-285 MB, for the same CPU
+#: time (bench/APPLY.md).
+DEFAULT_READ_AHEAD = 1
+#: The polars environment variable that sets the read-ahead of each format's streaming reader
+#: (read by polars when a query starts).
+READ_AHEAD_VARIABLES: dict[str, str] = {
+    "parquet": "POLARS_ROW_GROUP_PREFETCH_SIZE",
+    "csv": "POLARS_CSV_CHUNK_PREFETCH_LIMIT",
+    "ndjson": "POLARS_NDJSON_CHUNK_PREFETCH_LIMIT",
+}
+
+
 @dataclass(frozen=True)
 class ReadOptions:
-    """How a file is read. ``infer_rows`` None infers each column's type from every row."""
+    """How a file is read. ``infer_rows`` None infers each column's type from every row.
+    ``read_ahead``: row groups or chunks decoded ahead of the writer (`DEFAULT_READ_AHEAD`
+    when None and the polars variable of `READ_AHEAD_VARIABLES` is not set; 0: polars' own
+    default, which is faster on some machines and holds more memory)."""
 
     null_values: tuple[str, ...] = DEFAULT_NULL_VALUES
     infer_rows: int | None = DEFAULT_INFER_ROWS
+    read_ahead: int | None = None
+
+
+_env_lock = threading.Lock()
+
+
+@contextmanager
+def read_ahead(fmt: str, options: ReadOptions) -> Iterator[None]:
+    """Polars' read-ahead for ``fmt`` set from ``options`` while the block runs (a streaming
+    query reads it when it starts), then put back as it was. An explicit ``read_ahead`` wins,
+    then the user's own variable, then `DEFAULT_READ_AHEAD`; 0 leaves polars' default. The
+    variable is process-wide: runs in parallel threads hold a lock around the change only,
+    and the value they set is the same unless their options differ."""
+    variable = READ_AHEAD_VARIABLES.get(fmt)
+    want = options.read_ahead
+    if variable is None or want == 0 or (want is None and variable in os.environ):
+        yield
+        return
+    with _env_lock:
+        before = os.environ.get(variable)
+        os.environ[variable] = str(want if want is not None else DEFAULT_READ_AHEAD)
+    try:
+        yield
+    finally:
+        with _env_lock:
+            if before is None:
+                os.environ.pop(variable, None)
+            else:
+                os.environ[variable] = before
 
 
 def parse_null_values(text: str) -> tuple[str, ...]:
@@ -105,18 +157,29 @@ def scan(path: str | Path, fmt: str, types: Mapping[str, Type] | None = None,
 
 
 def file_types(frame: pl.LazyFrame, path: str | Path, fmt: str,
-               declared: Mapping[str, Type], options: ReadOptions = ReadOptions()
-               ) -> dict[str, Type]:
+               declared: Mapping[str, Type], options: ReadOptions = ReadOptions(),
+               only: Collection[str] | None = None) -> dict[str, Type]:
     """Formula types of the columns ``declared`` does not name: ``T?`` where the column holds a
     blank, ``T`` otherwise, from one streaming pass counting nulls (for Parquet, polars reads
-    only the columns' validity: about 35 ms for 1M rows of 19 columns). A column declared
+    only the columns' validity: about 30 ms per 1M rows of 19 columns). A column declared
     without ``?`` that holds a blank is an `EvalError` (E303) naming the first blank row: it
-    would otherwise give blank results the checker was told cannot happen."""
+    would otherwise give blank results the checker was told cannot happen.
+
+    ``only``: the columns whose blanks matter (those the formulas read, `stream.read_names`);
+    only these are counted, and the others are typed ``T?`` unseen (their nullability changes
+    no result, and the count grows with the file: 88 ms for 3M rows of 19 columns, 29 ms for
+    the 6 a formula reads). None counts every column."""
     schema = frame.collect_schema()
-    names = [n for n in schema if n not in declared]
-    strict = [n for n, t in declared.items() if n in schema and not t.nullable]
+
+    def counted(name: str) -> bool:
+        return only is None or name in only
+
+    names = [n for n in schema if n not in declared and counted(n)]
+    unseen = {n: type_of_dtype(d, True) for n, d in schema.items()
+              if n not in declared and not counted(n)}
+    strict = [n for n, t in declared.items() if n in schema and not t.nullable and counted(n)]
     if not names and not strict:
-        return {}
+        return unseen
     try:
         counts = frame.select(pl.col([*names, *strict]).null_count()).collect(
             engine="streaming")
@@ -133,7 +196,7 @@ def file_types(frame: pl.LazyFrame, path: str | Path, fmt: str,
                          f"what a blank means (x ?? default)")
     except pl.exceptions.PolarsError as exc:
         raise read_error(exc, path, fmt, options, declared) from None
-    return {n: type_of_dtype(schema[n], bool(counts[n][0])) for n in names}
+    return {**{n: type_of_dtype(schema[n], bool(counts[n][0])) for n in names}, **unseen}
 
 
 _CSV_PARSE = re.compile(r"could not parse `(?P<value>.*?)` as dtype `(?P<dtype>[^`]*)` at "
@@ -214,5 +277,6 @@ def read_error(exc: BaseException, path: str | Path, fmt: str,
                      f"column's type was {inferred})", code="E303", hint=hint)
 
 
-__all__ = ["DEFAULT_INFER_ROWS", "DEFAULT_NULL_VALUES", "ReadOptions", "declared_dtype",
-           "file_types", "parse_null_values", "read_error", "scan"]
+__all__ = ["DEFAULT_INFER_ROWS", "DEFAULT_NULL_VALUES", "DEFAULT_READ_AHEAD",
+           "READ_AHEAD_VARIABLES", "ReadOptions", "declared_dtype", "file_types",
+           "parse_null_values", "read_ahead", "read_error", "scan"]

@@ -3,7 +3,9 @@
 `apply_stream` scans the input lazily (``scan_csv`` / ``scan_parquet`` / ``scan_ndjson``), adds
 the formula columns with `formulane.apply` (native polars expressions), and sinks the result
 with polars' streaming engine (``sink_*``), so memory stays bounded by the engine's batches,
-not by the file. A pass-through tap at the end of the plan sees each batch once (a per-batch
+not by the file: the reader decodes one row group (or CSV/NDJSON chunk) ahead of the writer
+unless told otherwise (`reading.read_ahead`; polars' default read-ahead lets decoded batches
+pile up and peak memory grow with the file). A pass-through tap at the end of the plan sees each batch once (a per-batch
 Python call, never per row) to count rows, error values and blank results per output column
 and the blanks read per input column, for the progress display and the summary.
 
@@ -20,11 +22,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import polars as pl
 
-from ..errors import CheckError
+from ..errors import CheckError, FormulaError
+from ..grammar import parse
+from ..grammar.ast import Name, children
 from ..schema import normalize_schema
 from ..types import Type
 from . import reading
@@ -198,7 +202,8 @@ def plan_stream(
     declared = dict(normalize_schema(schema)) if schema else {}
     try:
         frame = reading.scan(source, fmt, declared, options, numbers)
-        types = reading.file_types(frame, source, fmt, declared, options)
+        types = reading.file_types(frame, source, fmt, declared, options,
+                                   read_names(formulas.values()))
     except pl.exceptions.PolarsError as exc:
         raise reading.read_error(exc, source, fmt, options, declared) from None
     types.update(declared)
@@ -212,6 +217,24 @@ def plan_stream(
     inputs = tuple(n for n in frame.collect_schema() if n in used)
     return StreamPlan(result, dict(formulas), str(output), out_fmt, error_suffix, started,
                       str(source), fmt, options, declared, inputs)
+
+
+def read_names(sources: Iterable[str]) -> set[str] | None:
+    """Every name the formulas mention as a variable: the columns they may read (and the
+    names of their LET bindings and lambda parameters, which only widen the set). None when a
+    formula does not parse: compiling it reports why, and until then every column counts."""
+    names: set[str] = set()
+    for source in sources:
+        try:
+            stack = [parse(source)]
+        except FormulaError:
+            return None
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Name):
+                names.add(node.name)
+            stack.extend(children(node))
+    return names
 
 
 def partial_path(output: str | Path) -> str:
@@ -233,7 +256,8 @@ def run_stream(plan: StreamPlan, progress: Callable[[int, float], None] | None =
     frame = plan.frame.map_batches(tap, streamable=True, schema=plan.frame.collect_schema())
     partial = partial_path(plan.output)
     try:
-        sink(frame, partial, plan.output_format)
+        with reading.read_ahead(plan.input_format, plan.options):
+            sink(frame, partial, plan.output_format)
         os.replace(partial, plan.output)
     except pl.exceptions.PolarsError as exc:
         if plan.source:
@@ -259,4 +283,5 @@ def apply_stream(source: str | Path, formulas: Mapping[str, str], output: str | 
 
 
 __all__ = ["FORMATS", "ReadOptions", "StreamPlan", "StreamResult", "apply_stream",
-           "check_output", "conform", "format_of", "partial_path", "plan_stream", "run_stream", "scan", "sink"]
+           "check_output", "conform", "format_of", "partial_path", "plan_stream", "read_names",
+           "run_stream", "scan", "sink"]
