@@ -169,3 +169,94 @@ def test_python_api_read_error_is_a_formula_error(tmp_path: Path) -> None:
                           tmp_path / "o.csv",
                           read_options=ReadOptions(null_values=("", "-"), infer_rows=100))
     assert result.rows == 2699 and result.input_blanks == {"dep_delay": 22, "arr_delay": 40}
+
+
+# ---- what the command controls for the engine: read-ahead, and which columns are counted
+
+def test_read_ahead_is_set_for_the_run_and_put_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from formulane.vectorized.reading import (
+        DEFAULT_READ_AHEAD, READ_AHEAD_VARIABLES, ReadOptions, read_ahead)
+
+    variable = READ_AHEAD_VARIABLES["parquet"]
+    monkeypatch.delenv(variable, raising=False)
+    with read_ahead("parquet", ReadOptions()):
+        assert os.environ[variable] == str(DEFAULT_READ_AHEAD)
+    assert variable not in os.environ
+    with read_ahead("parquet", ReadOptions(read_ahead=0)):
+        assert variable not in os.environ  # polars' own default
+    monkeypatch.setenv(variable, "7")  # the user's own setting is respected ...
+    with read_ahead("parquet", ReadOptions()):
+        assert os.environ[variable] == "7"
+    with read_ahead("parquet", ReadOptions(read_ahead=2)):  # ... unless told otherwise
+        assert os.environ[variable] == "2"
+    assert os.environ[variable] == "7"
+    with pytest.raises(RuntimeError):
+        with read_ahead("parquet", ReadOptions(read_ahead=3)):
+            raise RuntimeError("a failed run")
+    assert os.environ[variable] == "7"
+    assert set(READ_AHEAD_VARIABLES) == {"csv", "parquet", "ndjson"}
+
+
+def test_the_blank_count_reads_only_the_columns_formulas_mention(tmp_path: Path) -> None:
+    from formulane.types import optional, parse_type
+    from formulane.vectorized import reading
+    from formulane.vectorized.stream import read_names
+
+    assert read_names(["(dep_delay ?? 0) - {arr_delay}", "LET(x, air_time, x * 2)"]) == {
+        "dep_delay", "arr_delay", "air_time", "x"}
+    assert read_names(["distance * ", "air_time"]) is None  # does not parse: count them all
+    source = tmp_path / "flights.parquet"
+    pl.read_csv(SLICE, null_values=["NA"]).write_parquet(source)
+    frame = reading.scan(source, "parquet")
+    every = reading.file_types(frame, source, "parquet", {})
+    some = reading.file_types(frame, source, "parquet", {}, only={"dep_time", "distance"})
+    assert set(some) == set(every)  # every column keeps a type (suggestions read them)
+    assert some["dep_time"] == every["dep_time"] == optional(parse_type("Number"))
+    assert some["distance"] == every["distance"] == parse_type("Number")  # counted: no blank
+    assert every["year"] == parse_type("Number") and some["year"] == optional(every["year"])
+
+
+def _repeated(rows: int, path: Path) -> None:
+    """``rows`` rows of the slice repeated (blanks included) in 100,000-row row groups: data
+    that compresses ~80x, so polars' reader can decode far ahead of the writer."""
+    base = pl.read_csv(SLICE, null_values=["NA"], try_parse_dates=True)
+    index = (pl.int_range(0, rows, eager=False) % base.height).alias("j")
+    pl.LazyFrame().select(index).join(
+        base.lazy().with_row_index("j").with_columns(pl.col("j").cast(pl.Int64)), on="j",
+        how="left", maintain_order="left").drop("j").sink_parquet(path, row_group_size=100_000)
+
+
+@pytest.mark.slow
+def test_peak_memory_is_flat_from_1m_to_3m_rows(tmp_path: Path) -> None:
+    """Peak RSS of `formulane apply` on 1M and on 3M rows of the repeated slice (1.8 and 5.5 MB
+    of Parquet, ~0.2 and ~0.6 GB decoded) stays within 25% (polars' default read-ahead grew
+    it 338 -> 615 MB, bench/APPLY.md), and the counts are the slice's times the repeats."""
+    import os
+
+    def peak(source: Path, out: Path) -> tuple[float, str]:
+        cmd = [sys.executable, "-m", "formulane", "apply", str(source), "--no-progress",
+               "-f", "speed=ROUND(distance / (air_time ?? 0) * 60, 1)",
+               "-f", "gain=(dep_delay ?? 0) - (arr_delay ?? 0)",
+               "-f", 'route=origin & "-" & dest', "-o", str(out)]
+        env = {k: v for k, v in os.environ.items() if k not in (
+            "POLARS_ROW_GROUP_PREFETCH_SIZE", "POLARS_CSV_CHUNK_PREFETCH_LIMIT",
+            "POLARS_NDJSON_CHUNK_PREFETCH_LIMIT")}
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        stderr = proc.stderr.read().decode() if proc.stderr else ""
+        assert os.waitstatus_to_exitcode(status) == 0, stderr
+        return usage.ru_maxrss / 1024, stderr
+
+    sizes = {}
+    for rows in (1_000_000, 3_000_000):
+        source = tmp_path / f"in_{rows}.parquet"
+        _repeated(rows, source)
+        sizes[rows], stderr = peak(source, tmp_path / f"out_{rows}.parquet")
+        repeats, rest = divmod(rows, 2699)
+        first_rest = pl.read_csv(SLICE, null_values=["NA"]).head(rest)
+        want = repeats * 40 + first_rest["air_time"].null_count()
+        assert f"rows: {rows:,}" in stderr and f"errors in speed: {want:,}" in stderr
+    assert sizes[3_000_000] < sizes[1_000_000] * 1.25, sizes
