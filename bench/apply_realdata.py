@@ -9,12 +9,17 @@ folder (never committed), then runs, each as its own process, end to end from fi
   error columns included where formulane writes them ("equivalent"), and without them
   ("naive": what a user who ignores blanks and division by zero would write).
 
-Reports the best of ``--repeat`` wall times, the ratio formulane / equivalent polars, the CPU
-time (user + system, all threads: steadier than wall time on a shared machine) and the peak RSS
-of each process (``wait4``'s ru_maxrss, measured from a small launcher process), at each size. ``POLARS_MAX_THREADS`` is
-passed through. Usage::
+The contenders run interleaved (one run of each in turn, the order rotated every repeat), so a
+change in the machine's load hits them alike; the load average is printed before and after
+each size. Reports the best of ``--repeat`` wall times, the ratio formulane / equivalent
+polars, the best CPU time (user + system, all threads: steadier than wall time on a shared
+machine) and the highest peak RSS of each process (``wait4``'s ru_maxrss, measured from a small
+launcher process), at each size; ``--startup`` adds formulane's import and planning CPU time.
+``--read-ahead-0`` adds formulane with polars' default read-ahead (more memory). Bytecode for
+``src`` is compiled first (``compileall``), as an installed package has it: without it every
+run would compile formulane's modules again. ``POLARS_MAX_THREADS`` is passed through. Usage::
 
-    python bench/apply_realdata.py [--rows 1000000 3000000] [--repeat 3]
+    python bench/apply_realdata.py [--rows 1000000 3000000 10000000] [--repeat 3] [--startup]
 """
 
 from __future__ import annotations
@@ -101,22 +106,59 @@ def measured(cmd: list[str]) -> tuple[float, float, float]:
     return wall, cpu, rss
 
 
+STARTUP = r"""
+import sys, time
+c0 = time.process_time()
+import formulane
+c1 = time.process_time()
+from formulane.vectorized.stream import plan_stream
+formulas = dict(a.split("=", 1) for a in sys.argv[3:])
+c2 = time.process_time()
+plan_stream(sys.argv[1], formulas, sys.argv[2])
+print(c1 - c0, time.process_time() - c2)
+"""
+
+
+def startup(src: Path, out: Path, repeat: int) -> tuple[float, float]:
+    """(import formulane, plan the four formulas over ``src``): best CPU seconds of ``repeat``
+    fresh processes (polars imported before the clock starts, as both contenders pay it)."""
+    runs = []
+    for _ in range(repeat):
+        proc = subprocess.run([sys.executable, "-c", "import polars;" + STARTUP, str(src),
+                               str(out), *[f"{n}={f}" for n, f in FORMULAS.items()]],
+                              capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+        runs.append(tuple(float(x) for x in proc.stdout.split()))
+    return min(r[0] for r in runs), min(r[1] for r in runs)
+
+
+def load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 3_000_000])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--startup", action="store_true",
+                    help="also measure formulane's import and planning CPU time")
+    ap.add_argument("--read-ahead-0", action="store_true",
+                    help="also run formulane with polars' default read-ahead")
     ap.add_argument("--build", nargs=2, metavar=("ROWS", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.build:
         build(int(args.build[0]), Path(args.build[1]))
         return
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=True,
+                   stdout=subprocess.DEVNULL)
     print(f"polars {pl.__version__}, POLARS_MAX_THREADS={os.environ.get('POLARS_MAX_THREADS', '-')}"
           f", {os.cpu_count()} CPUs")
     print(f"formulas: {FORMULAS}")
     print("| rows | input MB | formulane s | equivalent polars s | naive polars s | ratio vs "
-          "equivalent | ratio vs naive | CPU s formulane / equivalent | peak RSS MB formulane / "
-          "equivalent |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "equivalent | ratio vs naive | CPU s formulane / equivalent / naive | CPU ratio | "
+          "peak RSS MB formulane / equivalent | load avg before / after |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    extra: list[str] = []
     with tempfile.TemporaryDirectory(prefix="formulane-apply-bench-") as tmp:
         folder = Path(tmp)
         for rows in args.rows:
@@ -126,14 +168,21 @@ def main() -> None:
             ours = [sys.executable, "-m", "formulane", "apply", str(src), "--no-progress",
                     *[a for n, f in FORMULAS.items() for a in ("-f", f"{n}={f}")],
                     "-o", str(folder / "ours.parquet")]
-            runs: dict[str, list[tuple[float, float, float]]] = {"ours": [], "eq": [],
-                                                                  "naive": []}
-            for _ in range(args.repeat):
-                runs["ours"].append(measured(ours))
-                runs["eq"].append(measured([sys.executable, "-c", EQUIVALENT, str(src),
-                                            str(folder / "eq.parquet")]))
-                runs["naive"].append(measured([sys.executable, "-c", NAIVE, str(src),
-                                               str(folder / "naive.parquet")]))
+            commands = {
+                "ours": ours,
+                "eq": [sys.executable, "-c", EQUIVALENT, str(src), str(folder / "eq.parquet")],
+                "naive": [sys.executable, "-c", NAIVE, str(src), str(folder / "naive.parquet")],
+            }
+            if args.read_ahead_0:
+                commands["ours_ra0"] = [*ours[:-1], str(folder / "ours0.parquet"),
+                                        "--read-ahead", "0"]
+            runs: dict[str, list[tuple[float, float, float]]] = {k: [] for k in commands}
+            names = list(commands)
+            before = load()
+            for i in range(args.repeat):
+                for name in names[i % len(names):] + names[:i % len(names)]:
+                    runs[name].append(measured(commands[name]))
+            after = load()
             best = {k: min(r[0] for r in v) for k, v in runs.items()}
             cpu = {k: min(r[1] for r in v) for k, v in runs.items()}
             rss = {k: max(r[2] for r in v) for k, v in runs.items()}
@@ -144,8 +193,18 @@ def main() -> None:
             assert got == want, (got, want)
             print(f"| {rows:,} | {src.stat().st_size / 1e6:.1f} | {best['ours']:.2f} | "
                   f"{best['eq']:.2f} | {best['naive']:.2f} | {best['ours'] / best['eq']:.2f} | "
-                  f"{best['ours'] / best['naive']:.2f} | {cpu['ours']:.2f} / {cpu['eq']:.2f} | "
-                  f"{rss['ours']:.0f} / {rss['eq']:.0f} |", flush=True)
+                  f"{best['ours'] / best['naive']:.2f} | {cpu['ours']:.2f} / {cpu['eq']:.2f} / "
+                  f"{cpu['naive']:.2f} | {cpu['ours'] / cpu['eq']:.2f} | "
+                  f"{rss['ours']:.0f} / {rss['eq']:.0f} | {before} / {after} |", flush=True)
+            if args.read_ahead_0:
+                extra.append(f"{rows:,} rows, formulane --read-ahead 0: {best['ours_ra0']:.2f} s, "
+                             f"CPU {cpu['ours_ra0']:.2f} s, peak RSS {rss['ours_ra0']:.0f} MB")
+            if args.startup:
+                imp, plan = startup(src, folder / "plan.parquet", max(args.repeat, 5))
+                extra.append(f"{rows:,} rows, start-up CPU (best of {max(args.repeat, 5)}): "
+                             f"import formulane {imp:.3f} s, plan {plan:.3f} s")
+    for line in extra:
+        print(line)
 
 
 if __name__ == "__main__":
