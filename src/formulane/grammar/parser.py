@@ -335,10 +335,7 @@ class _Engine:
                 pass
         if not self.fast:
             self._lark = _lark_fallback(grammar)
-            self._scan_with([(t.name, t.pattern.to_regexp()) for t in sorted(
-                self._lark.terminals, key=lambda t: (
-                    -t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))],
-                self._lark.ignore_tokens)
+            self._scan_with(lalr_table.lexer_terminals(self._lark), self._lark.ignore_tokens)
 
     def _scan_with(self, terminals: list[tuple[str, str]] | list[list[str]],
                    ignore: Any) -> None:

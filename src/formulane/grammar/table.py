@@ -62,11 +62,6 @@ def build(grammar: str) -> TableData:
     from lark import Lark
 
     lark = Lark(grammar, parser="lalr", lexer="basic", maybe_placeholders=False, cache=False)
-    # The same order as Lark's basic lexer: priority, then longest possible match. Lark's
-    # rewriting of string terminals that a regex terminal also matches is not reproduced;
-    # the grammar has none (keywords are prioritized regexes), and a test compares paths.
-    terminals = sorted(lark.terminals, key=lambda t: (
-        -t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
     table = lark.parser.parser._parse_table  # private: the parser falls back if it moves
     rules: list[list[Any]] = []
     index: dict[Any, int] = {}
@@ -103,9 +98,18 @@ def build(grammar: str) -> TableData:
                for symbol, (action, arg) in rows[state]} for state in queue]
     return TableData(
         format=FORMAT, grammar_sha256=digest(grammar),
-        terminals=[[t.name, t.pattern.to_regexp()] for t in terminals],
+        terminals=[list(t) for t in lexer_terminals(lark)],
         ignore=sorted(str(t) for t in lark.ignore_tokens), rules=rules, states=states,
         start=0, end=number[end])
+
+
+def lexer_terminals(lark: Any) -> list[tuple[str, str]]:
+    """(name, regex) of every terminal of a built Lark parser, in the order Lark's basic lexer
+    tries them: priority, then longest possible match. Lark's rewriting of string terminals
+    that a regex terminal also matches is not reproduced; the grammar has none (keywords are
+    prioritized regexes), and a test compares paths."""
+    return [(t.name, t.pattern.to_regexp()) for t in sorted(lark.terminals, key=lambda t: (
+        -t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))]
 
 
 def dumps(data: TableData) -> str:
