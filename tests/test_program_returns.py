@@ -56,7 +56,11 @@ def _inputs(text: str) -> dict[str, Any]:
     return out
 
 
-@pytest.mark.parametrize("row", _rows("accepted.csv"), ids=lambda r: f"{r['formula']}->{r['returns']}")
+def _id(row: dict[str, str]) -> str:
+    return f"{row['formula']}->{row['returns']}"
+
+
+@pytest.mark.parametrize("row", _rows("accepted.csv"), ids=_id)
 def test_accepted(row: dict[str, str]) -> None:
     returns = TYPES[row["returns"]]
     program = formulane.compile(row["formula"], SCHEMA, returns=returns)
@@ -68,7 +72,7 @@ def test_accepted(row: dict[str, str]) -> None:
                               returns=returns) == out
 
 
-@pytest.mark.parametrize("row", _rows("refused.csv"), ids=lambda r: f"{r['formula']}->{r['returns']}")
+@pytest.mark.parametrize("row", _rows("refused.csv"), ids=_id)
 def test_refused_at_compile_time(row: dict[str, str]) -> None:
     with pytest.raises(CheckError) as info:
         formulane.compile(row["formula"], SCHEMA, returns=TYPES[row["returns"]])
@@ -140,15 +144,15 @@ PROPERTY_SCHEMA = {"a": "Number", "b": "Number", "t": "Text", "d": "Date", "f": 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data(), kind=st.sampled_from(["Number", "Text", "Boolean", "Date"]))
-def test_a_non_blank_type_yields_its_python_type_or_e304(data: st.DataObject, kind: str) -> None:
+def test_a_non_blank_type_gives_its_python_type_or_e304(data: st.DataObject, kind: str) -> None:
     source = data.draw(formulas(PROPERTY_SCHEMA, kind, max_depth=2))
     returns = RESULT_TYPES[kind]
     program = formulane.compile(source, PROPERTY_SCHEMA, returns=returns)
     variables = data.draw(values(PROPERTY_SCHEMA))
-    untyped = formulane.compile(source, PROPERTY_SCHEMA).evaluate(variables,
-                                                                  now=dt.datetime.now(dt.timezone.utc))
+    now = dt.datetime.now(dt.timezone.utc)
+    untyped = formulane.compile(source, PROPERTY_SCHEMA).evaluate(variables, now=now)
     try:
-        out = program.evaluate(variables, now=dt.datetime.now(dt.timezone.utc))
+        out = program.evaluate(variables, now=now)
     except EvalError as exc:
         assert exc.code == "E304" and isinstance(untyped, ErrorValue), source
     else:

@@ -33,7 +33,8 @@ from .errors import (
 )
 from .functions.host import host_function, with_host_functions
 from .functions.registry import Registry, default_registry
-from .interpreter.cache import PROFILES, compile_cached
+from .interpreter.cache import PROFILES as PROFILES
+from .interpreter.cache import compile_cached
 from .interpreter.program import Program
 from .limits import Limits
 from .schema import infer_schema
