@@ -15,18 +15,19 @@ per job, and SQLAlchemy's per-statement work (pool checkout and reset, events, r
 about 1 ms of CPU per write) plus six round trips made it 3x slower than the hand-written store
 it replaced (bench/JOBSTORE.md). Here the statements are still built from the declared tables
 (`schema`), compiled once per store into each driver's SQL, and run on driver connections taken
-from the engine's pool once and kept (a small stack, so threads do not open one each):
+from the engine's pool once and kept, one per chain, each behind a Python lock (writers of one
+chain take turns anyway, and a lock handed over inside the process is quicker than the server's
+lock queue or SQLite's busy handler, which sleeps); other processes and servers still queue on
+the database's lock:
 
-- SQLite: one writer connection, shared by the store's threads under a Python lock (the file has
-  one writer anyway; waiting on a lock hands over at once, where SQLite's busy handler sleeps);
-  other processes still queue on ``BEGIN IMMEDIATE``.
+- SQLite: one writer connection for the file (it has one writer), ``BEGIN IMMEDIATE``.
 - PostgreSQL (psycopg 3): two round trips instead of six. The first sends ``BEGIN; LOCK TABLE;
   SELECT last link`` as one simple query; the second pipelines the INSERT, the ``then``
   statements and ``COMMIT`` (psycopg's pipeline mode), with the statements prepared on the
   server after their first uses (psycopg's automatic preparation).
 
-A failure rolls the transaction back and the connection is dropped rather than reused; the
-error is raised as SQLAlchemy's (``DBAPIError.instance``), as from the store's other methods.
+A failure rolls the transaction back (a PostgreSQL connection left inside a transaction is
+dropped rather than reused); the error is raised as SQLAlchemy's (``DBAPIError.instance``), as from the store's other methods.
 """
 
 from __future__ import annotations
@@ -43,9 +44,6 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import ClauseElement
 
 GENESIS = "0" * 64
-#: Driver connections a PostgreSQL store keeps for chain writes (writers of one chain take
-#: turns on its lock anyway; more would only hold server connections idle).
-PG_WRITERS = 4
 _PG_IDLE = 0  # psycopg.pq.TransactionStatus.IDLE
 
 
@@ -68,10 +66,11 @@ class ChainWriter:
         # SQLite: from the engine itself (in memory, its one connection).
         self._source = autocommit if self._postgres and autocommit is not None else engine
         self._lock = lock  # the store's (an in-memory SQLite store serializes every call)
-        self._free: list[Any] = []
-        self._open = 0
-        self._limit = PG_WRITERS if self._postgres else 1
-        self._cond = threading.Condition()
+        # One held connection per chain (PostgreSQL) or for the file (SQLite), each behind a
+        # Python lock: writers of one chain take turns anyway, and handing over a lock inside
+        # the process is quicker than the server's lock queue (or SQLite's busy handler).
+        self._slots: dict[str, _Slot] = {}
+        self._slots_lock = threading.Lock()
         self._sql: dict[Any, str] = {}
 
     def sql(self, key: str, build: Callable[[], ClauseElement], *columns: str,
@@ -86,38 +85,32 @@ class ChainWriter:
         return found
 
     def close(self) -> None:
-        with self._cond:
-            free, self._free = self._free, []
-            self._open -= len(free)
-        for conn in free:
-            conn.close()  # back to the engine's pool, which the store disposes of next
+        with self._slots_lock:
+            slots, self._slots = list(self._slots.values()), {}
+        for slot in slots:
+            with slot.lock:
+                if slot.conn is not None:
+                    slot.conn.close()  # back to the engine's pool, which the store disposes of
+                    slot.conn = None
 
     @contextlib.contextmanager
-    def _connection(self) -> Iterator[Any]:
-        with self._cond:
-            while not self._free and self._open >= self._limit:
-                self._cond.wait()
-            conn = self._free.pop() if self._free else None
-            if conn is None:
-                self._open += 1
-        keep = False
-        try:
-            if conn is None:
-                conn = self._source.raw_connection()
-            yield conn
-            keep = True
-        finally:
-            if not keep and conn is not None and self._postgres and (
-                    _pg_status(conn) != _PG_IDLE):
-                with contextlib.suppress(Exception):
-                    conn.invalidate()  # a transaction left open: never reused
-                conn = None
-            with self._cond:
-                if conn is None:
-                    self._open -= 1
-                else:
-                    self._free.append(conn)
-                self._cond.notify()
+    def _connection(self, chain: str) -> Iterator[Any]:
+        key = chain if self._postgres else ""
+        with self._slots_lock:
+            slot = self._slots.get(key)
+            if slot is None:
+                slot = self._slots[key] = _Slot()
+        with slot.lock:
+            if slot.conn is None:
+                slot.conn = self._source.raw_connection()
+            try:
+                yield slot.conn
+            except BaseException:
+                if self._postgres and _pg_status(slot.conn) != _PG_IDLE:
+                    with contextlib.suppress(Exception):
+                        slot.conn.invalidate()  # a transaction left open: never reused
+                    slot.conn = None
+                raise
 
     def link(self, table: Table, digest: str, row: dict[str, Any], *,
              once: tuple[str, Callable[[], Insert]] | None = None,
@@ -136,7 +129,7 @@ class ChainWriter:
             columns = tuple(sorted({*row, "receipt_sha256", "prev_chain", "chain_sha256"}))
             add = self.sql(f"insert {name} {columns}", lambda: insert(table).inline(), *columns)
         run = self._postgres_link if self._postgres else self._sqlite_link
-        with self._lock, self._connection() as conn:
+        with self._lock, self._connection(name) as conn:
             try:
                 return run(conn, name, last, add, digest, row, then)
             except self._dbapi_error as exc:
@@ -204,3 +197,13 @@ class ChainWriter:
 def _pg_status(conn: Any) -> int:
     driver: Any = conn.driver_connection
     return int(driver.info.transaction_status)
+
+
+class _Slot:
+    """A held driver connection and the lock its users take turns on."""
+
+    __slots__ = ("conn", "lock")
+
+    def __init__(self) -> None:
+        self.conn: Any = None
+        self.lock = threading.Lock()
