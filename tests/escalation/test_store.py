@@ -207,3 +207,48 @@ def test_threads_share_the_chains(any_store: JobStore) -> None:
     assert sum(won) == len(jobs) and len(won) == 8 * len(jobs)
     assert sorted(len(any_store.receipts(str(j.job_id))) for j in jobs) == [2] * len(jobs)
     assert all(any_store.lane_receipt_for_job(str(j.job_id)) is not None for j in jobs)
+
+
+def test_one_failing_write_among_many_fails_alone(any_store: JobStore) -> None:
+    """Writes queued together are committed together (group commit); when one of them fails,
+    the others are written one by one and only that one raises."""
+    import threading
+
+    from sqlalchemy.exc import DBAPIError
+
+    jobs = [any_store.create(make_job(f"print({i})"), "bubblewrap")[0].job for i in range(24)]
+    bad = str(jobs[5].job_id)
+    if any_store.dialect == "sqlite":
+        block = [f"CREATE TRIGGER block_one BEFORE INSERT ON escalation_receipts WHEN "
+                 f"NEW.job_id = '{bad}' BEGIN SELECT RAISE(ABORT, 'blocked by the test'); END"]
+    else:
+        block = [f"CREATE FUNCTION block_one() RETURNS trigger AS $$ BEGIN IF NEW.job_id = "
+                 f"'{bad}' THEN RAISE EXCEPTION 'blocked by the test'; END IF; RETURN NEW; END "
+                 "$$ LANGUAGE plpgsql",
+                 "CREATE TRIGGER block_one BEFORE INSERT ON escalation_receipts FOR EACH ROW "
+                 "EXECUTE FUNCTION block_one()"]
+    for statement in block:
+        any_store.execute(text(statement))
+    failed: list[str] = []
+
+    def work(mine: list) -> None:  # type: ignore[type-arg]
+        for job in mine:
+            try:
+                any_store.append(receipt_for(job), status="succeeded")
+            except DBAPIError as exc:
+                assert "blocked by the test" in str(exc)
+                failed.append(str(job.job_id))
+
+    threads = [threading.Thread(target=work, args=(jobs[n::6],)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failed == [bad]
+    assert any_store.verify_chain()
+    for job in jobs:
+        record = any_store.get(str(job.job_id))
+        written = len(any_store.receipts(str(job.job_id)))
+        assert record is not None
+        assert (record.status, written) == (("queued", 0) if str(job.job_id) == bad
+                                            else ("succeeded", 1))

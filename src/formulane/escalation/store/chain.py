@@ -20,11 +20,19 @@ chain take turns anyway, and a lock handed over inside the process is quicker th
 lock queue or SQLite's busy handler, which sleeps); other processes and servers still queue on
 the database's lock:
 
+Writes that queue up behind the lock are committed together (group commit, at most
+`MAX_BATCH`): whoever holds the lock writes every queued link in order in one transaction, each
+link computed from the one before it, so N threads pay for one commit (on this disk a durable
+commit is most of a write's time); each call still returns only after its own link is
+committed. If that transaction fails, its requests are written one at a time, so only the one
+at fault raises.
+
 - SQLite: one writer connection for the file (it has one writer), ``BEGIN IMMEDIATE``.
 - PostgreSQL (psycopg 3): two round trips instead of six. The first sends ``BEGIN; LOCK TABLE;
-  SELECT last link`` as one simple query; the second pipelines the INSERT, the ``then``
-  statements and ``COMMIT`` (psycopg's pipeline mode), with the statements prepared on the
-  server after their first uses (psycopg's automatic preparation).
+  SELECT last link`` as one simple query; the second pipelines the INSERTs, the ``then``
+  statements and ``COMMIT`` (psycopg's pipeline mode; a once-only INSERT syncs, since whether
+  it wrote decides the next link), the statements prepared on the server after their first
+  uses (psycopg's automatic preparation).
 
 A failure rolls the transaction back (a PostgreSQL connection left inside a transaction is
 dropped rather than reused); the error is raised as SQLAlchemy's (``DBAPIError.instance``), as from the store's other methods.
@@ -35,7 +43,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import threading
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from sqlalchemy import Insert, Table, insert, select
 from sqlalchemy.dialects import sqlite as sqlite_dialect
@@ -45,6 +53,8 @@ from sqlalchemy.sql import ClauseElement
 
 GENESIS = "0" * 64
 _PG_IDLE = 0  # psycopg.pq.TransactionStatus.IDLE
+#: Links written in one transaction at most (group commit: see the module doc).
+MAX_BATCH = 64
 
 
 def link_hash(prev: str, digest: str) -> str:
@@ -93,24 +103,13 @@ class ChainWriter:
                     slot.conn.close()  # back to the engine's pool, which the store disposes of
                     slot.conn = None
 
-    @contextlib.contextmanager
-    def _connection(self, chain: str) -> Iterator[Any]:
+    def _slot(self, chain: str) -> _Slot:
         key = chain if self._postgres else ""
         with self._slots_lock:
             slot = self._slots.get(key)
             if slot is None:
                 slot = self._slots[key] = _Slot()
-        with slot.lock:
-            if slot.conn is None:
-                slot.conn = self._source.raw_connection()
-            try:
-                yield slot.conn
-            except BaseException:
-                if self._postgres and _pg_status(slot.conn) != _PG_IDLE:
-                    with contextlib.suppress(Exception):
-                        slot.conn.invalidate()  # a transaction left open: never reused
-                    slot.conn = None
-                raise
+            return slot
 
     def link(self, table: Table, digest: str, row: dict[str, Any], *,
              once: tuple[str, Callable[[], Insert]] | None = None,
@@ -128,12 +127,47 @@ class ChainWriter:
         else:
             columns = tuple(sorted({*row, "receipt_sha256", "prev_chain", "chain_sha256"}))
             add = self.sql(f"insert {name} {columns}", lambda: insert(table).inline(), *columns)
-        run = self._postgres_link if self._postgres else self._sqlite_link
-        with self._lock, self._connection(name) as conn:
-            try:
-                return run(conn, name, last, add, digest, row, then)
-            except self._dbapi_error as exc:
-                raise DBAPIError.instance(add, None, exc, self._dbapi_error) from exc
+        request = _Request(name, last, add, digest, row, once is not None, then)
+        slot = self._slot(name)
+        with self._lock:
+            with slot.queue_lock:
+                slot.queue.append(request)
+            # Group commit: whoever holds the slot writes every request queued so far (its own
+            # among them) in one transaction; the others find theirs done when they get in.
+            while True:
+                with slot.lock:
+                    if request.done:
+                        break
+                    with slot.queue_lock:
+                        batch, slot.queue = slot.queue[:MAX_BATCH], slot.queue[MAX_BATCH:]
+                    self._write(slot, batch)
+        if request.error is not None:
+            raise request.error
+        return request.result
+
+    def _write(self, slot: _Slot, batch: list[_Request]) -> None:
+        """Write ``batch`` in one transaction; if that fails, each request alone, so that only
+        the request at fault gets the error. Every request ends done."""
+        try:
+            if slot.conn is None:
+                slot.conn = self._source.raw_connection()
+            run = self._postgres_batch if self._postgres else self._sqlite_batch
+            for request, result in zip(batch, run(slot.conn, batch), strict=True):
+                request.result = result
+        except BaseException as exc:
+            if self._postgres and slot.conn is not None and _pg_status(slot.conn) != _PG_IDLE:
+                with contextlib.suppress(Exception):
+                    slot.conn.invalidate()  # a transaction left open: never reused
+                slot.conn = None
+            if len(batch) > 1 and isinstance(exc, self._dbapi_error):
+                for request in batch:
+                    self._write(slot, [request])
+                return
+            for request in batch:  # one request's database error, or a fault of every one
+                request.error = (DBAPIError.instance(request.add, None, exc, self._dbapi_error)
+                                 if isinstance(exc, self._dbapi_error) else exc)
+        for request in batch:
+            request.done = True
 
     @staticmethod
     def _row(prev: str | None, digest: str, row: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -141,21 +175,27 @@ class ChainWriter:
         chain = link_hash(prev, digest)
         return chain, {**row, "receipt_sha256": digest, "prev_chain": prev, "chain_sha256": chain}
 
-    def _sqlite_link(self, conn: Any, name: str, last: str, add: str, digest: str,
-                     row: dict[str, Any], then: Sequence[tuple[str, Any]]) -> str | None:
+    def _sqlite_batch(self, conn: Any, batch: list[_Request]) -> list[str | None]:
         cur = conn.cursor()
         cur.execute("BEGIN IMMEDIATE")  # the database's one writer lock, before the read
         try:
-            found = cur.execute(last).fetchone()
-            chain, values = self._row(found[0] if found else None, digest, row)
-            cur.execute(add, values)
-            if cur.rowcount != 1:
-                cur.execute("ROLLBACK")
-                return None
-            for sql, params in then:
-                (cur.executemany if isinstance(params, list) else cur.execute)(sql, params)
+            prev: dict[str, str | None] = {}
+            out: list[str | None] = []
+            for r in batch:
+                if r.chain not in prev:
+                    found = cur.execute(r.last).fetchone()
+                    prev[r.chain] = found[0] if found else None
+                chain, values = self._row(prev[r.chain], r.digest, r.row)
+                cur.execute(r.add, values)
+                if cur.rowcount != 1:  # the once check kept it out: nothing written
+                    out.append(None)
+                    continue
+                for sql, params in r.then:
+                    (cur.executemany if isinstance(params, list) else cur.execute)(sql, params)
+                prev[r.chain] = chain
+                out.append(chain)
             cur.execute("COMMIT")
-            return chain
+            return out
         except BaseException:
             with contextlib.suppress(Exception):
                 cur.execute("ROLLBACK")
@@ -163,35 +203,46 @@ class ChainWriter:
         finally:
             cur.close()
 
-    def _postgres_link(self, conn: Any, name: str, last: str, add: str, digest: str,
-                       row: dict[str, Any], then: Sequence[tuple[str, Any]]) -> str | None:
+    def _postgres_batch(self, conn: Any, batch: list[_Request]) -> list[str | None]:
         pg = conn.driver_connection  # psycopg's Connection, in autocommit mode
-        cur, tail = pg.cursor(), pg.cursor()
+        cursors = [pg.cursor() for _ in range(len(batch) + 1)]
+        head, tail = cursors[0], cursors[-1]
         try:
             # One round trip: each statement of a simple query reads its own snapshot, so the
-            # SELECT, after the lock is held, sees every link committed before it.
-            cur.execute(f"BEGIN; LOCK TABLE {name} IN EXCLUSIVE MODE; {last}")
-            while cur.description is None and cur.nextset():
+            # SELECT, after the lock is held, sees every link committed before it. (A slot
+            # serves one chain, so the batch is of one table.)
+            head.execute(f"BEGIN; LOCK TABLE {batch[0].chain} IN EXCLUSIVE MODE; "
+                         f"{batch[0].last}")
+            while head.description is None and head.nextset():
                 pass
-            found = cur.fetchone()
-            chain, values = self._row(found[0] if found else None, digest, row)
-            # The second: the row, what goes with it and COMMIT, pipelined. A row the once
-            # check kept out commits an empty transaction, which writes nothing.
-            with pg.pipeline():
-                cur.execute(add, values)
-                for sql, params in then:
-                    (tail.executemany if isinstance(params, list) else tail.execute)(sql, params)
+            found = head.fetchone()
+            prev: str | None = found[0] if found else None
+            out: list[str | None] = []
+            # The second: the rows, what goes with them and COMMIT, pipelined (a once-only
+            # row syncs first: whether it was written decides the next link).
+            with pg.pipeline() as pipeline:
+                for r, cur in zip(batch, cursors):
+                    chain, values = self._row(prev, r.digest, r.row)
+                    cur.execute(r.add, values)
+                    if r.once:
+                        pipeline.sync()
+                        if cur.rowcount != 1:
+                            out.append(None)
+                            continue
+                    for sql, params in r.then:
+                        (tail.executemany if isinstance(params, list) else tail.execute)(
+                            sql, params)
+                    prev = chain
+                    out.append(chain)
                 tail.execute("COMMIT")
-            if cur.rowcount != 1:  # the once check kept it out (an empty commit, nothing written)
-                return None
-            return chain
+            return out
         except BaseException:
             with contextlib.suppress(Exception):
                 pg.execute("ROLLBACK")
             raise
         finally:
-            cur.close()
-            tail.close()
+            for cur in cursors:
+                cur.close()
 
 
 def _pg_status(conn: Any) -> int:
@@ -200,10 +251,27 @@ def _pg_status(conn: Any) -> int:
 
 
 class _Slot:
-    """A held driver connection and the lock its users take turns on."""
+    """A held driver connection, the lock its writers take turns on, and their queue."""
 
-    __slots__ = ("conn", "lock")
+    __slots__ = ("conn", "lock", "queue", "queue_lock")
 
     def __init__(self) -> None:
         self.conn: Any = None
         self.lock = threading.Lock()
+        self.queue: list[_Request] = []
+        self.queue_lock = threading.Lock()
+
+
+class _Request:
+    """One link to write, and once written (``done``) its chain hash or its error."""
+
+    __slots__ = ("add", "chain", "digest", "done", "error", "last", "once", "result", "row",
+                 "then")
+
+    def __init__(self, chain: str, last: str, add: str, digest: str, row: dict[str, Any],
+                 once: bool, then: Sequence[tuple[str, Any]]) -> None:
+        self.chain, self.last, self.add, self.digest = chain, last, add, digest
+        self.row, self.once, self.then = row, once, then
+        self.done = False
+        self.result: str | None = None
+        self.error: BaseException | None = None

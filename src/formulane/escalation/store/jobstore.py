@@ -3,7 +3,7 @@
 Contract (the package's opening states the whole store's): every method is one short
 transaction on a pooled connection; the two hot writes (`append`, `append_lane`) go through
 `chain.ChainWriter`, the same statements compiled once and run on held driver connections in
-two round trips (see there why). Writes that extend a hash chain run under that chain's
+two round trips, concurrent ones committed together (see there why). Writes that extend a hash chain run under that chain's
 writer lock, taken up front: ``BEGIN IMMEDIATE`` on SQLite (the database's one writer), ``LOCK
 TABLE ... IN EXCLUSIVE MODE`` on PostgreSQL (readers go on, a second writer on any server
 waits); inside it the last link is read and the new row inserted, so two writers never fork a
