@@ -30,8 +30,8 @@ at fault raises.
 - SQLite: one writer connection for the file (it has one writer), ``BEGIN IMMEDIATE``.
 - PostgreSQL (psycopg 3): two round trips instead of six. The first sends ``BEGIN; LOCK TABLE;
   SELECT last link`` as one simple query; the second pipelines the INSERTs, the ``then``
-  statements and ``COMMIT`` (psycopg's pipeline mode; a once-only INSERT syncs, since whether
-  it wrote decides the next link), the statements prepared on the server after their first
+  statements and ``COMMIT`` (psycopg's pipeline mode; a once-only INSERT followed by another
+  syncs first, since whether it wrote decides the next link), the statements prepared on the server after their first
   uses (psycopg's automatic preparation).
 
 A failure rolls the transaction back (a PostgreSQL connection left inside a transaction is
@@ -224,7 +224,7 @@ class ChainWriter:
                 for r, cur in zip(batch, cursors):
                     chain, values = self._row(prev, r.digest, r.row)
                     cur.execute(r.add, values)
-                    if r.once:
+                    if r.once and r is not batch[-1]:
                         pipeline.sync()
                         if cur.rowcount != 1:
                             out.append(None)
@@ -235,6 +235,8 @@ class ChainWriter:
                     prev = chain
                     out.append(chain)
                 tail.execute("COMMIT")
+            if batch[-1].once and cursors[len(batch) - 1].rowcount != 1:
+                out[-1] = None  # the last row, kept out: its (empty) part committed nothing
             return out
         except BaseException:
             with contextlib.suppress(Exception):
