@@ -5,14 +5,17 @@ database: ``--jobs`` jobs are created, then each gets a sandbox receipt (`append
 link under the writer lock, with the job's status) and a lane receipt (`append_lane_once`, the
 once-only write under the lane chain's lock), first from one thread, then from ``--threads``
 threads sharing the store. Prints writes per second of each kind and checks both chains at the
-end (a benchmark that broke the chain would be measuring the wrong thing). Figures go to
-bench/README.md by hand; nothing here is asserted in the test suite.
+end (a benchmark that broke the chain would be measuring the wrong thing), and the load average
+before and after (on a shared machine the figures move with it). Figures go to
+bench/JOBSTORE.md by hand; nothing here is asserted in the test suite. To compare two versions
+of the store, run this file with each one's ``src`` first on ``PYTHONPATH``, alternately.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import os
 import statistics
 import tempfile
 import threading
@@ -79,8 +82,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3, help="median of this many rounds")
     parser.add_argument("--postgres", default=None, help="a postgresql:// URL (optional)")
+    parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only")
     args = parser.parse_args()
-    targets: list[tuple[str, Callable[[Path], JobStore]]] = [
+    print("load average %.1f %.1f %.1f" % os.getloadavg())
+    targets: list[tuple[str, Callable[[Path], JobStore]]] = [] if args.no_sqlite else [
         ("sqlite file", lambda d: open_store(d / "jobs.db"))]
     if args.postgres:
         targets.append(("postgresql", lambda d: PostgresJobStore(
@@ -99,6 +104,7 @@ def main() -> None:
                     store.close()
         for key, values in rounds.items():
             print(f"{name:12} {key:28} {statistics.median(values):8.0f} writes/s")
+    print("load average %.1f %.1f %.1f" % os.getloadavg())
 
 
 if __name__ == "__main__":

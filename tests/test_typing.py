@@ -95,6 +95,39 @@ def test_checker_is_clean_beyond_the_listed_debt(checker: str) -> None:
     assert not messages, "\n".join(messages)
 
 
+CASES = Path(__file__).resolve().parent / "typing_cases"
+#: checker -> a line of its output with an error: (file name, line number)
+_ERROR_LINE = {
+    "mypy": re.compile(r"^(?:\S*/)?(\w+\.py):(\d+): error: "),
+    "pyright": re.compile(r"^\s*(?:\S*/)?(\w+\.py):(\d+):\d+ - error: "),
+}
+
+
+@pytest.mark.parametrize("checker", sorted(COMMANDS))
+def test_program_result_types(checker: str) -> None:
+    """`Program` is generic in its result (`typing_cases/program_returns.py`: every
+    ``assert_type`` holds, no error) and a wrong use is an error on exactly the lines marked
+    ``# expect-error`` in `program_returns_errors.py`, under both checkers."""
+    files = sorted(CASES.glob("program_returns*.py"))
+    command = COMMANDS[checker][:-len(TARGETS)] + [str(f) for f in files]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=1800, check=False)
+    report = done.stdout + done.stderr
+    found = set()
+    for line in report.splitlines():
+        m = _ERROR_LINE[checker].match(line)
+        if m:
+            found.add((m.group(1), int(m.group(2))))
+    expected = {(f.name, n) for f in files
+                for n, text in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+                if text.rstrip().endswith("# expect-error")}
+    assert expected, "the error cases file lost its markers"
+    assert found == expected, (f"missing errors: {sorted(expected - found)}; unexpected: "
+                               f"{sorted(found - expected)}\n{report[-3000:]}")
+
+
 def _update() -> None:
     out = ["# Errors each file still has under each checker (tests/test_typing.py); only shrinks.",
            "# checker  path  count"]

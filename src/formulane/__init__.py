@@ -9,7 +9,8 @@ The facade of the formula lane::
 
 `compile` raises `FormulaError` subclasses for static problems; `Program.evaluate` returns
 values (error values included) and raises only `FormulaError` (a `LimitExceeded` when a budget
-runs out). Compiled programs are cached by (source, schema, profile, limits, registry).
+runs out). Compiled programs are cached by (source, schema, profile, limits, registry) in
+`formulane.interpreter.cache`; ``compile(..., returns=Decimal)`` gives a ``Program[Decimal]``.
 
 Authoring (see docs/authoring.md; the implementations live in `formulane.authoring`)::
 
@@ -24,8 +25,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from decimal import Decimal
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, TypeVar, overload
 
 from .errors import (
     CheckError, Diagnostic, EvalError, Fix, FormulaError, InternalError, LimitExceeded,
@@ -33,9 +33,11 @@ from .errors import (
 )
 from .functions.host import host_function, with_host_functions
 from .functions.registry import Registry, default_registry
-from .interpreter.program import Program, compile_program
-from .limits import DEFAULT_LIMITS, Limits
-from .schema import infer_schema, normalize_schema, schema_key
+from .interpreter.cache import PROFILES as PROFILES
+from .interpreter.cache import compile_cached
+from .interpreter.program import Program
+from .limits import Limits
+from .schema import infer_schema
 from .types import Type, parse_type
 from .values import ErrorValue, Value
 
@@ -46,37 +48,54 @@ if TYPE_CHECKING:  # the facade's return types; the modules load on first use
 
 __version__ = "0.1.0"
 
-PROFILES = ("strict", "excel")
+_T = TypeVar("_T")
 
 
-@lru_cache(maxsize=2048)
-def _compile_cached(source: str, key: Any, profile: str, limits: Limits,
-                    registry: Registry) -> Program:
-    return compile_program(source, normalize_schema(key), profile=profile, limits=limits,
-                           registry=registry)
-
-
+@overload
 def compile(  # noqa: A001 - the phase is called compile on purpose
+    source: str, schema: Any = None, *, profile: str = "strict", limits: Limits | None = None,
+    registry: Registry | None = None, returns: None = None,
+) -> Program[Value]: ...
+
+
+@overload
+def compile(  # noqa: A001
+    source: str, schema: Any = None, *, profile: str = "strict", limits: Limits | None = None,
+    registry: Registry | None = None, returns: type[_T],
+) -> Program[_T]: ...
+
+
+def compile(  # noqa: A001
     source: str,
     schema: Any = None,
     *,
     profile: str = "strict",
     limits: Limits | None = None,
     registry: Registry | None = None,
-) -> Program:
-    """Parse, type-check and compile a formula against a schema (cached)."""
-    if not isinstance(source, str):
-        raise ParseError(f"a formula must be text, got {type(source).__name__}", code="E101")
-    if profile not in PROFILES:
-        raise CheckError(f"unknown profile {profile!r}: use 'strict' or 'excel'", code="E209")
-    key = schema_key(schema)
-    try:
-        return _compile_cached(source, key, profile, limits or DEFAULT_LIMITS,
-                               registry or default_registry())
-    except TypeError:  # an unhashable schema form: compile without the cache
-        return compile_program(source, normalize_schema(schema), profile=profile,
-                               limits=limits or DEFAULT_LIMITS,
-                               registry=registry or default_registry())
+    returns: type[Any] | None = None,
+) -> Program[Any]:
+    """Parse, type-check and compile a formula against a schema (cached). A ``Program[Value]``;
+    with ``returns=`` (Decimal, str, bool, date, datetime, timedelta, list, dict) a
+    ``Program[that type]``, after checking that the formula's static type always produces it
+    (CheckError E214 otherwise; an error value at run time raises EvalError E304)."""
+    return compile_cached(source, schema, profile=profile, limits=limits, registry=registry,
+                          returns=returns)
+
+
+@overload
+def evaluate(
+    source: str, variables: Any = None, *, schema: Any = None, profile: str = "strict",
+    limits: Limits | None = None, registry: Registry | None = None,
+    now: _dt.datetime | None = None, returns: None = None,
+) -> Value: ...
+
+
+@overload
+def evaluate(
+    source: str, variables: Any = None, *, schema: Any = None, profile: str = "strict",
+    limits: Limits | None = None, registry: Registry | None = None,
+    now: _dt.datetime | None = None, returns: type[_T],
+) -> _T: ...
 
 
 def evaluate(
@@ -88,10 +107,11 @@ def evaluate(
     limits: Limits | None = None,
     registry: Registry | None = None,
     now: _dt.datetime | None = None,
-) -> Value:
+    returns: type[Any] | None = None,
+) -> Any:
     """Compile (cached) and evaluate in one step. ``variables``: a mapping (a TypedDict value
     too), a pydantic model or a dataclass instance, read field by field (`formulane.inputs`);
-    the schema is inferred from them when not given."""
+    the schema is inferred from them when not given. ``returns``: as for `compile`."""
     if type(variables) is not dict or not _plain(variables):
         # a model, dataclass or TypedDict value, or host objects nested: plain data first
         from .inputs import as_variables
@@ -99,7 +119,8 @@ def evaluate(
         variables = as_variables(variables, limits)
     if schema is None:
         schema = infer_schema(variables)
-    program = compile(source, schema, profile=profile, limits=limits, registry=registry)
+    program = compile_cached(source, schema, profile=profile, limits=limits, registry=registry,
+                             returns=returns)
     return program.evaluate(variables, now=now)
 
 

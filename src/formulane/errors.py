@@ -39,10 +39,12 @@ CODES: dict[str, str] = {
     "E211": "argument must be a constant",
     "E212": "untyped value must be narrowed",
     "E213": "a backend cannot express this formula",
+    "E214": "result type is not the one asked for (returns=)",
     # evaluation (inputs and runtime faults that are not error values)
     "E301": "invalid input value",
     "E302": "missing variable",
     "E303": "input does not match the schema",
+    "E304": "result is not of the type asked for (returns=)",
     # limits
     "E401": "formula too long",
     "E402": "too many nodes",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from sqlalchemy import text
 import yaml
 
 import formulane
@@ -235,11 +236,11 @@ def test_the_receipt_answers_the_seed_list(esc: Escalation) -> None:
 def test_receipts_are_append_only(esc: Escalation) -> None:
     result = esc.run(formula="1 + 1", principal=ANA)
     with pytest.raises(Exception, match="append-only"):
-        esc.store._run("UPDATE lane_receipts SET outcome = 'x' WHERE receipt_id = ?",
-                       (result.receipt.receipt_id,))
+        esc.store.execute(text("UPDATE lane_receipts SET outcome = 'x' WHERE receipt_id = :id")
+                          .bindparams(id=result.receipt.receipt_id))
     esc.store.review(result.receipt.receipt_id, "accepted", by="app")
     with pytest.raises(Exception, match="append-only"):
-        esc.store._run("DELETE FROM lane_reviews")
+        esc.store.execute(text("DELETE FROM lane_reviews"))
 
 
 REDACTIONS = [
@@ -282,7 +283,7 @@ def test_lane_receipts_on_postgresql(sandbox: BubblewrapBackend, tmp_path: Path)
         store.review(got[2].receipt_id, "rejected", by="rita", note="wrong file")
         assert store.lane_receipt(got[2].receipt_id).review_state == "rejected"  # type: ignore
         with pytest.raises(Exception, match="append-only"):
-            store._run("DELETE FROM lane_receipts")
+            store.execute(text("DELETE FROM lane_receipts"))
     finally:
         store.drop_schema()
         store.close()

@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlalchemy import text
 
 from formulane.escalation.lanes import (
     DecisionRecord, LaneReceipt, RequestRecord, json_value, redact_code,
@@ -99,9 +100,9 @@ def test_a_tampered_lane_receipt_breaks_the_chain(tmp_path: object) -> None:
                                                                         reasons=()),
                 runtime="x", outcome="succeeded"))
         assert store.verify_lane_chain()
-        store._run("DROP TRIGGER lane_receipts_no_update")  # what an intruder would do
-        store._run("UPDATE lane_receipts SET receipt_json = replace(receipt_json, "
-                   "'succeeded', 'user_error') WHERE seq = 2")
+        store.execute(text("DROP TRIGGER lane_receipts_no_update"))  # what an intruder would do
+        store.execute(text("UPDATE lane_receipts SET receipt_json = replace(receipt_json, "
+                           "'succeeded', 'user_error') WHERE seq = 2"))
         assert not store.verify_lane_chain()
     finally:
         store.close()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, LiteralString, cast
 
 import pytest
+from sqlalchemy import text
 
 from formulane.escalation.backends.base import static_receipt
 from formulane.escalation.contract import BackendInfo, Isolation, Outcome, SandboxJob
@@ -132,7 +133,7 @@ def _check_opened(store: JobStore, job: SandboxJob, lanes: list[LaneReceipt]) ->
     for statement in ("UPDATE escalation_receipts SET outcome = 'x'", "DELETE FROM lane_reviews",
                       "DELETE FROM lane_receipts"):
         with pytest.raises(Exception, match="append-only"):
-            store._run(statement)
+            store.execute(text(statement))
     assert store.create(_job(2), "bubblewrap")[1]
 
 

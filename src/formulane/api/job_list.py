@@ -9,8 +9,9 @@ filtered by tenant in SQL; the page is at most ``limit`` rows (the route bounds 
 pages are stable while new jobs arrive. ``state`` filters on the job's status (a sandbox job:
 queued, running, succeeded, ...; another lane: its outcome); ``lane`` on the lane.
 
-The SQL is plain and portable (SQLite and PostgreSQL) and goes through the store's own
-connection (``_run``), since the escalation store has no paged, per-tenant listing of its own.
+The query is built in SQLAlchemy Core from the store's declared tables (`escalation.store.schema`)
+and read through the store's `fetch`, since the escalation store has no paged, per-tenant
+listing of its own; tenant, filters and cursor are bound parameters.
 """
 
 from __future__ import annotations
@@ -19,19 +20,30 @@ import base64
 import json
 from typing import Any
 
-from ..errors import ServiceError
+from sqlalchemy import Subquery, and_, literal_column, or_, select, union_all
 
-_SELECT = (
-    "SELECT * FROM ("
-    " SELECT 'sandbox' AS lane, j.job_id AS id, j.status AS state, j.created_at AS created_at,"
-    " j.job_id AS job_id, p.request_id AS request_id, p.request_json AS detail, 'job' AS kind"
-    " FROM escalation_jobs j LEFT JOIN lane_pending p ON p.job_id = j.job_id"
-    " WHERE j.tenant = ?"
-    " UNION ALL"
-    " SELECT r.lane AS lane, r.receipt_id AS id, r.outcome AS state, r.created_at AS created_at,"
-    " r.job_id AS job_id, r.request_id AS request_id, r.receipt_json AS detail, 'receipt' AS kind"
-    " FROM lane_receipts r WHERE r.tenant = ? AND r.lane <> 'sandbox'"
-    ") AS x")
+from ..errors import ServiceError
+from ..escalation.store import JobStore
+from ..escalation.store import schema as tables
+
+
+def _rows(tenant: str) -> Subquery:
+    """Every row of the tenant: sandbox jobs (with what was asked, if the lane kept it) and
+    the other lanes' receipts, as (lane, id, state, created_at, job_id, request_id, detail,
+    kind)."""
+    j, p, r = tables.jobs.c, tables.lane_pending.c, tables.lane_receipts.c
+    jobs = (select(literal_column("'sandbox'").label("lane"), j.job_id.label("id"),
+                   j.status.label("state"), j.created_at.label("created_at"),
+                   j.job_id.label("job_id"), p.request_id.label("request_id"),
+                   p.request_json.label("detail"), literal_column("'job'").label("kind"))
+            .select_from(tables.jobs.outerjoin(tables.lane_pending, p.job_id == j.job_id))
+            .where(j.tenant == tenant))
+    receipts = (select(r.lane.label("lane"), r.receipt_id.label("id"),
+                       r.outcome.label("state"), r.created_at.label("created_at"),
+                       r.job_id.label("job_id"), r.request_id.label("request_id"),
+                       r.receipt_json.label("detail"), literal_column("'receipt'").label("kind"))
+                .where(r.tenant == tenant, r.lane != "sandbox"))
+    return union_all(jobs, receipts).subquery("x")
 
 
 def encode_cursor(created_at: str, ident: str) -> str:
@@ -62,27 +74,26 @@ def _ask(kind: str, detail: str | None) -> str | None:
     return ask if isinstance(ask, str) else None
 
 
-def list_jobs(store: Any, tenant: str, *, limit: int, cursor: str | None = None,
+def list_jobs(store: JobStore, tenant: str, *, limit: int, cursor: str | None = None,
               state: str | None = None, lane: str | None = None) -> dict[str, Any]:
     """A page of the tenant's jobs: ``{"jobs": [...], "next_cursor": str | None}``."""
-    where: list[str] = []
-    params: list[Any] = [tenant, tenant]
+    x = _rows(tenant).c
+    query = select(x.lane, x.id, x.state, x.created_at, x.job_id, x.request_id, x.detail,
+                   x.kind)
     if state is not None:
-        where.append("state = ?")
-        params.append(state)
+        query = query.where(x.state == state)
     if lane is not None:
-        where.append("lane = ?")
-        params.append(lane)
+        query = query.where(x.lane == lane)
     if cursor is not None:
         created_at, ident = decode_cursor(cursor)
-        where.append("(created_at < ? OR (created_at = ? AND id < ?))")
-        params += [created_at, created_at, ident]
-    sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
-    sql += f" ORDER BY created_at DESC, id DESC LIMIT {int(limit) + 1}"
-    rows = store._run(sql, params, fetch="all")
+        query = query.where(or_(x.created_at < created_at,
+                                and_(x.created_at == created_at, x.id < ident)))
+    query = query.order_by(x.created_at.desc(), x.id.desc()).limit(int(limit) + 1)
+    rows = store.fetch(query)
     page = rows[:limit]
-    jobs = [{"id": r[1], "lane": r[0], "state": r[2], "created_at": r[3], "job_id": r[4],
-             "request_id": r[5], "ask": _ask(r[7], r[6])} for r in page]
+    jobs = [{"id": r["id"], "lane": r["lane"], "state": r["state"],
+             "created_at": r["created_at"], "job_id": r["job_id"],
+             "request_id": r["request_id"], "ask": _ask(r["kind"], r["detail"])} for r in page]
     more = len(rows) > limit
-    return {"jobs": jobs,
-            "next_cursor": encode_cursor(page[-1][3], page[-1][1]) if more and page else None}
+    return {"jobs": jobs, "next_cursor": encode_cursor(page[-1]["created_at"], page[-1]["id"])
+            if more and page else None}

@@ -17,9 +17,6 @@ version, which the lane receipt names.
 
 from __future__ import annotations
 
-# pyright: reportPrivateUsage=false
-# (the drafting room writes its own tables through the job store's statement runner (`store._run`), a package-internal step.)
-
 import hashlib
 import json
 import math
@@ -29,12 +26,14 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict
+from sqlalchemy import RowMapping, insert, select, update
 
 from ..jsonshape import is_array, is_object
 from ..errors import EscalationError
 from .contract import Principal, Receipt, RuntimeSpec, SandboxJob
 from .lanes import json_value, sandbox_value
 from .store import JobStore
+from .store import schema as tables
 
 MIN_CASES = 3
 #: Approval runs every case in the sandbox: the count and each case's size are bounded first.
@@ -120,9 +119,11 @@ class ToolRun:
     detail: str = ""
 
 
-_COLS = ("draft_id, tool, version, status, source_job_id, tenant, code, code_sha256, "
-         "runtime_json, environment_digest, arguments_json, effect, scopes_json, created_by, "
-         "approved_by, created_at")
+# The drafting room's tables are declared with the store's (`store.schema`); its statements
+# run through the store's `execute` and `fetch`, in the store's transactions.
+_D = tables.lane_drafts.c
+_C = tables.lane_draft_cases.c
+_DRAFT = select(tables.lane_drafts)
 
 
 def same_answer(got: Any, expected: Any) -> bool:
@@ -169,30 +170,34 @@ class DraftRoom:
                       arguments={k: json_type(v) for k, v in sorted(job.inputs.items())},
                       effect=effect, scopes=tuple(sorted(set(scopes))), created_by=by,
                       approved_by=None, created_at=_now())
-        self.store._run(f"INSERT INTO lane_drafts ({_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?, ?, ?, ?, ?, ?)", self._row(draft))
+        self.store.execute(insert(tables.lane_drafts).values(self._row(draft)))
         return draft
 
-    def _row(self, d: Draft) -> tuple[Any, ...]:
-        return (d.draft_id, d.tool, d.version, d.status, d.source_job_id, d.tenant, d.code,
-                d.code_sha256, d.runtime.model_dump_json(), d.environment_digest,
-                json.dumps(d.arguments, sort_keys=True), d.effect, json.dumps(list(d.scopes)),
-                d.created_by, d.approved_by, d.created_at)
+    def _row(self, d: Draft) -> dict[str, Any]:
+        return {"draft_id": d.draft_id, "tool": d.tool, "version": d.version,
+                "status": d.status, "source_job_id": d.source_job_id, "tenant": d.tenant,
+                "code": d.code, "code_sha256": d.code_sha256,
+                "runtime_json": d.runtime.model_dump_json(),
+                "environment_digest": d.environment_digest,
+                "arguments_json": json.dumps(d.arguments, sort_keys=True), "effect": d.effect,
+                "scopes_json": json.dumps(list(d.scopes)), "created_by": d.created_by,
+                "approved_by": d.approved_by, "created_at": d.created_at}
 
-    def _draft(self, row: Any) -> Draft:
-        return Draft(draft_id=row[0], tool=row[1], version=row[2], status=row[3],
-                     source_job_id=row[4], tenant=row[5], code=row[6], code_sha256=row[7],
-                     runtime=RuntimeSpec.model_validate_json(row[8]), environment_digest=row[9],
-                     arguments=json.loads(row[10]), effect=row[11],
-                     scopes=tuple(json.loads(row[12])), created_by=row[13], approved_by=row[14],
-                     created_at=row[15])
+    def _draft(self, m: RowMapping) -> Draft:
+        return Draft(draft_id=m["draft_id"], tool=m["tool"], version=m["version"],
+                     status=m["status"], source_job_id=m["source_job_id"], tenant=m["tenant"],
+                     code=m["code"], code_sha256=m["code_sha256"],
+                     runtime=RuntimeSpec.model_validate_json(m["runtime_json"]),
+                     environment_digest=m["environment_digest"],
+                     arguments=json.loads(m["arguments_json"]), effect=m["effect"],
+                     scopes=tuple(json.loads(m["scopes_json"])), created_by=m["created_by"],
+                     approved_by=m["approved_by"], created_at=m["created_at"])
 
     def draft(self, draft_id: str) -> Draft:
-        row = self.store._run(f"SELECT {_COLS} FROM lane_drafts WHERE draft_id = ?",
-                              (draft_id,), fetch="one")
-        if row is None:
+        rows = self.store.fetch(_DRAFT.where(_D.draft_id == draft_id))
+        if not rows:
             raise EscalationError(f"no draft {draft_id!r}", code="E603")
-        return self._draft(row)
+        return self._draft(rows[0])
 
     def new_draft(self, tool: str, code: str, *, by: str) -> Draft:
         """A new draft of a pinned tool with different code (same arguments and runtime)."""
@@ -204,23 +209,19 @@ class DraftRoom:
             "source_job_id": None, "code": code,
             "code_sha256": hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest(),
             "created_by": by, "approved_by": None, "created_at": _now()})
-        self.store._run(f"INSERT INTO lane_drafts ({_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?, ?, ?, ?, ?, ?)", self._row(draft))
+        self.store.execute(insert(tables.lane_drafts).values(self._row(draft)))
         return draft
 
     def pinned(self, tool: str) -> Draft | None:
-        row = self.store._run(f"SELECT {_COLS} FROM lane_drafts WHERE tool = ? AND status = "
-                              "'pinned'", (tool,), fetch="one")
-        return self._draft(row) if row else None
+        rows = self.store.fetch(_DRAFT.where(_D.tool == tool, _D.status == "pinned").limit(1))
+        return self._draft(rows[0]) if rows else None
 
     def pinned_tools(self) -> list[Draft]:
-        rows = self.store._run(f"SELECT {_COLS} FROM lane_drafts WHERE status = 'pinned' ORDER "
-                               "BY tool", fetch="all")
+        rows = self.store.fetch(_DRAFT.where(_D.status == "pinned").order_by(_D.tool))
         return [self._draft(r) for r in rows]
 
     def history(self, tool: str) -> list[Draft]:
-        rows = self.store._run(f"SELECT {_COLS} FROM lane_drafts WHERE tool = ? ORDER BY "
-                               "created_at", (tool,), fetch="all")
+        rows = self.store.fetch(_DRAFT.where(_D.tool == tool).order_by(_D.created_at))
         return [self._draft(r) for r in rows]
 
     # -- known-answer cases ------------------------------------------------------------------
@@ -238,18 +239,18 @@ class DraftRoom:
             raise EscalationError("a known-answer case names who computed it", code="E603")
         case = Case(case_id=uuid.uuid4().hex, tool=tool, inputs=dict(inputs),
                     expected=json_value(expected), added_by=by, note=note[:2000])
-        self.store._run("INSERT INTO lane_draft_cases (case_id, tool, inputs_json, expected_json, "
-                        "added_by, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (case.case_id, tool, json.dumps(case.inputs, sort_keys=True),
-                         json.dumps(case.expected), by, note, _now()))
+        self.store.execute(insert(tables.lane_draft_cases).values(
+            case_id=case.case_id, tool=tool, inputs_json=json.dumps(case.inputs, sort_keys=True),
+            expected_json=json.dumps(case.expected), added_by=by, note=note, created_at=_now()))
         return case
 
     def cases(self, tool: str) -> list[Case]:
-        rows = self.store._run("SELECT case_id, tool, inputs_json, expected_json, added_by, note "
-                               "FROM lane_draft_cases WHERE tool = ? ORDER BY seq", (tool,),
-                               fetch="all")
-        return [Case(case_id=r[0], tool=r[1], inputs=json.loads(r[2]),
-                     expected=json.loads(r[3]), added_by=r[4], note=r[5]) for r in rows]
+        rows = self.store.fetch(select(_C.case_id, _C.tool, _C.inputs_json, _C.expected_json,
+                                       _C.added_by, _C.note)
+                                .where(_C.tool == tool).order_by(_C.seq))
+        return [Case(case_id=r["case_id"], tool=r["tool"], inputs=json.loads(r["inputs_json"]),
+                     expected=json.loads(r["expected_json"]), added_by=r["added_by"],
+                     note=r["note"]) for r in rows]
 
     def check(self, draft_id: str) -> list[CaseVerdict]:
         """Run every known-answer case of the draft's tool on the draft's code."""
@@ -299,16 +300,18 @@ class DraftRoom:
                 code="E605", hint="the pinned version stays in service")
         previous = self.pinned(draft.tool)
         version = 1 + max((d.version or 0) for d in self.history(draft.tool))
-        if previous is not None:
-            self.store._run("UPDATE lane_drafts SET status = 'superseded' WHERE draft_id = ?",
-                            (previous.draft_id,))
-        self.store._run("UPDATE lane_drafts SET status = 'pinned', version = ?, approved_by = ? "
-                        "WHERE draft_id = ?", (version, by, draft_id))
+        pin = update(tables.lane_drafts).where(_D.draft_id == draft_id).values(
+            status="pinned", version=version, approved_by=by)
+        # the old version stands down and the new one is pinned in one transaction
+        self.store.execute(*([] if previous is None else [
+            update(tables.lane_drafts).where(_D.draft_id == previous.draft_id)
+            .values(status="superseded")]), pin)
         return self.draft(draft_id)
 
     def reject(self, draft_id: str, *, by: str) -> Draft:
-        self.store._run("UPDATE lane_drafts SET status = 'rejected', approved_by = ? WHERE "
-                        "draft_id = ? AND status = 'draft'", (by, draft_id))
+        self.store.execute(update(tables.lane_drafts)
+                           .where(_D.draft_id == draft_id, _D.status == "draft")
+                           .values(status="rejected", approved_by=by))
         return self.draft(draft_id)
 
     # -- running -----------------------------------------------------------------------------

@@ -10,19 +10,30 @@ its budget); after `TIER_UP_CALLS` evaluations it generates one Python function 
 (`codegen.generate`, built with the `ast` module node by node, never from text) and runs that
 from then on, 3-10x faster per call. Both are tested equal on every golden case. A metered
 program (static cost bound over budget) stays on the closures, which meter every call.
+
+`Program` is generic in what `evaluate` returns: ``Program[Value]`` (the default) when the
+result's Python type is known only at run time, ``Program[Decimal]`` (and so on) when the
+caller asked for one with ``returns=`` (`returning`): the checker's static type is then
+required to produce exactly that Python type, non-blank (E214 at compile time), and an error
+value at run time, which no Python type but `ErrorValue` holds, is raised as E304 instead of
+returned. The static part is checked once per compile; a Program without ``returns`` pays
+nothing for it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, cast
 
-from ..errors import Diagnostic, EvalError, FormulaError, InternalError, LimitExceeded
+from typing_extensions import TypeVar
+
+from ..errors import CheckError, Diagnostic, EvalError, FormulaError, InternalError, LimitExceeded
 from ..functions.registry import Registry
 from ..grammar import ast as ast_nodes
 from ..grammar import parse
 from ..limits import Limits
+from ..source import Span
 from ..types import Type
 from ..values import CONTEXT, ErrorValue, Value, to_external, to_internal
 from . import ir
@@ -51,6 +62,22 @@ _NO_TYPE = type("_NoFastPath", (), {})
 #: or twice (a check, a preview) never pays for it, and a rule in a loop does after 8 calls.
 TIER_UP_CALLS = 8
 
+#: What `Program.evaluate` returns: `Value` unless the caller named a Python type (``returns=``)
+R = TypeVar("R", covariant=True, default=Value)
+#: ``returns=`` a type, for `Program.returning`
+T = TypeVar("T")
+
+#: The Python type each static result kind comes out as (`values.to_external`); ``returns=``
+#: accepts these and their bases among them (``date`` takes a DateTime result too).
+RESULT_TYPES: dict[str, type] = {
+    "Number": decimal.Decimal, "Text": str, "Boolean": bool, "Date": dt.date,
+    "DateTime": dt.datetime, "Duration": dt.timedelta, "List": list, "Record": dict,
+}
+_KIND_OF = {"Decimal": "Number", "str": "Text", "bool": "Boolean", "date": "Date",
+            "datetime": "DateTime", "timedelta": "Duration", "list": "List", "dict": "Record"}
+#: `to_external`, typed loosely so the hot path assigns its result to ``R`` without a cast call
+_external: Callable[[Any], Any] = to_external
+
 
 def _bind(convert: Callable[[Any, Type, str], Any], t: Type, name: str) -> Callable[[Any], Any]:
     if t.kind == "Number" and not t.nullable:
@@ -75,13 +102,14 @@ def _as_mapping(variables: Any) -> Mapping[str, Any]:
     return variables
 
 
-class Program:
-    """A checked, compiled formula. Build it with `formulane.compile`."""
+class Program(Generic[R]):
+    """A checked, compiled formula. Build it with `formulane.compile`; ``Program[Decimal]``
+    when compiled with ``returns=Decimal`` (see the module doc), ``Program[Value]`` otherwise."""
 
     __slots__ = (
         "source", "schema", "profile", "limits", "registry", "tree", "root", "type",
         "cost_bound", "metered", "warnings", "variables", "_run", "_slots", "_frame_size",
-        "_needs_ctx", "_needs_decimal", "_converters", "_inputs", "_fast", "_calls",
+        "_needs_ctx", "_needs_decimal", "_converters", "_inputs", "_fast", "_calls", "_returns",
     )
 
     def __init__(self, *, source: str, schema: Mapping[str, Type], profile: str, limits: Limits,
@@ -100,6 +128,7 @@ class Program:
         self.metered: bool = root.cost > limits.max_cost
         self.warnings = warnings
         self.variables = dict(variables)
+        self._returns: type | None = None
         compiler = Compiler(self.metered, limits)
         with decimal.localcontext(CONTEXT):
             self._run = compiler.compile(root)
@@ -119,7 +148,25 @@ class Program:
         )
 
     def __repr__(self) -> str:
-        return f"Program({self.source!r}, type={self.type}, profile={self.profile!r})"
+        returns = "" if self._returns is None else f", returns={self._returns.__name__}"
+        return f"Program({self.source!r}, type={self.type}, profile={self.profile!r}{returns})"
+
+    @property
+    def returns(self) -> type | None:
+        """The Python type `evaluate` is held to (``returns=``), or None: any `Value`."""
+        return self._returns
+
+    def returning(self, returns: type[T]) -> Program[T]:
+        """This program held to return ``returns`` (Decimal, str, bool, date, datetime,
+        timedelta, list or dict): raises CheckError E214 when the static type cannot produce
+        it or may be blank; the copy raises EvalError E304 for an error value at run time.
+        Shares the compiled code; `formulane.compile(..., returns=)` caches the copy."""
+        expect_result(self.type, returns, self.source)
+        typed = cast("_Returning[T]", object.__new__(_Returning))
+        for name in Program.__slots__:
+            object.__setattr__(typed, name, getattr(self, name))
+        typed._returns = returns
+        return typed
 
     def to_json(self) -> dict[str, Any]:
         """The stable stored form (see `program_to_json`); `program_from_json` reloads it."""
@@ -128,7 +175,10 @@ class Program:
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Pickles the stored form (language version included) and rebuilds it against the
         # default registry; a program of a custom registry reloads with program_from_json.
-        return (program_from_json, (program_to_json(self),))
+        stored = program_to_json(self)
+        if self._returns is None:
+            return (program_from_json, (stored,))
+        return (_reload_returning, (stored, self._returns))
 
     def explain(self, variables: Mapping[str, Any] | None = None, *,
                 now: dt.datetime | None = None) -> Any:
@@ -181,15 +231,15 @@ class Program:
             deactivate(token)
 
     def evaluate(self, variables: Variables | None = None, *,
-                 now: dt.datetime | None = None) -> Value:
+                 now: dt.datetime | None = None) -> R:
         """Run the formula. ``now`` is the clock TODAY() and NOW() read (default: the current
         UTC time, read once); values out are Decimal, str, bool, date, datetime, timedelta,
-        list, dict, None or `ErrorValue`."""
+        list, dict, None or `ErrorValue` (a ``Program[Decimal]``: a Decimal, see `returning`)."""
         fast = self._fast
         if fast is not None:
             if type(variables) is not dict and variables is not None:
                 variables = _as_mapping(variables)
-            out: Value = fast(variables, now)  # generated code keeps the same contract
+            out: R = fast(variables, now)  # generated code keeps the same contract
             return out
         self._calls += 1
         if self._calls == TIER_UP_CALLS:
@@ -247,11 +297,74 @@ class Program:
             except Exception as exc:
                 raise InternalError(f"internal error while evaluating: {type(exc).__name__}: "
                                     f"{exc}", source=self.source) from exc
+        plain: R = result  # (bound before the test below narrows ``result``)
         tr = type(result)
         if tr is bool or tr is str or result is None or tr is ErrorValue or tr is decimal.Decimal:
-            plain: Value = result  # already the caller's form (see `to_external`)
-            return plain
-        return to_external(result)
+            return plain  # already the caller's form (see `to_external`)
+        external: R = _external(result)
+        return external
+
+
+class _Returning(Program[R]):
+    """A Program held to one Python result type (`Program.returning`): an error value or a
+    blank at run time is raised (E304) rather than returned as something that type is not."""
+
+    __slots__ = ()
+
+    def evaluate(self, variables: Variables | None = None, *,
+                 now: dt.datetime | None = None) -> R:
+        out = super().evaluate(variables, now=now)
+        returns = self._returns
+        if returns is not None and not isinstance(out, returns):
+            raise _not_returned(out, returns, self.source)
+        return out
+
+
+def expect_result(t: Type, returns: Any, source: str) -> None:
+    """Raise CheckError E214 unless a result of static type ``t`` always comes out as an
+    instance of ``returns`` (or an error value, which `_Returning` raises as E304)."""
+    span = Span(0, len(source))
+    names = ", ".join(sorted({c.__name__ for c in RESULT_TYPES.values()}))
+    if not isinstance(returns, type) or returns not in RESULT_TYPES.values():
+        shown = returns.__name__ if isinstance(returns, type) else repr(returns)
+        raise CheckError(f"returns={shown} is not a type a formula's result comes out as",
+                         code="E214", span=span, source=source,
+                         hint=f"use one of {names} (a Number comes out as Decimal)")
+    made = RESULT_TYPES.get(t.kind)
+    if made is None:
+        why = ("its type is known only at run time" if t.kind == "Any"
+               else "it is always blank" if t.kind == "Blank" else f"its type is {t}")
+        raise CheckError(f"the formula cannot be held to return {returns.__name__}: {why}",
+                         code="E214", span=span, source=source,
+                         hint=f"convert the result (e.g. VALUE(...), TEXT(...)) so the checker "
+                              f"knows it is {_KIND_OF[returns.__name__]}, or leave returns= "
+                              f"unset")
+    if not issubclass(made, returns):
+        raise CheckError(f"the formula returns {t}, which comes out as {made.__name__}, not "
+                         f"{returns.__name__}", code="E214", span=span, source=source,
+                         hint=f"pass returns={made.__name__}, or change the formula to "
+                              f"return {_KIND_OF[returns.__name__]}")
+    if t.nullable:
+        raise CheckError(f"the formula returns {t}, which may be blank (None), not always "
+                         f"{returns.__name__}", code="E214", span=span, source=source,
+                         hint="give blanks a value with `?? default` (e.g. `(...) ?? 0`), or "
+                              "leave returns= unset to receive None")
+
+
+def _not_returned(out: Any, returns: type, source: str) -> EvalError:
+    if isinstance(out, ErrorValue):
+        return EvalError(f"the formula gave the error value {out.code} where a "
+                         f"{returns.__name__} was expected (returns={returns.__name__})",
+                         code="E304", source=source,
+                         hint="catch it in the formula with IFERROR(..., fallback), or compile "
+                              "without returns= to receive error values as data")
+    return EvalError(f"the formula gave {type(out).__name__} where a {returns.__name__} was "
+                     f"expected (returns={returns.__name__})", code="E304", source=source,
+                     hint="compile without returns= to receive any value")
+
+
+def _reload_returning(stored: Mapping[str, Any], returns: type[T]) -> Program[T]:
+    return program_from_json(stored).returning(returns)
 
 
 def _read_inputs(converters: Any, variables: Any, frame: list[Any]) -> None:
@@ -328,7 +441,7 @@ def _uses_decimal(node: ir.IR) -> bool:
 
 
 def compile_program(source: str, schema: Mapping[str, Type], *, profile: str, limits: Limits,
-                    registry: Registry) -> Program:
+                    registry: Registry) -> Program[Value]:
     """Parse, check and compile. Raises only FormulaError subclasses."""
     try:
         tree = parse(source, limits=limits)
@@ -410,7 +523,7 @@ def _node_from_json(data: Any, depth: int = 0) -> Any:
     return cls(**kwargs)
 
 
-def program_to_json(program: Program) -> dict[str, Any]:
+def program_to_json(program: Program[Any]) -> dict[str, Any]:
     """The stable JSON form of a Program: language version, source, schema, profile, limits,
     the checked AST (spans kept) and its type. `program_from_json` rebuilds the Program from
     it by checking that AST again, without parsing the text."""
@@ -427,7 +540,8 @@ def program_to_json(program: Program) -> dict[str, Any]:
     }
 
 
-def program_from_json(data: Mapping[str, Any], *, registry: Registry | None = None) -> Program:
+def program_from_json(data: Mapping[str, Any], *,
+                      registry: Registry | None = None) -> Program[Value]:
     """A Program from `program_to_json`'s form; the AST is checked again (types, costs, the
     functions of this version), never parsed from text. A form from a newer language version
     is refused (E209) rather than guessed at."""

@@ -1,39 +1,44 @@
 """The job store's operations: one implementation in SQLAlchemy Core for SQLite and PostgreSQL.
 
 Contract (the package's opening states the whole store's): every method is one short
-transaction on a pooled connection. Writes that extend a hash chain run under that chain's
+transaction on a pooled connection; the two hot writes (`append`, `append_lane`) go through
+`chain.ChainWriter`, the same statements compiled once and run on held driver connections in
+two round trips, concurrent ones committed together (see there why). Writes that extend a hash chain run under that chain's
 writer lock, taken up front: ``BEGIN IMMEDIATE`` on SQLite (the database's one writer), ``LOCK
 TABLE ... IN EXCLUSIVE MODE`` on PostgreSQL (readers go on, a second writer on any server
 waits); inside it the last link is read and the new row inserted, so two writers never fork a
 chain. The chain itself is hand-written (``sha256(previous chain + receipt hash)``, walked in
 ``seq`` order by `_verify`): it is this project's record format, not something a library
-offers, and a verifier elsewhere must be able to recompute it from this one line.
+offers, and a verifier elsewhere must be able to recompute it from this one line
+(`chain.link_hash`). `execute` and `fetch` run Core statements over the package's other tables
+(the drafting room's, the service's job list) in the same transactions as everything else.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Insert, Row, Table, bindparam, exists, insert, select, update
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy import Insert, Row, Table, bindparam, exists, insert, null, select, update
+from sqlalchemy.engine import Connection, Engine, RowMapping
+from sqlalchemy.sql import Executable
 from sqlalchemy.exc import SQLAlchemyError
 
 from ...errors import EscalationError
 from ..contract import ArtifactRecord, Receipt, SandboxJob
 from . import schema as s
+from .chain import GENESIS as GENESIS
+from .chain import ChainWriter, link_hash
 
 if TYPE_CHECKING:
     from ..lanes import LaneReceipt
 
-GENESIS = "0" * 64
 ACTIVE = ("queued", "running", "lost")
 #: Rows of one ``IN (...)`` list: far below SQLite's and PostgreSQL's parameter limits.
 IN_CHUNK = 500
@@ -47,17 +52,8 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
-def _link(prev: str, digest: str) -> str:
-    return hashlib.sha256((prev + digest).encode()).hexdigest()
-
-
-# The hot paths' statements, built once: SQLAlchemy then finds each compiled form in its cache
-# by the statement alone instead of rebuilding bind parameters and a cache key on every call
-# (a receipt write cost about 5 times the hand-written SQL's Python time before this).
-def _last_link(table: Table) -> Any:
-    return select(table.c.chain_sha256).order_by(table.c.seq.desc()).limit(1)
-
-
+# The statements of frequent calls, built once: SQLAlchemy then finds each compiled form in its
+# cache by the statement alone (and `ChainWriter` compiles its own once per store).
 def _insert_once(table: Table, *keys: str) -> Insert:
     """``INSERT INTO table SELECT :columns WHERE NOT EXISTS (a row with the same keys)``;
     the keys' values are bound as ``once_<key>``."""
@@ -69,13 +65,13 @@ def _insert_once(table: Table, *keys: str) -> Insert:
         .execution_options(preserve_rowcount=True)
 
 
-_LAST = {t.name: _last_link(t) for t in (s.receipts, s.lane_receipts)}
-_INSERT = {t.name: insert(t) for t in (s.receipts, s.lane_receipts, s.artifacts)}
-_LANE_ONCE = _insert_once(s.lane_receipts, "job_id", "lane")
+_LANE_ONCE = ("lane once", lambda: _insert_once(s.lane_receipts, "job_id", "lane"))
+_ARTIFACT_COLUMNS = ("job_id", "attempt", "path", "sha256", "size", "stored_ref", "complete",
+                     "mime", "created_at")
 _PENDING_ONCE = _insert_once(s.lane_pending, "job_id")
 _GET = select(s.jobs).where(s.jobs.c.job_id == bindparam("b_job_id"))
 _SETTLE = update(s.jobs).where(s.jobs.c.job_id == bindparam("b_job_id")).values(
-    status=bindparam("b_status"), owner=None, lease_until=None,
+    status=bindparam("b_status"), owner=null(), lease_until=null(),
     updated_at=bindparam("b_now"))
 
 
@@ -131,9 +127,11 @@ class JobStore:
         self._lock: contextlib.AbstractContextManager[Any] = (
             threading.RLock() if serialize else contextlib.nullcontext())
         s.create(engine, schema)
+        self._chains = ChainWriter(engine, lock=self._lock, autocommit=reader)
 
     def close(self) -> None:
         """Release the connections."""
+        self._chains.close()
         self._engine.dispose()
         self._reader.dispose()
 
@@ -151,30 +149,23 @@ class JobStore:
             yield conn
 
     @contextlib.contextmanager
-    def _write(self, chain: Table | None = None) -> Iterator[Connection]:
-        """One writing transaction; with ``chain``, holding that table's writer lock."""
+    def _write(self) -> Iterator[Connection]:
+        """One writing transaction (SQLite: ``BEGIN IMMEDIATE``, the writer lock up front)."""
         with self._lock, self._engine.connect() as conn:
-            conn.execution_options(**{s.WRITER: True})  # SQLite: BEGIN IMMEDIATE
+            conn.execution_options(**{s.WRITER: True})
             with conn.begin():
-                if chain is not None and conn.dialect.name == "postgresql":
-                    # Across every server sharing the table; readers are not blocked.
-                    conn.exec_driver_sql(f"LOCK TABLE {chain.name} IN EXCLUSIVE MODE")
                 yield conn
 
-    def _run(self, sql: str, params: Sequence[Any] = (), *, fetch: str = "none") -> Any:
-        """Plain portable SQL with ``?`` marks, for the drafting room and the service's job list
-        (written before these tables were declared) and for tests that try to tamper."""
-        statement = sql if self.dialect == "sqlite" else sql.replace("?", "%s")
-        reading = statement.lstrip()[:6].upper() == "SELECT"
-        with self._read() if reading else self._write() as conn:
-            result = conn.exec_driver_sql(statement, tuple(params))
-            if fetch == "one":
-                return result.fetchone()
-            if fetch == "all":
-                return result.fetchall()
-            if fetch == "rowcount":
-                return result.rowcount
-            return None
+    def execute(self, *statements: Executable) -> list[int]:
+        """Run Core statements (INSERT, UPDATE...) in one writing transaction; their row
+        counts. For the package's own tables (`schema`), not for the hash-chained ones."""
+        with self._write() as conn:
+            return [conn.execute(statement).rowcount for statement in statements]
+
+    def fetch(self, query: Executable) -> list[RowMapping]:
+        """The rows of a Core query (each a mapping by column name), read in one short call."""
+        with self._read() as conn:
+            return list(conn.execute(query).mappings().all())
 
     # -- jobs --------------------------------------------------------------------------------
 
@@ -259,38 +250,26 @@ class JobStore:
 
     # -- sandbox receipts --------------------------------------------------------------------
 
-    @staticmethod
-    def _extend(conn: Connection, table: Table, digest: str, values: dict[str, Any],
-                once: Insert | None = None) -> str | None:
-        """Append one link to ``table``'s chain (the caller holds its writer lock). With
-        ``once`` (an `_insert_once` statement; ``values`` then carry its ``once_`` keys), the
-        row is written only if none has those keys: None when one was already there."""
-        prev = conn.execute(_LAST[table.name]).scalar() or GENESIS
-        chain = _link(prev, digest)
-        row = {**values, "receipt_sha256": digest, "prev_chain": prev, "chain_sha256": chain}
-        if once is None:
-            conn.execute(_INSERT[table.name], row)
-            return chain
-        return chain if conn.execute(once, row).rowcount == 1 else None
-
     def append(self, receipt: Receipt, *, status: str | None = None) -> str:
         """Append one receipt (and set the job's status and store its artifacts) in one
         transaction. Returns the new chain hash."""
         now = _now()
-        with self._write(chain=s.receipts) as conn:
-            chain = self._extend(conn, s.receipts, receipt.sha256, {
-                "job_id": receipt.job_id, "attempt": receipt.attempt,
-                "outcome": receipt.outcome.value, "receipt_json": receipt.model_dump_json(),
-                "created_at": _now()})
-            if status is not None:
-                conn.execute(_SETTLE, {"b_job_id": receipt.job_id, "b_status": status,
-                                       "b_now": now})
-            if receipt.artifacts:
-                conn.execute(_INSERT[s.artifacts.name], [
-                    {"job_id": receipt.job_id, "attempt": receipt.attempt, "path": a.path,
-                     "sha256": a.sha256, "size": a.size, "stored_ref": a.stored_ref,
-                     "complete": None if a.complete is None else int(a.complete),
-                     "mime": a.mime, "created_at": now} for a in receipt.artifacts])
+        chains = self._chains
+        then: list[tuple[str, Any]] = []
+        if status is not None:
+            then.append((chains.sql("settle", lambda: _SETTLE),
+                         {"b_job_id": receipt.job_id, "b_status": status, "b_now": now}))
+        if receipt.artifacts:
+            then.append((chains.sql("insert artifacts", lambda: insert(s.artifacts).inline(),
+                                    *_ARTIFACT_COLUMNS), [
+                {"job_id": receipt.job_id, "attempt": receipt.attempt, "path": a.path,
+                 "sha256": a.sha256, "size": a.size, "stored_ref": a.stored_ref,
+                 "complete": None if a.complete is None else int(a.complete),
+                 "mime": a.mime, "created_at": now} for a in receipt.artifacts]))
+        chain = chains.link(s.receipts, receipt.sha256, {
+            "job_id": receipt.job_id, "attempt": receipt.attempt,
+            "outcome": receipt.outcome.value, "receipt_json": receipt.model_dump_json(),
+            "created_at": now}, then=then)
         assert chain is not None
         return chain
 
@@ -334,7 +313,7 @@ class JobStore:
             for body, digest, stored_prev, chain in conn.execute(query):
                 if model.model_validate_json(body).sha256 != digest:
                     return False
-                if stored_prev != prev or chain != _link(prev, digest):
+                if stored_prev != prev or chain != link_hash(prev, digest):
                     return False
                 prev = chain
         return True
@@ -363,9 +342,8 @@ class JobStore:
                   "receipt_json": receipt.model_dump_json()}
         if once:
             values.update(once_job_id=receipt.job_id, once_lane=receipt.lane)
-        with self._write(chain=s.lane_receipts) as conn:
-            return self._extend(conn, s.lane_receipts, receipt.sha256, values,
-                                once=_LANE_ONCE if once else None)
+        return self._chains.link(s.lane_receipts, receipt.sha256, values,
+                                 once=_LANE_ONCE if once else None)
 
     def verify_lane_chain(self) -> bool:
         """Recompute every lane receipt's hash and the chain over them."""
