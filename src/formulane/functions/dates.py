@@ -24,40 +24,22 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from decimal import ROUND_DOWN, ROUND_FLOOR, Decimal
-from typing import Any, Sequence
+from typing import Sequence
 
 from ..runtime import EvalContext
 from ..types import DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional
 from ..values import NUM, VALUE, XLError
 from . import _calendar as cal
 from . import _numeric as nm
-from ._lazy_forms import lazy_form
 from .spec import Cost, Param, Refuse, Sig, builtin, p, sig
+
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "dates"
 
 Number = Decimal | int
 _MIDNIGHT = dt.time(0)
 _MICROS_PER_DAY = 86_400_000_000
 HOLIDAYS = list_of(optional(DATE))
-
-
-def _form(backend: str, name: str, kinds: tuple[str | None, ...]) -> Any:
-    """A polars or SQL form from `_date_forms`, imported on first use (declaring a function
-    never imports polars); ``kinds`` are the overload's parameter kinds (Date, DateTime...)."""
-    return lazy_form("formulane.functions._date_forms", backend, name, kinds, dispatch=True)
-
-
-def _P(name: str, *kinds: str | None) -> Any:
-    return _form("polars", name, kinds)
-
-
-def _S(name: str, *kinds: str | None) -> Any:
-    return _form("sql", name, kinds)
-
-
-def _forms(name: str, *params: Param | Type) -> dict[str, Any]:
-    """polars= and sql= keyword arguments for an overload with these parameters."""
-    kinds = tuple((x.type if isinstance(x, Param) else x).kind for x in params)
-    return {"polars": _P(name, *kinds), "sql": _S(name, *kinds)}
 
 
 _CLOCK_REFUSED = Refuse("reads the evaluation's injected clock, and the columnar and SQL "
@@ -79,8 +61,7 @@ def _date_sigs(*params: Param, returns: Type, form: str) -> tuple[Sig, ...]:
         ps = list(params)
         for i, kind in zip(slots, kinds):
             ps[i] = Param(ps[i].name, kind, ps[i].default, ps[i].doc)
-        f = _forms(form, *ps)
-        out.append(Sig(tuple(ps), returns, polars=f["polars"], sql=f["sql"]))
+        out.append(Sig(tuple(ps), returns))
     return tuple(out)
 
 
@@ -141,8 +122,6 @@ def now(ctx: EvalContext) -> dt.datetime:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("date"),
-    sql=_S("date"),
 )
 def date_(year: Number, month: Number, day: Number) -> dt.date:
     return cal.make_date(cal.to_int(year), cal.to_int(month), cal.to_int(day))
@@ -175,8 +154,6 @@ def _clock_seconds(hour: Number, minute: Number, second: Number) -> int:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("time"),
-    sql=_S("time"),
 )
 def time_(hour: Number, minute: Number, second: Number) -> dt.timedelta:
     return dt.timedelta(seconds=_clock_seconds(hour, minute, second) % 86400)
@@ -196,8 +173,6 @@ def time_(hour: Number, minute: Number, second: Number) -> dt.timedelta:
     ],
     cost=Cost.const(10),
     errors=("#NUM!", "#VALUE!"),
-    polars=_P("datetime"),
-    sql=_S("datetime"),
 )
 def datetime_(year: Number, month: Number, day: Number, hour: Number, minute: Number,
               second: Number, time_zone: str) -> dt.datetime:
@@ -263,7 +238,7 @@ def timevalue(time_text: str) -> dt.timedelta:
 
 
 def _field_sigs(name: str, form: str) -> tuple[Sig, ...]:
-    return tuple(sig(p(name, t), returns=NUMBER, **_forms(form, t)) for t in (DATE, DATETIME))
+    return tuple(sig(p(name, t), returns=NUMBER) for t in (DATE, DATETIME))
 
 
 @builtin(
@@ -273,8 +248,6 @@ def _field_sigs(name: str, form: str) -> tuple[Sig, ...]:
     examples=["YEAR(DATE(2024, 3, 1)) -> 2024", "YEAR(DATE(2024, 12, 32)) -> 2025"],
     cost=Cost.const(1),
     can_error=False,
-    polars=_P("year", "Date"),
-    sql=_S("year", "Date"),
 )
 def year(value: dt.date) -> int:
     return value.year
@@ -287,8 +260,6 @@ def year(value: dt.date) -> int:
     examples=["MONTH(DATE(2023, 12, 25)) -> 12", "MONTH(DATE(2024, 0, 1)) -> 12"],
     cost=Cost.const(1),
     can_error=False,
-    polars=_P("month", "Date"),
-    sql=_S("month", "Date"),
 )
 def month(value: dt.date) -> int:
     return value.month
@@ -301,8 +272,6 @@ def month(value: dt.date) -> int:
     examples=["DAY(DATE(2024, 2, 29)) -> 29", "DAY(DATE(2023, 2, 29)) -> 1"],
     cost=Cost.const(1),
     can_error=False,
-    polars=_P("day", "Date"),
-    sql=_S("day", "Date"),
 )
 def day(value: dt.date) -> int:
     return value.day
@@ -323,7 +292,7 @@ def _seconds_of_day(value: dt.date | dt.timedelta) -> int:
 
 
 def _clock_sigs(form: str) -> tuple[Sig, ...]:
-    return tuple(sig(p("time", t), returns=NUMBER, **_forms(form, t))
+    return tuple(sig(p("time", t), returns=NUMBER)
                  for t in (DATETIME, DURATION, DATE))
 
 
@@ -338,8 +307,6 @@ def _clock_sigs(form: str) -> tuple[Sig, ...]:
     ],
     cost=Cost.const(1),
     errors=("#NUM!",),
-    polars=_P("hour", "DateTime"),
-    sql=_S("hour", "DateTime"),
 )
 def hour(value: dt.date | dt.timedelta) -> int:
     return _seconds_of_day(value) // 3600
@@ -352,8 +319,6 @@ def hour(value: dt.date | dt.timedelta) -> int:
     examples=["MINUTE(TIME(18, 45, 0)) -> 45", "MINUTE(TIME(0, 750, 0)) -> 30"],
     cost=Cost.const(1),
     errors=("#NUM!",),
-    polars=_P("minute", "DateTime"),
-    sql=_S("minute", "DateTime"),
 )
 def minute(value: dt.date | dt.timedelta) -> int:
     return _seconds_of_day(value) // 60 % 60
@@ -366,8 +331,6 @@ def minute(value: dt.date | dt.timedelta) -> int:
     examples=["SECOND(TIME(0, 0, 2000)) -> 20", "SECOND(DATETIME(2024, 1, 1, 0, 0, 59.5)) -> 0"],
     cost=Cost.const(1),
     errors=("#NUM!",),
-    polars=_P("second", "DateTime"),
-    sql=_S("second", "DateTime"),
 )
 def second(value: dt.date | dt.timedelta) -> int:
     return _seconds_of_day(value) % 60
@@ -387,8 +350,6 @@ def second(value: dt.date | dt.timedelta) -> int:
     ],
     cost=Cost.const(1),
     errors=("#NUM!",),
-    polars=_P("weekday", "Date", None),
-    sql=_S("weekday", "Date", None),
 )
 def weekday(value: dt.date, return_type: Number) -> int:
     return cal.weekday(_date_of(value), cal.to_int(return_type))
@@ -408,8 +369,6 @@ def weekday(value: dt.date, return_type: Number) -> int:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("weeknum", "Date", None),
-    sql=_S("weeknum", "Date", None),
 )
 def weeknum(value: dt.date, return_type: Number) -> int:
     return cal.weeknum(_date_of(value), cal.to_int(return_type))
@@ -422,8 +381,6 @@ def weeknum(value: dt.date, return_type: Number) -> int:
     examples=["ISOWEEKNUM(DATE(2021, 1, 3)) -> 53", "ISOWEEKNUM(DATE(2024, 12, 30)) -> 1"],
     cost=Cost.const(2),
     can_error=False,
-    polars=_P("isoweeknum", "Date"),
-    sql=_S("isoweeknum", "Date"),
 )
 def isoweeknum(value: dt.date) -> int:
     return _date_of(value).isocalendar()[1]
@@ -444,8 +401,6 @@ def isoweeknum(value: dt.date) -> int:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("edate", "Date", None),
-    sql=_S("edate", "Date", None),
 )
 def edate(start_date: dt.date, months: Number) -> dt.date:
     return cal.add_months(_date_of(start_date), cal.to_int(months))
@@ -462,8 +417,6 @@ def edate(start_date: dt.date, months: Number) -> dt.date:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("eomonth", "Date", None),
-    sql=_S("eomonth", "Date", None),
 )
 def eomonth(start_date: dt.date, months: Number) -> dt.date:
     return cal.end_of_month(_date_of(start_date), cal.to_int(months))
@@ -480,10 +433,8 @@ _CLOCK_UNITS = {"hour": 3600, "minute": 60, "second": 1}
 
 @builtin(
     "DATEADD",
-    sig(p("date", DATE), p("amount", NUMBER), p("unit", TEXT), returns=DATE,
-        **_forms("dateadd", DATE, NUMBER, TEXT)),
-    sig(p("date", DATETIME), p("amount", NUMBER), p("unit", TEXT), returns=DATETIME,
-        **_forms("dateadd", DATETIME, NUMBER, TEXT)),
+    sig(p("date", DATE), p("amount", NUMBER), p("unit", TEXT), returns=DATE),
+    sig(p("date", DATETIME), p("amount", NUMBER), p("unit", TEXT), returns=DATETIME),
     doc="A date moved by a whole number of \"year\", \"quarter\", \"month\", \"week\" or "
         "\"day\" units (month-end clamped); DateTimes also take \"hour\", \"minute\", "
         "\"second\" (elapsed time).",
@@ -497,8 +448,6 @@ _CLOCK_UNITS = {"hour": 3600, "minute": 60, "second": 1}
     ],
     cost=Cost.const(5),
     errors=("#VALUE!", "#NUM!"),
-    polars=_P("dateadd", "Date", "Number", "Text"),
-    sql=_S("dateadd", "Date", "Number", "Text"),
 )
 def dateadd(value: dt.date, amount: Number, unit: str) -> dt.date:
     key = _UNITS.get(unit.strip().lower())
@@ -546,8 +495,6 @@ def dateadd(value: dt.date, amount: Number, unit: str) -> dt.date:
     ],
     cost=Cost.const(3),
     errors=("#NUM!",),
-    polars=_P("datedif", "Date", "Date", None),
-    sql=_S("datedif", "Date", "Date", None),
 )
 def datedif(start_date: dt.date, end_date: dt.date, unit: str) -> int:
     return cal.datedif(_date_of(start_date), _date_of(end_date), unit)
@@ -563,8 +510,6 @@ def datedif(start_date: dt.date, end_date: dt.date, unit: str) -> int:
     ],
     cost=Cost.const(1),
     can_error=False,
-    polars=_P("days", "Date", "Date"),
-    sql=_S("days", "Date", "Date"),
 )
 def days(end_date: dt.date, start_date: dt.date) -> int:
     return _date_of(end_date).toordinal() - _date_of(start_date).toordinal()
@@ -586,8 +531,6 @@ def days(end_date: dt.date, start_date: dt.date) -> int:
     ],
     cost=Cost.const(3),
     errors=("#NUM!",),
-    polars=_P("yearfrac", "Date", "Date", None),
-    sql=_S("yearfrac", "Date", "Date", None),
 )
 def yearfrac(start_date: dt.date, end_date: dt.date, basis: Number) -> Decimal:
     return cal.yearfrac(_date_of(start_date), _date_of(end_date), cal.to_int(basis))
@@ -632,8 +575,6 @@ _WEEKEND_MON_FRI = cal.weekend_mask(1, allow_all=False)
     ],
     cost=Cost.linear(2, 10),
     can_error=False,
-    polars=_P("networkdays"),
-    sql=_S("networkdays"),
 )
 def networkdays(start_date: dt.date, end_date: dt.date,
                 holidays: Sequence[dt.date | None]) -> int:
@@ -660,8 +601,6 @@ _INTL_DOC = ("weekend is a code (1 Saturday-Sunday ... 7 Friday-Saturday, 11-17 
     ],
     cost=Cost.linear(2, 10),
     errors=("#NUM!", "#VALUE!"),
-    polars=_P("networkdays"),
-    sql=_S("networkdays"),
 )
 def networkdays_intl(start_date: dt.date, end_date: dt.date, weekend: Number | str,
                      holidays: Sequence[dt.date | None]) -> int:
@@ -682,8 +621,6 @@ def networkdays_intl(start_date: dt.date, end_date: dt.date, weekend: Number | s
     ],
     cost=Cost.linear(3, 10),
     errors=("#NUM!",),
-    polars=_P("workday"),
-    sql=_S("workday"),
 )
 def workday(start_date: dt.date, days: Number, holidays: Sequence[dt.date | None]) -> dt.date:
     return _workday(start_date, days, _WEEKEND_MON_FRI, holidays)
@@ -704,8 +641,6 @@ def workday(start_date: dt.date, days: Number, holidays: Sequence[dt.date | None
     ],
     cost=Cost.linear(3, 10),
     errors=("#NUM!", "#VALUE!"),
-    polars=_P("workday"),
-    sql=_S("workday"),
 )
 def workday_intl(start_date: dt.date, days: Number, weekend: Number | str,
                  holidays: Sequence[dt.date | None]) -> dt.date:
@@ -729,8 +664,6 @@ def workday_intl(start_date: dt.date, days: Number, weekend: Number | str,
     ],
     cost=Cost.const(10),
     errors=("#VALUE!", "#NUM!"),
-    polars=_P("tzconvert", "DateTime", "Text"),
-    sql=_S("tzconvert", "DateTime", "Text"),
 )
 def tzconvert(value: dt.datetime, time_zone: str) -> dt.datetime:
     tz = cal.zone(time_zone)
@@ -742,7 +675,7 @@ def tzconvert(value: dt.datetime, time_zone: str) -> dt.datetime:
 
 @builtin(
     "SERIAL",
-    *(sig(p("value", t), returns=NUMBER, **_forms("serial", t))
+    *(sig(p("value", t), returns=NUMBER)
       for t in (DATE, DATETIME, DURATION)),
     doc="Excel's serial number of a date (1900 system: 1 is 1900-01-01, with Excel's phantom "
         "1900-02-29 at 60), of a DateTime (local time as a day fraction) or a Duration in days.",
@@ -755,8 +688,6 @@ def tzconvert(value: dt.datetime, time_zone: str) -> dt.datetime:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("serial", "Date"),
-    sql=_S("serial", "Date"),
 )
 def serial(value: dt.date | dt.timedelta) -> Number:
     if isinstance(value, dt.timedelta):
@@ -783,8 +714,6 @@ def serial(value: dt.date | dt.timedelta) -> Number:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("fromserial", "Number"),
-    sql=_S("fromserial", "Number"),
 )
 def fromserial(serial_number: Number) -> dt.date:
     whole = serial_number if type(serial_number) is int else int(

@@ -11,21 +11,18 @@ ACOSH needs x >= 1, ATANH |x| < 1, ACOTH |x| > 1. Every function has a polars an
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Callable
 
 from ..types import NUMBER
 from ..values import DIV0, NUM, XLError
 from . import _numeric as nm
-from ._lazy_forms import lazy_form
 from ._numeric import Number
 from .spec import Cost, FunctionSpec, builtin, p, sig
 
-_FORMS = "formulane.functions._elementwise_forms"
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "trig"
+
 _TRIG_LIMIT = 2**27
-
-
-def _forms(name: str) -> dict[str, Any]:  # the polars= and sql= keywords of `builtin`
-    return {"polars": lazy_form(_FORMS, "polars", name), "sql": lazy_form(_FORMS, "sql", name)}
 
 
 def _reciprocal(x: float, f: Callable[[float], float], what: str) -> float:
@@ -74,7 +71,7 @@ def _declare(name: str, f: Callable[[float], float], doc: str, examples: list[st
     impl.__name__ = name.lower()
     impl.__module__ = __name__
     return builtin(name, sig(p("number", NUMBER), returns=NUMBER), doc=doc, examples=examples,
-                   cost=Cost.const(4), errors=errors, **_forms(name.lower()))(impl)
+                   cost=Cost.const(4), errors=errors)(impl)
 
 
 SINH = _declare("SINH", math.sinh, "The hyperbolic sine of a number; #NUM! when it overflows.",

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
-from ...vectorized.sql_let import let
+from ....vectorized.sql_let import let
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
 
 
@@ -375,7 +375,7 @@ def sql_quotient(x: exp.Expr, divisor: exp.Expr) -> Any:
 
 
 def sql_power(x: exp.Expr, power: exp.Expr) -> Any:
-    from ...vectorized import _sql_forms
+    from ..operators import sql as _sql_forms
 
     value, errors = _sql_forms.power(x, power)
     return value, list(errors) + [(_not_finite(value), "#NUM!")]
@@ -604,7 +604,7 @@ def _sql_clean(col: Any) -> Any:
 
 
 def _sql_kind_test(name: str, kinds: tuple[str, ...], col: Any) -> Any:
-    from .polars_forms import _static_kind
+    from .polars import _static_kind
 
     if _static_kind(name, col, "sql") not in kinds:
         return exp.false()
@@ -655,7 +655,7 @@ def sql_isdate(col: Any) -> Any:
 
 def sql_type(col: Any) -> Any:
     """As `polars_forms.polars_type`."""
-    from .polars_forms import _TYPE_NUMBERS, _static_kind
+    from .polars import _TYPE_NUMBERS, _static_kind
 
     kind = _static_kind("TYPE", col, "sql")
     number = _TYPE_NUMBERS.get(kind, 1)
@@ -669,8 +669,8 @@ def sql_type(col: Any) -> Any:
 
 def sql_error_type(col: Any) -> Any:
     """As `polars_forms.polars_error_type`: the error's number, #N/A on a clean row."""
-    from ...values import ERROR_TYPE_NUMBER
-    from ...vectorized import sql as backend
+    from ....values import ERROR_TYPE_NUMBER
+    from ....vectorized import sql as backend
 
     if col.error is None:
         return backend.SqlColumn(exp.Null(), exp.Literal.string("#N/A"), strict=True)

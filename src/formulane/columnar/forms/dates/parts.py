@@ -10,8 +10,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Callable
 
-from ...values import XLError
-from .. import _calendar as cal
+from ....values import XLError
+from ....functions import _calendar as cal
 from ._base import (
     DAY_US, EXCEL_MIN_ORDINAL, MARCH_1900, MAX_ORDINAL, Program, US_0001, US_10000, _dates,
     _month_ok, _refuse, _to_date, pl, program,

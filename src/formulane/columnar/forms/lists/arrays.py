@@ -12,11 +12,11 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
-from ...interpreter import ir
-from ...types import Type
-from .._criteria import to_int
+from ....interpreter import ir
+from ....types import Type
+from ....functions._criteria import to_int
 from ._base import (
-    Call, _BIG, _MISSING, _add, _and, _apply, _at, _case, _coalesce, _e, _f, _float, _is_null,
+    FormCall, _BIG, _MISSING, _add, _and, _apply, _at, _case, _coalesce, _e, _f, _float, _is_null,
     _lam, _len, _mul, _n, _not_null, _num, _p, _pl_bcast, _pl_int, _pl_with, _sql_count, _sql_int,
     _sql_range_errors, _trunc, _vp, pl,
 )
@@ -27,7 +27,7 @@ from ._base import (
 _ORDERABLE = ("Number", "Text", "Boolean", "Date", "DateTime", "Duration", "Never", "Blank")
 
 
-def _orderable(c: Call, t: Type | None, what: str) -> str:
+def _orderable(c: FormCall, t: Type | None, what: str) -> str:
     kind = t.kind if t is not None else "Never"
     if kind not in _ORDERABLE:
         c.refuse(f"{what} of type {kind} (lists and records cannot be ordered)")
@@ -45,7 +45,7 @@ def _sql_key(x: exp.Expr, kind: str) -> exp.Expr:
     return exp.Lower(this=x) if kind == "Text" else x
 
 
-def _pl_order(c: Call, i: int, order: Any) -> tuple[Any, Any, list[tuple[Any, str]]]:
+def _pl_order(c: FormCall, i: int, order: Any) -> tuple[Any, Any, list[tuple[Any, str]]]:
     """(descending: bool | None, descending expression, errors) for a sort-order argument:
     1 ascending, -1 descending (truncated), anything else #VALUE!."""
     literal = c.const(i)
@@ -58,7 +58,7 @@ def _pl_order(c: Call, i: int, order: Any) -> tuple[Any, Any, list[tuple[Any, st
     return None, n == -1, [((n != 1) & (n != -1), "#VALUE!")]
 
 
-def _sql_order(c: Call, i: int, order: Any) -> tuple[Any, Any, list[tuple[Any, str]]]:
+def _sql_order(c: FormCall, i: int, order: Any) -> tuple[Any, Any, list[tuple[Any, str]]]:
     literal = c.const(i)
     if literal is not _MISSING and literal is not None and not isinstance(literal, str):
         n = to_int(literal, "sort order")
@@ -116,7 +116,7 @@ def _sql_sorted(lst: exp.Expr, key: Callable[[exp.Expr], exp.Expr],
     return _f("LIST_CONCAT", values, blanks)
 
 
-def polars_sort(c: Call, values: Any, *rest: Any) -> Any:
+def polars_sort(c: FormCall, values: Any, *rest: Any) -> Any:
     kind = _orderable(c, c.elem(0), "items")
     errors: list[tuple[Any, str]] = []
     order_i = 1
@@ -130,7 +130,7 @@ def polars_sort(c: Call, values: Any, *rest: Any) -> Any:
     return value, [*errors, *order_errors]
 
 
-def sql_sort(c: Call, values: Any, *rest: Any) -> Any:
+def sql_sort(c: FormCall, values: Any, *rest: Any) -> Any:
     kind = _orderable(c, c.elem(0), "items")
     errors: list[tuple[Any, str]] = []
     order_i = 1
@@ -151,7 +151,7 @@ def sql_sort(c: Call, values: Any, *rest: Any) -> Any:
     return _sql_both_orders(build, fixed, flag), [*errors, *order_errors]
 
 
-def polars_sortby(c: Call, values: Any, by: Any, *rest: Any) -> Any:
+def polars_sortby(c: FormCall, values: Any, by: Any, *rest: Any) -> Any:
     if len(c.args) > 3:
         c.refuse("several sort keys")
     order = rest[0] if rest else pl.lit(1)
@@ -174,7 +174,7 @@ def polars_sortby(c: Call, values: Any, by: Any, *rest: Any) -> Any:
     return _pl_both_orders(build, fixed, flag), [(~ok, "#VALUE!"), *errors]
 
 
-def sql_sortby(c: Call, values: Any, by: Any, *rest: Any) -> Any:
+def sql_sortby(c: FormCall, values: Any, by: Any, *rest: Any) -> Any:
     if len(c.args) > 3:
         c.refuse("several sort keys")
     fixed, flag, errors = _sql_order(c, 2, rest[0]) if rest else (False, None, [])
@@ -197,7 +197,7 @@ def sql_sortby(c: Call, values: Any, by: Any, *rest: Any) -> Any:
     return _sql_both_orders(build, fixed, flag), [(mismatch, "#VALUE!"), *errors]
 
 
-def _fallback_kind(c: Call, i: int) -> bool:
+def _fallback_kind(c: FormCall, i: int) -> bool:
     """FILTER's if_empty is used when it has the items' type (decided statically here)."""
     if c.omitted(i):
         return False
@@ -207,7 +207,7 @@ def _fallback_kind(c: Call, i: int) -> bool:
     return item == fallback
 
 
-def polars_filter(c: Call, values: Any, include: Any, if_empty: Any = None) -> Any:
+def polars_filter(c: FormCall, values: Any, include: Any, if_empty: Any = None) -> Any:
     errors: list[tuple[Any, str]] = []
     if isinstance(c.args[1], ir.Lambda):
         kept = values.list.filter(_pl_bcast(include, c, 1).fill_null(False))
@@ -224,7 +224,7 @@ def polars_filter(c: Call, values: Any, include: Any, if_empty: Any = None) -> A
     return kept, errors
 
 
-def sql_filter(c: Call, values: Any, include: Any, if_empty: Any = None) -> Any:
+def sql_filter(c: FormCall, values: Any, include: Any, if_empty: Any = None) -> Any:
     errors: list[tuple[Any, str]] = []
     if isinstance(include, exp.Lambda):
         kept = _f("LIST_FILTER", values, include)
@@ -244,11 +244,11 @@ def sql_filter(c: Call, values: Any, include: Any, if_empty: Any = None) -> Any:
     return kept, errors
 
 
-def polars_map(c: Call, values: Any, body: Any) -> Any:
+def polars_map(c: FormCall, values: Any, body: Any) -> Any:
     return values.list.eval(_pl_bcast(body, c, 1))
 
 
-def sql_map(c: Call, values: Any, *rest: Any) -> Any:
+def sql_map(c: FormCall, values: Any, *rest: Any) -> Any:
     if len(rest) == 1:
         return exp.Transform(this=values, expression=rest[0])
     second, lam = rest
@@ -257,11 +257,11 @@ def sql_map(c: Call, values: Any, *rest: Any) -> Any:
         (exp.NEQ(this=_len(second), expression=_len(values)), "#VALUE!")]
 
 
-def sql_reduce(c: Call, initial: Any, values: Any, lam: Any) -> Any:
+def sql_reduce(c: FormCall, initial: Any, values: Any, lam: Any) -> Any:
     return _f("LIST_REDUCE", values, lam, initial)
 
 
-def _sequence_size(c: Call) -> int:
+def _sequence_size(c: FormCall) -> int:
     rows = c.const_int(0, "SEQUENCE's rows (the list's size is decided when compiling)")
     columns = 1 if len(c.args) < 2 else c.const_int(
         1, "SEQUENCE's columns (the list's size is decided when compiling)")
@@ -274,7 +274,7 @@ def _sequence_size(c: Call) -> int:
     return n
 
 
-def polars_sequence(c: Call, rows: Any, columns: Any = None, start: Any = None,
+def polars_sequence(c: FormCall, rows: Any, columns: Any = None, start: Any = None,
                     step: Any = None) -> Any:
     n = _sequence_size(c)
     start = _num(pl.lit(1)) if start is None else start
@@ -291,7 +291,7 @@ def polars_sequence(c: Call, rows: Any, columns: Any = None, start: Any = None,
     return value, [(last.is_nan() | (last.abs() >= _BIG), "#NUM!")]
 
 
-def sql_sequence(c: Call, rows: Any, columns: Any = None, start: Any = None,
+def sql_sequence(c: FormCall, rows: Any, columns: Any = None, start: Any = None,
                  step: Any = None) -> Any:
     n = _sequence_size(c)
     start = _n(1) if start is None else start
@@ -305,7 +305,7 @@ def sql_sequence(c: Call, rows: Any, columns: Any = None, start: Any = None,
     return value, _sql_range_errors(exp.cast(last, exp.DataType.build("DOUBLE")))
 
 
-def polars_take(c: Call, values: Any, count: Any) -> Any:
+def polars_take(c: FormCall, values: Any, count: Any) -> Any:
     if not _float() and type(c.args[0]) in (ir.ListOf, ir.Const):
         c.refuse("polars 2.1 reads the Decimal items of a sliced list literal at the wrong "
                  "scale (0.001 comes back as 1e15); list columns are fine")
@@ -315,7 +315,7 @@ def polars_take(c: Call, values: Any, count: Any) -> Any:
     return pl.when(n >= 0).then(front).otherwise(back)
 
 
-def sql_take(c: Call, values: Any, count: Any) -> Any:
+def sql_take(c: FormCall, values: Any, count: Any) -> Any:
     n = _sql_int(count)
     size = _len(values)
     front = _f("LIST_SLICE", values, _n(1), _f("GREATEST", n, _n(0)))
@@ -323,7 +323,7 @@ def sql_take(c: Call, values: Any, count: Any) -> Any:
     return _case([(exp.GTE(this=n, expression=_n(0)), front)], back)
 
 
-def polars_drop(c: Call, values: Any, count: Any) -> Any:
+def polars_drop(c: FormCall, values: Any, count: Any) -> Any:
     if not _float() and type(c.args[0]) in (ir.ListOf, ir.Const):
         c.refuse("polars 2.1 reads the Decimal items of a sliced list literal at the wrong "
                  "scale (0.001 comes back as 1e15); list columns are fine")
@@ -334,7 +334,7 @@ def polars_drop(c: Call, values: Any, count: Any) -> Any:
     return pl.when(n >= 0).then(rest).otherwise(front)
 
 
-def sql_drop(c: Call, values: Any, count: Any) -> Any:
+def sql_drop(c: FormCall, values: Any, count: Any) -> Any:
     n = _sql_int(count)
     size = _len(values)
     rest = _f("LIST_SLICE", values, _add(_f("LEAST", n, size), _n(1)), size)
@@ -342,20 +342,20 @@ def sql_drop(c: Call, values: Any, count: Any) -> Any:
     return _case([(exp.GTE(this=n, expression=_n(0)), rest)], front)
 
 
-def polars_flatten(c: Call, values: Any) -> Any:
+def polars_flatten(c: FormCall, values: Any) -> Any:
     elem = c.elem(0)
     if elem.kind != "List":
         return values
     return values.list.eval(_e().explode(keep_nulls=False))
 
 
-def sql_flatten(c: Call, values: Any) -> Any:
+def sql_flatten(c: FormCall, values: Any) -> Any:
     if c.elem(0).kind != "List":
         return values
     return _f("FLATTEN", values)
 
 
-def polars_unique(c: Call, values: Any, by_col: Any = None, exactly_once: Any = None) -> Any:
+def polars_unique(c: FormCall, values: Any, by_col: Any = None, exactly_once: Any = None) -> Any:
     kind = c.elem(0).kind
     if kind in ("List", "Record", "Any"):
         c.refuse(f"{kind} items")
@@ -369,7 +369,7 @@ def polars_unique(c: Call, values: Any, by_col: Any = None, exactly_once: Any = 
     return once if literal else first
 
 
-def sql_unique(c: Call, values: Any, by_col: Any = None, exactly_once: Any = None) -> Any:
+def sql_unique(c: FormCall, values: Any, by_col: Any = None, exactly_once: Any = None) -> Any:
     kind = c.elem(0).kind
     if kind in ("List", "Record", "Any"):
         c.refuse(f"{kind} items")

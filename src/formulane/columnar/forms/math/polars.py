@@ -7,22 +7,22 @@ or more #NUM! (operands masked first: polars aborts a query on a decimal overflo
 
 from __future__ import annotations
 
-import importlib
 import math
 from decimal import Decimal
 from typing import Any, Callable
 
-from .._lazy_forms import LazyModule
+from .. import _lazy
+
+pl: Any = _lazy.pl
 from ._base import (
     _DECIMAL_FIT, _DECIMAL_MAX, _FACTORIALS, _FLOAT_LIMIT, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT,
 )
 
 
-pl: Any = LazyModule("polars")
 
 
 def _backend() -> Any:
-    return importlib.import_module("formulane.vectorized.polars")
+    return _lazy.vp
 
 
 def _decimal_mode() -> bool:
@@ -147,11 +147,6 @@ def _round_float(x: Any, digits: Any, mode: str) -> Any:
         r = pl.when(a > unscale(k)).then(k + 1).otherwise(k)
     # Past 2^48 grid steps nothing below the grid is left to round (see the package docs).
     return x.sign() * pl.when(y < _GRID_LIMIT).then(unscale(r)).otherwise(a)
-
-
-def _column(like: Any, value: float) -> Any:
-    """The constant as a full column (null where ``like`` is), not a polars scalar."""
-    return pl.when(like.is_not_null()).then(pl.lit(value))
 
 
 def _step_decimal(n: int) -> Any:
@@ -329,14 +324,6 @@ polars_odd = _even_odd(True)
 # ---------------------------------------------------------------------------- remainders
 
 
-def _decimal_quotient(x: Any, divisor: Any) -> Any:
-    """trunc(x / divisor) of decimals, exactly (the divisor nonzero, the quotient fitting)."""
-    floor_rem = x % divisor
-    trunc_rem = pl.when((floor_rem != 0) & ((floor_rem < 0) != (x < 0))) \
-        .then(floor_rem - divisor).otherwise(floor_rem)
-    return ((x - trunc_rem) / divisor).cast(_dec())
-
-
 def polars_mod(x: Any, divisor: Any) -> Any:
     errors = [(divisor == 0, "#DIV/0!")]
     if _decimal_mode():
@@ -373,7 +360,7 @@ def polars_quotient(x: Any, divisor: Any) -> Any:
 
 
 def polars_power(x: Any, power: Any) -> Any:
-    from ...vectorized import _polars_forms
+    from ..operators import polars as _polars_forms
 
     return _polars_forms.power(x, power)
 
@@ -632,7 +619,7 @@ def _pl_clean(col: Any) -> Any:
 
 
 def _static_kind(name: str, col: Any, backend: str = "polars") -> str:
-    from ...errors import Unsupported
+    from ....errors import Unsupported
 
     kind = "Any" if col.type is None else str(col.type.kind)
     if kind in ("Any", "Var", "Many", "Fn"):
@@ -703,7 +690,7 @@ def polars_type(col: Any) -> Any:
 
 def polars_error_type(col: Any) -> Any:
     """The error's number (`values.ERROR_TYPE_NUMBER`, 99 for others); #N/A on a clean row."""
-    from ...values import ERROR_TYPE_NUMBER
+    from ....values import ERROR_TYPE_NUMBER
 
     column = _backend().Column
     if col.error is None:

@@ -1,127 +1,37 @@
-"""Shared tools of the list forms: the `Call` a form translates, literal folding, and the
+"""Shared tools of the list forms (each receives a `FormCall` first, `columnar.call`): the
 polars and SQL building blocks every list form uses (one place; the submodules import them).
 
-Contract: nothing here imports polars at import time (``pl`` is a `LazyModule`); the SQL
+Contract: nothing here imports polars at import time (``pl`` is deferred, `_lazy`); the SQL
 helpers build sqlglot trees with the DuckDB list functions the package docstring names.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import decimal
-import functools
 import itertools
 from decimal import Decimal
-from typing import Any, Callable, NoReturn, Sequence, cast
+from typing import Any, Callable, Sequence, cast
 
 from sqlglot import exp
 
-from ...errors import Unsupported
-from ...interpreter import ir
-from ...types import Type
-from ...values import CONTEXT, ErrorValue, XLError, display_text
-from .._criteria import to_int
-from .._lazy_forms import LazyModule
+from ....interpreter import ir
+from ....types import Type
+from ...call import MISSING
+from ...call import FormCall as FormCall
+from .. import _lazy
+
+# the list modules import these from here: polars and the compilers' modules, on first use
+pl: Any = _lazy.pl
+_vp: Any = _lazy.vp
+_vs: Any = _lazy.vs
+_MISSING: Any = MISSING
 
 
 # polars is optional: the SQL forms never import it (nor the polars backend).
-pl: Any = LazyModule("polars")
-_vp: Any = LazyModule("formulane.vectorized.polars")
-_vs: Any = LazyModule("formulane.vectorized.sql")
 
-_MISSING: Any = object()
 _EPOCH = dt.date(1899, 12, 30)  # Excel serial day 0 (see `_criteria.serial`)
 _BIG = 1e308  # the engine's numbers stay below this magnitude (#NUM! beyond)
 
-
-# ------------------------------------------------------------------------------ dispatch
-
-
-class Call:
-    """The IR call a form translates: its arguments' types and literal values."""
-
-    def __init__(self, node: ir.Call, backend: str) -> None:
-        self.node = node
-        self.backend = backend
-        self.args: Sequence[ir.IR] = node.args  # a Sequence: pyright narrows a tuple by len()
-        self.name = node.spec.name
-
-    def type(self, i: int) -> Type:
-        return self.args[i].type
-
-    def kind(self, i: int) -> str:
-        return self.args[i].type.kind
-
-    def elem(self, i: int) -> Type:
-        t = self.args[i].type
-        if t.kind != "List" or t.elem is None:
-            self.refuse(f"argument {i + 1} is not a list")
-        return t.elem
-
-    def const(self, i: int) -> Any:
-        """The argument's value when it is a literal (not an error), else `_MISSING`."""
-        if i >= len(self.args):
-            return _MISSING
-        return _constant(self.args[i])
-
-    def omitted(self, i: int) -> bool:
-        """An optional argument left out (or given as a literal blank)."""
-        return i >= len(self.args) or self.const(i) is None
-
-    def const_int(self, i: int, what: str) -> int:
-        """A literal whole-number argument (Excel truncates), else a refusal."""
-        v = self.const(i)
-        if v is _MISSING or v is None or isinstance(v, (str, tuple)):
-            self.refuse(f"{what} must be a literal number")
-        return to_int(v, what)
-
-    def lambda_body(self, i: int) -> ir.IR:
-        a = self.args[i]
-        assert isinstance(a, ir.Lambda)
-        return a.body
-
-    def refuse(self, reason: str) -> NoReturn:
-        backend = "polars" if self.backend == "polars" else "SQL"
-        verb = "evaluate" if self.backend == "polars" else "express"
-        raise Unsupported(f"{backend} cannot {verb} {self.name}: {reason}", function=self.name,
-                          backend=self.backend, reason=reason, span=self.node.span)
-
-
-def _constant(node: ir.IR, depth: int = 0) -> Any:
-    """A literal, or a call of literals folded as the scalar engine folds it (``-1``,
-    ``1 / 4``); `_MISSING` otherwise or when folding gives an error value."""
-    if isinstance(node, ir.Const):
-        return _MISSING if isinstance(node.value, ErrorValue) else node.value
-    if isinstance(node, ir.Coerce) and depth <= 8:  # the excel profile's COUNTIF(xs, 5)
-        from ...interpreter.compile import _COERCIONS
-
-        inner = _constant(node.node, depth + 1)
-        convert = _COERCIONS.get(node.mode)
-        if inner is _MISSING or convert is None:
-            return _MISSING
-        try:
-            with decimal.localcontext(CONTEXT):
-                return convert(inner)
-        except (XLError, ArithmeticError, ValueError, TypeError):
-            return _MISSING
-    if not isinstance(node, ir.Call) or depth > 8:
-        return _MISSING
-    spec = node.spec
-    args = [_constant(a, depth + 1) for a in node.args]
-    if any(a is _MISSING or a is None for a in args):
-        return _MISSING
-    if spec.name == "&" and len(args) == 2:  # ">=" & 2: criteria are built this way
-        text = display_text(args[0]) + display_text(args[1])
-        return text if len(text) <= 255 else _MISSING  # Excel's own bound on criteria
-    impl = node.sig.impl or spec.impl
-    if impl is None or spec.lazy or spec.volatile or spec.needs_ctx or spec.accepts_errors:
-        return _MISSING
-    try:
-        with decimal.localcontext(CONTEXT):
-            value = impl(*args)
-    except (XLError, ArithmeticError, ValueError, TypeError):
-        return _MISSING
-    return _MISSING if isinstance(value, ErrorValue) else value
 
 def _references(body: ir.IR, slot: int) -> bool:
     stack = [body]
@@ -178,7 +88,7 @@ def _pl_empty_like(lst: Any) -> Any:
     return lst.list.head(0)
 
 
-def _pl_items(c: Call, values: Sequence[Any], start: int = 0) -> Any:
+def _pl_items(c: FormCall, values: Sequence[Any], start: int = 0) -> Any:
     """``many(...)`` arguments as one list (numbers given directly and list items, in order;
     blanks dropped; a blank list counts as empty)."""
     parts = []
@@ -199,7 +109,7 @@ def _pl_items(c: Call, values: Sequence[Any], start: int = 0) -> Any:
     return pl.concat_list(parts).list.drop_nulls()
 
 
-def _pl_bcast(body: Any, c: Call, i: int) -> Any:
+def _pl_bcast(body: Any, c: FormCall, i: int) -> Any:
     """A lambda body made element-wise even when it ignores its parameter (x => TRUE)."""
     lam = c.args[i]
     assert isinstance(lam, ir.Lambda)
@@ -365,7 +275,7 @@ def _sql_range_errors(value: exp.Expr) -> list[tuple[exp.Expr, str]]:
     return [(exp.GTE(this=_f("ABS", value), expression=exp.Literal.number("1e308")), "#NUM!")]
 
 
-def _sql_items(c: Call, values: Sequence[Any], start: int = 0) -> exp.Expr:
+def _sql_items(c: FormCall, values: Sequence[Any], start: int = 0) -> exp.Expr:
     """``many(...)`` arguments as one list (blanks kept: list aggregates skip them)."""
     parts = []
     only_list = None
@@ -407,19 +317,3 @@ def _sql_let(values: dict[str, exp.Expr],
         k: exp.Dot(this=exp.column(name), expression=exp.to_identifier(k)) for k in values}
     lam = exp.Lambda(this=body(fields), expressions=[exp.to_identifier(name)])
     return _at(_f("LIST_TRANSFORM", exp.Array(expressions=[struct]), lam), _n(1))
-
-
-
-# ------------------------------------------------------------------------------- variants
-
-
-def variants(table: dict[str, tuple[Callable[..., Any], Callable[..., Any], dict[str, Any]]]
-             ) -> dict[str, Callable[..., Any]]:
-    """``polars_<name>`` and ``sql_<name>`` of forms that are one builder per backend called
-    with fixed keyword flags (MIN and MAX: `_pl_extreme`/`_sql_extreme`, largest or not): one
-    table row per function names both backends' forms."""
-    forms: dict[str, Callable[..., Any]] = {}
-    for name, (polars, sql, flags) in table.items():
-        forms[f"polars_{name}"] = functools.partial(polars, **flags)
-        forms[f"sql_{name}"] = functools.partial(sql, **flags)
-    return forms

@@ -8,7 +8,6 @@ lambda parameter), so forms stay linear in the formula's size; constants fold wh
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import itertools
 from decimal import Decimal
 from typing import Any, Callable, Sequence
@@ -149,7 +148,8 @@ class PolarsOps:
     backend = "polars"
 
     def __init__(self) -> None:
-        backend = importlib.import_module("formulane.vectorized.polars")
+        from ....vectorized import polars as backend
+
         self.decimal = backend.numbers() == "decimal"
         self.DECIMAL = backend.DECIMAL_DTYPE
 
@@ -181,15 +181,6 @@ class PolarsOps:
             return out
         return _map(out, lambda e: struct.struct.with_fields(_out=e).struct.field("_out"),
                     pl.Expr)
-
-    def inline(self, gen: Program) -> Any:
-        """Runs an algorithm without bindings (inside ``list.eval``, on the element)."""
-        try:
-            value = next(gen)
-            while True:
-                value = gen.send(value)
-        except StopIteration as stop:
-            return stop.value
 
     def wrap(self, v: Any) -> Any:
         return v
@@ -332,14 +323,6 @@ class SqlOps:
         if not binds:
             return out
         return _map(out, lambda q: self._bound(q, binds), Q)
-
-    def inline(self, gen: Program) -> Any:
-        try:
-            value = next(gen)
-            while True:
-                value = gen.send(Q(value))
-        except StopIteration as stop:
-            return stop.value
 
     @staticmethod
     def _bound(q: Q, binds: list[tuple[str, Q]]) -> Q:

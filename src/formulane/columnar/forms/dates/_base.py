@@ -10,13 +10,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Callable, Generator, Sequence
 
-from ...errors import Unsupported
-from .. import _calendar as cal
-from .._lazy_forms import LazyModule
+from ....errors import Unsupported
+from ....functions import _calendar as cal
+from .. import _lazy
+
+# the date modules import it from here: polars, on first use
+pl: Any = _lazy.pl
 
 
 # the SQL forms never import polars
-pl: Any = LazyModule("polars")
 
 #: Integer arguments at or beyond this magnitude are not converted (int64 stays exact).
 BOUND = 10**15

@@ -7,14 +7,13 @@ could make an engine raise masked first; weekend codes must be literals.
 
 from __future__ import annotations
 
-import importlib
 from decimal import Decimal
 from typing import Any, Sequence
 
 from sqlglot import exp
 
-from ...values import XLError
-from .. import _calendar as cal
+from ....values import XLError
+from ....functions import _calendar as cal
 from ._base import (
     DAY_US, EPOCH_ORDINAL, MAX_ORDINAL, Program, US_10000, _dates, _min, _month_ok, _refuse,
     _to_date, is_leap, pl, program,
@@ -68,7 +67,8 @@ _SECONDS_PER = {6: 3600, 7: 60, 8: 1}
 
 
 def _unit_table() -> dict[str, int]:
-    dates = importlib.import_module("formulane.functions.dates")
+    from ....functions import dates
+
     return {alias: _UNIT_CODES[key] for alias, key in dates._UNITS.items()}
 
 

@@ -1,7 +1,7 @@
 """Shared tools of the text forms: refusals, literal folding through the scalar
 implementation, and the polars and SQL building blocks (one place; the submodules import them).
 
-Contract: nothing here imports polars at import time (``pl`` is a `LazyModule`); a folded
+Contract: nothing here imports polars at import time (``pl`` is a deferred import, `_lazy`); a folded
 result over the text limit is refused, never truncated.
 """
 
@@ -15,15 +15,17 @@ from typing import Any, Callable, NoReturn, Sequence
 
 from sqlglot import exp
 
-from ...errors import LimitExceeded, Unsupported
-from ...limits import DEFAULT_LIMITS
-from ...values import CONTEXT, ErrorValue, XLError
-from .._lazy_forms import LazyModule
+from ....errors import LimitExceeded, Unsupported
+from ....limits import DEFAULT_LIMITS
+from ....values import CONTEXT, ErrorValue, XLError
+from .. import _lazy
+
+# the text modules import these from here: polars and its compiler, on first use
+pl: Any = _lazy.pl
+_vp: Any = _lazy.vp
 
 
 # the SQL forms never import polars (nor the polars backend)
-pl: Any = LazyModule("polars")
-_vp: Any = LazyModule("formulane.vectorized.polars")
 
 #: The text limit the forms bound results by (the default `Limits.max_text_length`).
 LIMIT = DEFAULT_LIMITS.max_text_length
@@ -110,7 +112,7 @@ def _int(v: Any) -> int:
 
 
 def _scalar(name: str) -> Any:
-    from .. import registry
+    from ....functions import registry
 
     return registry.default_registry().get(name)
 
@@ -125,7 +127,7 @@ def _fold(backend: str, name: str, args: Sequence[Any], *, sig: int = 0) -> Any:
     spec = _scalar(name)
     impl = spec.signatures[sig].impl or spec.impl
     values = [_engine_value(v) for v in values]
-    from ...runtime import EvalContext, activate, deactivate
+    from ....runtime import EvalContext, activate, deactivate
 
     # Folding runs the scalar implementation when compiling: it is metered like a run (the
     # call's price charged first, loops polled, the deadline and memory budget), so a literal

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from sqlglot import exp
 
-from .sql import SqlColumn, case, cases, first_error
+from ....vectorized.sql import SqlColumn, case, cases, first_error
 
 _ZERO = exp.Literal.number(0)
 
@@ -302,3 +302,11 @@ def error(message: exp.Expr) -> Any:
 
 def blank() -> exp.Expr:
     return exp.Null()
+
+
+def true_() -> exp.Expr:
+    return exp.Boolean(this=True)
+
+
+def false_() -> exp.Expr:
+    return exp.Boolean(this=False)

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from sqlglot import exp
 
-from ...values import XLError
+from ....values import XLError
 from ._base import L, _Folded, _NOT, _case, _const, _f, _fold, _grows, _int, _p, _refuse, pl
 from .case import _class, _esc
 from .search import _check_regex_work, _literal_flag
@@ -210,7 +210,7 @@ def _regex_plan(backend: str, name: str, pattern: Any, case_flag: Any, *,
     """(rendered pattern, _Regex, RE2 pattern, case-sensitive) for a literal pattern; or "bad"
     when the scalar engine answers #VALUE! on every row (a flag that is not 0/1, a pattern
     RE2 rejects)."""
-    from .._textsearch import compile_regex, options
+    from ....functions._textsearch import compile_regex, options
 
     src = _const(backend, pattern)
     if not isinstance(src, str):
@@ -331,7 +331,7 @@ def _replace_template(backend: str, pattern: str, replacement: Any, ignore_case:
                       parsed: _Regex) -> list[str | int] | None:
     """The replacement's pieces (texts and group numbers), None when the scalar engine says
     #VALUE! (a group the pattern lacks)."""
-    from .._textsearch import Regex, replacement_template
+    from ....functions._textsearch import Regex, replacement_template
 
     rep = _const(backend, replacement)
     if not isinstance(rep, str):

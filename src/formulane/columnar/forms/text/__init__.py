@@ -1,7 +1,7 @@
 """Polars and SQL forms of the text family (private; see `text` for the scalar twins).
 
-Specs name these through ``text._form`` (``polars_<name>`` / ``sql_<name>`` here), resolved on
-first use, so declaring a function never imports polars (nor this package). Each form mirrors its
+The form tables (`polars_table`, `sql_table`) name these (``polars_<name>`` / ``sql_<name>``),
+imported on a form's first call, so declaring a function never imports polars (nor this package). Each form mirrors its
 scalar twin: the same value and the same error codes, checked in the same order. A form that
 cannot be faithful for the arguments it is given (a pattern that is not a literal, a result
 whose length cannot be bounded when compiling...) raises `Unsupported` at compile time with the
@@ -39,14 +39,5 @@ Ground rules, as the scalar engine has them:
 
 Layout: `_base` (refusals, folding, the polars and SQL tools), `case` (case mapping and the
 character-level functions), `search` (FIND, SEARCH, TEXTBEFORE/AFTER, TEXTSPLIT), `regex`
-(the REGEX* functions), `formatting` (growing texts, VALUE, TEXT). Every name of those
-modules is reachable here as ``_text_forms.<name>`` (`_lazy_forms.family_getattr`).
+(the REGEX* functions), `formatting` (growing texts, VALUE, TEXT).
 """
-
-from __future__ import annotations
-
-from .._lazy_forms import family_getattr
-from . import case, formatting, regex, search
-
-
-__getattr__ = family_getattr(globals(), (case, search, regex, formatting))

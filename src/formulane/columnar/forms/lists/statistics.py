@@ -13,10 +13,9 @@ from typing import Any, Callable, cast
 from sqlglot import exp
 
 from ._base import (
-    Call, _MISSING, _add, _at, _case, _cmp, _coalesce, _div, _e, _f, _lam, _len, _mul, _n,
+    FormCall, _MISSING, _add, _at, _case, _cmp, _coalesce, _div, _e, _f, _lam, _len, _mul, _n,
     _not_null, _num, _or, _p, _pl_empty_like, _pl_int, _pl_items, _pl_range_errors, _pl_with,
     _sql_count, _sql_items, _sql_let, _sql_present, _sql_range_errors, _sub, _trunc, pl,
-    variants,
 )
 from .aggregates import _pl_percentile, _sql_percentile
 
@@ -24,7 +23,7 @@ from .aggregates import _pl_percentile, _sql_percentile
 # ------------------------------------------------------------------------ statistics pack
 
 
-def polars_mode_sngl(c: Call, *values: Any) -> Any:
+def polars_mode_sngl(c: FormCall, *values: Any) -> Any:
     items = _pl_items(c, values)
     e = _e()
     count = pl.len().over(e)
@@ -33,7 +32,7 @@ def polars_mode_sngl(c: Call, *values: Any) -> Any:
     return _num(value), [(best < 2, "#N/A")]
 
 
-def sql_mode_sngl(c: Call, *values: Any) -> Any:
+def sql_mode_sngl(c: FormCall, *values: Any) -> Any:
     items = _sql_present(_sql_items(c, values))
 
     def counts(xs: exp.Expr) -> exp.Expr:
@@ -64,26 +63,26 @@ def _sql_positive(items: exp.Expr) -> list[tuple[Any, str]]:
                  exp.LTE(this=_f("LIST_MIN", items), expression=_n(0))), "#NUM!")]
 
 
-def polars_geomean(c: Call, *values: Any) -> Any:
+def polars_geomean(c: FormCall, *values: Any) -> Any:
     items = _pl_items(c, values)
     logs = items.list.eval(pl.when(_e() > 0).then(_e().cast(pl.Float64).log()))
     return _num(logs.list.mean().exp()), _pl_positive(items)
 
 
-def sql_geomean(c: Call, *values: Any) -> Any:
+def sql_geomean(c: FormCall, *values: Any) -> Any:
     items = _sql_items(c, values)
     logs = _f("LIST_TRANSFORM", items, _lam(lambda x: _case(
         [(exp.GT(this=x, expression=_n(0)), _f("LN", exp.cast(x, exp.DataType.build("DOUBLE"))))])))
     return _f("EXP", _f("LIST_AVG", logs)), _sql_positive(items)
 
 
-def polars_harmean(c: Call, *values: Any) -> Any:
+def polars_harmean(c: FormCall, *values: Any) -> Any:
     items = _pl_items(c, values)
     inverse = items.list.eval(pl.when(_e() > 0).then(1.0 / _e().cast(pl.Float64))).list.sum()
     return _num(items.list.len().cast(pl.Float64) / inverse), _pl_positive(items)
 
 
-def sql_harmean(c: Call, *values: Any) -> Any:
+def sql_harmean(c: FormCall, *values: Any) -> Any:
     items = _sql_items(c, values)
     inverse = _f("LIST_SUM", _f("LIST_TRANSFORM", items, _lam(lambda x: _case(
         [(exp.GT(this=x, expression=_n(0)),
@@ -91,7 +90,7 @@ def sql_harmean(c: Call, *values: Any) -> Any:
     return _div(_sql_count(items), _f("NULLIF", inverse, _n(0))), _sql_positive(items)
 
 
-def _pl_deviations(c: Call, *values: Any, squares: bool) -> Any:
+def _pl_deviations(c: FormCall, *values: Any, squares: bool) -> Any:
     items = _pl_items(c, values)
     e = _e().cast(pl.Float64)
     if squares:
@@ -104,7 +103,7 @@ def _pl_deviations(c: Call, *values: Any, squares: bool) -> Any:
     return _num(value), [(n == 0, "#NUM!"), *_pl_range_errors(value)]
 
 
-def _sql_deviations(c: Call, *values: Any, squares: bool) -> Any:
+def _sql_deviations(c: FormCall, *values: Any, squares: bool) -> Any:
     items = _sql_items(c, values)
 
     def body(s: dict[str, exp.Expr]) -> exp.Expr:
@@ -123,20 +122,20 @@ def _sql_deviations(c: Call, *values: Any, squares: bool) -> Any:
                    *_sql_range_errors(value)]
 
 
-def polars_quartile_inc(c: Call, values: Any, quart: Any) -> Any:
+def polars_quartile_inc(c: FormCall, values: Any, quart: Any) -> Any:
     q = _pl_int(quart)
     bad = (q < 0) | (q > 4)
     return _pl_percentile(values, q.cast(pl.Float64) / 4, [(bad, "#NUM!")])
 
 
-def sql_quartile_inc(c: Call, values: Any, quart: Any) -> Any:
+def sql_quartile_inc(c: FormCall, values: Any, quart: Any) -> Any:
     q = _trunc(quart)
     bad = _or(exp.LT(this=q, expression=_n(0)), exp.GT(this=q, expression=_n(4)))
     return _sql_percentile(values, _div(exp.cast(q, exp.DataType.build("DOUBLE")), _n(4)),
                            [(bad, "#NUM!")])
 
 
-def _pl_rank(c: Call, number: Any, values: Any, order: Any, *, average: bool) -> Any:
+def _pl_rank(c: FormCall, number: Any, values: Any, order: Any, *, average: bool) -> Any:
     def count(test: Callable[[Any, Any], Any]) -> Any:
         return _pl_with(values, [number], lambda items, got: test(items, got[0]).sum(),
                         agg=True).cast(pl.Float64)
@@ -150,7 +149,7 @@ def _pl_rank(c: Call, number: Any, values: Any, order: Any, *, average: bool) ->
     return _num(value), [(equal.fill_null(0) == 0, "#N/A")]
 
 
-def _sql_rank(c: Call, number: Any, values: Any, order: Any, *, average: bool) -> Any:
+def _sql_rank(c: FormCall, number: Any, values: Any, order: Any, *, average: bool) -> Any:
     def count(op: str) -> exp.Expr:
         return _len(_f("LIST_FILTER", values, _lam(lambda x: _cmp(op, x, number))))
 
@@ -262,25 +261,25 @@ def _pl_pair_errors(m: dict[str, Any], minimum: int, flat: str) -> list[tuple[An
     return errors
 
 
-def polars_correl(c: Call, first: Any, second: Any) -> Any:
+def polars_correl(c: FormCall, first: Any, second: Any) -> Any:
     m = _pl_moments(first, second)
     value = m["sxy"] / (m["sxx"].sqrt() * m["syy"].sqrt())
     return _num(value), _pl_pair_errors(m, 1, "xy")
 
 
-def sql_correl(c: Call, first: Any, second: Any) -> Any:
+def sql_correl(c: FormCall, first: Any, second: Any) -> Any:
     value = _sql_moments(first, second, lambda m: _div(m["sxy"], _mul(
         _f("SQRT", m["sxx"]), _f("SQRT", m["syy"]))))
     return value, _sql_pair_errors(first, second, 1, "xy")
 
 
-def polars_rsq(c: Call, ys: Any, xs: Any) -> Any:
+def polars_rsq(c: FormCall, ys: Any, xs: Any) -> Any:
     m = _pl_moments(xs, ys)
     r = m["sxy"] / (m["sxx"].sqrt() * m["syy"].sqrt())
     return _num(r * r), _pl_pair_errors(m, 1, "xy")
 
 
-def sql_rsq(c: Call, ys: Any, xs: Any) -> Any:
+def sql_rsq(c: FormCall, ys: Any, xs: Any) -> Any:
     def body(m: dict[str, exp.Expr]) -> exp.Expr:
         r = _div(m["sxy"], _mul(_f("SQRT", m["sxx"]), _f("SQRT", m["syy"])))
         return _mul(r, r)
@@ -288,14 +287,14 @@ def sql_rsq(c: Call, ys: Any, xs: Any) -> Any:
     return _sql_moments(xs, ys, body), _sql_pair_errors(xs, ys, 1, "xy")
 
 
-def _pl_covariance(c: Call, first: Any, second: Any, *, sample: bool) -> Any:
+def _pl_covariance(c: FormCall, first: Any, second: Any, *, sample: bool) -> Any:
     m = _pl_moments(first, second)
     divisor = (m["n"] - 1 if sample else m["n"]).cast(pl.Float64)
     value = m["sxy"] * m["sx"] * m["sy"] / divisor
     return _num(value), [*_pl_pair_errors(m, 2 if sample else 1, ""), *_pl_range_errors(value)]
 
 
-def _sql_covariance(c: Call, first: Any, second: Any, *, sample: bool) -> Any:
+def _sql_covariance(c: FormCall, first: Any, second: Any, *, sample: bool) -> Any:
     def body(m: dict[str, exp.Expr]) -> exp.Expr:
         divisor = _sub(m["n"], _n(1)) if sample else m["n"]
         return _div(_mul(_mul(m["sxy"], m["sx"]), m["sy"]), _f("NULLIF", divisor, _n(0)))
@@ -305,7 +304,7 @@ def _sql_covariance(c: Call, first: Any, second: Any, *, sample: bool) -> Any:
                    *_sql_range_errors(value)]
 
 
-def _pl_fit(c: Call, ys: Any, xs: Any, *, intercept: bool) -> Any:
+def _pl_fit(c: FormCall, ys: Any, xs: Any, *, intercept: bool) -> Any:
     m = _pl_moments(xs, ys)
     scaled = m["sxy"] / m["sxx"]  # the slope in scaled units
     if intercept:  # my - slope * mx, with mx = sx * mean(x / sx): no overflow on the way
@@ -315,7 +314,7 @@ def _pl_fit(c: Call, ys: Any, xs: Any, *, intercept: bool) -> Any:
     return _num(value), [*_pl_pair_errors(m, 1, "x"), *_pl_range_errors(value)]
 
 
-def _sql_fit(c: Call, ys: Any, xs: Any, *, intercept: bool) -> Any:
+def _sql_fit(c: FormCall, ys: Any, xs: Any, *, intercept: bool) -> Any:
     def body(m: dict[str, exp.Expr]) -> exp.Expr:
         scaled = _div(m["sxy"], _f("NULLIF", m["sxx"], _n(0)))
         if intercept:
@@ -423,7 +422,7 @@ class _SqlMath:
                       (exp.LTE(this=t, expression=_d(-2.0)), left)], middle)
 
 
-def _pl_standard(z: Any, cumulative: Any, scale: Any, c: Call, i_cumulative: int) -> Any:
+def _pl_standard(z: Any, cumulative: Any, scale: Any, c: FormCall, i_cumulative: int) -> Any:
     """As `statistics._standard`: 0.5 * erfc(-z / sqrt 2), or the density."""
     density = (pl.lit(-0.5) * z * z).exp() / (scale * _SQRT_2PI)
     t = (-z / _SQRT_2).clip(-40.0, 40.0)
@@ -436,7 +435,7 @@ def _pl_standard(z: Any, cumulative: Any, scale: Any, c: Call, i_cumulative: int
     return value
 
 
-def _sql_standard(z: Any, cumulative: Any, scale: Any, c: Call, i_cumulative: int) -> Any:
+def _sql_standard(z: Any, cumulative: Any, scale: Any, c: FormCall, i_cumulative: int) -> Any:
     def body(s: dict[str, exp.Expr]) -> exp.Expr:
         zz = s["z"]
         density = _div(_f("EXP", _mul(_mul(_d(-0.5), zz), zz)), _mul(s["sd"], _d(_SQRT_2PI)))
@@ -452,14 +451,14 @@ def _sql_standard(z: Any, cumulative: Any, scale: Any, c: Call, i_cumulative: in
                      "sd": exp.cast(scale, exp.DataType.build("DOUBLE"))}, body)
 
 
-def polars_norm_dist(c: Call, x: Any, mean: Any, sd: Any, cumulative: Any) -> Any:
+def polars_norm_dist(c: FormCall, x: Any, mean: Any, sd: Any, cumulative: Any) -> Any:
     xf, mf, sf = (v.cast(pl.Float64) for v in (x, mean, sd))
     safe = pl.when(sf > 0).then(sf).otherwise(pl.lit(1.0))
     value = _pl_standard((xf - mf) / safe, cumulative, safe, c, 3)
     return _num(value), [(sf <= 0, "#NUM!"), *_pl_range_errors(value)]
 
 
-def sql_norm_dist(c: Call, x: Any, mean: Any, sd: Any, cumulative: Any) -> Any:
+def sql_norm_dist(c: FormCall, x: Any, mean: Any, sd: Any, cumulative: Any) -> Any:
     sdd = exp.cast(sd, exp.DataType.build("DOUBLE"))
     safe = _case([(exp.GT(this=sdd, expression=_n(0)), sdd)], _d(1.0))
     z = _div(_sub(exp.cast(x, exp.DataType.build("DOUBLE")),
@@ -468,24 +467,11 @@ def sql_norm_dist(c: Call, x: Any, mean: Any, sd: Any, cumulative: Any) -> Any:
     return value, [(exp.LTE(this=sd, expression=_n(0)), "#NUM!"), *_sql_range_errors(value)]
 
 
-def polars_norm_s_dist(c: Call, z: Any, cumulative: Any) -> Any:
+def polars_norm_s_dist(c: FormCall, z: Any, cumulative: Any) -> Any:
     value = _pl_standard(z.cast(pl.Float64), cumulative, pl.lit(1.0), c, 1)
     return _num(value), _pl_range_errors(value)
 
 
-def sql_norm_s_dist(c: Call, z: Any, cumulative: Any) -> Any:
+def sql_norm_s_dist(c: FormCall, z: Any, cumulative: Any) -> Any:
     value = _sql_standard(z, cumulative, _d(1.0), c, 1)
     return value, _sql_range_errors(value)
-
-
-#: Forms that are one builder per backend with fixed flags: name -> (polars, SQL, flags).
-VARIANTS = variants({
-    "avedev": (_pl_deviations, _sql_deviations, {"squares": False}),
-    "devsq": (_pl_deviations, _sql_deviations, {"squares": True}),
-    "rank_eq": (_pl_rank, _sql_rank, {"average": False}),
-    "rank_avg": (_pl_rank, _sql_rank, {"average": True}),
-    "covariance_p": (_pl_covariance, _sql_covariance, {"sample": False}),
-    "covariance_s": (_pl_covariance, _sql_covariance, {"sample": True}),
-    "slope": (_pl_fit, _sql_fit, {"intercept": False}),
-    "intercept": (_pl_fit, _sql_fit, {"intercept": True}),
-})

@@ -13,9 +13,9 @@ from typing import Any, Callable, Sequence
 
 from sqlglot import exp
 
-from ...values import XLError
+from ....values import XLError
 from ._base import (
-    L, LIMIT, _Folded, _NOT, _add, _case, _const, _eq, _f, _fold, _ge, _gt, _int, _length, _let,
+    L, LIMIT, _Folded, _NOT, _add, _case, _const, _eq, _f, _fold, _ge, _gt, _length, _let,
     _lt, _pl_int, _pl_number, _pl_text, _refuse, _sql_int, _sub, _substr, pl, pl_const,
 )
 from .case import _esc, case_table, pl_case, sql_case
@@ -89,7 +89,7 @@ def sql_find(find: Any, within: Any, start: Any) -> Any:
 
 def _search_plan(backend: str, find: Any, name: str = "SEARCH") -> tuple[bool, list[str], str]:
     """SEARCH's literal pattern: (empty find_text, literal segments or [], regex or "")."""
-    from .._textsearch import lower1, wildcard_segments
+    from ....functions._textsearch import lower1, wildcard_segments
 
     const = _const(backend, find)
     if not isinstance(const, str):
@@ -155,7 +155,7 @@ def _check_regex_work(backend: str, name: str, pattern: str, case_sensitive: boo
                       dot_nl: bool = True) -> None:
     """Refuse a pattern whose RE2 program is large enough that the scalar engine could stop
     with `LimitExceeded` on a text within the text limit (see `_textsearch.check_work`)."""
-    from .._textsearch import REGEX_WORK_LIMIT, compile_regex, options
+    from ....functions._textsearch import REGEX_WORK_LIMIT, compile_regex, options
 
     worst = 0
     modes = [False] if not pattern.isascii() else [True, False]
@@ -240,7 +240,7 @@ def _before_after_plan(backend: str, name: str, args: Sequence[Any]) -> Any:
     if ignore_case is None or match_end is None or k == 0:
         return "bad"  # #VALUE! for every non-empty text
     if ignore_case and not _caseless(d):
-        from .._textsearch import lower1
+        from ....functions._textsearch import lower1
         d = lower1(d)
     else:
         ignore_case = False

@@ -1,7 +1,7 @@
 """Polars and SQL forms of the date and time family (private).
 
-`dates.py` names these through its lazy `_P`/`_S` wrappers, resolved on first use, so declaring
-a function never imports polars (nor this package). Each algorithm is written once, over an
+The form tables (`polars_table`, `sql_table`) name the ``f_<name>`` algorithms of `parts` and
+`arithmetic`; declaring a function never imports polars (nor this package). Each algorithm is written once, over an
 "ops" object (`PolarsOps` or `SqlOps`) whose values support Python's operators, and mirrors
 the scalar implementation in `_calendar`: the same arithmetic on proleptic Gregorian ordinals
 (``date.toordinal()``), the same errors in the same order.
@@ -35,39 +35,25 @@ v1=f(pl.field("v0")))``, outputs read from the last struct), SQL as a lambda par
 
 Layout: `_base` (constants, refusals, `program`, the calendar helpers), `ops` (`PolarsOps`,
 `SqlOps` and the SQL value `Q`), `parts` (building dates and reading their parts), `arithmetic`
-(moving dates, differences, working days); `run` is the one entry point.
+(moving dates, differences, working days); `run_ops` is the one entry point.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from .arithmetic import (
-    f_dateadd, f_datedif, f_days, f_edate, f_eomonth, f_networkdays, f_workday, f_yearfrac,
-)
 from .ops import PolarsOps, SqlOps
-from .parts import (
-    f_date, f_datetime, f_day, f_fromserial, f_hour, f_isoweeknum, f_minute, f_month, f_second,
-    f_serial, f_time, f_tzconvert, f_weekday, f_weeknum, f_year,
-)
 
-
-FORMS: dict[str, Callable[..., Any]] = {
-    "date": f_date, "time": f_time, "datetime": f_datetime, "year": f_year, "month": f_month,
-    "day": f_day, "hour": f_hour, "minute": f_minute, "second": f_second,
-    "weekday": f_weekday, "weeknum": f_weeknum, "isoweeknum": f_isoweeknum, "edate": f_edate,
-    "eomonth": f_eomonth, "dateadd": f_dateadd, "datedif": f_datedif, "days": f_days,
-    "yearfrac": f_yearfrac, "networkdays": f_networkdays, "workday": f_workday,
-    "tzconvert": f_tzconvert, "serial": f_serial, "fromserial": f_fromserial,
-}
 _OPS: dict[str, type[PolarsOps] | type[SqlOps]] = {"polars": PolarsOps, "sql": SqlOps}
 
 
-def run(backend: str, name: str, kinds: tuple[str | None, ...], *args: Any) -> Any:
-    """The ``backend`` form of ``name`` for an overload with these parameter kinds (Date,
-    DateTime...), applied to the backend's values (called by `_lazy_forms.lazy_form`)."""
+def run_ops(backend: str, form: Callable[..., Any], kinds: tuple[str | None, ...],
+            *args: Any) -> Any:
+    """Applies the date algorithm ``form`` (``f_<name>`` of `parts` or `arithmetic`) for an
+    overload with these parameter kinds (Date, DateTime...) to the backend's values (called by
+    `form.Form` for the table entries marked ``style="ops"``)."""
     o = _OPS[backend]()
-    out = FORMS[name](o, kinds, *[o.wrap(a) for a in args])
+    out = form(o, kinds, *[o.wrap(a) for a in args])
     if isinstance(out, tuple):
         value, errors = out
         return o.unwrap(value), [(o.unwrap(c), code) for c, code in errors]

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from ._base import (
-    Call, _and, _apply, _at, _case, _cmp, _coalesce, _e, _f, _is_null, _lam, _len, _n, _not, _num,
+    FormCall, _and, _apply, _at, _case, _cmp, _coalesce, _e, _f, _is_null, _lam, _len, _n, _not, _num,
     _or, _pl_bcast, _pl_int, _pl_with, _sql_int, _sql_let, _vp, pl,
 )
 from .arrays import _pl_key, _sql_key
@@ -26,7 +26,7 @@ class _Search:
     """A search decided at compile time: exact (0), next smaller (-1) or larger (1), or a
     wildcard pattern; forwards or backwards. ``invalid``: the modes themselves are #VALUE!."""
 
-    def __init__(self, c: Call, i_value: int, i_keys: int, match_mode: int, search_mode: int
+    def __init__(self, c: FormCall, i_value: int, i_keys: int, match_mode: int, search_mode: int
                  ) -> None:
         self.invalid = False
         self.pattern: str | None = None
@@ -58,7 +58,7 @@ class _Search:
         self.backwards = sm < 0
 
 
-def _search_modes(c: Call, i_mm: int, i_sm: int | None) -> tuple[int, int]:
+def _search_modes(c: FormCall, i_mm: int, i_sm: int | None) -> tuple[int, int]:
     mm = c.const_int(i_mm, "match_mode")
     sm = 1 if i_sm is None else c.const_int(i_sm, "search_mode")
     return mm, sm
@@ -120,7 +120,7 @@ def _sql_find(s: _Search, keys: Any, value: Any) -> exp.Expr:
     return _coalesce(exact, near)
 
 
-def polars_xlookup(c: Call, value: Any, keys: Any, results: Any, if_not_found: Any,
+def polars_xlookup(c: FormCall, value: Any, keys: Any, results: Any, if_not_found: Any,
                    match_mode: Any, search_mode: Any) -> Any:
     s = _Search(c, 0, 1, *_search_modes(c, 4, 5))
     errors: list[tuple[Any, str]] = [(results.list.len() != keys.list.len(), "#VALUE!")]
@@ -136,7 +136,7 @@ def polars_xlookup(c: Call, value: Any, keys: Any, results: Any, if_not_found: A
     return value_out, [*errors, (missing & if_not_found.is_null(), "#N/A")]
 
 
-def sql_xlookup(c: Call, value: Any, keys: Any, results: Any, if_not_found: Any,
+def sql_xlookup(c: FormCall, value: Any, keys: Any, results: Any, if_not_found: Any,
                 match_mode: Any, search_mode: Any) -> Any:
     s = _Search(c, 0, 1, *_search_modes(c, 4, 5))
     errors: list[tuple[Any, str]] = [(exp.NEQ(this=_len(results), expression=_len(keys)),
@@ -152,7 +152,7 @@ def sql_xlookup(c: Call, value: Any, keys: Any, results: Any, if_not_found: Any,
         *errors, (_and(missing, _is_null(if_not_found)), "#N/A")]
 
 
-def polars_xmatch(c: Call, value: Any, keys: Any, match_mode: Any, search_mode: Any) -> Any:
+def polars_xmatch(c: FormCall, value: Any, keys: Any, match_mode: Any, search_mode: Any) -> Any:
     s = _Search(c, 0, 1, *_search_modes(c, 2, 3))
     if s.invalid:
         return _num(pl.lit(None)), [(pl.lit(True), "#VALUE!")]
@@ -160,7 +160,7 @@ def polars_xmatch(c: Call, value: Any, keys: Any, match_mode: Any, search_mode: 
     return _num(position + 1), [(position.is_null(), "#N/A")]
 
 
-def sql_xmatch(c: Call, value: Any, keys: Any, match_mode: Any, search_mode: Any) -> Any:
+def sql_xmatch(c: FormCall, value: Any, keys: Any, match_mode: Any, search_mode: Any) -> Any:
     s = _Search(c, 0, 1, *_search_modes(c, 2, 3))
     if s.invalid:
         return exp.Null(), [(exp.Boolean(this=True), "#VALUE!")]
@@ -168,7 +168,7 @@ def sql_xmatch(c: Call, value: Any, keys: Any, match_mode: Any, search_mode: Any
     return position, [(_is_null(position), "#N/A")]
 
 
-def _match_search(c: Call) -> _Search:
+def _match_search(c: FormCall) -> _Search:
     mt = c.const_int(2, "match_type")
     if mt != 0:
         c.refuse("approximate MATCH (match_type 1 or -1) is a binary search whose answer on "
@@ -176,17 +176,17 @@ def _match_search(c: Call) -> _Search:
     return _Search(c, 0, 1, 2, 1)
 
 
-def polars_match(c: Call, value: Any, keys: Any, match_type: Any) -> Any:
+def polars_match(c: FormCall, value: Any, keys: Any, match_type: Any) -> Any:
     position = _pl_find(_match_search(c), keys, value)
     return _num(position + 1), [(position.is_null(), "#N/A")]
 
 
-def sql_match(c: Call, value: Any, keys: Any, match_type: Any) -> Any:
+def sql_match(c: FormCall, value: Any, keys: Any, match_type: Any) -> Any:
     position = _sql_find(_match_search(c), keys, value)
     return position, [(_is_null(position), "#N/A")]
 
 
-def polars_index(c: Call, values: Any, row: Any, column: Any = None) -> Any:
+def polars_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
     size = values.list.len().cast(pl.Int64)
     r = _pl_int(row)
     if column is None:  # INDEX(list, position)
@@ -211,7 +211,7 @@ def polars_index(c: Call, values: Any, row: Any, column: Any = None) -> Any:
         (position.is_null() | (position > size), "#REF!")]
 
 
-def sql_index(c: Call, values: Any, row: Any, column: Any = None) -> Any:
+def sql_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
     size = _len(values)
     r = _sql_int(row)
 
@@ -244,7 +244,7 @@ def sql_index(c: Call, values: Any, row: Any, column: Any = None) -> Any:
         (_or(_is_null(position), exp.GT(this=position, expression=size)), "#REF!")]
 
 
-def polars_lookup(c: Call, values: Any, predicate: Any, result: Any = None) -> Any:
+def polars_lookup(c: FormCall, values: Any, predicate: Any, result: Any = None) -> Any:
     kept = values.list.filter(_pl_bcast(predicate, c, 1).fill_null(False))
     errors = [(kept.list.len() == 0, "#N/A")]
     if result is None:
@@ -252,7 +252,7 @@ def polars_lookup(c: Call, values: Any, predicate: Any, result: Any = None) -> A
     return kept.list.head(1).list.eval(_pl_bcast(result, c, 2)).list.first(), errors
 
 
-def sql_lookup(c: Call, values: Any, predicate: Any, result: Any = None) -> Any:
+def sql_lookup(c: FormCall, values: Any, predicate: Any, result: Any = None) -> Any:
     kept = _f("LIST_FILTER", values, predicate)
     errors = [(exp.EQ(this=_len(kept), expression=_n(0)), "#N/A")]
     if result is None:
@@ -260,17 +260,17 @@ def sql_lookup(c: Call, values: Any, predicate: Any, result: Any = None) -> Any:
     return _at(_f("LIST_TRANSFORM", kept, result), _n(1)), errors
 
 
-def _pl_flags(c: Call, values: Any, predicate: Any) -> Any:
+def _pl_flags(c: FormCall, values: Any, predicate: Any) -> Any:
     if predicate is None:
         return values.list.eval(_e().fill_null(False))
     return values.list.eval(_pl_bcast(predicate, c, 1).fill_null(False))
 
 
-def polars_any(c: Call, values: Any, predicate: Any = None) -> Any:
+def polars_any(c: FormCall, values: Any, predicate: Any = None) -> Any:
     return _pl_flags(c, values, predicate).list.any()
 
 
-def polars_all(c: Call, values: Any, predicate: Any = None) -> Any:
+def polars_all(c: FormCall, values: Any, predicate: Any = None) -> Any:
     return _pl_flags(c, values, predicate).list.all()
 
 
@@ -280,12 +280,12 @@ def _sql_flag(predicate: Any) -> Callable[[exp.Expr], exp.Expr]:
     return lambda x: _coalesce(_apply(predicate, x), exp.Boolean(this=False))
 
 
-def sql_any(c: Call, values: Any, predicate: Any = None) -> Any:
+def sql_any(c: FormCall, values: Any, predicate: Any = None) -> Any:
     flag = _sql_flag(predicate)
     return exp.GT(this=_len(_f("LIST_FILTER", values, _lam(flag))), expression=_n(0))
 
 
-def sql_all(c: Call, values: Any, predicate: Any = None) -> Any:
+def sql_all(c: FormCall, values: Any, predicate: Any = None) -> Any:
     flag = _sql_flag(predicate)
     return exp.EQ(this=_len(_f("LIST_FILTER", values, _lam(lambda x: _not(flag(x))))),
                   expression=_n(0))

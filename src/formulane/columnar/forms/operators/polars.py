@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import polars as pl
 
-from .polars import DECIMAL_DTYPE, FLOAT_LIMIT, Column, first_error, numbers
+from ....vectorized.polars import DECIMAL_DTYPE, FLOAT_LIMIT, Column, first_error, numbers
 
 _NO_ERROR = None
 
@@ -64,7 +64,7 @@ def mul(a: pl.Expr, b: pl.Expr) -> Any:
 
 
 def _small_integer(e: pl.Expr) -> int | None:
-    from .polars import _literal_value
+    from ....vectorized.polars import _literal_value
 
     value = _literal_value(e)
     if value is None or isinstance(value, bool):
@@ -163,7 +163,7 @@ def _equals_ascii_literal(column: pl.Expr, other: pl.Expr) -> pl.Expr | None:
     """Case-insensitive equality with an ASCII literal without lowercasing every row (which
     costs polars far more than a match): exact equality when the literal has no letters, else
     an anchored regex of exact case classes."""
-    from .polars import _literal_value
+    from ....vectorized.polars import _literal_value
 
     if not other.meta.is_literal():
         return None
@@ -309,7 +309,7 @@ def _branch(value: pl.Expr, like: pl.Expr, *others: Any) -> pl.Expr:
 
 
 def _in_element_context() -> bool:
-    from .polars import _ELEMENT
+    from ....vectorized.polars import _ELEMENT
 
     return _ELEMENT.get()
 
@@ -479,3 +479,19 @@ def not_(a: pl.Expr) -> pl.Expr:
 
 def concat_text(a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return pl.concat_str([a, b])
+
+
+def neg(a: pl.Expr) -> pl.Expr:
+    return -a
+
+
+def pos(a: pl.Expr) -> pl.Expr:
+    return a
+
+
+def true_() -> pl.Expr:
+    return pl.lit(True)
+
+
+def false_() -> pl.Expr:
+    return pl.lit(False)

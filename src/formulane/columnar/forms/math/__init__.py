@@ -1,7 +1,7 @@
 """Polars and SQL forms of the math, information and finance families (private).
 
-Specs name these through `_numeric.polars_form` / `_numeric.sql_form` (``polars_<name>`` and
-``sql_<name>`` here), resolved on first use, so declaring a function never imports polars. Each
+The form tables (`polars_table`, `sql_table`) name these (``polars_<name>`` in `polars`, ``sql_<name>``
+in `sql`), imported on a form's first call, so declaring a function never imports polars. Each
 form mirrors its scalar twin: the same errors, checked in the same order, and the same answer
 within the backend's numeric policy (`formulane.vectorized.polars`):
 
@@ -40,14 +40,6 @@ within the backend's numeric policy (`formulane.vectorized.polars`):
   infinities for domain errors, so every non-finite result is tested (#NUM!). Divisors are
   wrapped in NULLIF (DuckDB aborts on a decimal division or remainder by zero).
 
-Layout: `_base` (the limits both backends share), `polars_forms`, `sql_forms`. Every name of
-those modules is reachable here as ``_math_forms.<name>`` (`_lazy_forms.family_getattr`).
+Layout: `_base` (the limits both backends share), `polars`, `sql`, and `elementwise` /
+`elementwise_sql` (the hyperbolic and reciprocal trigonometry, SQRTPI, SLN, SYD...).
 """
-
-from __future__ import annotations
-
-from .._lazy_forms import family_getattr
-from . import polars_forms, sql_forms
-
-
-__getattr__ = family_getattr(globals(), (polars_forms, sql_forms))

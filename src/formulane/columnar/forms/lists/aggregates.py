@@ -2,8 +2,8 @@
 COUNTA COUNTBLANK MEDIAN STDEV.S/P VAR.S/P LARGE SMALL PERCENTILE.INC SUMPRODUCT.
 
 Contract: as the package docstring says (same values and errors as the scalar twins; blanks
-skipped where the scalar skips them); forms that are one builder with a flag are listed once,
-for both backends, in `VARIANTS`.
+skipped where the scalar skips them); forms that are one builder with a flag (MIN/MAX:
+``largest``) are named once per function in the form tables, with the flag.
 """
 
 from __future__ import annotations
@@ -12,35 +12,35 @@ from typing import Any
 
 from sqlglot import exp
 
-from ...types import Type
+from ....types import Type
 from ._base import (
-    Call, _add, _at, _case, _coalesce, _div, _e, _f, _float, _is_null, _lam, _len, _mul, _n,
+    FormCall, _add, _at, _case, _coalesce, _div, _e, _f, _float, _is_null, _lam, _len, _mul, _n,
     _not_null, _num, _or, _pl_empty_like, _pl_items, _pl_range_errors, _pl_zip, _sql_count,
-    _sql_items, _sql_let, _sql_present, _sql_range_errors, _sub, _vp, pl, variants,
+    _sql_items, _sql_let, _sql_present, _sql_range_errors, _sub, _vp, pl,
 )
 
 
 # ------------------------------------------------------------------------------ aggregates
 
 
-def polars_sum(c: Call, *values: Any) -> Any:
+def polars_sum(c: FormCall, *values: Any) -> Any:
     total = _num(_pl_items(c, values).list.sum()).fill_null(0)
     return total, _pl_range_errors(total)
 
 
-def sql_sum(c: Call, *values: Any) -> Any:
+def sql_sum(c: FormCall, *values: Any) -> Any:
     total = _coalesce(_f("LIST_SUM", _sql_items(c, values)), _n(0))
     return total, _sql_range_errors(total)
 
 
-def polars_product(c: Call, *values: Any) -> Any:
+def polars_product(c: FormCall, *values: Any) -> Any:
     items = _pl_items(c, values)
     product = _num(items.list.agg(_e().product()))
     value = pl.when(items.list.len() == 0).then(_num(pl.lit(0))).otherwise(product)
     return value, _pl_range_errors(value)
 
 
-def sql_product(c: Call, *values: Any) -> Any:
+def sql_product(c: FormCall, *values: Any) -> Any:
     items = _sql_items(c, values)
     value = _case([(exp.EQ(this=_sql_count(items), expression=_n(0)), _n(0))],
                   _f("LIST_PRODUCT", items))
@@ -58,18 +58,18 @@ def _pl_mean(items: Any) -> Any:
     return total / pl.when(n > 0).then(n).cast(_vp.DECIMAL_DTYPE)
 
 
-def polars_average(c: Call, *values: Any) -> Any:
+def polars_average(c: FormCall, *values: Any) -> Any:
     items = _pl_items(c, values)
     return _pl_mean(items), [(items.list.len().fill_null(0) == 0, "#DIV/0!")]
 
 
-def sql_average(c: Call, *values: Any) -> Any:
+def sql_average(c: FormCall, *values: Any) -> Any:
     items = _sql_items(c, values)
     return _f("LIST_AVG", items), [(exp.EQ(this=_sql_count(items), expression=_n(0)),
                                     "#DIV/0!")]
 
 
-def _pl_extreme(c: Call, *values: Any, largest: bool) -> Any:
+def _pl_extreme(c: FormCall, *values: Any, largest: bool) -> Any:
     items = _pl_items(c, values)
     value = items.list.max() if largest else items.list.min()
     if c.node.type.kind == "Number":
@@ -77,7 +77,7 @@ def _pl_extreme(c: Call, *values: Any, largest: bool) -> Any:
     return value, [(items.list.len().fill_null(0) == 0, "#CALC!")]
 
 
-def _sql_extreme(c: Call, *values: Any, largest: bool) -> Any:
+def _sql_extreme(c: FormCall, *values: Any, largest: bool) -> Any:
     items = _sql_items(c, values)
     value = _f("LIST_MAX" if largest else "LIST_MIN", items)
     if c.node.type.kind == "Number":
@@ -88,7 +88,7 @@ def _sql_extreme(c: Call, *values: Any, largest: bool) -> Any:
 _SERIAL_KINDS = ("Number", "Date", "DateTime", "Duration")
 
 
-def _count_plan(c: Call, nonblank: bool) -> list[tuple[int, str]]:
+def _count_plan(c: FormCall, nonblank: bool) -> list[tuple[int, str]]:
     """Per argument: "scalar" (1 when not blank), "list" (its non-blank items), "none" (0).
 
     COUNT counts numbers (dates, datetimes and durations are numbers in Excel); given directly
@@ -115,7 +115,7 @@ def _count_plan(c: Call, nonblank: bool) -> list[tuple[int, str]]:
     return plan
 
 
-def _pl_count(c: Call, *values: Any, nonblank: bool) -> Any:
+def _pl_count(c: FormCall, *values: Any, nonblank: bool) -> Any:
     total = pl.lit(0, dtype=pl.Int64)
     for i, how in _count_plan(c, nonblank):
         v = values[i]
@@ -126,7 +126,7 @@ def _pl_count(c: Call, *values: Any, nonblank: bool) -> Any:
     return _num(total)
 
 
-def _sql_count_args(c: Call, *values: Any, nonblank: bool) -> Any:
+def _sql_count_args(c: FormCall, *values: Any, nonblank: bool) -> Any:
     total: exp.Expr = _n(0)
     for i, how in _count_plan(c, nonblank):
         v = values[i]
@@ -137,13 +137,13 @@ def _sql_count_args(c: Call, *values: Any, nonblank: bool) -> Any:
     return total
 
 
-def polars_countblank(c: Call, values: Any) -> Any:
+def polars_countblank(c: FormCall, values: Any) -> Any:
     e = _e()
     blank = e.is_null() | (e == "") if c.elem(0).kind == "Text" else e.is_null()
     return _num(values.list.agg(blank.sum()).fill_null(0))
 
 
-def sql_countblank(c: Call, values: Any) -> Any:
+def sql_countblank(c: FormCall, values: Any) -> Any:
     if c.elem(0).kind == "Text":
         test = _lam(lambda x: _or(_is_null(x), exp.EQ(this=x, expression=exp.Literal.string(""))))
     else:
@@ -154,18 +154,18 @@ def sql_countblank(c: Call, values: Any) -> Any:
 # ------------------------------------------------------------------------ order statistics
 
 
-def polars_median(c: Call, *values: Any) -> Any:
+def polars_median(c: FormCall, *values: Any) -> Any:
     items = _pl_items(c, values)
     return _num(items.list.median()), [(items.list.len().fill_null(0) == 0, "#NUM!")]
 
 
-def sql_median(c: Call, *values: Any) -> Any:
+def sql_median(c: FormCall, *values: Any) -> Any:
     items = _sql_items(c, values)
     return _f("LIST_MEDIAN", items), [(exp.EQ(this=_sql_count(items), expression=_n(0)),
                                        "#NUM!")]
 
 
-def _pl_spread(c: Call, *values: Any, sample: bool, root: bool) -> Any:
+def _pl_spread(c: FormCall, *values: Any, sample: bool, root: bool) -> Any:
     items = _pl_items(c, values)
     ddof = 1 if sample else 0
     if root:
@@ -209,7 +209,7 @@ def _pl_decimal_var(items: Any, estimate: Any, ddof: int) -> Any:
     return pl.when(safe).then(exact).otherwise(_num(estimate))
 
 
-def _sql_spread(c: Call, *values: Any, sample: bool, root: bool) -> Any:
+def _sql_spread(c: FormCall, *values: Any, sample: bool, root: bool) -> Any:
     items = _sql_items(c, values)
     name = ("LIST_STDDEV_" if root else "LIST_VAR_") + ("SAMP" if sample else "POP")
     flat = exp.EQ(this=_f("LIST_MIN", items), expression=_f("LIST_MAX", items))
@@ -225,7 +225,7 @@ def _sql_spread(c: Call, *values: Any, sample: bool, root: bool) -> Any:
                     "#DIV/0!"), *_sql_range_errors(value)]
 
 
-def _pl_kth(c: Call, values: Any, k: Any, *, largest: bool) -> Any:
+def _pl_kth(c: FormCall, values: Any, k: Any, *, largest: bool) -> Any:
     items = values.list.drop_nulls()
     kf = k.cast(pl.Float64)
     position = kf.ceil() if largest else kf.floor()
@@ -236,7 +236,7 @@ def _pl_kth(c: Call, values: Any, k: Any, *, largest: bool) -> Any:
     return _num(value), [(bad, "#NUM!")]
 
 
-def _sql_kth(c: Call, values: Any, k: Any, *, largest: bool) -> Any:
+def _sql_kth(c: FormCall, values: Any, k: Any, *, largest: bool) -> Any:
     items = _sql_present(values)
     position = _f("CEIL" if largest else "FLOOR", k)
     n = _sql_count(values)
@@ -281,15 +281,15 @@ def _sql_percentile(values: Any, k: Any, errors: list[tuple[Any, str]]) -> Any:
     return value, [*errors, (bad, "#NUM!")]
 
 
-def polars_percentile_inc(c: Call, values: Any, k: Any) -> Any:
+def polars_percentile_inc(c: FormCall, values: Any, k: Any) -> Any:
     return _pl_percentile(values, k, [])
 
 
-def sql_percentile_inc(c: Call, values: Any, k: Any) -> Any:
+def sql_percentile_inc(c: FormCall, values: Any, k: Any) -> Any:
     return _sql_percentile(values, k, [])
 
 
-def polars_sumproduct(c: Call, *lists: Any) -> Any:
+def polars_sumproduct(c: FormCall, *lists: Any) -> Any:
     n = lists[0].list.len()
     ok = pl.all_horizontal([lst.list.len() == n for lst in lists[1:]]) if len(lists) > 1 \
         else pl.lit(True)
@@ -307,7 +307,7 @@ def polars_sumproduct(c: Call, *lists: Any) -> Any:
     return total, [(~ok, "#VALUE!"), *_pl_range_errors(total)]
 
 
-def sql_sumproduct(c: Call, *lists: Any) -> Any:
+def sql_sumproduct(c: FormCall, *lists: Any) -> Any:
     first = lists[0]
 
     def term(x: exp.Expr, i: exp.Expr) -> exp.Expr:
@@ -325,18 +325,3 @@ def sql_sumproduct(c: Call, *lists: Any) -> Any:
     mismatch = [exp.NEQ(this=_len(lst), expression=_len(first)) for lst in lists[1:]]
     errors = [(_or(*mismatch), "#VALUE!")] if mismatch else []
     return total, [*errors, *_sql_range_errors(total)]
-
-
-#: Forms that are one builder per backend with fixed flags: name -> (polars, SQL, flags).
-VARIANTS = variants({
-    "min": (_pl_extreme, _sql_extreme, {"largest": False}),
-    "max": (_pl_extreme, _sql_extreme, {"largest": True}),
-    "count": (_pl_count, _sql_count_args, {"nonblank": False}),
-    "counta": (_pl_count, _sql_count_args, {"nonblank": True}),
-    "stdev_s": (_pl_spread, _sql_spread, {"sample": True, "root": True}),
-    "stdev_p": (_pl_spread, _sql_spread, {"sample": False, "root": True}),
-    "var_s": (_pl_spread, _sql_spread, {"sample": True, "root": False}),
-    "var_p": (_pl_spread, _sql_spread, {"sample": False, "root": False}),
-    "large": (_pl_kth, _sql_kth, {"largest": True}),
-    "small": (_pl_kth, _sql_kth, {"largest": False}),
-})

@@ -13,12 +13,12 @@ from typing import Any, Callable, Sequence, cast
 
 from sqlglot import exp
 
-from ...interpreter import ir
-from .._criteria import Criterion, criterion
+from ....interpreter import ir
+from ....functions._criteria import Criterion, criterion
 from ._base import (
-    Call, _EPOCH, _MISSING, _and, _apply, _at, _case, _cmp, _coalesce, _e, _f, _is_null, _lam,
+    FormCall, _EPOCH, _MISSING, _and, _apply, _at, _case, _cmp, _coalesce, _e, _f, _is_null, _lam,
     _len, _n, _not, _not_null, _num, _or, _p, _pl_bcast, _pl_empty_like, _pl_lit, _pl_positions,
-    _pl_range_errors, _pl_with, _sql_count, _sql_range_errors, _vs, pl, variants,
+    _pl_range_errors, _pl_with, _sql_count, _sql_range_errors, _vs, pl,
 )
 from .aggregates import _pl_mean
 
@@ -215,7 +215,7 @@ class _SqlOps:
         return exp.DateDiff(this=x, expression=_vs.literal(_EPOCH), unit=exp.var("DAY"))
 
 
-def _crit_pred(c: Call, o: Any, crit: Criterion, kind: str, x: Any) -> Any:
+def _crit_pred(c: FormCall, o: Any, crit: Criterion, kind: str, x: Any) -> Any:
     """The criteria as a predicate over one item ``x`` of type ``kind``: `Criterion.__call__`
     decided at compile time for the list's item type (blanks never equal a value, so ``<>``
     accepts them)."""
@@ -226,7 +226,7 @@ def _crit_pred(c: Call, o: Any, crit: Criterion, kind: str, x: Any) -> Any:
     return o.and_(o.not_null(x), _crit_order(c, o, crit, kind, x))
 
 
-def _crit_equal(c: Call, o: Any, crit: Criterion, kind: str, x: Any, explicit: bool) -> Any:
+def _crit_equal(c: FormCall, o: Any, crit: Criterion, kind: str, x: Any, explicit: bool) -> Any:
     ck = crit.kind
     if ck == "empty":
         if kind == "Text" and not explicit:
@@ -261,7 +261,7 @@ def _crit_equal(c: Call, o: Any, crit: Criterion, kind: str, x: Any, explicit: b
     return o.and_(o.not_null(x), match)
 
 
-def _crit_order(c: Call, o: Any, crit: Criterion, kind: str, x: Any) -> Any:
+def _crit_order(c: FormCall, o: Any, crit: Criterion, kind: str, x: Any) -> Any:
     ck = crit.kind
     op = crit.op
     if kind in ("Never", "Blank"):
@@ -284,7 +284,7 @@ def _crit_order(c: Call, o: Any, crit: Criterion, kind: str, x: Any) -> Any:
 _VALUE_CRITERIA = ("Number", "Boolean", "Date")
 
 
-def _criteria(c: Call, i: int, list_index: int) -> Criterion | str:
+def _criteria(c: FormCall, i: int, list_index: int) -> Criterion | str:
     """The literal criteria of argument ``i`` (parsed now), or "column" for a number, logical or
     date criteria read from the data (equality; a blank criteria matches blanks)."""
     kind = c.kind(i)
@@ -300,7 +300,7 @@ def _criteria(c: Call, i: int, list_index: int) -> Criterion | str:
     return "column"
 
 
-def _pl_crit_mask(c: Call, i_list: int, i_crit: int, values: Sequence[Any]) -> Any:
+def _pl_crit_mask(c: FormCall, i_list: int, i_crit: int, values: Sequence[Any]) -> Any:
     """A List(Boolean) as long as the list: the items meeting the criteria."""
     lst, crit_value = values[i_list], values[i_crit]
     crit = _criteria(c, i_crit, i_list)
@@ -312,7 +312,7 @@ def _pl_crit_mask(c: Call, i_list: int, i_crit: int, values: Sequence[Any]) -> A
     return lst.list.eval(_crit_pred(c, _PlOps(), crit, kind, _e()))
 
 
-def _sql_crit_pred(c: Call, i_list: int, i_crit: int, values: Sequence[Any]
+def _sql_crit_pred(c: FormCall, i_list: int, i_crit: int, values: Sequence[Any]
                    ) -> Callable[[exp.Expr], exp.Expr]:
     crit_value = values[i_crit]
     crit = _criteria(c, i_crit, i_list)
@@ -322,7 +322,7 @@ def _sql_crit_pred(c: Call, i_list: int, i_crit: int, values: Sequence[Any]
     return lambda x: _crit_pred(c, _SqlOps(), crit, kind, x)  # type: ignore[arg-type]
 
 
-def _pl_lambda_mask(c: Call, lst: Any, body: Any, i: int) -> Any:
+def _pl_lambda_mask(c: FormCall, lst: Any, body: Any, i: int) -> Any:
     return lst.list.eval(_pl_bcast(body, c, i).fill_null(False))
 
 
@@ -331,7 +331,7 @@ def _pl_pick(target: Any, positions: Any) -> Any:
     return target.list.gather(positions, null_on_oob=True).list.drop_nulls()
 
 
-def _pl_if_family(c: Call, *values: Any, how: str) -> Any:
+def _pl_if_family(c: FormCall, *values: Any, how: str) -> Any:
     lst, crit = values[0], values[1]
     if isinstance(c.args[1], ir.Lambda):
         mask = _pl_lambda_mask(c, lst, crit, 1)
@@ -359,7 +359,7 @@ def _pl_if_family(c: Call, *values: Any, how: str) -> Any:
     return value, [*errors, (picked.list.len().fill_null(0) == 0, "#DIV/0!")]
 
 
-def _sql_if_family(c: Call, *values: Any, how: str) -> Any:
+def _sql_if_family(c: FormCall, *values: Any, how: str) -> Any:
     lst, crit = values[0], values[1]
     pred: Callable[[exp.Expr], exp.Expr]
     if isinstance(crit, exp.Lambda):
@@ -387,7 +387,7 @@ def _sql_if_family(c: Call, *values: Any, how: str) -> Any:
         *errors, (exp.EQ(this=_sql_count(picked), expression=_n(0)), "#DIV/0!")]
 
 
-def _ifs_layout(c: Call, target_first: bool) -> tuple[int | None, list[tuple[int, int]]]:
+def _ifs_layout(c: FormCall, target_first: bool) -> tuple[int | None, list[tuple[int, int]]]:
     start = 1 if target_first else 0
     pairs = [(j, j + 1) for j in range(start, len(c.args), 2)]
     if any(j + 1 >= len(c.args) for j, _ in pairs):
@@ -395,7 +395,7 @@ def _ifs_layout(c: Call, target_first: bool) -> tuple[int | None, list[tuple[int
     return (0 if target_first else None), pairs
 
 
-def _pl_ifs(c: Call, *values: Any, how: str) -> Any:
+def _pl_ifs(c: FormCall, *values: Any, how: str) -> Any:
     target_i, pairs = _ifs_layout(c, how != "count")
     first = values[target_i if target_i is not None else pairs[0][0]]
     n = first.list.len()
@@ -421,7 +421,7 @@ def _pl_ifs(c: Call, *values: Any, how: str) -> Any:
     return _num(extreme).fill_null(0), errors
 
 
-def _sql_ifs(c: Call, *values: Any, how: str) -> Any:
+def _sql_ifs(c: FormCall, *values: Any, how: str) -> Any:
     target_i, pairs = _ifs_layout(c, how != "count")
     first = values[target_i if target_i is not None else pairs[0][0]]
     preds = [(values[j], _sql_crit_pred(c, j, k, values)) for j, k in pairs]
@@ -443,16 +443,3 @@ def _sql_ifs(c: Call, *values: Any, how: str) -> Any:
             *errors, (exp.EQ(this=_sql_count(picked), expression=_n(0)), "#DIV/0!")]
     extreme = _f("LIST_MAX" if how == "max" else "LIST_MIN", picked)
     return _coalesce(extreme, _n(0)), errors
-
-
-#: Forms that are one builder per backend with fixed flags: name -> (polars, SQL, flags).
-VARIANTS = variants({
-    "countif": (_pl_if_family, _sql_if_family, {"how": "count"}),
-    "sumif": (_pl_if_family, _sql_if_family, {"how": "sum"}),
-    "averageif": (_pl_if_family, _sql_if_family, {"how": "average"}),
-    "countifs": (_pl_ifs, _sql_ifs, {"how": "count"}),
-    "sumifs": (_pl_ifs, _sql_ifs, {"how": "sum"}),
-    "averageifs": (_pl_ifs, _sql_ifs, {"how": "average"}),
-    "maxifs": (_pl_ifs, _sql_ifs, {"how": "max"}),
-    "minifs": (_pl_ifs, _sql_ifs, {"how": "min"}),
-})

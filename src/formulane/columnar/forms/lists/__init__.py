@@ -1,7 +1,7 @@
-"""Polars and SQL forms of the list, lookup and statistics functions (see `_arrays.list_form`).
+"""Polars and SQL forms of the list, lookup and statistics functions (named by the form tables, `polars_table`/`sql_table`).
 
 Each ``polars_<name>`` / ``sql_<name>`` mirrors its scalar twin (same errors, in the same order;
-blanks skipped where the scalar skips them) and receives a `Call` first: the IR call being
+blanks skipped where the scalar skips them) and receives a `FormCall` first (`columnar.call`): the IR call being
 translated, whose argument types and constant arguments decide the form (a ``many(NUMBER)``
 argument may be a number or a list; a criteria text is translated when it is a literal). A form
 that cannot be faithful for this call raises `Unsupported` through ``call.refuse(reason)``, so
@@ -31,44 +31,6 @@ numeric criteria over text items (Excel also reads numbers written as text); SEQ
 is read from the data (the list limit is decided when compiling); REDUCE and two-list MAP in
 polars (list.eval binds one element); Duration totals and, in SQL, Duration ordering.
 
-Layout: `_base` (the `Call`, literal folding, the polars and SQL tools), then one module per
-group of functions: `aggregates`, `criteria`, `arrays`, `lookup`, `statistics`; `run` is the one
-entry point (`_lazy_forms.lazy_form` calls it on first use; declaring never imports this).
+Layout: `_base` (the polars and SQL tools), then one module per
+group of functions: `aggregates`, `criteria`, `arrays`, `lookup`, `statistics`.
 """
-
-from __future__ import annotations
-
-from typing import Any, Callable
-
-from ...errors import Unsupported
-from ...interpreter import ir
-from . import aggregates, arrays, criteria, lookup, statistics
-from ._base import Call
-
-
-def _collect() -> dict[str, Callable[..., Any]]:
-    """Every ``polars_<name>`` / ``sql_<name>`` form: the functions of that name in the family
-    modules, and their `VARIANTS` tables (one name, one form: a clash is a bug)."""
-    forms: dict[str, Callable[..., Any]] = {}
-    for module in (aggregates, criteria, arrays, lookup, statistics):
-        found = {k: v for k, v in vars(module).items()
-                 if k.startswith(("polars_", "sql_")) and callable(v)}
-        found.update(getattr(module, "VARIANTS", {}))
-        for key, form in found.items():
-            if forms.setdefault(key, form) is not form:
-                raise RuntimeError(f"list form {key} is defined twice")
-    return forms
-
-
-#: ``<backend>_<name>`` -> the form, called with the `Call` first.
-FORMS = _collect()
-
-
-def run(backend: str, name: str, *args: Any, call: Any = None) -> Any:
-    """Applies ``<backend>_<name>`` to the values; ``call`` is the `ir.Call` being translated,
-    which the backends pass to every form that declares ``wants_call`` (`_arrays.list_form`)."""
-    if not isinstance(call, ir.Call):
-        raise Unsupported(f"the {backend} form of {name} needs the call's argument types",
-                          function=name, backend=backend,
-                          reason="the backend did not pass the call being translated (call=)")
-    return FORMS[f"{backend}_{name}"](Call(call, backend), *args)
