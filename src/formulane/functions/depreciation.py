@@ -7,7 +7,7 @@ book value never below salvage; VDB switches to straight line for the remaining 
 that depreciates more (unless no_switch), and prorates a fractional first or last period.
 Closed forms except VDB, which walks the periods up to end_period: at most `VDB_PERIODS`
 (``#NUM!`` beyond), so its cost is bounded. SLN and SYD have polars and SQL forms
-(`_elementwise_forms`, float64); the others are refused.
+(`columnar/forms/math/elementwise*`, float64); the others are refused.
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ Contract: Excel's argument order and domains (``#NUM!`` outside them; counts and
 freedom truncated to integers as Excel does). Computed in binary floating point with the
 capped, SciPy-free algorithms of `_special` (as Excel computes these in doubles), converted by
 the float's shortest repr; an answer that is not finite is ``#NUM!``, as is a series that has
-not converged within its cap. Costs are priced from measurements of the worst case allowed
-by the caps (one unit ~ 50 ns). STANDARDIZE, FISHER and FISHERINV have polars and SQL forms
-(`_elementwise_forms`); the others are refused: no engine has these special functions.
+not converged within its cap. Costs are priced from measurements of the worst case allowed by
+the caps (one unit ~ 50 ns). STANDARDIZE, FISHER and FISHERINV have polars and SQL forms
+(`columnar/forms/math/elementwise*`); the others are refused: no engine has these special
+functions.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ _TINY = Decimal("1e-30")
 _W = nm.WIDE
 _ARITH = (decimal.Overflow, decimal.InvalidOperation, decimal.DivisionByZero, ZeroDivisionError)
 
-# Columnar and SQL decisions (forms in `_math_forms`: PMT, PV, FV and NPV in float64).
+# Columnar and SQL decisions (forms in `columnar/forms/math`: PMT, PV, FV and NPV in float64).
 _ITERATIVE = (
     "Newton's method in 50-digit decimals for up to 50 steps, stopping at a data-dependent "
     "step: a fixed number of float steps unrolled into an expression would give other "

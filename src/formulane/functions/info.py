@@ -31,7 +31,7 @@ _SERIAL_EPOCH = dt.date(1899, 12, 31)
 _MARCH_1900 = dt.date(1900, 3, 1)
 _DAY_SECONDS = 86400
 
-# Columnar and SQL decisions (forms in `_math_forms`; the forms of the IS* tests, TYPE and
+# Columnar and SQL decisions (forms in `columnar/forms/math`; the forms of the IS* tests, TYPE and
 # ERROR.TYPE receive their argument's compiled column, as they see errors). Not vectorized yet:
 _NEEDS_TYPE = (
     "its result depends on the argument's static type (an Any parameter: a Number, a Text, a "

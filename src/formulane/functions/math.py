@@ -37,7 +37,7 @@ _TRIG_LIMIT = 2**27
 _INT_LIMIT = 2**53
 _DEGREES_DIGITS = decimal.Context(prec=32, Emax=10**6, Emin=-(10**6), traps=[])
 
-# Columnar and SQL decisions (forms in `_math_forms`; numeric policy in its docstring).
+# Columnar and SQL decisions (forms in `columnar/forms/math`; numeric policy in its docstring).
 _NO_GCD = ("polars has no gcd primitive, and Euclid's algorithm runs a data-dependent number "
            "of steps (an unrolled form grows exponentially without intermediate columns)")
 _LISTS_SQL = ("its arguments may be lists or numbers, and a SQL form receives them without "

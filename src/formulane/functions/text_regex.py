@@ -5,7 +5,7 @@ on code points as every text function counts them; an invalid pattern is ``#VALU
 message, and a run whose worst case (text bytes x program size) is over budget is refused
 before it starts. Functions that build lists or texts check the result's size before building
 it. Declared in the "text" category (the reference lists them with the other text functions);
-their polars and SQL forms live in `_text_forms.regex`.
+their polars and SQL forms live in `columnar/forms/text/regex.py`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ does) and return the float's shortest repr as a Decimal (`_numeric.from_float`);
 is not finite or reaches 1e308 is ``#NUM!``. Excel's domains: COT, CSC, SEC, COTH, CSCH and SECH
 refuse arguments of 2^27 or more in magnitude (``#NUM!``), a reciprocal of 0 is ``#DIV/0!``,
 ACOSH needs x >= 1, ATANH |x| < 1, ACOTH |x| > 1. Every function has a polars and a SQL form
-(`_elementwise_forms`) with the same errors, computed in float64.
+(`columnar/forms/math/elementwise*`) with the same errors, computed in float64.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Polars and SQL forms of the date and time family (private).
 
 The form tables (`polars_table`, `sql_table`) name the ``f_<name>`` algorithms of `parts` and
-`arithmetic`; declaring a function never imports polars (nor this package). Each algorithm is written once, over an
-"ops" object (`PolarsOps` or `SqlOps`) whose values support Python's operators, and mirrors
-the scalar implementation in `_calendar`: the same arithmetic on proleptic Gregorian ordinals
-(``date.toordinal()``), the same errors in the same order.
+`arithmetic`; declaring a function never imports polars (nor this package). Each algorithm is
+written once, over an "ops" object (`PolarsOps` or `SqlOps`) whose values support Python's
+operators, and mirrors the scalar implementation in `_calendar`: the same arithmetic on
+proleptic Gregorian ordinals (``date.toordinal()``), the same errors in the same order.
 
 Conventions shared by both backends:
 

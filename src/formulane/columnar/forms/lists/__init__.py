@@ -1,11 +1,13 @@
-"""Polars and SQL forms of the list, lookup and statistics functions (named by the form tables, `polars_table`/`sql_table`).
+"""Polars and SQL forms of the list, lookup and statistics functions (named by the form tables,
+`polars_table`/`sql_table`).
 
 Each ``polars_<name>`` / ``sql_<name>`` mirrors its scalar twin (same errors, in the same order;
-blanks skipped where the scalar skips them) and receives a `FormCall` first (`columnar.call`): the IR call being
-translated, whose argument types and constant arguments decide the form (a ``many(NUMBER)``
-argument may be a number or a list; a criteria text is translated when it is a literal). A form
-that cannot be faithful for this call raises `Unsupported` through ``call.refuse(reason)``, so
-the refusal happens at compile time, with the reason, never a wrong answer.
+blanks skipped where the scalar skips them) and receives a `FormCall` first (`columnar.call`):
+the IR call being translated, whose argument types and constant arguments decide the form (a
+``many(NUMBER)`` argument may be a number or a list; a criteria text is translated when it is a
+literal). A form that cannot be faithful for this call raises `Unsupported` through
+``call.refuse(reason)``, so the refusal happens at compile time, with the reason, never a wrong
+answer.
 
 Polars: per-row lists are ``List`` columns; work inside a list runs in ``list.eval``/
 ``list.agg``, which see only the list's elements, so a per-row scalar that an item must meet

@@ -1,9 +1,9 @@
 """Polars and SQL forms of the math, information and finance families (private).
 
-The form tables (`polars_table`, `sql_table`) name these (``polars_<name>`` in `polars`, ``sql_<name>``
-in `sql`), imported on a form's first call, so declaring a function never imports polars. Each
-form mirrors its scalar twin: the same errors, checked in the same order, and the same answer
-within the backend's numeric policy (`formulane.vectorized.polars`):
+The form tables (`polars_table`, `sql_table`) name these (``polars_<name>`` in `polars`,
+``sql_<name>`` in `sql`), imported on a form's first call, so declaring a function never imports
+polars. Each form mirrors its scalar twin: the same errors, checked in the same order, and the
+same answer within the backend's numeric policy (`formulane.vectorized.polars`):
 
 - **Float mode** (Float64 columns). The scalar engine reads a float by its shortest repr
   (``2.675`` is exactly 2.675 there), so the decimal-grid functions must too:

@@ -3,11 +3,11 @@ the hyperbolic and reciprocal trigonometric functions, SQRTPI, SLN, SYD, DELTA, 
 STANDARDIZE, FISHER and FISHERINV (this module: the polars forms; `elementwise_sql`: the SQL forms).
 
 Contract: each form mirrors its scalar twin (`trig`, `depreciation`, `engineering`,
-`distributions`): the same domain errors, tested on the arguments before the float formula
-runs (the formula sees NULL outside its domain), and a float64 result that is ``#NUM!`` when
-it is not finite or reaches 1e308, as the scalar engine's `_numeric.from_float`. Decimal mode
-comes back through the math family's `_number` (results of 1e20 or more are ``#NUM!``). The
-helpers are the math family's (`math.polars`, `math.sql`), so both backends keep one numeric policy.
+`distributions`): the same domain errors, tested on the arguments before the float formula runs
+(the formula sees NULL outside its domain), and a float64 result that is ``#NUM!`` when it is
+not finite or reaches 1e308, as the scalar engine's `_numeric.from_float`. Decimal mode comes
+back through the math family's `_number` (results of 1e20 or more are ``#NUM!``). The helpers
+are the math family's (`math.polars`, `math.sql`), so both backends keep one numeric policy.
 Importing this imports neither polars nor sqlglot until a form is called.
 """
 

@@ -654,7 +654,7 @@ def sql_isdate(col: Any) -> Any:
 
 
 def sql_type(col: Any) -> Any:
-    """As `polars_forms.polars_type`."""
+    """As `math.polars.polars_type`."""
     from .polars import _TYPE_NUMBERS, _static_kind
 
     kind = _static_kind("TYPE", col, "sql")
@@ -668,7 +668,7 @@ def sql_type(col: Any) -> Any:
 
 
 def sql_error_type(col: Any) -> Any:
-    """As `polars_forms.polars_error_type`: the error's number, #N/A on a clean row."""
+    """As `math.polars.polars_error_type`: the error's number, #N/A on a clean row."""
     from ....values import ERROR_TYPE_NUMBER
     from ....vectorized import sql as backend
 

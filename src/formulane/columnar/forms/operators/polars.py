@@ -1,4 +1,10 @@
-"""Polars forms of operators and lazy logic (see `forms`); each mirrors its scalar twin."""
+"""Polars forms of the operators and of the logic functions; each mirrors its scalar twin.
+
+Contract: the forms of `polars_table` marked for this module, called by the polars compiler
+(`vectorized.polars`, whose numeric policy ``numbers()`` they follow) with the arguments'
+compiled values, or their columns for lazy functions; ``number_compare`` is the form of a
+comparison of two numbers (`forms.form_for`). Importing this imports polars and the compiler.
+"""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """Polars and SQL forms of the text family (private; see `text` for the scalar twins).
 
 The form tables (`polars_table`, `sql_table`) name these (``polars_<name>`` / ``sql_<name>``),
-imported on a form's first call, so declaring a function never imports polars (nor this package). Each form mirrors its
-scalar twin: the same value and the same error codes, checked in the same order. A form that
-cannot be faithful for the arguments it is given (a pattern that is not a literal, a result
-whose length cannot be bounded when compiling...) raises `Unsupported` at compile time with the
-reason; it never answers differently.
+imported on a form's first call, so declaring a function never imports polars (nor this
+package). Each form mirrors its scalar twin: the same value and the same error codes, checked in
+the same order. A form that cannot be faithful for the arguments it is given (a pattern that is
+not a literal, a result whose length cannot be bounded when compiling...) raises `Unsupported`
+at compile time with the reason; it never answers differently.
 
 Ground rules, as the scalar engine has them:
 

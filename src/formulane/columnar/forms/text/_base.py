@@ -1,8 +1,8 @@
 """Shared tools of the text forms: refusals, literal folding through the scalar
 implementation, and the polars and SQL building blocks (one place; the submodules import them).
 
-Contract: nothing here imports polars at import time (``pl`` is a deferred import, `_lazy`); a folded
-result over the text limit is refused, never truncated.
+Contract: nothing here imports polars at import time (``pl`` is a deferred import, `_lazy`); a
+folded result over the text limit is refused, never truncated.
 """
 
 from __future__ import annotations
