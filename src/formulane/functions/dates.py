@@ -51,10 +51,10 @@ def _date_of(value: dt.date) -> dt.date:
     return value.date() if isinstance(value, dt.datetime) else value
 
 
-def _date_sigs(*params: Param, returns: Type, form: str) -> tuple[Sig, ...]:
+def _date_sigs(*params: Param, returns: Type) -> tuple[Sig, ...]:
     """One overload per Date/DateTime combination of the parameters typed DATE (DateTime
-    arguments count by their local calendar date, as Excel truncates a date-time serial),
-    each with its polars and SQL form ``form``."""
+    arguments count by their local calendar date, as Excel truncates a date-time serial); the
+    form tables of `columnar.forms` name each overload's polars and SQL form."""
     slots = [i for i, prm in enumerate(params) if prm.type == DATE]
     out = []
     for kinds in itertools.product((DATE, DATETIME), repeat=len(slots)):
@@ -237,13 +237,13 @@ def timevalue(time_text: str) -> dt.timedelta:
 # Reading fields
 
 
-def _field_sigs(name: str, form: str) -> tuple[Sig, ...]:
+def _field_sigs(name: str) -> tuple[Sig, ...]:
     return tuple(sig(p(name, t), returns=NUMBER) for t in (DATE, DATETIME))
 
 
 @builtin(
     "YEAR",
-    *_field_sigs("date", "year"),
+    *_field_sigs("date"),
     doc="The year of a date (of a DateTime in its own time zone).",
     examples=["YEAR(DATE(2024, 3, 1)) -> 2024", "YEAR(DATE(2024, 12, 32)) -> 2025"],
     cost=Cost.const(1),
@@ -255,7 +255,7 @@ def year(value: dt.date) -> int:
 
 @builtin(
     "MONTH",
-    *_field_sigs("date", "month"),
+    *_field_sigs("date"),
     doc="The month of a date, 1 to 12.",
     examples=["MONTH(DATE(2023, 12, 25)) -> 12", "MONTH(DATE(2024, 0, 1)) -> 12"],
     cost=Cost.const(1),
@@ -267,7 +267,7 @@ def month(value: dt.date) -> int:
 
 @builtin(
     "DAY",
-    *_field_sigs("date", "day"),
+    *_field_sigs("date"),
     doc="The day of the month of a date, 1 to 31.",
     examples=["DAY(DATE(2024, 2, 29)) -> 29", "DAY(DATE(2023, 2, 29)) -> 1"],
     cost=Cost.const(1),
@@ -291,14 +291,14 @@ def _seconds_of_day(value: dt.date | dt.timedelta) -> int:
     return (seconds + (1 if micros >= 500_000 else 0)) % 86400
 
 
-def _clock_sigs(form: str) -> tuple[Sig, ...]:
+def _clock_sigs() -> tuple[Sig, ...]:
     return tuple(sig(p("time", t), returns=NUMBER)
                  for t in (DATETIME, DURATION, DATE))
 
 
 @builtin(
     "HOUR",
-    *_clock_sigs("hour"),
+    *_clock_sigs(),
     doc="The hour of a DateTime or of a Duration's time of day, 0 to 23.",
     examples=[
         "HOUR(TIME(18, 45, 0)) -> 18",
@@ -314,7 +314,7 @@ def hour(value: dt.date | dt.timedelta) -> int:
 
 @builtin(
     "MINUTE",
-    *_clock_sigs("minute"),
+    *_clock_sigs(),
     doc="The minute of a DateTime or of a Duration's time of day, 0 to 59.",
     examples=["MINUTE(TIME(18, 45, 0)) -> 45", "MINUTE(TIME(0, 750, 0)) -> 30"],
     cost=Cost.const(1),
@@ -326,7 +326,7 @@ def minute(value: dt.date | dt.timedelta) -> int:
 
 @builtin(
     "SECOND",
-    *_clock_sigs("second"),
+    *_clock_sigs(),
     doc="The second of a DateTime or of a Duration's time of day, 0 to 59.",
     examples=["SECOND(TIME(0, 0, 2000)) -> 20", "SECOND(DATETIME(2024, 1, 1, 0, 0, 59.5)) -> 0"],
     cost=Cost.const(1),
@@ -338,8 +338,7 @@ def second(value: dt.date | dt.timedelta) -> int:
 
 @builtin(
     "WEEKDAY",
-    *_date_sigs(p("date", DATE), p("return_type", NUMBER, 1), returns=NUMBER,
-                form="weekday"),
+    *_date_sigs(p("date", DATE), p("return_type", NUMBER, 1), returns=NUMBER),
     doc="The day of the week: type 1 Sunday=1..Saturday=7, 2 Monday=1..Sunday=7, 3 "
         "Monday=0..Sunday=6, 11-17 weeks starting Monday..Sunday at 1.",
     examples=[
@@ -357,8 +356,7 @@ def weekday(value: dt.date, return_type: Number) -> int:
 
 @builtin(
     "WEEKNUM",
-    *_date_sigs(p("date", DATE), p("return_type", NUMBER, 1), returns=NUMBER,
-                form="weeknum"),
+    *_date_sigs(p("date", DATE), p("return_type", NUMBER, 1), returns=NUMBER),
     doc="The week of the year: week 1 holds January 1 and weeks start on Sunday (type 1), "
         "Monday (2, 11) ... Sunday (17); type 21 is the ISO week.",
     examples=[
@@ -376,7 +374,7 @@ def weeknum(value: dt.date, return_type: Number) -> int:
 
 @builtin(
     "ISOWEEKNUM",
-    *_date_sigs(p("date", DATE), returns=NUMBER, form="isoweeknum"),
+    *_date_sigs(p("date", DATE), returns=NUMBER),
     doc="The ISO 8601 week number (weeks start on Monday; week 1 holds the first Thursday).",
     examples=["ISOWEEKNUM(DATE(2021, 1, 3)) -> 53", "ISOWEEKNUM(DATE(2024, 12, 30)) -> 1"],
     cost=Cost.const(2),
@@ -392,7 +390,7 @@ def isoweeknum(value: dt.date) -> int:
 
 @builtin(
     "EDATE",
-    *_date_sigs(p("start_date", DATE), p("months", NUMBER), returns=DATE, form="edate"),
+    *_date_sigs(p("start_date", DATE), p("months", NUMBER), returns=DATE),
     doc="The date a number of months away, clamped to the end of a shorter month.",
     examples=[
         "EDATE(DATE(2024, 1, 31), 1) -> DATE(2024, 2, 29)",
@@ -408,7 +406,7 @@ def edate(start_date: dt.date, months: Number) -> dt.date:
 
 @builtin(
     "EOMONTH",
-    *_date_sigs(p("start_date", DATE), p("months", NUMBER), returns=DATE, form="eomonth"),
+    *_date_sigs(p("start_date", DATE), p("months", NUMBER), returns=DATE),
     doc="The last day of the month a number of months away.",
     examples=[
         "EOMONTH(DATE(2024, 1, 15), 1) -> DATE(2024, 2, 29)",
@@ -482,8 +480,7 @@ def dateadd(value: dt.date, amount: Number, unit: str) -> dt.date:
 
 @builtin(
     "DATEDIF",
-    *_date_sigs(p("start_date", DATE), p("end_date", DATE), p("unit", TEXT), returns=NUMBER,
-                form="datedif"),
+    *_date_sigs(p("start_date", DATE), p("end_date", DATE), p("unit", TEXT), returns=NUMBER),
     doc="Whole \"Y\" years, \"M\" months or \"D\" days between two dates, or the remainder "
         "\"MD\" days, \"YM\" months, \"YD\" days (Excel's rules, MD quirk included).",
     examples=[
@@ -502,7 +499,7 @@ def datedif(start_date: dt.date, end_date: dt.date, unit: str) -> int:
 
 @builtin(
     "DAYS",
-    *_date_sigs(p("end_date", DATE), p("start_date", DATE), returns=NUMBER, form="days"),
+    *_date_sigs(p("end_date", DATE), p("start_date", DATE), returns=NUMBER),
     doc="The number of days from start_date to end_date (note the order: end first).",
     examples=[
         "DAYS(DATE(2024, 3, 1), DATE(2024, 2, 1)) -> 29",
@@ -518,7 +515,7 @@ def days(end_date: dt.date, start_date: dt.date) -> int:
 @builtin(
     "YEARFRAC",
     *_date_sigs(p("start_date", DATE), p("end_date", DATE), p("basis", NUMBER, 0),
-                returns=NUMBER, form="yearfrac"),
+                returns=NUMBER),
     doc="The fraction of a year between two dates: basis 0 US 30/360, 1 actual/actual, 2 "
         "actual/360, 3 actual/365, 4 European 30/360 (Excel's rules).",
     examples=[
