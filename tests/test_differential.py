@@ -54,8 +54,12 @@ def _vectorizable(spec: Any) -> bool:
     def has(slot: Any) -> bool:
         return callable(slot)
 
-    forms = [(s.polars or spec.polars, s.sql or spec.sql) for s in spec.signatures]
-    return any(has(p) and has(q) for p, q in forms) or (has(spec.polars) and has(spec.sql))
+    from formulane.columnar.forms import declared_form
+
+    forms = [(declared_form(spec, "polars", s), declared_form(spec, "sql", s))
+             for s in spec.signatures]
+    return any(has(p) and has(q) for p, q in forms) or \
+        (has(declared_form(spec, "polars")) and has(declared_form(spec, "sql")))
 
 
 REGISTRY = Registry([s for s in default_registry() if _vectorizable(s)])

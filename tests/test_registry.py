@@ -1,5 +1,7 @@
 """The registry is complete and honest: every function is documented, has examples that run
-and hold, declares a cost, and the generated references are up to date."""
+and hold, declares a cost and its category, decides on a polars and a SQL form for every
+overload (a form in the tables of `columnar.forms` or a `Refuse` with its reason), and the
+generated references are up to date."""
 
 from __future__ import annotations
 
@@ -27,6 +29,62 @@ def test_spec_is_complete(spec) -> None:
     assert spec.signatures, f"{spec.name}: no signature"
     assert spec.cost.base >= 0 and spec.cost.per_item >= 0
     assert spec.impl is not None
+
+
+BACKENDS = ("polars", "sql")
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
+def test_every_overload_has_a_polars_and_a_sql_decision(spec) -> None:
+    """A form (in the backend's table, or a host function's own) or a typed refusal, for each
+    backend and each overload; a refusal says why. A declaration that a table entry would
+    shadow, or a table entry a declaration shadows, is dead: it fails too."""
+    from formulane.columnar.forms import declared_form, overload_key, table
+    from formulane.functions.spec import UNDECIDED, Refuse
+
+    for backend in BACKENDS:
+        forms = table(backend)
+        declared = getattr(spec, backend)
+        assert declared is UNDECIDED or isinstance(declared, Refuse), \
+            f"{spec.name}: its {backend} form belongs in the {backend} table, not the declaration"
+        assert not (isinstance(declared, Refuse) and spec.name in forms), \
+            f"{spec.name}: refused on {backend} and in the {backend} table"
+        for sig in spec.signatures:
+            own = getattr(sig, backend)
+            assert own is None or isinstance(own, Refuse), (spec.name, backend, sig)
+            assert not (isinstance(own, Refuse) and overload_key(spec.name, sig) in forms), \
+                f"{overload_key(spec.name, sig)}: refused on {backend} and in the table"
+            decision = declared_form(spec, backend, sig)
+            assert isinstance(decision, Refuse) or callable(decision), \
+                f"{sig.describe(spec.name)}: no {backend} decision (a table entry or a Refuse)"
+            if isinstance(decision, Refuse):
+                assert len(decision.reason) > 10, f"{spec.name}: a refusal says why"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_table_entry_names_a_declared_function_and_resolves(backend) -> None:
+    """Each key is a declared function (or one of its overloads, ``"NAME(Type, ...)"``), and
+    each entry names a function of its family module."""
+    from formulane.columnar.forms import overload_key, table
+
+    keys = {spec.name for spec in SPECS}
+    keys |= {overload_key(spec.name, sig) for spec in SPECS for sig in spec.signatures}
+    forms = table(backend)
+    assert forms, backend
+    unknown = sorted(set(forms) - keys)
+    assert not unknown, f"{backend} table entries for no declared function: {unknown}"
+    for key, form in forms.items():
+        assert form.backend == backend, key
+        assert callable(getattr(form.family(), form.attr, None)), f"{key}: {form}"
+
+
+def test_every_category_is_declared() -> None:
+    """A category is declared (on the declaration, or by its module's ``CATEGORY``), never
+    derived from a file name: no builtin falls back to "other"."""
+    from formulane.functions.spec import OTHER_CATEGORY
+
+    undeclared = sorted(s.name for s in SPECS if s.category in ("", OTHER_CATEGORY))
+    assert not undeclared, f"no declared category: {undeclared}"
 
 
 def _same(actual, expected) -> bool:

@@ -11,6 +11,7 @@ import pytest
 
 import formulane
 from formulane import Unsupported
+from formulane.columnar.forms import declared_form
 from formulane.functions.spec import Refuse, builtin, sig
 from formulane.types import NUMBER
 
@@ -324,12 +325,12 @@ def test_sql_is_simplified_where_no_error_is_possible() -> None:
 
 def _has_polars(name: str) -> bool:
     spec = formulane.default_registry().get(name)
-    return spec is not None and callable(spec.polars)
+    return spec is not None and callable(declared_form(spec, "polars"))
 
 
 def _has_sql(name: str) -> bool:
     spec = formulane.default_registry().get(name)
-    return spec is not None and callable(spec.sql)
+    return spec is not None and callable(declared_form(spec, "sql"))
 
 
 # ------------------------------------------------------------------------- streaming apply
@@ -458,7 +459,7 @@ def test_ascii_case_classes_match_python_lower() -> None:
     exactly the characters whose Python lower() is that letter."""
     import string
 
-    from formulane.vectorized._polars_forms import _EXTRA_LOWER
+    from formulane.columnar.forms.operators.polars import _EXTRA_LOWER
 
     for cp in range(0x110000):
         ch = chr(cp)

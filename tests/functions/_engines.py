@@ -319,7 +319,9 @@ def family_specs(registry: Any, categories: tuple[str, ...]) -> list[Any]:
 
 def decisions(spec: Any) -> list[Any]:
     """A spec's polars and SQL decisions, then those its signatures set themselves."""
-    out = [spec.polars, spec.sql]
+    from formulane.columnar.forms import declared_form
+
+    out = [declared_form(spec, "polars"), declared_form(spec, "sql")]
     for s in spec.signatures:
-        out += [d for d in (s.polars, s.sql) if d is not None]
+        out += [declared_form(spec, "polars", s), declared_form(spec, "sql", s)]
     return out

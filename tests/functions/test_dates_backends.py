@@ -26,8 +26,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from functions import _engines as E
 
+from formulane.columnar.forms import declared_form
 from formulane.functions import dates
-from formulane.functions.spec import UNDECIDED, FunctionSpec, Refuse
+from formulane.functions.spec import FunctionSpec, Refuse
 
 pl = pytest.importorskip("polars")
 duckdb = pytest.importorskip("duckdb")
@@ -319,13 +320,11 @@ def test_engines_agree(table: Table, formula: F | str) -> None:
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
 def test_every_overload_has_a_decision(spec: FunctionSpec) -> None:
     for slot in ("polars", "sql"):
-        decided = getattr(spec, slot)
-        assert decided is not UNDECIDED and decided is not None, (spec.name, slot)
-        assert isinstance(decided, Refuse) or callable(decided), (spec.name, slot)
+        decided = declared_form(spec, slot)
         if isinstance(decided, Refuse):
             assert decided.reason
         for sig_ in spec.signatures:
-            form = getattr(sig_, slot) or decided
+            form = declared_form(spec, slot, sig_)
             assert isinstance(form, Refuse) or callable(form), (spec.name, slot, sig_)
 
 
@@ -334,7 +333,7 @@ def test_declaring_does_not_import_polars() -> None:
     import sys
 
     code = ("import sys, formulane.functions.dates; "
-            "print('polars' in sys.modules, 'formulane.functions._date_forms' in sys.modules)")
+            "print('polars' in sys.modules, 'formulane.columnar.forms.dates' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "False"]

@@ -1,4 +1,4 @@
-"""The issue-11 functions that have a polars and a SQL form (`functions/_elementwise_forms`),
+"""The issue-11 functions that have a polars and a SQL form (`columnar/forms/math/elementwise*`),
 on the scalar engine, polars and DuckDB, in float and decimal mode, over rows that cross every
 domain edge (0, +-1, the 2^27 trigonometric limit, overflow near 710, blanks); and every
 function of the issue-11 modules carries an explicit decision for both backends.

@@ -24,6 +24,7 @@ import pytest
 from functions import _engines as E
 
 import formulane
+from formulane.columnar.forms import declared_form
 from formulane.errors import Unsupported
 from formulane.functions import _arrays, lists, lookup, statistics
 from formulane.functions.registry import default_registry
@@ -424,7 +425,7 @@ def _decided(form: Any) -> bool:
 def test_every_signature_has_an_explicit_decision(spec: FunctionSpec) -> None:
     for sig in spec.signatures:
         for backend in ("polars", "sql"):
-            form = getattr(sig, backend) or getattr(spec, backend)
+            form = declared_form(spec, backend, sig)
             assert _decided(form), f"{spec.name} {sig.describe(spec.name)}: no {backend} decision"
             if isinstance(form, Refuse):
                 assert len(form.reason) > 20, "a refusal says why"
@@ -474,7 +475,7 @@ def test_forms_take_the_call_when_the_backend_passes_it() -> None:
     frame lookup is only the fallback."""
     program = formulane.compile("SUMIF(xs, \">1\")", {"xs": "List<Number?>"})
     root = program.root
-    form = root.sig.polars or root.spec.polars
+    form = declared_form(root.spec, "polars", root.sig)
     assert getattr(form, "wants_call", False)
     value, _errors = form(pl.col("xs"), pl.lit(">1"), pl.lit(None), call=root)
     frame = pl.DataFrame({"xs": [[0.5, 2.0, 3.0]]})

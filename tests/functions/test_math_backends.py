@@ -27,6 +27,8 @@ pl = pytest.importorskip("polars")
 duckdb = pytest.importorskip("duckdb")
 
 import formulane  # noqa: E402
+from formulane.columnar.forms import declared_form  # noqa: E402
+from formulane.columnar.forms.form import Form  # noqa: E402
 from formulane.errors import Unsupported  # noqa: E402
 from formulane.functions.registry import default_registry  # noqa: E402
 from formulane.functions.spec import Refuse, UNDECIDED  # noqa: E402
@@ -328,7 +330,8 @@ def test_sql_float_rounding_is_exact_for_doubles() -> None:
     (beyond 1e18, more than 18 places), run on all doubles here: the same answers."""
     from sqlglot import exp
 
-    forms = importlib.import_module("formulane.functions._math_forms")
+    from formulane.columnar.forms.math import sql as forms
+
     rng = random.Random(7)
     values = [round(rng.uniform(-1000, 1000), rng.randint(0, 4)) for _ in range(200)] + \
         [(rng.randint(-99999, 99999) + 0.5) / 10 ** rng.randint(0, 4) for _ in range(200)] + \
@@ -358,7 +361,8 @@ def test_every_function_of_the_families_has_an_explicit_decision() -> None:
     assert len(specs) >= 60, "the math, info and finance families are all registered"
     undecided = []
     for spec in specs:
-        for backend, decision in (("polars", spec.polars), ("sql", spec.sql)):
+        for backend, decision in (("polars", declared_form(spec, "polars")),
+                                  ("sql", declared_form(spec, "sql"))):
             if decision is UNDECIDED or not (callable(decision) or isinstance(decision, Refuse)):
                 undecided.append(f"{spec.name} ({backend})")
             if isinstance(decision, Refuse):
@@ -367,13 +371,11 @@ def test_every_function_of_the_families_has_an_explicit_decision() -> None:
 
 
 def test_declared_forms_exist() -> None:
-    """Every form a spec names resolves to a function of `_math_forms`."""
-    module = importlib.import_module("formulane.functions._math_forms")
+    """Every form the tables name for these families resolves to a function of its module."""
     for spec in _family_specs():
         for decision in E.decisions(spec):
-            if callable(decision) and not isinstance(decision, Refuse):
-                backend, _, name = decision.__name__.partition(":")
-                assert hasattr(module, f"{backend}_{name}"), f"{spec.name}: {decision.__name__}"
+            if isinstance(decision, Form):
+                assert hasattr(decision.family(), decision.attr), f"{spec.name}: {decision}"
 
 
 REFUSED = {
@@ -427,7 +429,9 @@ def test_refusals_are_explicit_and_typed(formula: str) -> None:
 def test_boolean_overload_forms_match_the_scalar() -> None:
     """BOOLEAN(Number) and BOOLEAN(Text) have forms on their overloads, ready for when the
     core picks a custom-checked call's matching overload; run directly here."""
-    forms = importlib.import_module("formulane.functions._math_forms")
+    from formulane.columnar.forms.math import polars as forms
+    from formulane.columnar.forms.math import sql as sql_forms
+
     texts = ["Yes", " false ", "TRUE", "no", "1", "0", "maybe", "", "\tyes\n", "Nope"]
     numbers = [0.0, -2.5, 1e-7, 3.0]
     frame = pl.DataFrame({"s": texts})
@@ -436,7 +440,7 @@ def test_boolean_overload_forms_match_the_scalar() -> None:
     con = duckdb.connect()
     from sqlglot import exp
 
-    sql_value, sql_errors = forms.sql_boolean_text(exp.column("s"))
+    sql_value, sql_errors = sql_forms.sql_boolean_text(exp.column("s"))
     for text, v, e in zip(texts, out["v"], out["e"]):
         want = formulane.evaluate("BOOLEAN(s)", {"s": text})
         sql = con.execute(f"SELECT {sql_value.sql('duckdb')}, {sql_errors[0][0].sql('duckdb')} "
@@ -462,7 +466,7 @@ def test_declaring_the_families_never_imports_polars() -> None:
             "formulane.functions.finance\n"
             "formulane.compile('ROUND(x, 2) + PMT(0.1, 12, x)', {'x': 'Number'}, registry=r)\n"
             "from sqlglot import exp\n"
-            "from formulane.functions import _math_forms as f\n"
+            "from formulane.columnar.forms.math import sql as f\n"
             "x = exp.column('x')\n"
             "f.sql_round(x, exp.Literal.number(2)); f.sql_pmt(x, x, x, x, x); f.sql_mod(x, x)\n"
             "assert 'polars' not in sys.modules, 'polars imported'\n")
@@ -520,8 +524,10 @@ def test_no_per_row_python() -> None:
     """The forms are native expressions: nothing maps Python over rows."""
     import pkgutil
 
-    for family in ("_math_forms", "_list_forms", "_text_forms", "_date_forms"):
-        package = importlib.import_module(f"formulane.functions.{family}")
+    from formulane.columnar.forms import dates, lists, math, operators, text
+
+    for package in (math, lists, text, dates, operators):
+        family = package.__name__
         modules = [package] + [importlib.import_module(f"{package.__name__}.{m.name}")
                                for m in pkgutil.iter_modules(package.__path__)]
         assert len(modules) > 1, family  # the package and its modules, every one scanned

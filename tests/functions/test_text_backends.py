@@ -27,7 +27,8 @@ from functions import _engines as E  # noqa: E402
 
 import formulane  # noqa: E402
 from formulane.errors import LimitExceeded, Unsupported  # noqa: E402
-from formulane.functions import _text_forms as tf  # noqa: E402
+from formulane.columnar.forms.form import Form  # noqa: E402
+from formulane.columnar.forms.text import case as tf  # noqa: E402
 from formulane.functions import text as text_module  # noqa: E402
 from formulane.functions.registry import default_registry  # noqa: E402
 from formulane.functions.spec import UNDECIDED, Refuse  # noqa: E402
@@ -36,7 +37,7 @@ REGISTRY = default_registry()
 PROFILE = "excel"  # blanks read as "" and 0, as a spreadsheet does: the rows hold nulls
 
 # --------------------------------------------------------------------------------- the rows
-# Texts are NFC (the scalar engine normalizes its inputs; see the module docs of _text_forms).
+# Texts are NFC (the scalar engine normalizes its inputs; see the module docs of columnar/forms/text).
 
 TEXTS = ["", "abc", "ABC", "  a   b  ", "Straße", "İstanbul", "ΟΔΟΣ σ", "é😀x", "e\u0301",
          "a\tb\nc\x01\x7f", "aaa", "aAaA", "a-b-c", "a--b-", "john@example.com x1 y22",
@@ -471,8 +472,8 @@ def test_every_text_function_has_an_explicit_decision() -> None:
             if isinstance(decision, Refuse):
                 assert decision.reason, spec.name
             else:
-                backend, name = decision.__name__.split(":")
-                assert hasattr(tf, f"{backend}_{name}"), decision.__name__
+                assert isinstance(decision, Form), decision
+                assert hasattr(decision.family(), decision.attr), decision
 
 
 def test_cases_cover_every_function() -> None:
@@ -487,5 +488,5 @@ def test_declaring_the_family_imports_no_polars() -> None:
 
     code = ("import sys, formulane.functions.text; "
             "assert 'polars' not in sys.modules, 'polars imported'; "
-            "assert 'formulane.functions._text_forms' not in sys.modules")
+            "assert 'formulane.columnar.forms.text' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -25,27 +25,8 @@ from ..values import VALUE, ErrorValue, XLError
 from ._criteria import eq_key, sort_positions, sort_values, to_int, truthy
 from ._grids import (GRID_REFUSED, GRID_TYPE, Grid, empty_grid, filter_grid, grid_rows, sort_grid,
                      sortby_grid, unique_grid)
-from ._lazy_forms import lazy_form
 from ._listnum import WIDE, finish
 from .spec import Cost, Refuse, builtin, p, sig
-
-
-def list_form(backend: str, name: str) -> Callable[..., Any]:
-    """A polars or SQL form defined in `_list_forms` as ``<backend>_<name>``, imported on first
-    use (declaring a function never imports polars). The form sees the IR call being translated
-    (argument types, constant arguments) as ``call=``: ``wants_call`` asks the backends for it."""
-    return lazy_form("formulane.functions._list_forms", backend, name, dispatch=True,
-                     wants_call=True)
-
-
-def LP(name: str) -> Callable[..., Any]:
-    """The polars form ``polars_<name>`` (reads like ``P("name")`` in logic.py)."""
-    return list_form("polars", name)
-
-
-def LS(name: str) -> Callable[..., Any]:
-    """The SQL form ``sql_<name>``."""
-    return list_form("sql", name)
 
 
 #: These specs belong to the "lists" category (the module name would say "_arrays").
@@ -81,7 +62,6 @@ def _order(value: Any) -> bool:
     doc="The distinct items of a list in first-seen order; text compares ignoring case (as "
         "Excel's UNIQUE does) and the first spelling is kept. Of a 2-D array: its distinct "
         "rows (columns with by_col).",
-    polars=LP("unique"), sql=LS("unique"),
     examples=['UNIQUE([3, 1, 3, 2, 1]) -> [3, 1, 2]', 'UNIQUE(["a", "A", "b"]) -> ["a", "b"]',
               'UNIQUE([1, 2, 1], FALSE, TRUE) -> [2]',
               'UNIQUE([1, BLANK(), BLANK()]) -> [1, BLANK()]',
@@ -150,7 +130,6 @@ def _sort_excel(values: tuple[Any, ...], sort_index: Any, order: Any,
     doc="A list sorted (stable): numbers, then text ignoring case, then logicals, blanks last; "
         "Excel's SORT(list, 1, order) form works too. A 2-D array's rows are sorted by their "
         "sort_index-th item (its columns by a row with by_col), as Excel's SORT.",
-    polars=LP("sort"), sql=LS("sort"),
     examples=['SORT([3, 1, 2]) -> [1, 2, 3]', 'SORT(["b", "C", "a"], -1) -> ["C", "b", "a"]',
               'SORT([2, BLANK(), 1], -1) -> [2, 1, BLANK()]', 'SORT([3, 1, 2], 1, -1) -> [3, 2, 1]',
               'SORT([1, 2], 0) -> #VALUE!', 'SORT(["b", "A", "a"]) -> ["A", "a", "b"]',
@@ -221,7 +200,6 @@ def _sortby_grid(rows: tuple[Any, ...], keys: tuple[Any, ...], order: Any = 1) -
         "several (keys, order) pairs sort by each in turn. A 2-D array's rows are sorted by "
         "keys as long as its columns (its columns, by keys as long as its rows, when the "
         "keys match its width instead).",
-    polars=LP("sortby"), sql=LS("sortby"),
     examples=['SORTBY(["bb", "a", "ccc"], s => LEN(s)) -> ["a", "bb", "ccc"]',
               'SORTBY(["x", "y", "z"], [3, 1, 2]) -> ["y", "z", "x"]',
               'SORTBY(["x", "y", "z"], [3, 1, 2], -1) -> ["x", "z", "y"]',
@@ -300,7 +278,6 @@ _IF_EMPTY = p("if_empty", ANY, None, "the single item returned when nothing is k
         "when none are (Excel: #CALC!), or [if_empty] if it has the items' type. Of a 2-D "
         "array: its rows (columns, when include is as long as a row); if_empty is a cell or a "
         "row.",
-    polars=LP("filter"), sql=LS("filter"),
     examples=['FILTER([1, 5, 10], x => x > 3) -> [5, 10]',
               'FILTER(["a", "b", "c"], [TRUE, FALSE, TRUE]) -> ["a", "c"]',
               'FILTER([1, 2], x => x > 5) -> []', 'FILTER([1, 2], x => x > 5, 0) -> [0]',
@@ -345,7 +322,6 @@ def _map2(first: tuple[Any, ...], second: tuple[Any, ...],
         polars=Refuse("a two-parameter lambda: list.eval binds one element at a time")),
     doc="Each item transformed by a lambda (two lists of one length: pairs of items); an "
         "error value from the lambda stays in its place.",
-    polars=LP("map"), sql=LS("map"),
     examples=['MAP([1, 2, 3], x => x * 2) -> [2, 4, 6]',
               'MAP([1, 2], [10, 20], LAMBDA(a, b, a + b)) -> [11, 22]',
               'MAP(["a", "b"], s => UPPER(s)) -> ["A", "B"]',
@@ -365,7 +341,7 @@ def map_(values: tuple[Any, ...], f: Callable[[Any], Any]) -> tuple[Any, ...]:
         returns=U),
     doc="Folds a list from the left: the lambda gets the running value and each item; the "
         "first error value it returns is the result.",
-    polars=Refuse("a fold: list.eval has no running accumulator"), sql=LS("reduce"),
+    polars=Refuse("a fold: list.eval has no running accumulator"), 
     examples=['REDUCE(0, [1, 2, 3], LAMBDA(acc, x, acc + x)) -> 6',
               'REDUCE(1, [2, 3, 4], LAMBDA(acc, x, acc * x)) -> 24',
               'REDUCE("", ["a", "b"], LAMBDA(acc, s, acc & s)) -> "ab"',
@@ -424,7 +400,6 @@ def _sequence_grid(ctx: EvalContext, rows: Any, columns: Any, start: Any = 1,
     doc="A list of rows * columns numbers counting from start by step (Excel's argument order; "
         "the grid is read row by row into one list); 0 rows gives []. In the excel profile, "
         "SEQUENCE(rows, columns, ...) is Excel's 2-D array: rows lists of columns numbers.",
-    polars=LP("sequence"), sql=LS("sequence"),
     examples=['SEQUENCE(4) -> [1, 2, 3, 4]', 'SEQUENCE(3, 1, 10, 5) -> [10, 15, 20]',
               'SEQUENCE(2, 2, 0, 0.5) -> [0, 0.5, 1, 1.5]', 'SEQUENCE(0) -> []',
               'SEQUENCE(-1) -> #VALUE!', 'SEQUENCE(2.9) -> [1, 2]'],
@@ -445,7 +420,6 @@ def sequence(ctx: EvalContext, rows: Any, columns: Any = 1, start: Any = 1,
     sig(p("list", _LIST), p("count", NUMBER, doc="negative: from the end"), returns=_LIST),
     doc="The first count items (the last -count when negative); the whole list when count is "
         "larger; [] for 0 (Excel says #CALC!).",
-    polars=LP("take"), sql=LS("take"),
     examples=['TAKE([1, 2, 3, 4], 2) -> [1, 2]', 'TAKE([1, 2, 3, 4], -1) -> [4]',
               'TAKE([1, 2], 10) -> [1, 2]', 'TAKE([1, 2], 0) -> []'],
     cost=Cost.linear(1, 1),
@@ -463,7 +437,6 @@ def take(values: tuple[Any, ...], count: Any) -> tuple[Any, ...]:
     sig(p("list", _LIST), p("count", NUMBER, doc="negative: from the end"), returns=_LIST),
     doc="The list without its first count items (its last -count when negative); [] when all "
         "are dropped (Excel says #CALC!).",
-    polars=LP("drop"), sql=LS("drop"),
     examples=['DROP([1, 2, 3, 4], 1) -> [2, 3, 4]', 'DROP([1, 2, 3, 4], -2) -> [1, 2]',
               'DROP([1, 2], 5) -> []', 'DROP([1, 2], 0) -> [1, 2]'],
     cost=Cost.linear(1, 1),
@@ -486,7 +459,6 @@ def drop(values: tuple[Any, ...], count: Any) -> tuple[Any, ...]:
     sig(p("list", _LIST), returns=_LIST, impl=lambda ctx, values: values),
     doc="A list of lists joined into one list, one level deep (blank inner lists skipped; a "
         "flat list is returned as it is).",
-    polars=LP("flatten"), sql=LS("flatten"),
     examples=['FLATTEN([[1, 2], [3], []]) -> [1, 2, 3]',
               'FLATTEN([["a"], ["b", "c"]]) -> ["a", "b", "c"]', 'FLATTEN([1, 2]) -> [1, 2]',
               'FLATTEN([[[1], [2]], [[3]]]) -> [[1], [2], [3]]'],

@@ -15,10 +15,9 @@ from __future__ import annotations
 import decimal
 import math
 from decimal import Decimal
-from typing import Callable, Iterable, Literal
+from typing import Iterable, Literal
 
 from ..values import CONTEXT, DIV0, NUM, XLError
-from ._lazy_forms import lazy_form
 from .spec import Cost
 
 Number = Decimal | int
@@ -291,22 +290,5 @@ __all__ = [
     "Mode", "Number", "ONE", "PI", "WIDE", "ZERO", "clamp_digits", "dec", "finish",
     "flatten_numbers", "from_float", "from_parts", "int_mod", "int_quotient", "parts", "power",
     "POWER_COST",
-    "round_digits", "round_multiple", "trunc_int", "backend_form", "polars_form", "sql_form",
+    "round_digits", "round_multiple", "trunc_int",
 ]
-
-
-# ------------------------------------------------------------------------- backend forms
-
-
-def backend_form(backend: str, name: str) -> Callable[..., object]:
-    """A polars or SQL form of `_math_forms` (``polars_<name>`` / ``sql_<name>``), resolved on
-    first use: declaring a function never imports polars (nor the forms package)."""
-    return lazy_form("formulane.functions._math_forms", backend, name)
-
-
-def polars_form(name: str) -> Callable[..., object]:
-    return backend_form("polars", name)
-
-
-def sql_form(name: str) -> Callable[..., object]:
-    return backend_form("sql", name)

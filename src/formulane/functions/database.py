@@ -27,6 +27,9 @@ from . import _criteria as cr
 from . import lists
 from .spec import Cost, Example, Refuse, builtin, p, sig
 
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "database"
+
 _REFUSE = Refuse("a database function reads a list of records and a list of criteria records "
                  "per row; a column expression receives no such lists")
 _DB = p("database", list_of(T), doc="a list of records (the rows)")

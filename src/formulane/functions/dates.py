@@ -24,40 +24,22 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from decimal import ROUND_DOWN, ROUND_FLOOR, Decimal
-from typing import Any, Sequence
+from typing import Sequence
 
 from ..runtime import EvalContext
 from ..types import DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional
 from ..values import NUM, VALUE, XLError
 from . import _calendar as cal
 from . import _numeric as nm
-from ._lazy_forms import lazy_form
 from .spec import Cost, Param, Refuse, Sig, builtin, p, sig
+
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "dates"
 
 Number = Decimal | int
 _MIDNIGHT = dt.time(0)
 _MICROS_PER_DAY = 86_400_000_000
 HOLIDAYS = list_of(optional(DATE))
-
-
-def _form(backend: str, name: str, kinds: tuple[str | None, ...]) -> Any:
-    """A polars or SQL form from `_date_forms`, imported on first use (declaring a function
-    never imports polars); ``kinds`` are the overload's parameter kinds (Date, DateTime...)."""
-    return lazy_form("formulane.functions._date_forms", backend, name, kinds, dispatch=True)
-
-
-def _P(name: str, *kinds: str | None) -> Any:
-    return _form("polars", name, kinds)
-
-
-def _S(name: str, *kinds: str | None) -> Any:
-    return _form("sql", name, kinds)
-
-
-def _forms(name: str, *params: Param | Type) -> dict[str, Any]:
-    """polars= and sql= keyword arguments for an overload with these parameters."""
-    kinds = tuple((x.type if isinstance(x, Param) else x).kind for x in params)
-    return {"polars": _P(name, *kinds), "sql": _S(name, *kinds)}
 
 
 _CLOCK_REFUSED = Refuse("reads the evaluation's injected clock, and the columnar and SQL "
@@ -69,18 +51,17 @@ def _date_of(value: dt.date) -> dt.date:
     return value.date() if isinstance(value, dt.datetime) else value
 
 
-def _date_sigs(*params: Param, returns: Type, form: str) -> tuple[Sig, ...]:
+def _date_sigs(*params: Param, returns: Type) -> tuple[Sig, ...]:
     """One overload per Date/DateTime combination of the parameters typed DATE (DateTime
-    arguments count by their local calendar date, as Excel truncates a date-time serial),
-    each with its polars and SQL form ``form``."""
+    arguments count by their local calendar date, as Excel truncates a date-time serial); the
+    form tables of `columnar.forms` name each overload's polars and SQL form."""
     slots = [i for i, prm in enumerate(params) if prm.type == DATE]
     out = []
     for kinds in itertools.product((DATE, DATETIME), repeat=len(slots)):
         ps = list(params)
         for i, kind in zip(slots, kinds):
             ps[i] = Param(ps[i].name, kind, ps[i].default, ps[i].doc)
-        f = _forms(form, *ps)
-        out.append(Sig(tuple(ps), returns, polars=f["polars"], sql=f["sql"]))
+        out.append(Sig(tuple(ps), returns))
     return tuple(out)
 
 
@@ -141,8 +122,6 @@ def now(ctx: EvalContext) -> dt.datetime:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("date"),
-    sql=_S("date"),
 )
 def date_(year: Number, month: Number, day: Number) -> dt.date:
     return cal.make_date(cal.to_int(year), cal.to_int(month), cal.to_int(day))
@@ -175,8 +154,6 @@ def _clock_seconds(hour: Number, minute: Number, second: Number) -> int:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("time"),
-    sql=_S("time"),
 )
 def time_(hour: Number, minute: Number, second: Number) -> dt.timedelta:
     return dt.timedelta(seconds=_clock_seconds(hour, minute, second) % 86400)
@@ -196,8 +173,6 @@ def time_(hour: Number, minute: Number, second: Number) -> dt.timedelta:
     ],
     cost=Cost.const(10),
     errors=("#NUM!", "#VALUE!"),
-    polars=_P("datetime"),
-    sql=_S("datetime"),
 )
 def datetime_(year: Number, month: Number, day: Number, hour: Number, minute: Number,
               second: Number, time_zone: str) -> dt.datetime:
@@ -262,19 +237,17 @@ def timevalue(time_text: str) -> dt.timedelta:
 # Reading fields
 
 
-def _field_sigs(name: str, form: str) -> tuple[Sig, ...]:
-    return tuple(sig(p(name, t), returns=NUMBER, **_forms(form, t)) for t in (DATE, DATETIME))
+def _field_sigs(name: str) -> tuple[Sig, ...]:
+    return tuple(sig(p(name, t), returns=NUMBER) for t in (DATE, DATETIME))
 
 
 @builtin(
     "YEAR",
-    *_field_sigs("date", "year"),
+    *_field_sigs("date"),
     doc="The year of a date (of a DateTime in its own time zone).",
     examples=["YEAR(DATE(2024, 3, 1)) -> 2024", "YEAR(DATE(2024, 12, 32)) -> 2025"],
     cost=Cost.const(1),
     can_error=False,
-    polars=_P("year", "Date"),
-    sql=_S("year", "Date"),
 )
 def year(value: dt.date) -> int:
     return value.year
@@ -282,13 +255,11 @@ def year(value: dt.date) -> int:
 
 @builtin(
     "MONTH",
-    *_field_sigs("date", "month"),
+    *_field_sigs("date"),
     doc="The month of a date, 1 to 12.",
     examples=["MONTH(DATE(2023, 12, 25)) -> 12", "MONTH(DATE(2024, 0, 1)) -> 12"],
     cost=Cost.const(1),
     can_error=False,
-    polars=_P("month", "Date"),
-    sql=_S("month", "Date"),
 )
 def month(value: dt.date) -> int:
     return value.month
@@ -296,13 +267,11 @@ def month(value: dt.date) -> int:
 
 @builtin(
     "DAY",
-    *_field_sigs("date", "day"),
+    *_field_sigs("date"),
     doc="The day of the month of a date, 1 to 31.",
     examples=["DAY(DATE(2024, 2, 29)) -> 29", "DAY(DATE(2023, 2, 29)) -> 1"],
     cost=Cost.const(1),
     can_error=False,
-    polars=_P("day", "Date"),
-    sql=_S("day", "Date"),
 )
 def day(value: dt.date) -> int:
     return value.day
@@ -322,14 +291,14 @@ def _seconds_of_day(value: dt.date | dt.timedelta) -> int:
     return (seconds + (1 if micros >= 500_000 else 0)) % 86400
 
 
-def _clock_sigs(form: str) -> tuple[Sig, ...]:
-    return tuple(sig(p("time", t), returns=NUMBER, **_forms(form, t))
+def _clock_sigs() -> tuple[Sig, ...]:
+    return tuple(sig(p("time", t), returns=NUMBER)
                  for t in (DATETIME, DURATION, DATE))
 
 
 @builtin(
     "HOUR",
-    *_clock_sigs("hour"),
+    *_clock_sigs(),
     doc="The hour of a DateTime or of a Duration's time of day, 0 to 23.",
     examples=[
         "HOUR(TIME(18, 45, 0)) -> 18",
@@ -338,8 +307,6 @@ def _clock_sigs(form: str) -> tuple[Sig, ...]:
     ],
     cost=Cost.const(1),
     errors=("#NUM!",),
-    polars=_P("hour", "DateTime"),
-    sql=_S("hour", "DateTime"),
 )
 def hour(value: dt.date | dt.timedelta) -> int:
     return _seconds_of_day(value) // 3600
@@ -347,13 +314,11 @@ def hour(value: dt.date | dt.timedelta) -> int:
 
 @builtin(
     "MINUTE",
-    *_clock_sigs("minute"),
+    *_clock_sigs(),
     doc="The minute of a DateTime or of a Duration's time of day, 0 to 59.",
     examples=["MINUTE(TIME(18, 45, 0)) -> 45", "MINUTE(TIME(0, 750, 0)) -> 30"],
     cost=Cost.const(1),
     errors=("#NUM!",),
-    polars=_P("minute", "DateTime"),
-    sql=_S("minute", "DateTime"),
 )
 def minute(value: dt.date | dt.timedelta) -> int:
     return _seconds_of_day(value) // 60 % 60
@@ -361,13 +326,11 @@ def minute(value: dt.date | dt.timedelta) -> int:
 
 @builtin(
     "SECOND",
-    *_clock_sigs("second"),
+    *_clock_sigs(),
     doc="The second of a DateTime or of a Duration's time of day, 0 to 59.",
     examples=["SECOND(TIME(0, 0, 2000)) -> 20", "SECOND(DATETIME(2024, 1, 1, 0, 0, 59.5)) -> 0"],
     cost=Cost.const(1),
     errors=("#NUM!",),
-    polars=_P("second", "DateTime"),
-    sql=_S("second", "DateTime"),
 )
 def second(value: dt.date | dt.timedelta) -> int:
     return _seconds_of_day(value) % 60
@@ -375,8 +338,7 @@ def second(value: dt.date | dt.timedelta) -> int:
 
 @builtin(
     "WEEKDAY",
-    *_date_sigs(p("date", DATE), p("return_type", NUMBER, 1), returns=NUMBER,
-                form="weekday"),
+    *_date_sigs(p("date", DATE), p("return_type", NUMBER, 1), returns=NUMBER),
     doc="The day of the week: type 1 Sunday=1..Saturday=7, 2 Monday=1..Sunday=7, 3 "
         "Monday=0..Sunday=6, 11-17 weeks starting Monday..Sunday at 1.",
     examples=[
@@ -387,8 +349,6 @@ def second(value: dt.date | dt.timedelta) -> int:
     ],
     cost=Cost.const(1),
     errors=("#NUM!",),
-    polars=_P("weekday", "Date", None),
-    sql=_S("weekday", "Date", None),
 )
 def weekday(value: dt.date, return_type: Number) -> int:
     return cal.weekday(_date_of(value), cal.to_int(return_type))
@@ -396,8 +356,7 @@ def weekday(value: dt.date, return_type: Number) -> int:
 
 @builtin(
     "WEEKNUM",
-    *_date_sigs(p("date", DATE), p("return_type", NUMBER, 1), returns=NUMBER,
-                form="weeknum"),
+    *_date_sigs(p("date", DATE), p("return_type", NUMBER, 1), returns=NUMBER),
     doc="The week of the year: week 1 holds January 1 and weeks start on Sunday (type 1), "
         "Monday (2, 11) ... Sunday (17); type 21 is the ISO week.",
     examples=[
@@ -408,8 +367,6 @@ def weekday(value: dt.date, return_type: Number) -> int:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("weeknum", "Date", None),
-    sql=_S("weeknum", "Date", None),
 )
 def weeknum(value: dt.date, return_type: Number) -> int:
     return cal.weeknum(_date_of(value), cal.to_int(return_type))
@@ -417,13 +374,11 @@ def weeknum(value: dt.date, return_type: Number) -> int:
 
 @builtin(
     "ISOWEEKNUM",
-    *_date_sigs(p("date", DATE), returns=NUMBER, form="isoweeknum"),
+    *_date_sigs(p("date", DATE), returns=NUMBER),
     doc="The ISO 8601 week number (weeks start on Monday; week 1 holds the first Thursday).",
     examples=["ISOWEEKNUM(DATE(2021, 1, 3)) -> 53", "ISOWEEKNUM(DATE(2024, 12, 30)) -> 1"],
     cost=Cost.const(2),
     can_error=False,
-    polars=_P("isoweeknum", "Date"),
-    sql=_S("isoweeknum", "Date"),
 )
 def isoweeknum(value: dt.date) -> int:
     return _date_of(value).isocalendar()[1]
@@ -435,7 +390,7 @@ def isoweeknum(value: dt.date) -> int:
 
 @builtin(
     "EDATE",
-    *_date_sigs(p("start_date", DATE), p("months", NUMBER), returns=DATE, form="edate"),
+    *_date_sigs(p("start_date", DATE), p("months", NUMBER), returns=DATE),
     doc="The date a number of months away, clamped to the end of a shorter month.",
     examples=[
         "EDATE(DATE(2024, 1, 31), 1) -> DATE(2024, 2, 29)",
@@ -444,8 +399,6 @@ def isoweeknum(value: dt.date) -> int:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("edate", "Date", None),
-    sql=_S("edate", "Date", None),
 )
 def edate(start_date: dt.date, months: Number) -> dt.date:
     return cal.add_months(_date_of(start_date), cal.to_int(months))
@@ -453,7 +406,7 @@ def edate(start_date: dt.date, months: Number) -> dt.date:
 
 @builtin(
     "EOMONTH",
-    *_date_sigs(p("start_date", DATE), p("months", NUMBER), returns=DATE, form="eomonth"),
+    *_date_sigs(p("start_date", DATE), p("months", NUMBER), returns=DATE),
     doc="The last day of the month a number of months away.",
     examples=[
         "EOMONTH(DATE(2024, 1, 15), 1) -> DATE(2024, 2, 29)",
@@ -462,8 +415,6 @@ def edate(start_date: dt.date, months: Number) -> dt.date:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("eomonth", "Date", None),
-    sql=_S("eomonth", "Date", None),
 )
 def eomonth(start_date: dt.date, months: Number) -> dt.date:
     return cal.end_of_month(_date_of(start_date), cal.to_int(months))
@@ -480,10 +431,8 @@ _CLOCK_UNITS = {"hour": 3600, "minute": 60, "second": 1}
 
 @builtin(
     "DATEADD",
-    sig(p("date", DATE), p("amount", NUMBER), p("unit", TEXT), returns=DATE,
-        **_forms("dateadd", DATE, NUMBER, TEXT)),
-    sig(p("date", DATETIME), p("amount", NUMBER), p("unit", TEXT), returns=DATETIME,
-        **_forms("dateadd", DATETIME, NUMBER, TEXT)),
+    sig(p("date", DATE), p("amount", NUMBER), p("unit", TEXT), returns=DATE),
+    sig(p("date", DATETIME), p("amount", NUMBER), p("unit", TEXT), returns=DATETIME),
     doc="A date moved by a whole number of \"year\", \"quarter\", \"month\", \"week\" or "
         "\"day\" units (month-end clamped); DateTimes also take \"hour\", \"minute\", "
         "\"second\" (elapsed time).",
@@ -497,8 +446,6 @@ _CLOCK_UNITS = {"hour": 3600, "minute": 60, "second": 1}
     ],
     cost=Cost.const(5),
     errors=("#VALUE!", "#NUM!"),
-    polars=_P("dateadd", "Date", "Number", "Text"),
-    sql=_S("dateadd", "Date", "Number", "Text"),
 )
 def dateadd(value: dt.date, amount: Number, unit: str) -> dt.date:
     key = _UNITS.get(unit.strip().lower())
@@ -533,8 +480,7 @@ def dateadd(value: dt.date, amount: Number, unit: str) -> dt.date:
 
 @builtin(
     "DATEDIF",
-    *_date_sigs(p("start_date", DATE), p("end_date", DATE), p("unit", TEXT), returns=NUMBER,
-                form="datedif"),
+    *_date_sigs(p("start_date", DATE), p("end_date", DATE), p("unit", TEXT), returns=NUMBER),
     doc="Whole \"Y\" years, \"M\" months or \"D\" days between two dates, or the remainder "
         "\"MD\" days, \"YM\" months, \"YD\" days (Excel's rules, MD quirk included).",
     examples=[
@@ -546,8 +492,6 @@ def dateadd(value: dt.date, amount: Number, unit: str) -> dt.date:
     ],
     cost=Cost.const(3),
     errors=("#NUM!",),
-    polars=_P("datedif", "Date", "Date", None),
-    sql=_S("datedif", "Date", "Date", None),
 )
 def datedif(start_date: dt.date, end_date: dt.date, unit: str) -> int:
     return cal.datedif(_date_of(start_date), _date_of(end_date), unit)
@@ -555,7 +499,7 @@ def datedif(start_date: dt.date, end_date: dt.date, unit: str) -> int:
 
 @builtin(
     "DAYS",
-    *_date_sigs(p("end_date", DATE), p("start_date", DATE), returns=NUMBER, form="days"),
+    *_date_sigs(p("end_date", DATE), p("start_date", DATE), returns=NUMBER),
     doc="The number of days from start_date to end_date (note the order: end first).",
     examples=[
         "DAYS(DATE(2024, 3, 1), DATE(2024, 2, 1)) -> 29",
@@ -563,8 +507,6 @@ def datedif(start_date: dt.date, end_date: dt.date, unit: str) -> int:
     ],
     cost=Cost.const(1),
     can_error=False,
-    polars=_P("days", "Date", "Date"),
-    sql=_S("days", "Date", "Date"),
 )
 def days(end_date: dt.date, start_date: dt.date) -> int:
     return _date_of(end_date).toordinal() - _date_of(start_date).toordinal()
@@ -573,7 +515,7 @@ def days(end_date: dt.date, start_date: dt.date) -> int:
 @builtin(
     "YEARFRAC",
     *_date_sigs(p("start_date", DATE), p("end_date", DATE), p("basis", NUMBER, 0),
-                returns=NUMBER, form="yearfrac"),
+                returns=NUMBER),
     doc="The fraction of a year between two dates: basis 0 US 30/360, 1 actual/actual, 2 "
         "actual/360, 3 actual/365, 4 European 30/360 (Excel's rules).",
     examples=[
@@ -586,8 +528,6 @@ def days(end_date: dt.date, start_date: dt.date) -> int:
     ],
     cost=Cost.const(3),
     errors=("#NUM!",),
-    polars=_P("yearfrac", "Date", "Date", None),
-    sql=_S("yearfrac", "Date", "Date", None),
 )
 def yearfrac(start_date: dt.date, end_date: dt.date, basis: Number) -> Decimal:
     return cal.yearfrac(_date_of(start_date), _date_of(end_date), cal.to_int(basis))
@@ -632,8 +572,6 @@ _WEEKEND_MON_FRI = cal.weekend_mask(1, allow_all=False)
     ],
     cost=Cost.linear(2, 10),
     can_error=False,
-    polars=_P("networkdays"),
-    sql=_S("networkdays"),
 )
 def networkdays(start_date: dt.date, end_date: dt.date,
                 holidays: Sequence[dt.date | None]) -> int:
@@ -660,8 +598,6 @@ _INTL_DOC = ("weekend is a code (1 Saturday-Sunday ... 7 Friday-Saturday, 11-17 
     ],
     cost=Cost.linear(2, 10),
     errors=("#NUM!", "#VALUE!"),
-    polars=_P("networkdays"),
-    sql=_S("networkdays"),
 )
 def networkdays_intl(start_date: dt.date, end_date: dt.date, weekend: Number | str,
                      holidays: Sequence[dt.date | None]) -> int:
@@ -682,8 +618,6 @@ def networkdays_intl(start_date: dt.date, end_date: dt.date, weekend: Number | s
     ],
     cost=Cost.linear(3, 10),
     errors=("#NUM!",),
-    polars=_P("workday"),
-    sql=_S("workday"),
 )
 def workday(start_date: dt.date, days: Number, holidays: Sequence[dt.date | None]) -> dt.date:
     return _workday(start_date, days, _WEEKEND_MON_FRI, holidays)
@@ -704,8 +638,6 @@ def workday(start_date: dt.date, days: Number, holidays: Sequence[dt.date | None
     ],
     cost=Cost.linear(3, 10),
     errors=("#NUM!", "#VALUE!"),
-    polars=_P("workday"),
-    sql=_S("workday"),
 )
 def workday_intl(start_date: dt.date, days: Number, weekend: Number | str,
                  holidays: Sequence[dt.date | None]) -> dt.date:
@@ -729,8 +661,6 @@ def workday_intl(start_date: dt.date, days: Number, weekend: Number | str,
     ],
     cost=Cost.const(10),
     errors=("#VALUE!", "#NUM!"),
-    polars=_P("tzconvert", "DateTime", "Text"),
-    sql=_S("tzconvert", "DateTime", "Text"),
 )
 def tzconvert(value: dt.datetime, time_zone: str) -> dt.datetime:
     tz = cal.zone(time_zone)
@@ -742,7 +672,7 @@ def tzconvert(value: dt.datetime, time_zone: str) -> dt.datetime:
 
 @builtin(
     "SERIAL",
-    *(sig(p("value", t), returns=NUMBER, **_forms("serial", t))
+    *(sig(p("value", t), returns=NUMBER)
       for t in (DATE, DATETIME, DURATION)),
     doc="Excel's serial number of a date (1900 system: 1 is 1900-01-01, with Excel's phantom "
         "1900-02-29 at 60), of a DateTime (local time as a day fraction) or a Duration in days.",
@@ -755,8 +685,6 @@ def tzconvert(value: dt.datetime, time_zone: str) -> dt.datetime:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("serial", "Date"),
-    sql=_S("serial", "Date"),
 )
 def serial(value: dt.date | dt.timedelta) -> Number:
     if isinstance(value, dt.timedelta):
@@ -783,8 +711,6 @@ def serial(value: dt.date | dt.timedelta) -> Number:
     ],
     cost=Cost.const(2),
     errors=("#NUM!",),
-    polars=_P("fromserial", "Number"),
-    sql=_S("fromserial", "Number"),
 )
 def fromserial(serial_number: Number) -> dt.date:
     whole = serial_number if type(serial_number) is int else int(

@@ -7,7 +7,7 @@ book value never below salvage; VDB switches to straight line for the remaining 
 that depreciates more (unless no_switch), and prorates a fractional first or last period.
 Closed forms except VDB, which walks the periods up to end_period: at most `VDB_PERIODS`
 (``#NUM!`` beyond), so its cost is bounded. SLN and SYD have polars and SQL forms
-(`_elementwise_forms`, float64); the others are refused.
+(`columnar/forms/math/elementwise*`, float64); the others are refused.
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ from decimal import Decimal
 from ..types import BOOLEAN, NUMBER
 from ..values import DIV0, NUM, XLError
 from . import _numeric as nm
-from ._lazy_forms import lazy_form
 from ._numeric import Number
 from .spec import Cost, Refuse, builtin, p, sig
 
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "depreciation"
+
 _N = NUMBER
 _PACK = "finance"
-_FORMS = "formulane.functions._elementwise_forms"
 #: Periods VDB walks at most (1,200: a century of months).
 VDB_PERIODS = 1200
 _SCHEDULE = Refuse("the declining-balance schedule compounds a rate rounded per Excel's rules "
@@ -52,8 +53,7 @@ def _non_negative(cost: Number, salvage: Number) -> None:
          doc="The straight-line depreciation per period: (cost - salvage) / life.",
          examples=["SLN(30000, 7500, 10) -> 2250", "SLN(1000, 0, 4) -> 250",
                    "SLN(1000, 100, 0) -> #DIV/0!"],
-         cost=Cost.const(10), errors=("#DIV/0!",), pack=_PACK, category="depreciation",
-         polars=lazy_form(_FORMS, "polars", "sln"), sql=lazy_form(_FORMS, "sql", "sln"))
+         cost=Cost.const(10), errors=("#DIV/0!",), pack=_PACK, category="depreciation")
 def sln(cost: Number, salvage: Number, life: Number) -> Decimal:
     if not life:
         raise XLError(DIV0, "SLN with a life of 0")
@@ -65,8 +65,7 @@ def sln(cost: Number, salvage: Number, life: Number) -> Decimal:
          doc="The sum-of-years'-digits depreciation of one period.",
          examples=["ROUND(SYD(30000, 7500, 10, 1), 2) -> 4090.91",
                    "ROUND(SYD(30000, 7500, 10, 10), 2) -> 409.09", "SYD(30000, 7500, 10, 11) -> #NUM!"],
-         cost=Cost.const(10), errors=("#NUM!",), pack=_PACK, category="depreciation",
-         polars=lazy_form(_FORMS, "polars", "syd"), sql=lazy_form(_FORMS, "sql", "syd"))
+         cost=Cost.const(10), errors=("#NUM!",), pack=_PACK, category="depreciation")
 def syd(cost: Number, salvage: Number, life: Number, per: Number) -> Decimal:
     if life <= 0 or per <= 0 or per > life:
         raise XLError(NUM, "SYD needs life > 0 and 0 < per <= life")

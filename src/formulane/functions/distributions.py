@@ -7,9 +7,10 @@ Contract: Excel's argument order and domains (``#NUM!`` outside them; counts and
 freedom truncated to integers as Excel does). Computed in binary floating point with the
 capped, SciPy-free algorithms of `_special` (as Excel computes these in doubles), converted by
 the float's shortest repr; an answer that is not finite is ``#NUM!``, as is a series that has
-not converged within its cap. Costs are priced from measurements of the worst case allowed
-by the caps (one unit ~ 50 ns). STANDARDIZE, FISHER and FISHERINV have polars and SQL forms
-(`_elementwise_forms`); the others are refused: no engine has these special functions.
+not converged within its cap. Costs are priced from measurements of the worst case allowed by
+the caps (one unit ~ 50 ns). STANDARDIZE, FISHER and FISHERINV have polars and SQL forms
+(`columnar/forms/math/elementwise*`); the others are refused: no engine has these special
+functions.
 """
 
 from __future__ import annotations
@@ -23,13 +24,11 @@ from ..types import BOOLEAN, NUMBER
 from ..values import DIV0, NUM, XLError
 from . import _numeric as nm
 from . import _special as sp
-from ._lazy_forms import lazy_form
 from ._numeric import Number
-from .spec import Cost, Refuse, builtin, p, sig
+from .spec import UNDECIDED, Cost, Refuse, builtin, p, sig
 
 _N = NUMBER
 _PACK = "statistics"
-_FORMS = "formulane.functions._elementwise_forms"
 _REFUSE = Refuse("the distribution needs special functions (incomplete gamma or beta, their "
                  "inverses) that neither polars nor the SQL dialects provide")
 #: Priced from measured worst cases within the caps of `_special` (one unit ~ 50 ns here):
@@ -78,9 +77,9 @@ def _df(x: Number, what: str = "deg_freedom", low: int = 1) -> int:
 
 def _stat(name: str, *params: Any, doc: str, examples: list[str], cost: Cost = _SERIES,
           errors: tuple[str, ...] = ("#NUM!",), aliases: tuple[str, ...] = (),
-          forms: str | None = None) -> Callable[[Callable[..., Any]], Any]:
-    polars = lazy_form(_FORMS, "polars", forms) if forms else _REFUSE
-    sql = lazy_form(_FORMS, "sql", forms) if forms else _REFUSE
+          has_form: bool = False) -> Callable[[Callable[..., Any]], Any]:
+    # with a form in the columnar tables (`columnar.forms`), else refused there
+    polars = sql = UNDECIDED if has_form else _REFUSE
     return builtin(name, sig(*params, returns=_N), doc=doc, examples=examples, cost=cost,
                    errors=errors, pack=_PACK, category="statistics", aliases=aliases,
                    polars=polars, sql=sql)
@@ -140,7 +139,7 @@ def lognorm_inv(probability: Number, mean: Number, standard_dev: Number) -> Deci
 @_stat("STANDARDIZE", p("x", _N), p("mean", _N), p("standard_dev", _N),
        doc="The z-score (x - mean) / standard_dev; #NUM! for standard_dev <= 0.",
        examples=["ROUND(STANDARDIZE(42, 40, 1.5), 9) -> 1.333333333", "STANDARDIZE(5, 5, 2) -> 0",
-                 "STANDARDIZE(1, 0, 0) -> #NUM!"], cost=_CLOSED, forms="standardize")
+                 "STANDARDIZE(1, 0, 0) -> #NUM!"], cost=_CLOSED, has_form=True)
 def standardize(x: Number, mean: Number, standard_dev: Number) -> Decimal:
     _check(standard_dev <= 0, "standard_dev must be greater than 0")
     return _out((_f(x) - _f(mean)) / _f(standard_dev))
@@ -194,7 +193,7 @@ def confidence_t(alpha: Number, standard_dev: Number, size: Number) -> Decimal:
 
 @_stat("FISHER", p("x", _N), doc="The Fisher transformation atanh(x), for -1 < x < 1.",
        examples=["ROUND(FISHER(0.75), 9) -> 0.972955075", "FISHER(0) -> 0", "FISHER(1) -> #NUM!"],
-       cost=_CLOSED, forms="fisher")
+       cost=_CLOSED, has_form=True)
 def fisher(x: Number) -> Decimal:
     _check(nm.magnitude(x) >= 1, "x must be between -1 and 1 (exclusive)")
     return _out(math.atanh(_f(x)))
@@ -202,7 +201,7 @@ def fisher(x: Number) -> Decimal:
 
 @_stat("FISHERINV", p("y", _N), doc="The inverse of the Fisher transformation, tanh(y).",
        examples=["ROUND(FISHERINV(0.972955), 6) -> 0.75", "FISHERINV(0) -> 0",
-                 "FISHERINV(1000) -> 1"], cost=_CLOSED, errors=(), forms="fisherinv")
+                 "FISHERINV(1000) -> 1"], cost=_CLOSED, errors=(), has_form=True)
 def fisherinv(y: Number) -> Decimal:
     return _out(math.tanh(_f(y)))
 

@@ -22,12 +22,13 @@ from ..types import NUMBER, TEXT
 from ..values import NA, NUM, XLError
 from . import _numeric as nm
 from . import _units
-from ._lazy_forms import lazy_form
 from ._numeric import Number
 from .spec import Cost, Param, Refuse, builtin, p, sig
 
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "engineering"
+
 _N = NUMBER
-_FORMS = "formulane.functions._elementwise_forms"
 _BITS = {2: 10, 8: 30, 16: 40}  # two's-complement width of ten digits in each base
 _NAMES = {2: "binary", 8: "octal", 16: "hexadecimal", 10: "decimal"}
 _BIT_LIMIT = 2**48
@@ -235,8 +236,7 @@ def bitrshift(number: Number, shift_amount: Number) -> int:
 @builtin("DELTA", sig(p("number1", _N), p("number2", _N, 0), returns=_N),
          doc="One when the two numbers are equal, else 0 (number2 defaults to 0).",
          examples=["DELTA(5, 4) -> 0", "DELTA(5, 5) -> 1", "DELTA(0.5, 0) -> 0", "DELTA(0) -> 1"],
-         cost=Cost.const(1), can_error=False,
-         polars=lazy_form(_FORMS, "polars", "delta"), sql=lazy_form(_FORMS, "sql", "delta"))
+         cost=Cost.const(1), can_error=False)
 def delta(number1: Number, number2: Number = 0) -> int:
     return int(number1 == number2)
 
@@ -245,8 +245,7 @@ def delta(number1: Number, number2: Number = 0) -> int:
          doc="One when number >= step, else 0 (step defaults to 0).",
          examples=["GESTEP(5, 4) -> 1", "GESTEP(5, 5) -> 1", "GESTEP(-4, -5) -> 1",
                    "GESTEP(-1) -> 0"],
-         cost=Cost.const(1), can_error=False,
-         polars=lazy_form(_FORMS, "polars", "gestep"), sql=lazy_form(_FORMS, "sql", "gestep"))
+         cost=Cost.const(1), can_error=False)
 def gestep(number: Number, step: Number = 0) -> int:
     return int(number >= step)
 

@@ -19,9 +19,10 @@ from ..types import NUMBER, list_of, many, optional
 from ..values import DIV0, NUM, XLError
 from . import _numeric as nm
 from ._numeric import Number
-from ._numeric import polars_form as P
-from ._numeric import sql_form as S
 from .spec import Cost, Refuse, builtin, p, sig
+
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "finance"
 
 _N = NUMBER
 _ZERO = Decimal(0)
@@ -34,7 +35,7 @@ _TINY = Decimal("1e-30")
 _W = nm.WIDE
 _ARITH = (decimal.Overflow, decimal.InvalidOperation, decimal.DivisionByZero, ZeroDivisionError)
 
-# Columnar and SQL decisions (forms in `_math_forms`: PMT, PV, FV and NPV in float64).
+# Columnar and SQL decisions (forms in `columnar/forms/math`: PMT, PV, FV and NPV in float64).
 _ITERATIVE = (
     "Newton's method in 50-digit decimals for up to 50 steps, stopping at a data-dependent "
     "step: a fixed number of float steps unrolled into an expression would give other "
@@ -71,7 +72,6 @@ def _guarded(compute: Callable[[], Decimal]) -> Decimal:
     doc="The payment per period of a loan or annuity at a constant rate (negative: paid out).",
     examples=["ROUND(PMT(0.05/12, 60, 10000), 7) -> -188.7123364", "PMT(0, 10, 1000) -> -100",
               "ROUND(PMT(0.08/12, 10, 10000, 0, 1), 2) -> -1030.16", "PMT(0, 0, 1000) -> #DIV/0!"],
-    polars=P("pmt"), sql=S("pmt"),
     cost=Cost.const(500),
     pack="finance",
     errors=("#NUM!", "#DIV/0!"),
@@ -97,7 +97,6 @@ def pmt(rate: Number, nper: Number, pv: Number, fv: Number = 0, type: Number = 0
     doc="The present value of a series of equal payments at a constant rate.",
     examples=["ROUND(PV(0.08/12, 12*20, 500), 2) -> -59777.15", "PV(0, 10, -100) -> 1000",
               "PV(-1, 10, 100) -> #DIV/0!"],
-    polars=P("pv"), sql=S("pv"),
     cost=Cost.const(500),
     pack="finance",
     errors=("#NUM!", "#DIV/0!"),
@@ -121,7 +120,6 @@ def pv(rate: Number, nper: Number, pmt: Number, fv: Number = 0, type: Number = 0
     doc="The future value of an investment of equal payments at a constant rate.",
     examples=["ROUND(FV(0.06/12, 10, -200, -500, 1), 2) -> 2581.4", "FV(0, 12, -100) -> 1200",
               "FV(0.1, 1E9, -1) -> #NUM!"],
-    polars=P("fv"), sql=S("fv"),
     cost=Cost.const(500),
     pack="finance",
     errors=("#NUM!",),
@@ -145,7 +143,7 @@ def fv(rate: Number, nper: Number, pmt: Number, pv: Number = 0, type: Number = 0
     doc="The net present value of cash flows at the ends of periods 1, 2, ... (blanks skipped).",
     examples=["ROUND(NPV(0.1, -10000, 3000, 4200, 6800), 2) -> 1188.44", "NPV(0, [1, 2], 3) -> 6",
               "NPV(-1, 5) -> #DIV/0!"],
-    polars=P("npv"), sql=Refuse(_LISTS_SQL),
+    sql=Refuse(_LISTS_SQL),
     cost=Cost.linear(25, 50),
     pack="finance",
     errors=("#NUM!", "#DIV/0!"),

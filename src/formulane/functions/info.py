@@ -20,10 +20,10 @@ from typing import Any, Mapping
 from ..types import ANY, BOOLEAN, NEVER, NUMBER, TEXT, Type, non_null
 from ..values import CONTEXT, ERROR_TYPE_NUMBER, NA, NUM, VALUE, ErrorValue, XLError
 from ._numeric import Number, finish, trunc_int
-from ._numeric import polars_form as P
-from ._numeric import sql_form as S
-from ._lazy_forms import lazy_form
 from .spec import Cost, Refuse, builtin, p, sig
+
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "info"
 
 #: Excel's serial 0 is 1899-12-31; from 1900-03-01 on serials count Lotus's phantom 1900-02-29
 #: (the same rule as the dates family's SERIAL helper).
@@ -31,18 +31,11 @@ _SERIAL_EPOCH = dt.date(1899, 12, 31)
 _MARCH_1900 = dt.date(1900, 3, 1)
 _DAY_SECONDS = 86400
 
-# Columnar and SQL decisions (forms in `_math_forms`; the forms of the IS* tests, TYPE and
+# Columnar and SQL decisions (forms in `columnar/forms/math`; the forms of the IS* tests, TYPE and
 # ERROR.TYPE receive their argument's compiled column, as they see errors). Not vectorized yet:
 _NEEDS_TYPE = (
     "its result depends on the argument's static type (an Any parameter: a Number, a Text, a "
     "Date... each converts differently), which the backends do not pass to an eager form")
-
-
-def _columns(backend: str, name: str) -> Any:
-    """The forms of the tests that see errors (`_math_forms`: IS*, TYPE, ERROR.TYPE): they
-    receive the argument's compiled column (value, error code, static type); an Any argument
-    is refused there."""
-    return lazy_form("formulane.functions._math_forms", backend, name, wants_columns=True)
 
 
 def _is_error(value: Any) -> bool:
@@ -63,7 +56,6 @@ def _is_number(value: Any) -> bool:
     doc="TRUE when the value is blank (an empty text is not blank).",
     examples=["ISBLANK(BLANK()) -> TRUE", 'ISBLANK("") -> FALSE', "ISBLANK(0) -> FALSE",
               "ISBLANK(1/0) -> FALSE"],
-    polars=_columns("polars", "isblank"), sql=_columns("sql", "isblank"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -77,7 +69,6 @@ def isblank(value: Any) -> bool:
     sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is any error value.",
     examples=["ISERROR(1/0) -> TRUE", "ISERROR(NA()) -> TRUE", "ISERROR(1) -> FALSE"],
-    polars=_columns("polars", "iserror"), sql=_columns("sql", "iserror"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -91,7 +82,6 @@ def iserror(value: Any) -> bool:
     sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is an error other than #N/A.",
     examples=["ISERR(1/0) -> TRUE", "ISERR(NA()) -> FALSE", 'ISERR("x") -> FALSE'],
-    polars=_columns("polars", "iserr"), sql=_columns("sql", "iserr"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -105,7 +95,6 @@ def iserr(value: Any) -> bool:
     sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is the #N/A error.",
     examples=["ISNA(NA()) -> TRUE", "ISNA(1/0) -> FALSE", "ISNA(0) -> FALSE"],
-    polars=_columns("polars", "isna"), sql=_columns("sql", "isna"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -120,7 +109,6 @@ def isna(value: Any) -> bool:
     doc="TRUE when the value is a Number (not text that looks like one, not a date).",
     examples=["ISNUMBER(4) -> TRUE", 'ISNUMBER("4") -> FALSE', "ISNUMBER(1/0) -> FALSE",
               "ISNUMBER(DATE(2024, 1, 1)) -> FALSE"],
-    polars=_columns("polars", "isnumber"), sql=_columns("sql", "isnumber"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -135,7 +123,6 @@ def isnumber(value: Any) -> bool:
     doc="TRUE when the value is a Text (the empty text included).",
     examples=['ISTEXT("a") -> TRUE', 'ISTEXT("") -> TRUE', "ISTEXT(1) -> FALSE",
               "ISTEXT(BLANK()) -> FALSE"],
-    polars=_columns("polars", "istext"), sql=_columns("sql", "istext"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -150,7 +137,6 @@ def istext(value: Any) -> bool:
     doc="TRUE when the value is not a Text (blanks and errors included).",
     examples=["ISNONTEXT(1) -> TRUE", 'ISNONTEXT("a") -> FALSE', "ISNONTEXT(BLANK()) -> TRUE",
               "ISNONTEXT(NA()) -> TRUE"],
-    polars=_columns("polars", "isnontext"), sql=_columns("sql", "isnontext"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -164,7 +150,6 @@ def isnontext(value: Any) -> bool:
     sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is a Boolean.",
     examples=["ISLOGICAL(TRUE) -> TRUE", "ISLOGICAL(1) -> FALSE", 'ISLOGICAL("TRUE") -> FALSE'],
-    polars=_columns("polars", "islogical"), sql=_columns("sql", "islogical"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -179,7 +164,6 @@ def islogical(value: Any) -> bool:
     doc="TRUE when the value is a Date or a DateTime (text is never a date).",
     examples=["ISDATE(DATE(2024, 2, 29)) -> TRUE", 'ISDATE("2024-02-29") -> FALSE',
               "ISDATE(45351) -> FALSE"],
-    polars=_columns("polars", "isdate"), sql=_columns("sql", "isdate"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -193,7 +177,6 @@ def isdate(value: Any) -> bool:
     sig(p("number", NUMBER), returns=BOOLEAN),
     doc="TRUE when the number, truncated to an integer, is even.",
     examples=["ISEVEN(4) -> TRUE", "ISEVEN(2.5) -> TRUE", "ISEVEN(-1) -> FALSE", "ISEVEN(0) -> TRUE"],
-    polars=P("iseven"), sql=S("iseven"),
     cost=Cost.const(1),
     can_error=False,
 )
@@ -206,7 +189,6 @@ def iseven(number: Number) -> bool:
     sig(p("number", NUMBER), returns=BOOLEAN),
     doc="TRUE when the number, truncated to an integer, is odd.",
     examples=["ISODD(3) -> TRUE", "ISODD(-3.7) -> TRUE", "ISODD(2) -> FALSE", "ISODD(0) -> FALSE"],
-    polars=P("isodd"), sql=S("isodd"),
     cost=Cost.const(1),
     can_error=False,
 )
@@ -224,7 +206,6 @@ def isodd(number: Number) -> bool:
         "6 #NUM!, 7 #N/A, 14 #CALC!, 99 ERROR()); #N/A when the value is not an error.",
     examples=["ERROR.TYPE(1/0) -> 2", "ERROR.TYPE(NA()) -> 7", "ERROR.TYPE(SQRT(-1)) -> 6",
               "ERROR.TYPE(1) -> #N/A"],
-    polars=_columns("polars", "error_type"), sql=_columns("sql", "error_type"),
     cost=Cost.const(1),
     accepts_errors=True,
     errors=("#N/A",),
@@ -242,7 +223,6 @@ def error_type(error_val: Any) -> int:
         "4 Boolean, 16 error, 64 List, 128 Record.",
     examples=["TYPE(1) -> 1", 'TYPE("a") -> 2', "TYPE(TRUE) -> 4", "TYPE(1/0) -> 16",
               "TYPE([1, 2]) -> 64", "TYPE(DATE(2024, 1, 1)) -> 1"],
-    polars=_columns("polars", "type"), sql=_columns("sql", "type"),
     cost=Cost.const(1),
     accepts_errors=True,
     can_error=False,
@@ -267,7 +247,6 @@ def type_(value: Any) -> int:
     sig(returns=NEVER),
     doc="The #N/A error value (\"not available\"); fits wherever a value is expected.",
     examples=["NA() -> #N/A", "ISNA(NA()) -> TRUE", "IFERROR(NA(), 0) -> 0"],
-    polars=P("na"), sql=S("na"),
     cost=Cost.const(1),
     errors=("#N/A",),
 )
@@ -352,15 +331,13 @@ def _boolean_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
 
 @builtin(
     "BOOLEAN",
-    sig(p("value", BOOLEAN), returns=BOOLEAN, polars=P("boolean_identity"),
-        sql=S("boolean_identity")),
-    sig(p("value", NUMBER), returns=BOOLEAN, polars=P("boolean_number"), sql=S("boolean_number")),
-    sig(p("value", TEXT), returns=BOOLEAN, polars=P("boolean_text"), sql=S("boolean_text")),
+    sig(p("value", BOOLEAN), returns=BOOLEAN),
+    sig(p("value", NUMBER), returns=BOOLEAN),
+    sig(p("value", TEXT), returns=BOOLEAN),
     doc="A value as a Boolean: numbers are TRUE unless 0; the texts true/yes/1 and "
         "false/no/0 (any case, spaces trimmed) are TRUE and FALSE; other texts #VALUE!.",
     examples=['BOOLEAN("Yes") -> TRUE', 'BOOLEAN(" false ") -> FALSE', "BOOLEAN(0) -> FALSE",
               "BOOLEAN(-2.5) -> TRUE", 'BOOLEAN("maybe") -> #VALUE!', "BOOLEAN(TRUE) -> TRUE"],
-    polars=P("boolean_identity"), sql=S("boolean_identity"),
     cost=Cost.const(1),
     check=_boolean_check,
     errors=("#VALUE!",),

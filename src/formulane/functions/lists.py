@@ -25,7 +25,7 @@ from ..types import (
 from ..values import CALC, DIV0, NUM, VALUE, ErrorValue, XLError
 from . import _listnum as ln
 from ._arrays import (  # noqa: F401 - re-exported: the registry collects specs from this module
-    LP, LS, columns_, drop, filter_, flatten, map_, reduce_, rows_, sequence, sort, sortby,
+    columns_, drop, filter_, flatten, map_, reduce_, rows_, sequence, sort, sortby,
     take, transpose, unique,
 )
 from ._shaping import (  # noqa: F401 - re-exported: Excel's array shaping functions
@@ -33,6 +33,9 @@ from ._shaping import (  # noqa: F401 - re-exported: Excel's array shaping funct
 )
 from ._criteria import criterion, is_number, parse_number, serial, truthy
 from .spec import Cost, Refuse, builtin, p, sig
+
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "lists"
 
 _N = NUMBER
 _NUMS = many(NUMBER)
@@ -76,7 +79,6 @@ def _flat(args: Sequence[Any]) -> list[Any]:
     sig(p("duration", many(DURATION)), returns=DURATION, repeat=1, impl=_sum_durations,
         polars=_DURATION_TOTAL, sql=_DURATION_TOTAL),
     doc="The total of numbers and lists of numbers (blanks skipped); also totals durations.",
-    polars=LP("sum"), sql=LS("sum"),
     examples=['SUM(1, 2, 3) -> 6', 'SUM([1, BLANK(), 3], 4) -> 8', 'SUM(0.1, 0.2) -> 0.3',
               'SUM([1E20, 1, -1E20]) -> 1', 'SUM([]) -> 0', 'SUM(9E307, 9E307) -> #NUM!'],
     cost=Cost.linear(2, 1),
@@ -91,7 +93,6 @@ def sum_(*args: Any) -> Decimal | int:
     sig(p("number", _NUMS), returns=_N, repeat=1),
     doc="The product of numbers and lists of numbers (blanks skipped; 0 when there are none, "
         "as in Excel).",
-    polars=LP("product"), sql=LS("product"),
     examples=['PRODUCT(2, 3, 4) -> 24', 'PRODUCT([1.5, BLANK(), 2]) -> 3', 'PRODUCT([]) -> 0',
               'PRODUCT(1E200, 1E200) -> #NUM!'],
     cost=Cost.linear(2, 1),
@@ -117,7 +118,6 @@ def product(*args: Any) -> Decimal | int:
     "AVERAGE",
     sig(p("number", _NUMS), returns=_N, repeat=1),
     doc="The arithmetic mean of numbers and lists (blanks skipped); #DIV/0! when there are none.",
-    polars=LP("average"), sql=LS("average"),
     examples=['AVERAGE(1, 2, 3, 4) -> 2.5', 'AVERAGE([1, BLANK(), 3]) -> 2',
               'AVERAGE([]) -> #DIV/0!', 'AVERAGE(1, 2) -> 1.5'],
     cost=Cost.linear(2, 2),
@@ -148,7 +148,6 @@ _MAX_OTHER = _extreme(max, "MAX")
     sig(p("datetime", many(DATETIME)), returns=DATETIME, repeat=1, impl=_MIN_OTHER),
     sig(p("duration", many(DURATION)), returns=DURATION, repeat=1, impl=_MIN_OTHER,
         sql=_DURATION_ORDER),
-    polars=LP("min"), sql=LS("min"),
     doc="The smallest number (blanks skipped; 0 when there are none, as in Excel); also the "
         "earliest date or datetime, or the shortest duration (#CALC! when there are none).",
     examples=['MIN(3, [1, 2]) -> 1', 'MIN([5, BLANK(), -2]) -> -2', 'MIN([]) -> 0',
@@ -168,7 +167,6 @@ def min_(*args: Any) -> Decimal | int:
     sig(p("datetime", many(DATETIME)), returns=DATETIME, repeat=1, impl=_MAX_OTHER),
     sig(p("duration", many(DURATION)), returns=DURATION, repeat=1, impl=_MAX_OTHER,
         sql=_DURATION_ORDER),
-    polars=LP("max"), sql=LS("max"),
     doc="The largest number (blanks skipped; 0 when there are none, as in Excel); also the "
         "latest date or datetime, or the longest duration (#CALC! when there are none).",
     examples=['MAX(3, [1, 7]) -> 7', 'MAX([-5, BLANK(), -2]) -> -2', 'MAX([]) -> 0',
@@ -205,7 +203,6 @@ def _is_countable(v: Any, direct: bool) -> bool:
     sig(p("value", many(ANY)), returns=_N, repeat=1),
     doc="How many numbers (and dates, datetimes, durations) the arguments and lists hold; "
         "text and logicals inside lists are not counted.",
-    polars=LP("count"), sql=LS("count"),
     examples=['COUNT(1, [2, 3], "a") -> 3', 'COUNT([1, BLANK(), 3]) -> 2', 'COUNT(["a", "b"]) -> 0',
               'COUNT("12", TRUE) -> 2'],
     cost=Cost.linear(1, 1),
@@ -229,7 +226,6 @@ def count(*args: Any) -> int:
     "COUNTA",
     sig(p("value", many(ANY)), returns=_N, repeat=1),
     doc="How many values are not blank (empty text counts, as in Excel).",
-    polars=LP("counta"), sql=LS("counta"),
     examples=['COUNTA(1, "a", [TRUE, BLANK()]) -> 3', 'COUNTA(["", BLANK()]) -> 1',
               'COUNTA([]) -> 0'],
     cost=Cost.linear(1, 1),
@@ -243,7 +239,6 @@ def counta(*args: Any) -> int:
     "COUNTBLANK",
     sig(p("list", list_of(optional(T))), returns=_N),
     doc="How many items of a list are blank or empty text (Excel counts \"\" as blank here).",
-    polars=LP("countblank"), sql=LS("countblank"),
     examples=['COUNTBLANK([1, BLANK(), 3]) -> 1', 'COUNTBLANK(["a", "", BLANK()]) -> 2',
               'COUNTBLANK([]) -> 0'],
     cost=Cost.linear(3, 1),
@@ -305,7 +300,6 @@ _CRITERIA_DOC = ("criteria: a lambda (x => x > 10), an Excel criteria text (\">1
     sig(p("list", list_of(optional(T))), p("criteria", T, doc=_CRITERIA_DOC), returns=_N),
     sig(p("list", list_of(T)), p("criteria", fn([T], BOOLEAN), doc=_CRITERIA_DOC), returns=_N),
     doc="How many items meet the criteria: a lambda, an Excel criteria text or a value.",
-    polars=LP("countif"), sql=LS("countif"),
     examples=['COUNTIF([1, 5, 10, 15], ">=10") -> 2',
               'COUNTIF(["apple", "Avocado", "kiwi"], "a*") -> 2',
               'COUNTIF([1, 5, 10], x => x > 3) -> 2', 'COUNTIF([1, BLANK(), 3], "") -> 1',
@@ -354,7 +348,6 @@ def _if_sigs(target: str) -> tuple[Any, ...]:
     *_if_sigs("sum"),
     doc="The total of the numbers whose items meet the criteria (of sum_list at the same "
         "positions when given; lists of different lengths are #VALUE!).",
-    polars=LP("sumif"), sql=LS("sumif"),
     examples=['SUMIF([1, 5, 10], ">2") -> 15', 'SUMIF(["a", "b", "a"], "A", [1, 2, 3]) -> 4',
               'SUMIF([1, 2, 3], x => x <> 2) -> 4', 'SUMIF([1, 2], "a", [1]) -> #VALUE!',
               'SUMIF([1, 2], ">5") -> 0'],
@@ -369,7 +362,6 @@ def sumif(values: tuple[Any, ...], crit: Any, sum_list: tuple[Any, ...] | None =
     "AVERAGEIF",
     *_if_sigs("average"),
     doc="The mean of the numbers whose items meet the criteria (#DIV/0! when none do).",
-    polars=LP("averageif"), sql=LS("averageif"),
     examples=['AVERAGEIF([1, 5, 10], ">2") -> 7.5',
               'AVERAGEIF(["a", "b", "a"], "a", [1, 2, 4]) -> 2.5',
               'AVERAGEIF([1, 2], ">5") -> #DIV/0!'],
@@ -414,7 +406,6 @@ _PAIR = (p("criteria_list", list_of(ANY)),
 @builtin(
     "COUNTIFS",
     sig(*_PAIR, returns=_N, repeat=2),
-    polars=LP("countifs"), sql=LS("countifs"),
     doc="How many positions meet every criteria (pairs of a list and an Excel criteria text or "
         "value; the lists must have one length, else #VALUE!).",
     examples=['COUNTIFS([1, 2, 3], ">1", ["a", "b", "a"], "a") -> 1',
@@ -433,7 +424,6 @@ def _ifs_sig(target: str) -> Any:
 @builtin(
     "SUMIFS",
     _ifs_sig("sum"),
-    polars=LP("sumifs"), sql=LS("sumifs"),
     doc="The total of sum_list at the positions meeting every criteria pair (Excel order: the "
         "numbers first).",
     examples=['SUMIFS([10, 20, 30], ["a", "b", "a"], "a") -> 40',
@@ -449,7 +439,6 @@ def sumifs(numbers: tuple[Any, ...], *pairs: Any) -> Decimal | int:
 @builtin(
     "AVERAGEIFS",
     _ifs_sig("average"),
-    polars=LP("averageifs"), sql=LS("averageifs"),
     doc="The mean of average_list at the positions meeting every criteria pair (#DIV/0! when "
         "none do).",
     examples=['AVERAGEIFS([10, 20, 30], ["a", "b", "a"], "a") -> 20',
@@ -464,7 +453,6 @@ def averageifs(numbers: tuple[Any, ...], *pairs: Any) -> Decimal | int:
 @builtin(
     "MAXIFS",
     _ifs_sig("max"),
-    polars=LP("maxifs"), sql=LS("maxifs"),
     doc="The largest of max_list at the positions meeting every criteria pair (0 when none "
         "do, as in Excel).",
     examples=['MAXIFS([10, 20, 30], ["a", "b", "a"], "a") -> 30',
@@ -480,7 +468,6 @@ def maxifs(numbers: tuple[Any, ...], *pairs: Any) -> Decimal | int:
 @builtin(
     "MINIFS",
     _ifs_sig("min"),
-    polars=LP("minifs"), sql=LS("minifs"),
     doc="The smallest of min_list at the positions meeting every criteria pair (0 when none "
         "do, as in Excel).",
     examples=['MINIFS([10, 20, 30], ["a", "b", "a"], "b") -> 20',
@@ -498,7 +485,6 @@ def minifs(numbers: tuple[Any, ...], *pairs: Any) -> Decimal | int:
     sig(p("list", _NUMLIST), returns=_N, repeat=1),
     doc="The sum of the products of the lists' items at the same positions (blanks count as "
         "0); lists of different lengths are #VALUE!.",
-    polars=LP("sumproduct"), sql=LS("sumproduct"),
     examples=['SUMPRODUCT([1, 2, 3], [4, 5, 6]) -> 32', 'SUMPRODUCT([1, BLANK()], [3, 4]) -> 3',
               'SUMPRODUCT([1, 2], [1]) -> #VALUE!', 'SUMPRODUCT([2, 3]) -> 5'],
     cost=Cost.linear(6, 1),
@@ -532,7 +518,6 @@ def sumproduct(*lists: tuple[Any, ...]) -> Decimal | int:
     "MEDIAN",
     sig(p("number", _NUMS), returns=_N, repeat=1),
     doc="The middle number (mean of the two middle ones for an even count); #NUM! when none.",
-    polars=LP("median"), sql=LS("median"),
     examples=['MEDIAN(3, 1, 2) -> 2', 'MEDIAN([1, 2, 3, 4]) -> 2.5', 'MEDIAN([BLANK(), 5]) -> 5',
               'MEDIAN([]) -> #NUM!'],
     cost=Cost.linear(25, 2),
@@ -554,7 +539,6 @@ _STAT_ERRORS = ("#DIV/0!", "#NUM!")
 STDEV_S = builtin(
     "STDEV.S",
     sig(p("number", _NUMS), returns=_N, repeat=1),
-    polars=LP("stdev_s"), sql=LS("stdev_s"),
     doc="The sample standard deviation (n - 1); #DIV/0! with fewer than two numbers.",
     examples=['STDEV.S([1, 3, 5]) -> 2', 'ROUND(STDEV.S(1, 3), 10) -> 1.4142135624',
               'STDEV.S([5]) -> #DIV/0!'],
@@ -565,7 +549,6 @@ STDEV_S = builtin(
 STDEV_P = builtin(
     "STDEV.P",
     sig(p("number", _NUMS), returns=_N, repeat=1),
-    polars=LP("stdev_p"), sql=LS("stdev_p"),
     doc="The population standard deviation (n); #DIV/0! when there are no numbers.",
     examples=['STDEV.P([2, 4, 4, 4, 5, 5, 7, 9]) -> 2', 'STDEV.P([5]) -> 0',
               'STDEV.P([]) -> #DIV/0!'],
@@ -576,7 +559,6 @@ STDEV_P = builtin(
 VAR_S = builtin(
     "VAR.S",
     sig(p("number", _NUMS), returns=_N, repeat=1),
-    polars=LP("var_s"), sql=LS("var_s"),
     doc="The sample variance (n - 1); #DIV/0! with fewer than two numbers.",
     examples=['VAR.S([1, 2, 3, 4]) -> 5 / 3', 'VAR.S(1, 2, 2) -> 1 / 3', 'VAR.S([1]) -> #DIV/0!'],
     cost=Cost.linear(10, 4),
@@ -586,7 +568,6 @@ VAR_S = builtin(
 VAR_P = builtin(
     "VAR.P",
     sig(p("number", _NUMS), returns=_N, repeat=1),
-    polars=LP("var_p"), sql=LS("var_p"),
     doc="The population variance (n); #DIV/0! when there are no numbers.",
     examples=['VAR.P([1, 2, 3, 4]) -> 1.25', 'VAR.P([1.5, 3.5]) -> 1', 'VAR.P([]) -> #DIV/0!'],
     cost=Cost.linear(10, 4),
@@ -612,7 +593,6 @@ def _kth(values: tuple[Any, ...], k: Any, largest: bool) -> Decimal | int:
     "LARGE",
     sig(p("list", _NUMLIST), p("k", _N, doc="1 for the largest; a fraction rounds up"), returns=_N),
     doc="The k-th largest number of a list (blanks skipped); #NUM! when k is out of range.",
-    polars=LP("large"), sql=LS("large"),
     examples=['LARGE([3, 9, 1, 7], 2) -> 7', 'LARGE([3, 9, 1, 7], 1.5) -> 7',
               'LARGE([3, 9], 3) -> #NUM!', 'LARGE([], 1) -> #NUM!'],
     cost=Cost.linear(25, 2),
@@ -627,7 +607,6 @@ def large(values: tuple[Any, ...], k: Any) -> Decimal | int:
     sig(p("list", _NUMLIST), p("k", _N, doc="1 for the smallest; a fraction rounds down"),
         returns=_N),
     doc="The k-th smallest number of a list (blanks skipped); #NUM! when k is out of range.",
-    polars=LP("small"), sql=LS("small"),
     examples=['SMALL([3, 9, 1, 7], 2) -> 3', 'SMALL([3, 9, 1, 7], 2.9) -> 3',
               'SMALL([3, 9], 0) -> #NUM!'],
     cost=Cost.linear(25, 2),
@@ -642,7 +621,6 @@ def small(values: tuple[Any, ...], k: Any) -> Decimal | int:
     sig(p("list", _NUMLIST), p("k", _N, doc="between 0 and 1 inclusive"), returns=_N),
     doc="The k-th percentile, interpolating between the sorted numbers (Excel's inclusive "
         "method); #NUM! when k is outside 0..1 or the list has no numbers.",
-    polars=LP("percentile_inc"), sql=LS("percentile_inc"),
     examples=['PERCENTILE.INC([1, 2, 3, 4], 0.3) -> 1.9', 'PERCENTILE.INC([1, 2, 3, 4], 1) -> 4',
               'PERCENTILE.INC([1, 2], 1.5) -> #NUM!', 'PERCENTILE.INC([], 0.5) -> #NUM!'],
     cost=Cost.linear(25, 2),

@@ -12,9 +12,10 @@ from typing import Any
 
 from ..types import ANY, BOOLEAN, NEVER, NUMBER, TEXT, T, U, Type, join, non_null, optional
 from ..values import CUSTOM, NA, VALUE, ErrorValue, XLError
-from ..vectorized.forms import polars_form as P
-from ..vectorized.forms import sql_form as S
 from .spec import Cost, Refuse, builtin, p, sig
+
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "logic"
 
 
 @builtin(
@@ -23,7 +24,6 @@ from .spec import Cost, Refuse, builtin, p, sig
     sig(p("condition", BOOLEAN), p("then", T), returns=optional(T)),
     doc="The `then` value when the condition is TRUE, else the `else` value (blank if omitted; "
         "in the excel profile FALSE when `then` is a Boolean or a Text, as in Excel).",
-    polars=P("if_"), sql=S("if_"),
     examples=["IF(1 < 2, \"yes\", \"no\") -> \"yes\"", "IF(TRUE, 1, 1/0) -> 1",
               "IF(FALSE, 1) -> BLANK()", "IF(1/0 > 1, 1, 2) -> #DIV/0!"],
     lazy=True,
@@ -43,7 +43,6 @@ def if_(f: Any, cond: Any, then: Any, else_: Any = None) -> Any:
     "IFS",
     sig(p("condition", BOOLEAN), p("value", T), returns=T, repeat=2),
     doc="The value of the first TRUE condition; #N/A when none is TRUE.",
-    polars=P("ifs"), sql=S("ifs"),
     examples=["IFS(1 > 2, \"a\", 2 > 1, \"b\") -> \"b\"", "IFS(FALSE, 1) -> #N/A"],
     lazy=True,
     cost=Cost.const(1),
@@ -90,7 +89,6 @@ def _switch_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     sig(p("expression", T), p("value", T), p("result", U), returns=U, repeat=2),
     doc="Compares the expression with each value and returns the matching result, else the "
         "default (last argument, optional), else #N/A.",
-    polars=P("switch"), sql=S("switch"),
     examples=["SWITCH(2, 1, \"one\", 2, \"two\") -> \"two\"",
               "SWITCH(3, 1, \"one\", \"other\") -> \"other\"", "SWITCH(3, 1, \"one\") -> #N/A"],
     lazy=True,
@@ -126,7 +124,6 @@ def _all_true(f: Any, args: tuple[Any, ...], stop: bool) -> Any:
     "AND",
     sig(p("logical", BOOLEAN), returns=BOOLEAN, repeat=1),
     doc="TRUE when every argument is TRUE; lazy, left to right.",
-    polars=P("and_"), sql=S("and_"),
     examples=["AND(TRUE, 1 < 2) -> TRUE", "AND(FALSE, 1/0 = 1) -> FALSE",
               "AND(1/0 = 1, FALSE) -> #DIV/0!"],
     lazy=True,
@@ -141,7 +138,6 @@ def and_(f: Any, *args: Any) -> Any:
     "OR",
     sig(p("logical", BOOLEAN), returns=BOOLEAN, repeat=1),
     doc="TRUE when any argument is TRUE; lazy, left to right.",
-    polars=P("or_"), sql=S("or_"),
     examples=["OR(FALSE, 1 < 2) -> TRUE", "OR(TRUE, 1/0 = 1) -> TRUE"],
     lazy=True,
     cost=Cost.const(1),
@@ -155,7 +151,6 @@ def or_(f: Any, *args: Any) -> Any:
     "XOR",
     sig(p("logical", BOOLEAN), returns=BOOLEAN, repeat=1),
     doc="TRUE when an odd number of arguments are TRUE.",
-    polars=P("xor"), sql=S("xor"),
     examples=["XOR(TRUE, FALSE) -> TRUE", "XOR(TRUE, TRUE) -> FALSE"],
     cost=Cost.const(1),
     can_error=False,
@@ -164,29 +159,10 @@ def xor(*args: bool) -> bool:
     return sum(1 for a in args if a) % 2 == 1
 
 
-def _polars_constant(value: bool) -> Any:
-    def form() -> Any:
-        import polars as pl
-
-        return pl.lit(value)
-
-    return form
-
-
-def _sql_constant(value: bool) -> Any:
-    def form() -> Any:
-        from sqlglot import exp
-
-        return exp.Boolean(this=value)
-
-    return form
-
-
 @builtin(
     "TRUE",
     sig(returns=BOOLEAN),
     doc="The logical value TRUE (Excel's TRUE() function; the same as the constant TRUE).",
-    polars=_polars_constant(True), sql=_sql_constant(True),
     examples=["TRUE() -> TRUE", "AND(TRUE(), 1 < 2) -> TRUE"],
     cost=Cost.const(1),
     can_error=False,
@@ -199,7 +175,6 @@ def true_() -> bool:
     "FALSE",
     sig(returns=BOOLEAN),
     doc="The logical value FALSE (Excel's FALSE() function; the same as the constant FALSE).",
-    polars=_polars_constant(False), sql=_sql_constant(False),
     examples=["FALSE() -> FALSE", "OR(FALSE(), 1 > 2) -> FALSE"],
     cost=Cost.const(1),
     can_error=False,
@@ -213,7 +188,6 @@ def false_() -> bool:
     sig(p("value", T), p("value_if_error", T), returns=T),
     doc="The value, or the fallback when the value is any error value. Limits are not errors: "
         "IFERROR never catches a LimitExceeded.",
-    polars=P("iferror"), sql=S("iferror"),
     examples=["IFERROR(1/0, 0) -> 0", "IFERROR(5, 0) -> 5"],
     lazy=True,
     cost=Cost.const(1),
@@ -228,7 +202,6 @@ def iferror(f: Any, value: Any, fallback: Any) -> Any:
     "IFNA",
     sig(p("value", T), p("value_if_na", T), returns=T),
     doc="The value, or the fallback when the value is #N/A.",
-    polars=P("ifna"), sql=S("ifna"),
     examples=["IFNA(NA(), 0) -> 0", "IFNA(1/0, 0) -> #DIV/0!"],
     lazy=True,
     cost=Cost.const(1),
@@ -242,7 +215,6 @@ def ifna(f: Any, value: Any, fallback: Any) -> Any:
     "ERROR",
     sig(p("message", TEXT), returns=NEVER),
     doc="An error value carrying a message (#ERROR!); fits wherever a value is expected.",
-    polars=P("error"), sql=S("error"),
     examples=["IFERROR(ERROR(\"bad\"), 1) -> 1", "ERROR(\"bad\") -> #ERROR!"],
     cost=Cost.const(1),
     errors=("#ERROR!",),
@@ -270,7 +242,6 @@ def _coalesce_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     "COALESCE",
     sig(p("value", T), returns=T, repeat=1),
     doc="The first argument that is not blank (lazy, left to right).",
-    polars=P("coalesce"), sql=S("coalesce"),
     examples=["COALESCE(BLANK(), 2, 3) -> 2", "COALESCE(BLANK(), BLANK()) -> BLANK()"],
     lazy=True,
     cost=Cost.const(1),
@@ -289,7 +260,6 @@ def coalesce(f: Any, *args: Any) -> Any:
     "IFBLANK",
     sig(p("value", optional(T)), p("value_if_blank", T), returns=T),
     doc="The value, or the fallback when the value is blank.",
-    polars=P("ifblank"), sql=S("ifblank"),
     examples=["IFBLANK(BLANK(), 0) -> 0", "IFBLANK(3, 0) -> 3"],
     lazy=True,
     cost=Cost.const(1),
@@ -304,7 +274,6 @@ def ifblank(f: Any, value: Any, fallback: Any) -> Any:
     "CHOOSE",
     sig(p("index", NUMBER), p("value", T), returns=T, repeat=1),
     doc="The index-th value (1-based); #VALUE! when out of range.",
-    polars=P("choose"), sql=S("choose"),
     examples=["CHOOSE(2, \"a\", \"b\", \"c\") -> \"b\"", "CHOOSE(4, 1, 2, 3) -> #VALUE!"],
     lazy=True,
     cost=Cost.const(1),
@@ -338,7 +307,6 @@ def let(f: Any, *args: Any) -> Any:  # compiled by the checker itself; never cal
     "BLANK",
     sig(returns=Type("Blank", nullable=True)),
     doc="The blank value (also written `null`).",
-    polars=P("blank"), sql=S("blank"),
     examples=["ISBLANK(BLANK()) -> TRUE", "BLANK() ?? 1 -> 1"],
     cost=Cost.const(0),
     can_error=False,

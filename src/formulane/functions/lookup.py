@@ -18,10 +18,12 @@ from typing import Any, Callable, Sequence
 
 from ..types import ANY, BOOLEAN, NUMBER, T, U, fn, list_of, optional
 from ..values import NA, REF, VALUE, ErrorValue, XLError
-from ._arrays import LP, LS
 from ._grids import along, grid_rows, pick_line
 from ._criteria import order_key, to_int, truthy, wildcard
 from .spec import Cost, Refuse, builtin, p, sig
+
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "lookup"
 
 _BLANK_KEY = (98, 0)
 _OTHER_KEY = (99, 0)
@@ -153,7 +155,6 @@ _IF_NOT_FOUND_ROW = "returned when nothing matches: a row, or one value (a one-i
         "ignores case); if_not_found or #N/A when it is not there. A 2-D return array gives "
         "the row there (the column when lookup_list is as long as a row); a list of records, "
         "the record.",
-    polars=LP("xlookup"), sql=LS("xlookup"),
     examples=['XLOOKUP("b", ["a", "b", "c"], [1, 2, 3]) -> 2',
               'XLOOKUP("B", ["a", "b"], [1, 2]) -> 2', 'XLOOKUP("z", ["a", "b"], [1, 2]) -> #N/A',
               'XLOOKUP("z", ["a", "b"], [1, 2], 0) -> 0',
@@ -188,7 +189,6 @@ def xlookup(value: Any, keys: tuple[Any, ...], results: tuple[Any, ...], if_not_
         p("match_mode", NUMBER, 0, _MATCH_DOC), p("search_mode", NUMBER, 1, _SEARCH_DOC),
         returns=NUMBER),
     doc="The 1-based position of lookup in a list (text ignores case); #N/A when not found.",
-    polars=LP("xmatch"), sql=LS("xmatch"),
     examples=['XMATCH("c", ["a", "b", "c"]) -> 3', 'XMATCH(5, [1, 3]) -> #N/A',
               'XMATCH(4, [1, 3, 5], 1) -> 3', 'XMATCH(4, [1, 3, 5], -1) -> 2',
               'XMATCH("?b", ["ab", "bb"], 2, -1) -> 2', 'XMATCH(3, [1, 3, 5, 7], 0, 2) -> 2',
@@ -230,7 +230,6 @@ def _last_within(value: Any, keys: Sequence[Any], descending: bool) -> int | Non
         returns=NUMBER),
     doc="Excel's MATCH: the 1-based position of lookup; by default the last item <= lookup in "
         "an ascending list; #N/A when none.",
-    polars=LP("match"), sql=LS("match"),
     examples=['MATCH(25, [10, 20, 30]) -> 2', 'MATCH("b?", ["a", "bc"], 0) -> 2',
               'MATCH(5, [10, 20]) -> #N/A', 'MATCH(25, [30, 20, 10], -1) -> 1',
               'MATCH("B", ["a", "b"], 0) -> 2'],
@@ -369,7 +368,6 @@ def _index_line(values: tuple[Any, ...], row: Any, column: Any) -> Any:
     sig(p("list", list_of(T)), p("position", NUMBER, doc="1-based"), returns=T),
     doc="The item at a 1-based position (row and column for a list of lists); #REF! outside "
         "the list or at 0, #VALUE! for a negative position.",
-    polars=LP("index"), sql=LS("index"),
     examples=['INDEX([10, 20, 30], 2) -> 20', 'INDEX([10, 20, 30], 4) -> #REF!',
               'INDEX([10, 20, 30], 0) -> #REF!', 'INDEX([10, 20], -1) -> #VALUE!',
               'INDEX([[1, 2], [3, 4]], 2, 1) -> 3', 'INDEX([10, 20, 30], 3, 1) -> 30',
@@ -467,7 +465,6 @@ def _lookup_vector2(value: Any, keys: tuple[Any, ...], results: tuple[Any, ...])
         "LookUp); Excel's LOOKUP(value, sorted_list, [results]) finds the last item <= value; "
         "LOOKUP(value, array) searches a 2-D array's first row (if wider than tall) or column "
         "and answers from the last.",
-    polars=LP("lookup"), sql=LS("lookup"),
     examples=['LOOKUP([3, 8, 12], x => x > 5) -> 8', 'LOOKUP([3, 8], x => x > 50) -> #N/A',
               'LOOKUP([3, 8, 12], x => x > 5, x => x * 10) -> 80',
               'LOOKUP(7, [1, 5, 10], ["a", "b", "c"]) -> "b"', 'LOOKUP(0, [1, 5]) -> #N/A',
@@ -502,7 +499,6 @@ def _all_of(flags: tuple[Any, ...]) -> bool:
     sig(p("list", list_of(optional(BOOLEAN))), returns=BOOLEAN, impl=_any_of),
     doc="TRUE when the predicate accepts some item (or some item is TRUE); FALSE for an empty "
         "list. Stops at the first TRUE; an error before it is the result.",
-    polars=LP("any"), sql=LS("any"),
     examples=['ANY([1, 5, 10], x => x > 8) -> TRUE', 'ANY([1, 2], x => x > 8) -> FALSE',
               'ANY(DROP([1], 1), x => x > 0) -> FALSE', 'ANY([FALSE, TRUE]) -> TRUE',
               'ANY([1, 0], x => 1 / x > 5) -> #DIV/0!',
@@ -526,7 +522,6 @@ def any_(values: tuple[Any, ...], predicate: Callable[[Any], Any]) -> Any:
     sig(p("list", list_of(optional(BOOLEAN))), returns=BOOLEAN, impl=_all_of),
     doc="TRUE when the predicate accepts every item (or every item is TRUE); TRUE for an empty "
         "list. Stops at the first FALSE; an error before it is the result.",
-    polars=LP("all"), sql=LS("all"),
     examples=['ALL([2, 4], x => MOD(x, 2) = 0) -> TRUE', 'ALL([2, 3], x => MOD(x, 2) = 0) -> FALSE',
               'ALL(DROP([1], 1), x => x > 0) -> TRUE', 'ALL([TRUE, BLANK()]) -> FALSE',
               'ALL([1, 0], x => 1 / x > 0) -> #DIV/0!'],

@@ -22,9 +22,10 @@ from ..types import NUMBER, many
 from ..values import CONTEXT, DIV0, NUM, XLError
 from . import _numeric as nm
 from ._numeric import Number
-from ._numeric import polars_form as P
-from ._numeric import sql_form as S
 from .spec import Cost, Refuse, builtin, p, sig
+
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "math"
 
 _N = NUMBER
 _ZERO = Decimal(0)
@@ -36,7 +37,7 @@ _TRIG_LIMIT = 2**27
 _INT_LIMIT = 2**53
 _DEGREES_DIGITS = decimal.Context(prec=32, Emax=10**6, Emin=-(10**6), traps=[])
 
-# Columnar and SQL decisions (forms in `_math_forms`; numeric policy in its docstring).
+# Columnar and SQL decisions (forms in `columnar/forms/math`; numeric policy in its docstring).
 _NO_GCD = ("polars has no gcd primitive, and Euclid's algorithm runs a data-dependent number "
            "of steps (an unrolled form grows exponentially without intermediate columns)")
 _LISTS_SQL = ("its arguments may be lists or numbers, and a SQL form receives them without "
@@ -55,7 +56,6 @@ _NO_COMBIN = ("no native binomial: the exact product has up to ~1000 factors and
     sig(p("number", _N), returns=_N),
     doc="The absolute value of a number.",
     examples=["ABS(-2.5) -> 2.5", "ABS(3) -> 3", "ABS(0) -> 0"],
-    polars=P("abs"), sql=S("abs"),
     cost=Cost.const(2),
     can_error=False,
 )
@@ -68,7 +68,6 @@ def abs_(number: Number) -> Number:
     sig(p("number", _N), returns=_N),
     doc="The sign of a number: 1 if positive, -1 if negative, 0 for zero.",
     examples=["SIGN(-0.001) -> -1", "SIGN(42) -> 1", "SIGN(0) -> 0"],
-    polars=P("sign"), sql=S("sign"),
     cost=Cost.const(2),
     can_error=False,
 )
@@ -82,7 +81,6 @@ def sign(number: Number) -> int:
     doc="The number limited to the range low..high; #NUM! if low > high.",
     examples=["CLAMP(15, 0, 10) -> 10", "CLAMP(-3, 0, 10) -> 0", "CLAMP(5, 0, 10) -> 5",
               "CLAMP(5, 10, 0) -> #NUM!"],
-    polars=P("clamp"), sql=S("clamp"),
     cost=Cost.const(3),
     errors=("#NUM!",),
 )
@@ -102,7 +100,6 @@ def clamp(number: Number, low: Number, high: Number) -> Number:
     doc="A number rounded to num_digits decimal places, halves away from zero.",
     examples=["ROUND(2.5, 0) -> 3", "ROUND(-2.5, 0) -> -3", "ROUND(2.675, 2) -> 2.68",
               "ROUND(1234, -2) -> 1200", "ROUND(3.14159, 2.9) -> 3.14"],
-    polars=P("round"), sql=S("round"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -115,7 +112,6 @@ def round_(number: Number, num_digits: Number = 0) -> Decimal:
     sig(p("number", _N), p("num_digits", _N, 0), returns=_N),
     doc="A number rounded away from zero to num_digits decimal places.",
     examples=["ROUNDUP(3.2, 0) -> 4", "ROUNDUP(-3.14159, 1) -> -3.2", "ROUNDUP(31415.9, -2) -> 31500"],
-    polars=P("roundup"), sql=S("roundup"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -129,7 +125,6 @@ def roundup(number: Number, num_digits: Number = 0) -> Decimal:
     doc="A number rounded toward zero to num_digits decimal places.",
     examples=["ROUNDDOWN(3.7, 0) -> 3", "ROUNDDOWN(-3.14159, 3) -> -3.141",
               "ROUNDDOWN(31415.9, -2) -> 31400"],
-    polars=P("rounddown"), sql=S("rounddown"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -142,7 +137,6 @@ def rounddown(number: Number, num_digits: Number = 0) -> Decimal:
     sig(p("number", _N), p("num_digits", _N, 0), returns=_N),
     doc="A number with its decimals cut off after num_digits places (toward zero).",
     examples=["TRUNC(-3.5) -> -3", "TRUNC(8.97) -> 8", "TRUNC(3.14159, 2) -> 3.14"],
-    polars=P("rounddown"), sql=S("rounddown"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -155,7 +149,6 @@ def trunc(number: Number, num_digits: Number = 0) -> Decimal:
     sig(p("number", _N), returns=_N),
     doc="A number rounded down to the nearest integer (toward minus infinity).",
     examples=["INT(-3.5) -> -4", "INT(8.9) -> 8", "INT(-3) -> -3"],
-    polars=P("int"), sql=S("int"),
     cost=Cost.const(20),
     can_error=False,
 )
@@ -172,7 +165,6 @@ def int_(number: Number) -> Number:
         "differ.",
     examples=["MROUND(10, 3) -> 9", "MROUND(-10, -3) -> -9", "MROUND(1.3, 0.2) -> 1.4",
               "MROUND(5, -2) -> #NUM!", "MROUND(7, 0) -> 0"],
-    polars=P("mround"), sql=S("mround"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -191,7 +183,6 @@ def mround(number: Number, multiple: Number) -> Decimal:
         "significance round away from zero).",
     examples=["CEILING(2.5, 1) -> 3", "CEILING(-2.5, -2) -> -4", "CEILING(-2.5, 2) -> -2",
               "CEILING(4.42, 0.05) -> 4.45", "CEILING(2.5, -2) -> #NUM!", "CEILING(5, 0) -> 0"],
-    polars=P("ceiling"), sql=S("ceiling"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -210,7 +201,6 @@ def ceiling(number: Number, significance: Number = 1) -> Decimal:
         "significance round toward zero).",
     examples=["FLOOR(3.7, 2) -> 2", "FLOOR(-2.5, -2) -> -2", "FLOOR(-2.5, 2) -> -4",
               "FLOOR(2.5, -2) -> #NUM!", "FLOOR(5, 0) -> #DIV/0!"],
-    polars=P("floor"), sql=S("floor"),
     cost=Cost.const(30),
     errors=("#NUM!", "#DIV/0!"),
 )
@@ -232,7 +222,6 @@ def floor(number: Number, significance: Number = 1) -> Decimal:
         "numbers round away from zero.",
     examples=["CEILING.MATH(-8.1, 2) -> -8", "CEILING.MATH(-5.5, 2, -1) -> -6",
               "CEILING.MATH(24.3, 5) -> 25", "CEILING.MATH(6.7) -> 7", "CEILING.MATH(3, 0) -> 0"],
-    polars=P("ceiling_math"), sql=S("ceiling_math"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -251,7 +240,6 @@ def ceiling_math(number: Number, significance: Number = 1, mode: Number = 0) -> 
         "numbers round toward zero.",
     examples=["FLOOR.MATH(-8.1, 2) -> -10", "FLOOR.MATH(-5.5, 2, -1) -> -4",
               "FLOOR.MATH(24.3, 5) -> 20", "FLOOR.MATH(6.7) -> 6", "FLOOR.MATH(3, 0) -> 0"],
-    polars=P("floor_math"), sql=S("floor_math"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -267,7 +255,6 @@ def floor_math(number: Number, significance: Number = 1, mode: Number = 0) -> De
     sig(p("number", _N), returns=_N),
     doc="A number rounded away from zero to the nearest even integer.",
     examples=["EVEN(1.5) -> 2", "EVEN(3) -> 4", "EVEN(-1) -> -2", "EVEN(0) -> 0"],
-    polars=P("even"), sql=S("even"),
     cost=Cost.const(40),
     errors=("#NUM!",),
 )
@@ -282,7 +269,6 @@ def even(number: Number) -> Decimal:
     sig(p("number", _N), returns=_N),
     doc="A number rounded away from zero to the nearest odd integer.",
     examples=["ODD(1.5) -> 3", "ODD(3) -> 3", "ODD(-2) -> -3", "ODD(0) -> 1"],
-    polars=P("odd"), sql=S("odd"),
     cost=Cost.const(40),
     errors=("#NUM!",),
 )
@@ -300,7 +286,6 @@ def odd(number: Number) -> Decimal:
     sig(p("number", _N), p("divisor", _N), returns=_N),
     doc="The remainder of number / divisor, with the sign of the divisor.",
     examples=["MOD(-7, 3) -> 2", "MOD(7, -3) -> -2", "MOD(5.5, 2) -> 1.5", "MOD(5, 0) -> #DIV/0!"],
-    polars=P("mod"), sql=S("mod"),
     cost=Cost.const(30),
     errors=("#DIV/0!",),
 )
@@ -314,7 +299,6 @@ def mod(number: Number, divisor: Number) -> Decimal:
     doc="The integer part of a division, truncated toward zero.",
     examples=["QUOTIENT(-7, 2) -> -3", "QUOTIENT(5, 2) -> 2", "QUOTIENT(4.5, 3.1) -> 1",
               "QUOTIENT(1, 0) -> #DIV/0!"],
-    polars=P("quotient"), sql=S("quotient"),
     cost=Cost.const(30),
     errors=("#DIV/0!", "#NUM!"),
 )
@@ -331,7 +315,6 @@ def quotient(numerator: Number, denominator: Number) -> Decimal:
     doc="A number raised to a power (like ^); 0^0 and too-large results are #NUM!.",
     examples=["POWER(2, 10) -> 1024", "POWER(4, 0.5) -> 2", "POWER(0, 0) -> #NUM!",
               "POWER(-8, 1/3) -> #NUM!", "POWER(0, -1) -> #DIV/0!", "POWER(9, POWER(9, 9)) -> #NUM!"],
-    polars=P("power"), sql=S("power"),
     cost=nm.POWER_COST,
     errors=("#NUM!", "#DIV/0!"),
 )
@@ -344,7 +327,6 @@ def power(number: Number, power: Number) -> Decimal:
     sig(p("number", _N), returns=_N),
     doc="The positive square root of a number; #NUM! for a negative number.",
     examples=["SQRT(16) -> 4", "SQRT(2.25) -> 1.5", "SQRT(-1) -> #NUM!"],
-    polars=P("sqrt"), sql=S("sqrt"),
     cost=Cost.const(40),
     errors=("#NUM!",),
 )
@@ -359,7 +341,6 @@ def sqrt(number: Number) -> Decimal:
     sig(p("number", _N), returns=_N),
     doc="The constant e raised to a power; #NUM! when the result reaches 1e308.",
     examples=["EXP(0) -> 1", "ROUND(EXP(1), 9) -> 2.718281828", "EXP(1000) -> #NUM!"],
-    polars=P("exp"), sql=S("exp"),
     cost=Cost.const(120),
     errors=("#NUM!",),
 )
@@ -379,7 +360,6 @@ def exp(number: Number) -> Decimal:
     sig(p("number", _N), returns=_N),
     doc="The natural logarithm of a positive number.",
     examples=["LN(1) -> 0", "ROUND(LN(86), 6) -> 4.454347", "LN(0) -> #NUM!", "LN(-1) -> #NUM!"],
-    polars=P("ln"), sql=S("ln"),
     cost=Cost.const(450),  # ~21 µs measured
     errors=("#NUM!",),
 )
@@ -394,7 +374,6 @@ def ln(number: Number) -> Decimal:
     sig(p("number", _N), returns=_N),
     doc="The base-10 logarithm of a positive number (exact for powers of ten).",
     examples=["LOG10(1000) -> 3", "LOG10(0.01) -> -2", "LOG10(0) -> #NUM!"],
-    polars=P("log10"), sql=S("log10"),
     cost=Cost.const(500),  # ~23 µs measured
     errors=("#NUM!",),
 )
@@ -410,7 +389,6 @@ def log10(number: Number) -> Decimal:
     doc="The logarithm of a positive number to a base (10 by default).",
     examples=["LOG(8, 2) -> 3", "LOG(100) -> 2", "ROUND(LOG(86, 2.7182818), 6) -> 4.454347",
               "LOG(10, 1) -> #DIV/0!", "LOG(-1, 2) -> #NUM!"],
-    polars=P("log"), sql=S("log"),
     cost=Cost.const(900),
     errors=("#NUM!", "#DIV/0!"),
 )
@@ -433,7 +411,6 @@ def log(number: Number, base: Number = 10) -> Decimal:
     doc="The number pi to 34 significant digits.",
     examples=["ROUND(PI(), 5) -> 3.14159", "PI() -> 3.141592653589793238462643383279503",
               "COS(PI()) -> -1"],
-    polars=P("pi"), sql=S("pi"),
     cost=Cost.const(1),
     can_error=False,
 )
@@ -459,7 +436,6 @@ def _trig_arg(number: Number, name: str) -> float:
     sig(p("number", _N, doc="an angle in radians"), returns=_N),
     doc="The sine of an angle in radians (binary floating point, as in Excel).",
     examples=["SIN(0) -> 0", "ROUND(SIN(PI()/6), 12) -> 0.5", "SIN(2^27) -> #NUM!"],
-    polars=P("sin"), sql=S("sin"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -472,7 +448,6 @@ def sin(number: Number) -> Decimal:
     sig(p("number", _N, doc="an angle in radians"), returns=_N),
     doc="The cosine of an angle in radians (binary floating point, as in Excel).",
     examples=["COS(0) -> 1", "ROUND(COS(PI()/3), 12) -> 0.5", "COS(2^27) -> #NUM!"],
-    polars=P("cos"), sql=S("cos"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -485,7 +460,6 @@ def cos(number: Number) -> Decimal:
     sig(p("number", _N, doc="an angle in radians"), returns=_N),
     doc="The tangent of an angle in radians (binary floating point, as in Excel).",
     examples=["TAN(0) -> 0", "ROUND(TAN(PI()/4), 12) -> 1", "TAN(-134217728) -> #NUM!"],
-    polars=P("tan"), sql=S("tan"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -498,7 +472,6 @@ def tan(number: Number) -> Decimal:
     sig(p("number", _N), returns=_N),
     doc="The arcsine in radians of a number between -1 and 1.",
     examples=["ASIN(0) -> 0", "ROUND(ASIN(-0.5), 9) -> -0.523598776", "ASIN(2) -> #NUM!"],
-    polars=P("asin"), sql=S("asin"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -513,7 +486,6 @@ def asin(number: Number) -> Decimal:
     sig(p("number", _N), returns=_N),
     doc="The arccosine in radians (0 to pi) of a number between -1 and 1.",
     examples=["ACOS(1) -> 0", "ROUND(ACOS(-0.5), 9) -> 2.094395102", "ACOS(-1.5) -> #NUM!"],
-    polars=P("acos"), sql=S("acos"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -528,7 +500,6 @@ def acos(number: Number) -> Decimal:
     sig(p("number", _N), returns=_N),
     doc="The arctangent in radians (-pi/2 to pi/2) of a number.",
     examples=["ATAN(0) -> 0", "ROUND(ATAN(1), 9) -> 0.785398163", "ROUND(ATAN(1E300), 9) -> 1.570796327"],
-    polars=P("atan"), sql=S("atan"),
     cost=Cost.const(30),
     can_error=False,
 )
@@ -542,7 +513,6 @@ def atan(number: Number) -> Decimal:
     doc="The angle in radians (-pi to pi) of the point (x, y); note Excel's order: x first.",
     examples=["ROUND(ATAN2(1, 1), 9) -> 0.785398163", "ROUND(ATAN2(-1, -1), 9) -> -2.35619449",
               "ATAN2(1, 0) -> 0", "ATAN2(0, 0) -> #DIV/0!"],
-    polars=P("atan2"), sql=S("atan2"),
     cost=Cost.const(30),
     errors=("#DIV/0!",),
 )
@@ -557,7 +527,6 @@ def atan2(x_num: Number, y_num: Number) -> Decimal:
     sig(p("angle", _N, doc="in radians"), returns=_N),
     doc="Radians converted to degrees (to 32 significant digits).",
     examples=["DEGREES(PI()) -> 180", "DEGREES(PI()/2) -> 90", "DEGREES(0) -> 0"],
-    polars=P("degrees"), sql=S("degrees"),
     cost=Cost.const(30),
     errors=("#NUM!",),
 )
@@ -573,7 +542,6 @@ def degrees(angle: Number) -> Decimal:
     sig(p("angle", _N, doc="in degrees"), returns=_N),
     doc="Degrees converted to radians.",
     examples=["RADIANS(180) -> PI()", "ROUND(RADIANS(270), 9) -> 4.71238898", "RADIANS(0) -> 0"],
-    polars=P("radians"), sql=S("radians"),
     cost=Cost.const(30),
     can_error=False,
 )
@@ -634,7 +602,6 @@ def lcm(*numbers: Any) -> Decimal:
     doc="The factorial of a number (decimals truncated); #NUM! for negatives and above 170.",
     examples=["FACT(5) -> 120", "FACT(1.9) -> 1", "FACT(0) -> 1", "FACT(-1) -> #NUM!",
               "FACT(171) -> #NUM!"],
-    polars=P("fact"), sql=S("fact"),
     cost=Cost.const(40),
     errors=("#NUM!",),
 )
@@ -677,7 +644,7 @@ def combin(number: Number, number_chosen: Number) -> Decimal:
     doc="The sum of the squares of numbers and lists (blanks skipped).",
     examples=["SUMSQ(3, 4) -> 25", "SUMSQ([1, 2], -3) -> 14", "SUMSQ([]) -> 0",
               "SUMSQ(1E200) -> #NUM!"],
-    polars=P("sumsq"), sql=Refuse(_LISTS_SQL),
+    sql=Refuse(_LISTS_SQL),
     cost=Cost.linear(8, 5),
     errors=("#NUM!",),
 )

@@ -17,10 +17,11 @@ from ..types import (
     BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, Type, join, non_null, optional,
 )
 from ..values import DIV0, NUM, ErrorValue, XLError, display_text
-from ..vectorized.forms import polars_form as P
-from ..vectorized.forms import sql_form as S
 from ._numeric import POWER_COST
 from .spec import Cost, FunctionSpec, Refuse, builtin, p, sig
+
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "operators"
 
 _EPOCH_UTC = dt.timezone.utc
 
@@ -110,11 +111,9 @@ def _duration_ratio(a: dt.timedelta, b: dt.timedelta) -> Decimal:
 
 @builtin(
     "+",
-    sig(NUMBER, NUMBER, returns=NUMBER, impl=operator.add, polars=P("add"), sql=S("add")),
-    sig(DATE, NUMBER, returns=DATE, impl=_date_plus, polars=P("date_plus_days"),
-        sql=S("date_plus_days")),
-    sig(NUMBER, DATE, returns=DATE, impl=lambda n, d: _date_plus(d, n), polars=P("days_plus_date"),
-        sql=S("days_plus_date")),
+    sig(NUMBER, NUMBER, returns=NUMBER, impl=operator.add),
+    sig(DATE, NUMBER, returns=DATE, impl=_date_plus),
+    sig(NUMBER, DATE, returns=DATE, impl=lambda n, d: _date_plus(d, n)),
     sig(DATETIME, DURATION, returns=DATETIME, impl=_dt_plus),
     sig(DURATION, DATETIME, returns=DATETIME, impl=lambda d, t: _dt_plus(t, d)),
     sig(DATE, DURATION, returns=DATETIME, impl=_checked(_date_plus_duration)),
@@ -134,10 +133,9 @@ def add(a: Any, b: Any) -> Any:
 
 @builtin(
     "-",
-    sig(NUMBER, NUMBER, returns=NUMBER, impl=operator.sub, polars=P("sub"), sql=S("sub")),
-    sig(DATE, NUMBER, returns=DATE, impl=_date_minus, polars=P("date_minus_days"),
-        sql=S("date_minus_days")),
-    sig(DATE, DATE, returns=NUMBER, impl=_date_diff, polars=P("date_diff"), sql=S("date_diff")),
+    sig(NUMBER, NUMBER, returns=NUMBER, impl=operator.sub),
+    sig(DATE, NUMBER, returns=DATE, impl=_date_minus),
+    sig(DATE, DATE, returns=NUMBER, impl=_date_diff),
     sig(DATETIME, DATETIME, returns=DURATION, impl=_dt_minus),
     sig(DATETIME, DURATION, returns=DATETIME, impl=_dt_minus_duration),
     sig(DATE, DURATION, returns=DATETIME, impl=_checked(lambda d, s: _date_plus_duration(d, -s))),
@@ -163,7 +161,7 @@ def _multiply(a: Any, b: Any) -> Any:
 
 @builtin(
     "*",
-    sig(NUMBER, NUMBER, returns=NUMBER, impl=_multiply, polars=P("mul"), sql=S("mul")),
+    sig(NUMBER, NUMBER, returns=NUMBER, impl=_multiply),
     sig(DURATION, NUMBER, returns=DURATION, impl=_duration_times),
     sig(NUMBER, DURATION, returns=DURATION, impl=lambda n, d: _duration_times(d, n)),
     doc="Multiplication.",
@@ -186,7 +184,7 @@ def _divide(a: Any, b: Any) -> Any:
 
 @builtin(
     "/",
-    sig(NUMBER, NUMBER, returns=NUMBER, impl=_divide, polars=P("divide"), sql=S("divide")),
+    sig(NUMBER, NUMBER, returns=NUMBER, impl=_divide),
     sig(DURATION, NUMBER, returns=DURATION, impl=_duration_div),
     sig(DURATION, DURATION, returns=NUMBER, impl=_duration_ratio),
     doc="Division; dividing by zero gives #DIV/0!.",
@@ -211,9 +209,8 @@ def power_of(base: Any, exponent: Any) -> Decimal:
 
 @builtin(
     "^",
-    sig(NUMBER, NUMBER, returns=NUMBER, impl=power_of, polars=P("power"), sql=S("power")),
+    sig(NUMBER, NUMBER, returns=NUMBER, impl=power_of),
     doc="Power (left-associative, as in Excel); 0^0 is #NUM!.",
-    polars=P("power"), sql=S("power"),
     examples=["2 ^ 10 -> 1024", "0 ^ 0 -> #NUM!", "4 ^ 0.5 -> 2", "9 ^ (9 ^ 9) -> #NUM!", "(-8) ^ (1/3) -> #NUM!"],
     category="operators",
     cost=POWER_COST,
@@ -246,7 +243,6 @@ def _concat_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     "&",
     sig(TEXT, TEXT, returns=TEXT),
     doc="Joins two values as text (numbers in Excel's General format, dates as ISO dates).",
-    polars=P("concat_text"), sql=S("concat_text"),
     examples=['"a" & "b" -> "ab"', '"n=" & 1/4 -> "n=0.25"', '"" & 1/3 -> "0.333333333333333"'],
     category="operators",
     cost=Cost.const(2),
@@ -270,10 +266,10 @@ def _negate_duration(d: dt.timedelta) -> dt.timedelta:
 
 @builtin(
     "NEG",
-    sig(NUMBER, returns=NUMBER, impl=operator.neg, polars=operator.neg, sql=S("neg")),
+    sig(NUMBER, returns=NUMBER, impl=operator.neg),
     sig(DURATION, returns=DURATION, impl=_negate_duration),
     doc="Unary minus.",
-    polars=Refuse("Duration negation is not vectorized yet"), sql=S("neg"),
+    polars=Refuse("Duration negation is not vectorized yet"),
     examples=["-(3) -> -3", "-(-3) -> 3"],
     category="operators",
     cost=Cost.const(1),
@@ -285,10 +281,9 @@ def neg(a: Any) -> Any:
 
 @builtin(
     "POS",
-    sig(NUMBER, returns=NUMBER, impl=operator.pos, polars=lambda a: a, sql=S("pos")),
+    sig(NUMBER, returns=NUMBER, impl=operator.pos),
     sig(DURATION, returns=DURATION, impl=lambda d: d),
     doc="Unary plus (no effect).",
-    polars=lambda a: a, sql=S("pos"),
     examples=["+3 -> 3", "+(-3) -> -3"],
     category="operators",
     cost=Cost.const(0),
@@ -305,7 +300,6 @@ _HUNDRED = Decimal(100)
     "%",
     sig(NUMBER, returns=NUMBER),
     doc="Percent: divides by 100.",
-    polars=P("percent"), sql=S("percent"),
     examples=["15% -> 0.15", "(1 + 1)% -> 0.02"],
     category="operators",
     cost=Cost.const(1),
@@ -319,7 +313,6 @@ def percent(a: Any) -> Any:
     "NOT",
     sig(p("logical", BOOLEAN), returns=BOOLEAN),
     doc="Logical negation (also written `not x` or `!x`).",
-    polars=P("not_"), sql=S("not_"),
     examples=["NOT(TRUE) -> FALSE", "not 1 > 2 -> TRUE"],
     category="logic",
     cost=Cost.const(1),
@@ -349,18 +342,14 @@ _ORDERED = (NUMBER, DATE, DATETIME, DURATION, BOOLEAN)
 
 def _comparison(symbol: str, op: Callable[[Any, Any], bool], text_op: Callable[[str, str], bool],
                 doc: str, examples: list[str]) -> FunctionSpec:
-    form = _FORM_NAMES[symbol]
-    sigs = [sig(t, t, returns=BOOLEAN, impl=_instant(op) if t is DATETIME else op,
-                polars=P(form), sql=S(form)) for t in _ORDERED]
-    sigs.append(sig(TEXT, TEXT, returns=BOOLEAN, impl=text_op, polars=P("text_" + form),
-                    sql=S("text_" + form)))
+    sigs = [sig(t, t, returns=BOOLEAN, impl=_instant(op) if t is DATETIME else op) for t in _ORDERED]
+    sigs.append(sig(TEXT, TEXT, returns=BOOLEAN, impl=text_op))
     return builtin(
         symbol, *sigs, doc=doc, examples=examples, category="operators", cost=Cost.const(1),
         can_error=False,
     )(op)
 
 
-_FORM_NAMES = {"=": "eq", "<>": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 
 
 eq = _comparison("=", operator.eq, _text_eq, "Equal (Text ignores case; `==` also works).",
@@ -400,7 +389,6 @@ def _lazy_or(f: Any, a: Any, b: Any) -> Any:
     "OP_AND",
     sig(BOOLEAN, BOOLEAN, returns=BOOLEAN),
     doc="Logical and, lazy left to right (`&&` also works).",
-    polars=P("op_and"), sql=S("op_and"),
     examples=["TRUE and FALSE -> FALSE", "FALSE and 1/0 = 1 -> FALSE"],
     category="operators",
     lazy=True,
@@ -415,7 +403,6 @@ def and_op(f: Any, a: Any, b: Any) -> Any:
     "OP_OR",
     sig(BOOLEAN, BOOLEAN, returns=BOOLEAN),
     doc="Logical or, lazy left to right (`||` also works).",
-    polars=P("op_or"), sql=S("op_or"),
     examples=["FALSE or TRUE -> TRUE", "TRUE or 1/0 = 1 -> TRUE"],
     category="operators",
     lazy=True,
@@ -442,7 +429,6 @@ def _coalesce_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     "??",
     sig(optional(NUMBER), NUMBER, returns=NUMBER),
     doc="Blank-coalescing: the left value unless it is blank, then the right one (lazy).",
-    polars=P("coalesce_op"), sql=S("coalesce_op"),
     examples=["BLANK() ?? 0 -> 0", "5 ?? 0 -> 5"],
     category="operators",
     lazy=True,

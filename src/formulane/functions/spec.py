@@ -1,7 +1,9 @@
 """How a function is declared: once, with everything every consumer needs.
 
 A `FunctionSpec` holds a function's name, typed signatures, doc, examples, cost formula, scalar
-implementation (eager, or lazy for special forms), and its polars and SQL forms. The checker,
+implementation (eager, or lazy for special forms), its category, and its polars and SQL
+decisions where they are refusals (`Refuse`): a builtin's forms are in the static tables of
+`columnar.forms`, found by name (`columnar.forms.declared_form`). The checker,
 the compiled interpreter, the vectorizers, the docs, the authoring prompt and the tool export
 all read this one declaration. Operators are specs too (named ``+``, ``&``, ``=``...).
 
@@ -17,6 +19,7 @@ evaluate, in which order, and how to treat errors: that is how IF, IFERROR, AND.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -73,8 +76,8 @@ class Sig:
     returns: Type
     repeat: int = 0
     impl: Callable[..., Any] | None = None  # overrides the spec's impl for this overload
-    polars: Any = None  # overrides the spec's polars form for this overload
-    sql: Any = None  # overrides the spec's SQL form for this overload
+    polars: Any = None  # a Refuse (or a host function's form) for this overload only
+    sql: Any = None  # likewise for SQL
     profile: str | None = None  # None: every profile; "excel": the excel profile only
 
     @property
@@ -227,6 +230,18 @@ class FunctionSpec:
         return [s.describe(self.name) for s in self.signatures]
 
 
+#: The category of a function declared with neither ``category=`` nor a module ``CATEGORY``.
+OTHER_CATEGORY = "other"
+
+
+def _module_category(impl: Callable[..., Any]) -> str:
+    """The ``CATEGORY`` its declaring module states (every module of `formulane.functions` that
+    leaves ``category=`` out states one; tests/test_registry.py checks it)."""
+    module = sys.modules.get(impl.__module__)
+    declared = getattr(module, "CATEGORY", None)
+    return declared if isinstance(declared, str) and declared else OTHER_CATEGORY
+
+
 def builtin(
     name: str,
     *signatures: Sig,
@@ -246,10 +261,13 @@ def builtin(
     check: Callable[..., Any] | None = None,
     aliases: Iterable[str] = (),
 ) -> Callable[[Callable[..., Any]], FunctionSpec]:
-    """Declare a function; the decorated name becomes its `FunctionSpec`."""
+    """Declare a function; the decorated name becomes its `FunctionSpec`. Its category is
+    ``category``, else the declaring module's ``CATEGORY``, else "other" (never a file name).
+    ``polars`` and ``sql`` hold only a `Refuse` for a builtin (its forms are in the tables of
+    `columnar.forms`); a host function may give its own forms there."""
 
     def wrap(impl: Callable[..., Any]) -> FunctionSpec:
-        category_ = category or impl.__module__.rsplit(".", 1)[-1]
+        category_ = category or _module_category(impl)
         return FunctionSpec(
             name=name.upper(),
             signatures=tuple(signatures),

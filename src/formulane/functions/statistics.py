@@ -19,9 +19,11 @@ from typing import Any, Sequence
 from ..types import BOOLEAN, NUMBER, list_of, many, optional
 from ..values import DIV0, NA, NUM, XLError
 from . import _listnum as ln
-from ._arrays import LP, LS
 from ._criteria import to_int
 from .spec import Cost, builtin, p, sig
+
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "statistics"
 
 _N = NUMBER
 _NUMS = many(NUMBER)
@@ -45,7 +47,6 @@ def _positive(args: Sequence[Any], name: str) -> list[Decimal | int]:
 @builtin(
     "MODE.SNGL",
     sig(p("number", _NUMS), returns=_N, repeat=1),
-    polars=LP("mode_sngl"), sql=LS("mode_sngl"),
     doc="The most frequent number (the first one in the data on ties); #N/A when no number "
         "repeats.",
     examples=['MODE.SNGL([1, 2, 2, 3, 3]) -> 2', 'MODE.SNGL(5, [4, 4, 5]) -> 5',
@@ -73,7 +74,6 @@ def mode_sngl(*args: Any) -> Decimal | int:
 @builtin(
     "GEOMEAN",
     sig(p("number", _NUMS), returns=_N, repeat=1),
-    polars=LP("geomean"), sql=LS("geomean"),
     doc="The geometric mean of positive numbers; #NUM! for none or any number <= 0.",
     examples=['GEOMEAN(2, 8) -> 4', 'GEOMEAN([1, 3, 9]) -> 3', 'GEOMEAN(1, 0) -> #NUM!'],
     cost=Cost.linear(2, 20),
@@ -100,7 +100,6 @@ def geomean(*args: Any) -> Decimal | int:
 @builtin(
     "HARMEAN",
     sig(p("number", _NUMS), returns=_N, repeat=1),
-    polars=LP("harmean"), sql=LS("harmean"),
     doc="The harmonic mean of positive numbers; #NUM! for none or any number <= 0.",
     examples=['HARMEAN(1, 4, 4) -> 2', 'HARMEAN([2, 6]) -> 3', 'HARMEAN(-1, 2) -> #NUM!'],
     cost=Cost.linear(6, 2),
@@ -118,7 +117,6 @@ def harmean(*args: Any) -> Decimal | int:
 @builtin(
     "AVEDEV",
     sig(p("number", _NUMS), returns=_N, repeat=1),
-    polars=LP("avedev"), sql=LS("avedev"),
     doc="The mean absolute deviation from the mean; #NUM! when there are no numbers.",
     examples=['AVEDEV(2, 4, 6) -> 4 / 3', 'AVEDEV([5, 5]) -> 0', 'AVEDEV([]) -> #NUM!'],
     cost=Cost.linear(6, 2),
@@ -138,7 +136,6 @@ def avedev(*args: Any) -> Decimal | int:
 @builtin(
     "DEVSQ",
     sig(p("number", _NUMS), returns=_N, repeat=1),
-    polars=LP("devsq"), sql=LS("devsq"),
     doc="The sum of squared deviations from the mean; #NUM! when there are no numbers.",
     examples=['DEVSQ(1, 2, 3) -> 2', 'DEVSQ([4, BLANK(), 4]) -> 0', 'DEVSQ([]) -> #NUM!'],
     cost=Cost.linear(6, 2),
@@ -156,7 +153,6 @@ def devsq(*args: Any) -> Decimal | int:
     "QUARTILE.INC",
     sig(p("list", _NUMLIST), p("quart", _N, doc="0 min, 1 first quartile, 2 median, 3, 4 max"),
         returns=_N),
-    polars=LP("quartile_inc"), sql=LS("quartile_inc"),
     doc="A quartile of the numbers (PERCENTILE.INC at quart / 4); #NUM! when quart is outside "
         "0..4 (truncated) or there are no numbers.",
     examples=['QUARTILE.INC([1, 2, 3, 4], 1) -> 1.75', 'QUARTILE.INC([1, 2, 3, 4], 4) -> 4',
@@ -190,7 +186,6 @@ _ORDER = p("order", _N, 0, "0 descending (largest is 1), non-zero ascending")
 @builtin(
     "RANK.EQ",
     sig(p("number", _N), p("list", _NUMLIST), _ORDER, returns=_N),
-    polars=LP("rank_eq"), sql=LS("rank_eq"),
     doc="The rank of a number in a list (ties share the best rank); #N/A when it is not there.",
     examples=['RANK.EQ(7, [3, 7, 9, 7]) -> 2', 'RANK.EQ(7, [3, 7, 9, 7], 1) -> 2',
               'RANK.EQ(3, [3, 7, 9], 1) -> 1', 'RANK.EQ(4, [3, 7]) -> #N/A'],
@@ -206,7 +201,6 @@ def rank_eq(number: Any, values: tuple[Any, ...], order: Any = 0) -> Decimal | i
 @builtin(
     "RANK.AVG",
     sig(p("number", _N), p("list", _NUMLIST), _ORDER, returns=_N),
-    polars=LP("rank_avg"), sql=LS("rank_avg"),
     doc="The rank of a number in a list (ties share their average rank); #N/A when absent.",
     examples=['RANK.AVG(7, [3, 7, 9, 7]) -> 2.5', 'RANK.AVG(9, [3, 7, 9]) -> 1',
               'RANK.AVG(4, [3, 7]) -> #N/A'],
@@ -255,7 +249,6 @@ _PAIR_ERRORS = ("#N/A", "#DIV/0!")
 @builtin(
     "CORREL",
     sig(p("list1", _NUMLIST), p("list2", _NUMLIST), returns=_N),
-    polars=LP("correl"), sql=LS("correl"),
     doc="The Pearson correlation of two lists (positions where both hold numbers); #DIV/0! "
         "when either has no spread, #N/A for lists of different lengths.",
     examples=['CORREL([1, 2, 3], [2, 4, 6]) -> 1', 'CORREL([1, 2, 3], [3, 2, 1]) -> -1',
@@ -277,7 +270,6 @@ def correl(first: tuple[Any, ...], second: tuple[Any, ...]) -> Decimal | int:
 @builtin(
     "RSQ",
     sig(p("known_ys", _NUMLIST), p("known_xs", _NUMLIST), returns=_N),
-    polars=LP("rsq"), sql=LS("rsq"),
     doc="The square of the Pearson correlation (the R² of a linear fit).",
     examples=['RSQ([2, 4, 6], [1, 2, 3]) -> 1', 'RSQ([1, 3, 2], [1, 2, 3]) -> 0.25',
               'RSQ([1, 2], [5, 5]) -> #DIV/0!'],
@@ -307,7 +299,6 @@ def _covariance(first: tuple[Any, ...], second: tuple[Any, ...], sample: bool) -
 @builtin(
     "COVARIANCE.P",
     sig(p("list1", _NUMLIST), p("list2", _NUMLIST), returns=_N),
-    polars=LP("covariance_p"), sql=LS("covariance_p"),
     doc="The population covariance of two lists (divides by n).",
     examples=['COVARIANCE.P([1, 2, 3], [2, 4, 6]) -> 4 / 3', 'COVARIANCE.P([1], [5]) -> 0',
               'COVARIANCE.P([1, 2], [1]) -> #N/A'],
@@ -323,7 +314,6 @@ def covariance_p(first: tuple[Any, ...], second: tuple[Any, ...]) -> Decimal | i
 @builtin(
     "COVARIANCE.S",
     sig(p("list1", _NUMLIST), p("list2", _NUMLIST), returns=_N),
-    polars=LP("covariance_s"), sql=LS("covariance_s"),
     doc="The sample covariance of two lists (divides by n - 1); #DIV/0! below two pairs.",
     examples=['COVARIANCE.S([1, 2, 3], [2, 4, 6]) -> 2', 'COVARIANCE.S([1], [5]) -> #DIV/0!'],
     cost=Cost.linear(10, 4),
@@ -346,7 +336,6 @@ def _fit(ys: tuple[Any, ...], xs: tuple[Any, ...]) -> tuple[Decimal, Decimal]:
 @builtin(
     "SLOPE",
     sig(p("known_ys", _NUMLIST), p("known_xs", _NUMLIST), returns=_N),
-    polars=LP("slope"), sql=LS("slope"),
     doc="The slope of the least-squares line through the (x, y) points.",
     examples=['SLOPE([3, 5, 7], [1, 2, 3]) -> 2', 'SLOPE([1, 2], [4, 4]) -> #DIV/0!',
               'SLOPE([1, 2], [1]) -> #N/A'],
@@ -361,7 +350,6 @@ def slope(ys: tuple[Any, ...], xs: tuple[Any, ...]) -> Decimal | int:
 @builtin(
     "INTERCEPT",
     sig(p("known_ys", _NUMLIST), p("known_xs", _NUMLIST), returns=_N),
-    polars=LP("intercept"), sql=LS("intercept"),
     doc="Where the least-squares line through the (x, y) points crosses x = 0.",
     examples=['INTERCEPT([3, 5, 7], [1, 2, 3]) -> 1', 'INTERCEPT([1, 2], [4, 4]) -> #DIV/0!'],
     cost=Cost.linear(10, 4),
@@ -390,7 +378,6 @@ def _standard(z: float, cumulative: bool, scale: float = 1.0) -> Decimal:
 @builtin(
     "NORM.DIST",
     sig(p("x", _N), p("mean", _N), p("standard_dev", _N), p("cumulative", BOOLEAN), returns=_N),
-    polars=LP("norm_dist"), sql=LS("norm_dist"),
     doc="The normal distribution at x: the cumulative probability, or the density when "
         "cumulative is FALSE; #NUM! for a standard deviation <= 0.",
     examples=['NORM.DIST(0, 0, 1, TRUE) -> 0.5',
@@ -413,7 +400,6 @@ def norm_dist(x: Any, mean: Any, standard_dev: Any, cumulative: bool) -> Decimal
 @builtin(
     "NORM.S.DIST",
     sig(p("z", _N), p("cumulative", BOOLEAN), returns=_N),
-    polars=LP("norm_s_dist"), sql=LS("norm_s_dist"),
     doc="The standard normal distribution at z (mean 0, standard deviation 1).",
     examples=['NORM.S.DIST(0, TRUE) -> 0.5', 'ROUND(NORM.S.DIST(1.333333, TRUE), 6) -> 0.908789',
               'ROUND(NORM.S.DIST(0, FALSE), 6) -> 0.398942'],

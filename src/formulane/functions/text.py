@@ -26,25 +26,13 @@ from ..types import (
     BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, list_of, many, optional,
 )
 from ..values import NA, VALUE, XLError
-from ._lazy_forms import lazy_form
 from ._numbertext import parse_number_text, parse_numbervalue
 from ._textformat import format_value
 from ._textsearch import before_after, delimiter_spans, delimiters, flag, wildcard_find
 from .spec import Cost, Refuse, builtin, p, sig
 
-
-def _form(backend: str, name: str) -> Any:
-    """The polars or SQL form ``<backend>_<name>`` of `_text_forms`, imported on first use
-    (declaring a function never imports polars)."""
-    return lazy_form("formulane.functions._text_forms", backend, name)
-
-
-def TP(name: str) -> Any:  # noqa: N802 - reads like P("name") in logic.py
-    return _form("polars", name)
-
-
-def TS(name: str) -> Any:  # noqa: N802
-    return _form("sql", name)
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "text"
 
 
 _MAX_CODE_POINT = 0x10FFFF
@@ -81,7 +69,6 @@ def _texts(args: Iterable[Any]) -> list[str]:
 @builtin(
     "LEN",
     sig(p("text", TEXT), returns=NUMBER),
-    polars=TP("len"), sql=TS("len"),
     doc="The number of characters (Unicode code points) in a text.",
     examples=['LEN("abc") -> 3', 'LEN("") -> 0', 'LEN("😀") -> 1'],
     cost=Cost.const(1),
@@ -94,7 +81,6 @@ def len_(text: str) -> int:
 @builtin(
     "LEFT",
     sig(p("text", TEXT), p("num_chars", NUMBER, 1), returns=TEXT),
-    polars=TP("left"), sql=TS("left"),
     doc="The first characters of a text (num_chars defaults to 1, fractions truncate).",
     examples=['LEFT("abc", 2) -> "ab"', 'LEFT("abc") -> "a"', 'LEFT("abc", 1.9) -> "a"',
               'LEFT("abc", 10) -> "abc"', 'LEFT("abc", -1) -> #VALUE!'],
@@ -109,7 +95,6 @@ def left(text: str, num_chars: Decimal | int = 1) -> str:
 @builtin(
     "RIGHT",
     sig(p("text", TEXT), p("num_chars", NUMBER, 1), returns=TEXT),
-    polars=TP("right"), sql=TS("right"),
     doc="The last characters of a text (num_chars defaults to 1, fractions truncate).",
     examples=['RIGHT("abc", 2) -> "bc"', 'RIGHT("abc") -> "c"', 'RIGHT("abc", 0) -> ""',
               'RIGHT("abc", -1) -> #VALUE!'],
@@ -124,7 +109,6 @@ def right(text: str, num_chars: Decimal | int = 1) -> str:
 @builtin(
     "MID",
     sig(p("text", TEXT), p("start_num", NUMBER), p("num_chars", NUMBER), returns=TEXT),
-    polars=TP("mid"), sql=TS("mid"),
     doc="The num_chars characters of a text from position start_num (1-based).",
     examples=['MID("abcdef", 2, 3) -> "bcd"', 'MID("abc", 5, 1) -> ""',
               'MID("abc", 0, 1) -> #VALUE!',
@@ -158,7 +142,6 @@ def _map_chars(text: str, fn: Callable[[str], str]) -> str:
 @builtin(
     "UPPER",
     sig(p("text", TEXT), returns=TEXT),
-    polars=TP("upper"), sql=TS("upper"),
     doc="The text in upper case (character by character: 'ß' stays 'ß').",
     examples=['UPPER("Abc") -> "ABC"', 'UPPER("straße") -> "STRAßE"', 'UPPER("") -> ""'],
     cost=Cost.const(1),
@@ -171,7 +154,6 @@ def upper(text: str) -> str:
 @builtin(
     "LOWER",
     sig(p("text", TEXT), returns=TEXT),
-    polars=TP("lower"), sql=TS("lower"),
     doc="The text in lower case (character by character).",
     examples=['LOWER("AbC") -> "abc"', 'LOWER("ÉTÉ 2024") -> "été 2024"', 'LOWER("") -> ""'],
     cost=Cost.const(1),
@@ -184,7 +166,6 @@ def lower(text: str) -> str:
 @builtin(
     "PROPER",
     sig(p("text", TEXT), returns=TEXT),
-    polars=TP("proper"), sql=TS("proper"),
     doc="Each letter that follows a non-letter in upper case, every other letter in lower case.",
     examples=['PROPER("this is a TITLE") -> "This Is A Title"',
               'PROPER("2-way street") -> "2-Way Street"',
@@ -210,7 +191,6 @@ def proper(text: str) -> str:
 @builtin(
     "TRIM",
     sig(p("text", TEXT), returns=TEXT),
-    polars=TP("trim"), sql=TS("trim"),
     doc="The text without leading or trailing spaces, inner runs of spaces reduced to one "
         "(only the space U+0020, as Excel).",
     examples=['TRIM("  a   b  ") -> "a b"', 'TRIM("   ") -> ""',
@@ -225,7 +205,6 @@ def trim(text: str) -> str:
 @builtin(
     "CLEAN",
     sig(p("text", TEXT), returns=TEXT),
-    polars=TP("clean"), sql=TS("clean"),
     doc="The text without the control characters 0-31 (as Excel; DEL and C1 controls stay).",
     examples=['CLEAN("a" & CHAR(10) & "b") -> "ab"', 'CLEAN("abc") -> "abc"',
               'CLEAN(CHAR(127)) -> CHAR(127)'],
@@ -241,7 +220,6 @@ def clean(text: str) -> str:
 @builtin(
     "EXACT",
     sig(p("text1", TEXT), p("text2", TEXT), returns=BOOLEAN),
-    polars=TP("exact"), sql=TS("exact"),
     doc="Whether two texts are identical, case included (the = operator ignores case).",
     examples=['EXACT("a", "A") -> FALSE', 'EXACT("abc", "abc") -> TRUE', 'EXACT("", "") -> TRUE'],
     cost=Cost.const(1),
@@ -257,7 +235,6 @@ def exact(text1: str, text2: str) -> bool:
 @builtin(
     "CONCAT",
     sig(p("text", many(TEXT)), returns=TEXT, repeat=1),
-    polars=TP("concat"), sql=TS("concat"),
     doc="The texts (and lists of texts) joined end to end; blanks add nothing.",
     examples=['CONCAT("a", "b", "c") -> "abc"', 'CONCAT(["a", "b"], "c") -> "abc"',
               'CONCAT("") -> ""'],
@@ -274,7 +251,6 @@ def concat(ctx: Any, *args: Any) -> str:
 @builtin(
     "CONCATENATE",
     sig(p("text", TEXT), returns=TEXT, repeat=1),
-    polars=TP("concatenate"), sql=TS("concatenate"),
     doc="The texts joined end to end (the older form of CONCAT, scalars only).",
     examples=['CONCATENATE("a", "b") -> "ab"', 'CONCATENATE("x", "", "y") -> "xy"',
               'CONCATENATE("only") -> "only"'],
@@ -291,7 +267,6 @@ def concatenate(ctx: Any, *args: str) -> str:
     "TEXTJOIN",
     sig(p("delimiter", TEXT), p("ignore_empty", BOOLEAN), p("text", many(TEXT)), returns=TEXT,
         repeat=1),
-    polars=TP("textjoin"), sql=TS("textjoin"),
     doc="The texts joined with a delimiter; with ignore_empty, empty texts and blanks are "
         "skipped.",
     examples=['TEXTJOIN(", ", TRUE, "a", "", "b") -> "a, b"',
@@ -313,7 +288,6 @@ def textjoin(ctx: Any, delimiter: str, ignore_empty: bool, *args: Any) -> str:
 @builtin(
     "REPT",
     sig(p("text", TEXT), p("number_times", NUMBER), returns=TEXT),
-    polars=TP("rept"), sql=TS("rept"),
     doc="The text repeated number_times times (fractions truncate).",
     examples=['REPT("ab", 3) -> "ababab"', 'REPT("a", 0) -> ""', 'REPT("a", 2.9) -> "aa"',
               'REPT("a", -1) -> #VALUE!'],
@@ -335,7 +309,6 @@ def rept(ctx: Any, text: str, number_times: Decimal | int) -> str:
     sig(p("text", TEXT), p("old_text", TEXT), p("new_text", TEXT), returns=TEXT),
     sig(p("text", TEXT), p("old_text", TEXT), p("new_text", TEXT), p("instance_num", NUMBER),
         returns=TEXT),
-    polars=TP("substitute"), sql=TS("substitute"),
     doc="The text with old_text replaced by new_text: every occurrence, or only the "
         "instance_num-th (case-sensitive).",
     examples=['SUBSTITUTE("a-b-c", "-", "+") -> "a+b+c"',
@@ -374,7 +347,6 @@ def substitute(ctx: Any, text: str, old_text: str, new_text: str,
     "REPLACE",
     sig(p("old_text", TEXT), p("start_num", NUMBER), p("num_chars", NUMBER), p("new_text", TEXT),
         returns=TEXT),
-    polars=TP("replace"), sql=TS("replace"),
     doc="The text with num_chars characters from position start_num replaced by new_text.",
     examples=['REPLACE("abcdef", 2, 3, "X") -> "aXef"', 'REPLACE("abc", 4, 0, "d") -> "abcd"',
               'REPLACE("abc", 10, 1, "x") -> "abcx"', 'REPLACE("abc", 0, 1, "x") -> #VALUE!'],
@@ -405,7 +377,6 @@ def _start(start_num: Decimal | int, within: str, fn: str, empty_find: bool) -> 
 @builtin(
     "FIND",
     sig(p("find_text", TEXT), p("within_text", TEXT), p("start_num", NUMBER, 1), returns=NUMBER),
-    polars=TP("find"), sql=TS("find"),
     doc="The position of find_text in within_text, case-sensitive, from start_num; #VALUE! "
         "when absent.",
     examples=['FIND("b", "abcb") -> 2', 'FIND("b", "abcb", 3) -> 4', 'FIND("B", "abc") -> #VALUE!',
@@ -424,7 +395,6 @@ def find(find_text: str, within_text: str, start_num: Decimal | int = 1) -> int:
 @builtin(
     "SEARCH",
     sig(p("find_text", TEXT), p("within_text", TEXT), p("start_num", NUMBER, 1), returns=NUMBER),
-    polars=TP("search"), sql=TS("search"),
     doc="The position of find_text in within_text ignoring case, with wildcards ? * and ~ "
         "(escape); #VALUE! when absent.",
     examples=['SEARCH("B", "abc") -> 2', 'SEARCH("b?d", "abcd") -> 2', 'SEARCH("~*", "a*b") -> 2',
@@ -443,7 +413,6 @@ def search(find_text: str, within_text: str, start_num: Decimal | int = 1) -> in
 @builtin(
     "STARTSWITH",
     sig(p("text", TEXT), p("prefix", TEXT), returns=BOOLEAN),
-    polars=TP("startswith"), sql=TS("startswith"),
     doc="Whether the text starts with prefix (case-sensitive).",
     examples=['STARTSWITH("abc", "ab") -> TRUE', 'STARTSWITH("abc", "AB") -> FALSE',
               'STARTSWITH("abc", "") -> TRUE'],
@@ -457,7 +426,6 @@ def startswith(text: str, prefix: str) -> bool:
 @builtin(
     "ENDSWITH",
     sig(p("text", TEXT), p("suffix", TEXT), returns=BOOLEAN),
-    polars=TP("endswith"), sql=TS("endswith"),
     doc="Whether the text ends with suffix (case-sensitive).",
     examples=['ENDSWITH("abc", "bc") -> TRUE', 'ENDSWITH("abc", "C") -> FALSE',
               'ENDSWITH("abc", "") -> TRUE'],
@@ -471,7 +439,6 @@ def endswith(text: str, suffix: str) -> bool:
 @builtin(
     "CONTAINS",
     sig(p("text", TEXT), p("substring", TEXT), returns=BOOLEAN),
-    polars=TP("contains"), sql=TS("contains"),
     doc="Whether the text contains substring (case-sensitive; SEARCH ignores case).",
     examples=['CONTAINS("abc", "b") -> TRUE', 'CONTAINS("abc", "B") -> FALSE',
               'CONTAINS("abc", "") -> TRUE'],
@@ -494,7 +461,6 @@ _BEFORE_AFTER_PARAMS = (
 @builtin(
     "TEXTBEFORE",
     sig(*_BEFORE_AFTER_PARAMS, returns=TEXT),
-    polars=TP("textbefore"), sql=TS("textbefore"),
     doc="The text before the instance_num-th delimiter (negative: counted from the end); "
         "match_mode 1 ignores case, match_end 1 treats the end as a delimiter.",
     examples=['TEXTBEFORE("a-b-c", "-") -> "a"', 'TEXTBEFORE("a-b-c", "-", 2) -> "a-b"',
@@ -518,7 +484,6 @@ def textbefore(text: str, delimiter: Any, instance_num: Decimal | int = 1,
 @builtin(
     "TEXTAFTER",
     sig(*_BEFORE_AFTER_PARAMS, returns=TEXT),
-    polars=TP("textafter"), sql=TS("textafter"),
     doc="The text after the instance_num-th delimiter (negative: counted from the end); "
         "match_mode 1 ignores case, match_end 1 treats the end as a delimiter.",
     examples=['TEXTAFTER("a-b-c", "-") -> "b-c"', 'TEXTAFTER("a-b-c", "-", -1) -> "c"',
@@ -542,7 +507,6 @@ def textafter(text: str, delimiter: Any, instance_num: Decimal | int = 1,
     "TEXTSPLIT",
     sig(p("text", TEXT), p("col_delimiter", many(TEXT)), p("row_delimiter", optional(TEXT), None),
         p("ignore_empty", BOOLEAN, False), p("match_mode", NUMBER, 0), returns=list_of(TEXT)),
-    polars=TP("textsplit"), sql=TS("textsplit"),
     doc="The text split at each delimiter into a list (1-D: a row_delimiter is #VALUE!); "
         "ignore_empty drops empty pieces, match_mode 1 ignores case.",
     examples=['TEXTSPLIT("a,b,,c", ",") -> ["a", "b", "", "c"]',
@@ -584,7 +548,6 @@ def textsplit(ctx: Any, text: str, col_delimiter: Any, row_delimiter: str | None
 @builtin(
     "CHAR",
     sig(p("number", NUMBER), returns=TEXT),
-    polars=TP("char"), sql=TS("char"),
     doc="The character with code 1-255, read as Unicode/Latin-1 (Excel on Windows uses ANSI, "
         "which differs for 128-159).",
     examples=['CHAR(65) -> "A"', 'CHAR(233) -> "é"', 'CHAR(0) -> #VALUE!', 'CHAR(256) -> #VALUE!'],
@@ -601,7 +564,6 @@ def char(number: Decimal | int) -> str:
 @builtin(
     "CODE",
     sig(p("text", TEXT), returns=NUMBER),
-    polars=TP("code"), sql=TS("code"),
     doc="The Unicode code point of the text's first character (Excel on Windows gives the "
         "ANSI code, which differs above 127).",
     examples=['CODE("A") -> 65', 'CODE("abc") -> 97', 'CODE("") -> #VALUE!'],
@@ -617,7 +579,6 @@ def code(text: str) -> int:
 @builtin(
     "UNICHAR",
     sig(p("number", NUMBER), returns=TEXT),
-    polars=TP("unichar"), sql=TS("unichar"),
     doc="The character with a Unicode code point (1 to 1114111); #N/A for surrogates.",
     examples=['UNICHAR(66) -> "B"', 'UNICHAR(128512) -> "😀"', 'UNICHAR(0) -> #VALUE!',
               'UNICHAR(55296) -> #N/A'],
@@ -636,7 +597,6 @@ def unichar(number: Decimal | int) -> str:
 @builtin(
     "UNICODE",
     sig(p("text", TEXT), returns=NUMBER),
-    polars=TP("unicode"), sql=TS("unicode"),
     doc="The Unicode code point of the text's first character.",
     examples=['UNICODE("B") -> 66', 'UNICODE("😀x") -> 128512', 'UNICODE("") -> #VALUE!'],
     cost=Cost.const(1),
@@ -654,7 +614,6 @@ _URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 @builtin(
     "ENCODEURL",
     sig(p("text", TEXT), returns=TEXT),
-    polars=TP("encodeurl"), sql=TS("encodeurl"),
     doc="The text percent-encoded as UTF-8 for a URL (only A-Z a-z 0-9 - . _ ~ stay).",
     examples=['ENCODEURL("a b&c") -> "a%20b%26c"', 'ENCODEURL("é") -> "%C3%A9"',
               'ENCODEURL("http://x.org/?q=1") -> "http%3A%2F%2Fx.org%2F%3Fq%3D1"'],
@@ -675,7 +634,6 @@ def encodeurl(ctx: Any, text: str) -> str:
 @builtin(
     "VALUE",
     sig(p("text", TEXT), returns=NUMBER),
-    polars=TP("value"), sql=TS("value"),
     doc="The number a text shows, read as Excel (en-US) does: \"1,234.5\", \"15%\", \"$1,000\", "
         "\"(5)\", \"1e3\", \"1 1/2\", \"12:30\" (a fraction of a day); dates are #VALUE!.",
     examples=['VALUE("1,234.5") -> 1234.5', 'VALUE(" 15% ") -> 0.15', 'VALUE("$1,000") -> 1000',
@@ -692,7 +650,6 @@ def value(text: str) -> Decimal | int:
     "NUMBERVALUE",
     sig(p("text", TEXT), p("decimal_separator", TEXT, "."), p("group_separator", TEXT, ","),
         returns=NUMBER),
-    polars=TP("numbervalue"), sql=TS("numbervalue"),
     doc="The number in a text with the given decimal and group separators (first character "
         "of each); spaces are ignored, trailing % divide by 100 each, \"\" is 0.",
     examples=['NUMBERVALUE("2.500,27", ",", ".") -> 2500.27', 'NUMBERVALUE("3.5%") -> 0.035',
@@ -730,11 +687,8 @@ _TEXT_OF_TIME = Refuse("date, time and duration format codes (serial numbers, mo
         polars=_TEXT_OF_TIME, sql=_TEXT_OF_TIME),
     sig(p("value", DURATION), p("format_text", TEXT), returns=TEXT,
         polars=_TEXT_OF_TIME, sql=_TEXT_OF_TIME),
-    sig(p("value", BOOLEAN), p("format_text", TEXT), returns=TEXT,
-        polars=TP("text_boolean"), sql=TS("text_boolean")),
-    sig(p("value", TEXT), p("format_text", TEXT), returns=TEXT,
-        polars=TP("text_of_text"), sql=TS("text_of_text")),
-    polars=TP("text"), sql=TS("text"),
+    sig(p("value", BOOLEAN), p("format_text", TEXT), returns=TEXT),
+    sig(p("value", TEXT), p("format_text", TEXT), returns=TEXT),
     doc="The value shown with an Excel format code: 0 # ? , . % E+ \"text\" and sections "
         "pos;neg;zero;text, date/time codes yyyy mm dd hh:mm:ss AM/PM [h]; \"General\".",
     examples=['TEXT(1234.567, "#,##0.00") -> "1,234.57"', 'TEXT(0.285, "0.0%") -> "28.5%"',

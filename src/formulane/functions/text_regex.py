@@ -5,7 +5,7 @@ on code points as every text function counts them; an invalid pattern is ``#VALU
 message, and a run whose worst case (text bytes x program size) is over budget is refused
 before it starts. Functions that build lists or texts check the result's size before building
 it. Declared in the "text" category (the reference lists them with the other text functions);
-their polars and SQL forms live in `_text_forms.regex`.
+their polars and SQL forms live in `columnar/forms/text/regex.py`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from ..types import BOOLEAN, NUMBER, TEXT, list_of
 from ..values import NA, VALUE, XLError
 from ._textsearch import Regex, flag, replacement_template
 from .spec import Cost, builtin, p, sig
-from .text import TP, TS
 
 
 def _regex(pattern: str, case_sensitivity: Decimal | int, text: str, fn: str) -> Regex:
@@ -29,7 +28,6 @@ def _regex(pattern: str, case_sensitivity: Decimal | int, text: str, fn: str) ->
 @builtin(
     "REGEXTEST",
     sig(p("text", TEXT), p("pattern", TEXT), p("case_sensitivity", NUMBER, 0), returns=BOOLEAN),
-    polars=TP("regextest"), sql=TS("regextest"),
     doc="Whether the RE2 pattern matches anywhere in the text (case_sensitivity 1 ignores "
         "case); linear time.",
     examples=['REGEXTEST("abc123", "[0-9]+") -> TRUE', 'REGEXTEST("ABC", "^abc$", 1) -> TRUE',
@@ -47,7 +45,6 @@ def regextest(text: str, pattern: str, case_sensitivity: Decimal | int = 0) -> b
     "REGEXEXTRACT",
     sig(p("text", TEXT), p("pattern", TEXT), p("return_mode", NUMBER, 0),
         p("case_sensitivity", NUMBER, 0), returns=TEXT),
-    polars=TP("regexextract"), sql=TS("regexextract"),
     doc="The first match of the RE2 pattern, #N/A when none (return_mode must be 0: use "
         "REGEXEXTRACTALL or REGEXGROUPS for lists).",
     examples=['REGEXEXTRACT("ab12cd345", "[0-9]+") -> "12"', 'REGEXEXTRACT("abc", "[0-9]") -> #N/A',
@@ -72,7 +69,6 @@ def regexextract(text: str, pattern: str, return_mode: Decimal | int = 0,
     "REGEXEXTRACTALL",
     sig(p("text", TEXT), p("pattern", TEXT), p("case_sensitivity", NUMBER, 0),
         returns=list_of(TEXT)),
-    polars=TP("regexextractall"), sql=TS("regexextractall"),
     doc="Every non-overlapping match of the RE2 pattern, as a list (empty when none; Excel's "
         "REGEXEXTRACT mode 1).",
     examples=['REGEXEXTRACTALL("ab12cd345", "[0-9]+") -> ["12", "345"]',
@@ -100,7 +96,6 @@ def regexextractall(ctx: Any, text: str, pattern: str,
     "REGEXGROUPS",
     sig(p("text", TEXT), p("pattern", TEXT), p("case_sensitivity", NUMBER, 0),
         returns=list_of(TEXT)),
-    polars=TP("regexgroups"), sql=TS("regexgroups"),
     doc="The capture groups of the first match, as a list (\"\" for a group that did not take "
         "part); #N/A when nothing matches (Excel's REGEXEXTRACT mode 2).",
     examples=['REGEXGROUPS("john@example.com", "(\\w+)@(\\w+)") -> ["john", "example"]',
@@ -121,7 +116,6 @@ def regexgroups(text: str, pattern: str, case_sensitivity: Decimal | int = 0) ->
     "REGEXREPLACE",
     sig(p("text", TEXT), p("pattern", TEXT), p("replacement", TEXT), p("occurrence", NUMBER, 0),
         p("case_sensitivity", NUMBER, 0), returns=TEXT),
-    polars=TP("regexreplace"), sql=TS("regexreplace"),
     doc="The text with matches of the RE2 pattern replaced ($1, ${name} insert groups); "
         "occurrence 0 replaces all, n the n-th, -n the n-th from the end.",
     examples=['REGEXREPLACE("a1b22", "[0-9]+", "#") -> "a#b#"',

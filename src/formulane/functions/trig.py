@@ -5,27 +5,24 @@ does) and return the float's shortest repr as a Decimal (`_numeric.from_float`);
 is not finite or reaches 1e308 is ``#NUM!``. Excel's domains: COT, CSC, SEC, COTH, CSCH and SECH
 refuse arguments of 2^27 or more in magnitude (``#NUM!``), a reciprocal of 0 is ``#DIV/0!``,
 ACOSH needs x >= 1, ATANH |x| < 1, ACOTH |x| > 1. Every function has a polars and a SQL form
-(`_elementwise_forms`) with the same errors, computed in float64.
+(`columnar/forms/math/elementwise*`) with the same errors, computed in float64.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Callable
 
 from ..types import NUMBER
 from ..values import DIV0, NUM, XLError
 from . import _numeric as nm
-from ._lazy_forms import lazy_form
 from ._numeric import Number
 from .spec import Cost, FunctionSpec, builtin, p, sig
 
-_FORMS = "formulane.functions._elementwise_forms"
+#: The category of this module's functions (the reference groups them by it).
+CATEGORY = "trig"
+
 _TRIG_LIMIT = 2**27
-
-
-def _forms(name: str) -> dict[str, Any]:  # the polars= and sql= keywords of `builtin`
-    return {"polars": lazy_form(_FORMS, "polars", name), "sql": lazy_form(_FORMS, "sql", name)}
 
 
 def _reciprocal(x: float, f: Callable[[float], float], what: str) -> float:
@@ -74,7 +71,7 @@ def _declare(name: str, f: Callable[[float], float], doc: str, examples: list[st
     impl.__name__ = name.lower()
     impl.__module__ = __name__
     return builtin(name, sig(p("number", NUMBER), returns=NUMBER), doc=doc, examples=examples,
-                   cost=Cost.const(4), errors=errors, **_forms(name.lower()))(impl)
+                   cost=Cost.const(4), errors=errors)(impl)
 
 
 SINH = _declare("SINH", math.sinh, "The hyperbolic sine of a number; #NUM! when it overflows.",

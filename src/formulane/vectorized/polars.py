@@ -40,6 +40,7 @@ from typing import Any, Callable, Mapping, cast
 
 import polars as pl
 
+from ..columnar.forms import form_for
 from ..errors import Unsupported
 from ..functions.spec import Refuse
 from ..interpreter import ir
@@ -130,7 +131,6 @@ def column(name: str) -> pl.Expr:
 #: Operators through which a non-finite float propagates (inf stays inf or becomes NaN): the
 #: #NUM! test can wait until the value reaches something that could hide it.
 _CARRIERS = frozenset({"+", "-", "*", "NEG", "POS", "%"})
-_COMPARISONS = frozenset({"=", "<>", "<", "<=", ">", ">="})
 _DECIMAL_OPS = frozenset({"+", "-", "*", "/"})
 #: The largest decimal scale: quotients and long products round half-even there.
 MAX_SCALE = 18
@@ -466,14 +466,9 @@ class PolarsCompiler:
         spec = node.spec
         # any declared form (a Refuse, or a callable taking and returning columns, expressions
         # or tuples, each its own way); pyright would narrow it to concat_any's signature below
-        form: Any = node.sig.polars or spec.polars
+        form: Any = form_for(node, "polars")
         if spec.name == "&":
             form = concat_any
-        elif spec.name in _COMPARISONS and node.args[0].type.kind == "Number" \
-                and node.args[1].type.kind == "Number" and not spec.lazy:
-            from . import _polars_forms
-
-            form = _polars_forms.number_compare(spec.name)
         elif isinstance(form, Refuse):
             raise self.refuse(node, spec.name, form.reason)
         elif not callable(form):

@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from sqlglot import exp
 
+from ..columnar.forms import form_for
 from ..errors import Unsupported
 from ..functions.spec import Refuse
 from ..interpreter import ir
@@ -288,7 +289,7 @@ class SqlCompiler:
 
     def call(self, node: ir.Call) -> SqlColumn:
         spec = node.spec
-        form = node.sig.sql or spec.sql
+        form = form_for(node, "sql")
         if spec.name == "&":
             return self.concat(node)
         if isinstance(form, Refuse):

@@ -1,0 +1,361 @@
+"""Date forms of calendar arithmetic: EDATE EOMONTH DATEADD, DATEDIF DAYS YEARFRAC, and the
+working days NETWORKDAYS WORKDAY.
+
+Contract: arithmetic on proleptic Gregorian ordinals as `_calendar` does it, every value that
+could make an engine raise masked first; weekend codes must be literals.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Sequence
+
+from sqlglot import exp
+
+from ....values import XLError
+from ....functions import _calendar as cal
+from ._base import (
+    DAY_US, EPOCH_ORDINAL, MAX_ORDINAL, Program, US_10000, _dates, _min, _month_ok, _refuse,
+    _to_date, is_leap, pl, program,
+)
+from .ops import Q, _cast, _lambda
+from .parts import _fix_gap
+
+
+# ------------------------------------------------------------------------ moving dates
+
+
+def _add_months(o: Any, d: Any, months: Any, bad: Any) -> Program:
+    """(ordinal of d + months clamped to the month's end, bad) (`_calendar.add_months`)."""
+    d = yield d
+    Y, M, D = o.ymd(d)
+    k = yield Y * 12 + M - 1 + o.when([(~bad, months)], 0)
+    bad = yield bad | ~_month_ok(k)
+    ks = yield o.when([(~bad, k)], 12)
+    start = yield o.month_start(ks)
+    length = o.month_start(ks + 1) - start
+    return start + _min(o, D, length) - 1, bad
+
+
+@program
+def f_edate(o: Any, kinds: Any, d: Any, n: Any) -> Program:
+    (d,) = _dates(o, kinds, [d])
+    n = yield n
+    months, big = o.trunc(n)
+    ordinal, bad = yield from _add_months(o, d, months, big)
+    return _to_date(o, ordinal, bad), [(bad, "#NUM!")]
+
+
+@program
+def f_eomonth(o: Any, kinds: Any, d: Any, n: Any) -> Program:
+    (d,) = _dates(o, kinds, [d])
+    d, n = (yield d), (yield n)
+    months, big = o.trunc(n)
+    Y, M, _ = o.ymd(d)
+    k = yield Y * 12 + M - 1 + o.when([(~big, months)], 0)
+    bad = yield big | ~_month_ok(k)
+    ordinal = yield o.month_start(o.when([(~bad, k)], 12) + 1) - 1
+    return _to_date(o, ordinal, bad), [(bad, "#NUM!")]
+
+
+#: DATEADD's units as codes: 1-3 count months, 4-5 days, 6-8 seconds (tables below).
+_UNIT_CODES = {"year": 1, "quarter": 2, "month": 3, "week": 4, "day": 5, "hour": 6,
+               "minute": 7, "second": 8}
+_MONTHS_PER = {1: 12, 2: 3, 3: 1}
+_DAYS_PER = {4: 7, 5: 1}
+_SECONDS_PER = {6: 3600, 7: 60, 8: 1}
+
+
+def _unit_table() -> dict[str, int]:
+    from ....functions import dates
+
+    return {alias: _UNIT_CODES[key] for alias, key in dates._UNITS.items()}
+
+
+@program
+def f_dateadd(o: Any, kinds: Any, x: Any, n: Any, unit: Any) -> Program:
+    """Unknown unit #VALUE!, a clock unit on a Date #VALUE!, then the range (#NUM!). |n| >= 1e15
+    is #NUM!: that many months, days or seconds leave the years 1-9999."""
+    x, n, unit = (yield x), (yield n), (yield unit)
+    code = yield o.key(unit, _unit_table(), upper=False)
+    unknown = yield o.when([(code >= 1, False)], True)
+    ni, big = o.trunc(n)
+    big = yield big
+    nn = yield o.when([(~big, ni)], 0)
+    is_months = yield code <= 3
+    is_clock = yield code >= 6
+    date = yield o.local_date(x) if kinds[0] == "DateTime" else x
+    months = nn * o.when([(code == c, k) for c, k in _MONTHS_PER.items()], 0)
+    days = nn * o.when([(code == c, k) for c, k in _DAYS_PER.items()], 0)
+    by_month, bad_month = yield from _add_months(o, date, months, big)
+    by_day = yield o.ordinal(date) + days
+    bad_day = big | (by_day < 1) | (by_day > MAX_ORDINAL)
+    moved = yield o.when([(is_months, by_month)], by_day)
+    bad_calendar = yield o.when([(is_months, bad_month)], bad_day)
+    if kinds[0] != "DateTime":
+        errors = [(unknown, "#VALUE!"), (is_clock, "#VALUE!"), (bad_calendar, "#NUM!")]
+        return _to_date(o, moved, unknown | is_clock | bad_calendar), errors
+    # DateTime: calendar units keep the wall clock; clock units add elapsed time.
+    seconds = yield nn * o.when([(code == c, k) for c, k in _SECONDS_PER.items()], 0)
+    too_far = yield big | (seconds > 3_700_000 * 86400) | (seconds < -3_700_000 * 86400)
+    delta_days = yield o.when([(~(unknown | is_clock | bad_calendar), moved - o.ordinal(date))],
+                              0)
+    delta_us = o.when([(~(unknown | too_far) & is_clock, seconds * 1_000_000)], 0)
+    if o.backend == "sql":
+        instant = yield o.instant_us(x) + delta_days * DAY_US + delta_us
+        out_of_range = (instant < 0) | (instant >= US_10000)
+        value = o.from_instant_us(instant)
+    else:
+        wanted = o.wall_us(x) + delta_days * DAY_US
+        calendar = _fix_gap(x.dt.offset_by(pl.format("{}d", delta_days)), wanted)
+        clock = x + delta_us.cast(pl.Duration("us"))
+        value = pl.when(is_clock).then(clock).otherwise(calendar)
+        instant, wall = o.instant_us(value), o.wall_us(value)
+        out_of_range = (instant < 0) | (instant >= US_10000) | (wall < 0) | (wall >= US_10000)
+    bad = o.when([(is_clock, too_far)], bad_calendar) | out_of_range
+    return value, [(unknown, "#VALUE!"), (bad, "#NUM!")]
+
+
+# -------------------------------------------------------------------------- differences
+
+_DATEDIF_CODES = {"D": 1, "Y": 2, "M": 3, "YM": 4, "MD": 5, "YD": 6}
+
+
+@program
+def f_datedif(o: Any, kinds: Any, s: Any, e: Any, unit: Any) -> Program:
+    s, e = _dates(o, kinds, [s, e])
+    s, e, unit = (yield s), (yield e), (yield unit)
+    code = yield o.key(unit, _DATEDIF_CODES, upper=True)
+    os_, oe = (yield o.ordinal(s)), (yield o.ordinal(e))
+    sy, sm, sd = (yield o.ymd(s)[0]), (yield o.ymd(s)[1]), (yield o.ymd(s)[2])
+    ey, em, ed = (yield o.ymd(e)[0]), (yield o.ymd(e)[1]), (yield o.ymd(e)[2])
+    early = yield (em < sm) | ((em == sm) & (ed < sd))  # (em, ed) < (sm, sd)
+    day_short = o.when([(ed < sd, 1)], 0)
+    d_ = oe - os_
+    y_ = ey - sy - o.when([(early, 1)], 0)
+    m_ = (ey - sy) * 12 + em - sm - day_short
+    ym = (em - sm - day_short + 12) % 12
+    # MD: the length of the month before e's month (December of year 0 has 31 days)
+    k_e = yield ey * 12 + em - 1
+    prev_len = o.when([(k_e >= 13, o.month_start(k_e) - o.month_start(o.when([(k_e >= 13,
+                                                                                 k_e - 1)],
+                                                                               12)))], 31)
+    md = o.when([(ed >= sd, ed - sd)], prev_len + ed - sd)
+    # YD: from s's month and day in e's year (Feb 29 rolls to Mar 1), or dropping the whole
+    # calendar years between the two
+    anchor = o.ord_ymd(ey, sm, 1) + sd - 1
+    between = o.ord_ymd(ey, 1, 1) - o.ord_ymd(o.when([(sy < ey, sy + 1)], ey), 1, 1)
+    yd = o.when([(~early, oe - anchor)], oe - os_ - between)
+    value = o.when([(code == 1, d_), (code == 2, y_), (code == 3, m_), (code == 4, ym),
+                    (code == 5, md)], yd)
+    unknown = o.when([(code >= 1, False)], True)
+    return o.number(value), [(os_ > oe, "#NUM!"), (unknown, "#NUM!")]
+
+
+def f_days(o: Any, kinds: Any, e: Any, s: Any) -> Any:
+    e, s = _dates(o, kinds, [e, s])
+    return o.number(o.ordinal(e) - o.ordinal(s))
+
+
+def _days360_us(o: Any, Y1: Any, M1: Any, D1: Any, Y2: Any, M2: Any, D2: Any) -> Program:
+    feb1 = yield (M1 == 2) & (D1 == o.when([(is_leap(Y1), 29)], 28))
+    feb2 = yield (M2 == 2) & (D2 == o.when([(is_leap(Y2), 29)], 28))
+    d1 = o.when([((D1 == 31) & (D2 == 31), 30), (D1 == 31, 30), ((D1 == 30) & (D2 == 31), D1),
+                 (feb1 & feb2, 30), (feb1, 30)], D1)
+    d2 = o.when([((D1 == 31) & (D2 == 31), 30), (D1 == 31, D2), ((D1 == 30) & (D2 == 31), 30),
+                 (feb1 & feb2, 30)], D2)
+    return (Y2 - Y1) * 360 + (M2 - M1) * 30 + d2 - d1
+
+
+@program
+def f_yearfrac(o: Any, kinds: Any, s: Any, e: Any, basis: Any) -> Program:
+    s, e = _dates(o, kinds, [s, e])
+    s, e, basis = (yield s), (yield e), (yield basis)
+    b, big = o.trunc(basis)
+    b = yield b
+    bad = big | o.when([(b == k, False) for k in range(5)], True)
+    o1, o2 = (yield o.ordinal(s)), (yield o.ordinal(e))
+    swap = yield o1 > o2
+    lo, hi = o.when([(swap, e)], s), o.when([(swap, s)], e)
+    lo, hi = (yield lo), (yield hi)
+    Y1, M1, D1 = (yield o.ymd(lo)[0]), (yield o.ymd(lo)[1]), (yield o.ymd(lo)[2])
+    Y2, M2, D2 = (yield o.ymd(hi)[0]), (yield o.ymd(hi)[1]), (yield o.ymd(hi)[2])
+    lo_o = yield o.when([(swap, o2)], o1)
+    days = yield o.when([(swap, o1)], o2) - lo_o
+    d360 = yield from _days360_us(o, Y1, M1, D1, Y2, M2, D2)
+    d360_eu = (Y2 - Y1) * 360 + (M2 - M1) * 30 + _min(o, D2, 30) - _min(o, D1, 30)
+    # basis 1, actual/actual
+    one_year = yield (Y1 == Y2) | ((Y1 + 1 == Y2) & ((M1 > M2) | ((M1 == M2) & (D1 >= D2))))
+    feb29 = (is_leap(Y1) & (M1 <= 2)) | (is_leap(Y2) & (M2 >= 3)
+                                         & (o.ord_ymd(Y2, 3, 1) > lo_o))
+    year_len = o.when([(Y1 == Y2, o.when([(is_leap(Y1), 366)], 365)),
+                       (feb29 | ((M2 == 2) & (D2 == 29)), 366)], 365)
+    span = o.ord_ymd(Y2 + 1, 1, 1) - o.ord_ymd(Y1, 1, 1)
+    num = o.when([(b == 0, d360), (b == 4, d360_eu),
+                  (b == 1, o.when([(one_year, days)], days * (Y2 - Y1 + 1)))], days)
+    den = o.when([(b == 0, 360), (b == 2, 360), (b == 3, 365), (b == 4, 360),
+                  (b == 1, o.when([(one_year, year_len)], span))], 1)
+    return o.ratio(num, den), [(bad, "#NUM!")]
+
+
+# ------------------------------------------------------------------------- working days
+
+
+def _static_mask(o: Any, function: str, weekend: Any, allow_all: bool
+                 ) -> tuple[tuple[bool, ...] | None, str | None]:
+    """(mask, error code) of a literal weekend argument."""
+    is_lit, value = o.literal(weekend)
+    if not is_lit or value is None:
+        raise _refuse(o.backend, function, "the weekend must be a literal code or text (its "
+                      "mask shapes the expression)")
+    if isinstance(value, float):
+        value = Decimal(repr(value))
+    try:
+        return cal.weekend_mask(value, allow_all=allow_all), None
+    except XLError as error:
+        return None, error.code
+
+
+class _Week:
+    """Working-day arithmetic for one static weekend mask (Monday first, True = weekend)."""
+
+    def __init__(self, o: Any, mask: tuple[bool, ...]) -> None:
+        self.o = o
+        self.mask = mask
+        self.per_week = mask.count(False)
+        self.prefix = [sum(1 for j in range(r) if not mask[j]) for r in range(8)]
+        self.work = [j for j in range(7) if not mask[j]]
+        self.position = {k + 1: j + 1 for k, j in enumerate(self.work)}
+
+    # (arguments are bound values or list elements: they are read several times)
+    def count_to(self, x: Any) -> Any:
+        """W(x): working days among ordinals 1..x (x >= 0; ordinal 1 is a Monday)."""
+        r = x % 7
+        partial = self.o.when([(r == j, self.prefix[j]) for j in range(1, 7)], 0)
+        return (x // 7) * self.per_week + partial
+
+    def nth(self, c: Any) -> Any:
+        """The ordinal of the c-th working day from ordinal 1 (c >= 1)."""
+        c = c - 1
+        rem = c % self.per_week + 1
+        day = self.o.when([(rem == k, p) for k, p in self.position.items()], 0)
+        return (c // self.per_week) * 7 + day
+
+    def is_workday(self, ordinal: Any) -> Any:
+        wd = (ordinal - 1) % 7
+        result = None
+        for j in self.work:
+            result = (wd == j) if result is None else result | (wd == j)
+        return result
+
+
+def _holiday_ordinals(o: Any, week: _Week, holidays: Any) -> Any:
+    """The distinct working-day holidays as sorted ordinals (blanks skipped)."""
+    if o.backend == "polars":
+        e = pl.element().cast(pl.Int32).cast(pl.Int64) + EPOCH_ORDINAL
+        keep = e.is_not_null() & _Week(o, week.mask).is_workday(e)
+        return holidays.list.eval(e.filter(keep).unique().sort())
+    x, y = exp.to_identifier("_h"), exp.to_identifier("_w")
+    mapped = exp.Anonymous(this="LIST_TRANSFORM", expressions=[
+        Q(holidays).e, _lambda(o.ordinal(Q(exp.column(x))), x)])
+    kept = exp.Anonymous(this="LIST_FILTER", expressions=[
+        mapped, _lambda(_Week(o, week.mask).is_workday(Q(exp.column(y))), y)])
+    return Q(exp.Anonymous(this="LIST_SORT", expressions=[
+        exp.Anonymous(this="LIST_DISTINCT", expressions=[kept])]))
+
+
+def _count_where(o: Any, items: Any, bound: Any, op: str) -> Any:
+    """How many items compare ``op`` with the row's bound (``>=``, ``<=``, ``>``)."""
+    if o.backend == "polars":
+        e = pl.element()
+        test = {">=": e >= 0, "<=": e <= 0, ">": e > 0}[op]
+        return (items - bound).list.eval(test.cast(pl.Int64)).list.sum()
+    x = exp.to_identifier("_c")
+    xe = Q(exp.column(x))
+    test = {">=": xe >= bound, "<=": xe <= bound, ">": xe > bound}[op]
+    kept = exp.Anonymous(this="LIST_FILTER", expressions=[Q(items).e, _lambda(test, x)])
+    return _cast(Q(exp.ArraySize(this=kept)), "BIGINT")
+
+
+def _weekend_args(o: Any, function: str, rest: Sequence[Any], allow_all: bool
+                  ) -> tuple[tuple[bool, ...] | None, str | None, Any]:
+    if len(rest) == 1:  # NETWORKDAYS / WORKDAY: Saturday and Sunday
+        return cal.weekend_mask(1, allow_all=False), None, rest[0]
+    weekend, holidays = rest
+    mask, code = _static_mask(o, function, weekend, allow_all=allow_all)
+    return mask, code, holidays
+
+
+@program
+def f_networkdays(o: Any, kinds: Any, a: Any, b: Any, *rest: Any) -> Program:
+    """NETWORKDAYS(start, end, holidays) / NETWORKDAYS.INTL(start, end, weekend, holidays):
+    W(hi) - W(lo - 1) minus the distinct working-day holidays in [lo, hi], signed."""
+    mask, code, holidays = _weekend_args(o, "NETWORKDAYS.INTL", rest, allow_all=True)
+    if code is not None or mask is None:
+        return o.number(o.lit(0)), [(o.true(), code)]
+    if all(mask):
+        return o.number(o.ordinal(a) * 0), []
+    week = _Week(o, mask)
+    oa, ob = (yield o.ordinal(a)), (yield o.ordinal(b))
+    lo, hi = (yield _min(o, oa, ob)), (yield o.when([(oa < ob, ob)], oa))
+    count = week.count_to(hi) - week.count_to(lo - 1)
+    if not o.empty_list(holidays):
+        hols = yield _holiday_ordinals(o, week, holidays)
+        count = count - (_count_where(o, hols, lo, ">=") - _count_where(o, hols, hi, ">"))
+    count = yield count
+    return o.number(o.when([(oa <= ob, count)], o.lit(0) - count)), []
+
+
+@program
+def f_workday(o: Any, kinds: Any, start: Any, n: Any, *rest: Any) -> Program:
+    """WORKDAY(start, days, holidays) / WORKDAY.INTL(start, days, weekend, holidays).
+
+    With W(x) the working days among ordinals 1..x and h_0 < h_1 < ... the working-day
+    holidays after start, the scalar's loop consumes holiday i exactly when W(h_i) - i <=
+    W(start) + n (a prefix of the list); the answer is the (W(start) + n + consumed)-th working
+    day. Backwards, with the holidays before start in descending order, holiday i is consumed
+    when W(h_i) + i >= W(start - 1) + n + 1. |days| >= 1e15 is #NUM! (beyond the years)."""
+    mask, code, holidays = _weekend_args(o, "WORKDAY.INTL", rest, allow_all=False)
+    if code is not None or mask is None:
+        return o.date(o.lit(None)), [(o.true(), code)]
+    week = _Week(o, mask)
+    n = yield n
+    ni, big = o.trunc(n)
+    big = yield big
+    nn = yield o.when([(~big, ni)], 0)
+    s = yield o.ordinal(start)
+    forward = yield week.count_to(s) + nn
+    backward = yield week.count_to(s - 1) + nn + 1
+    if o.empty_list(holidays):
+        c_fwd, c_back = forward, backward
+    else:
+        hols = yield _holiday_ordinals(o, week, holidays)
+        if o.backend == "polars":
+            e = pl.element()
+            rank = pl.int_range(pl.len(), dtype=pl.Int64)
+            after = (hols - s).list.eval(e.filter(e > 0)) + s
+            before = (hols - s).list.eval(e.filter(e < 0).sort(descending=True)) + s
+            w_e = _Week(o, mask).count_to(e)
+            fwd_keys = after.list.eval(w_e - rank)
+            back_keys = before.list.eval(w_e + rank)
+        else:
+            x, i = exp.to_identifier("_x"), exp.to_identifier("_i")
+            xe = Q(exp.column(x))
+            w_x = _Week(o, mask).count_to(xe)
+            rank = Q(exp.column(i)) - 1
+            after = exp.Anonymous(this="LIST_FILTER", expressions=[hols.e, _lambda(xe > s, x)])
+            before = exp.Anonymous(this="LIST_REVERSE", expressions=[exp.Anonymous(
+                this="LIST_FILTER", expressions=[hols.e, _lambda(xe < s, x)])])
+            fwd_keys = Q(exp.Anonymous(this="LIST_TRANSFORM", expressions=[
+                after, _lambda(w_x - rank, x, i)]))
+            back_keys = Q(exp.Anonymous(this="LIST_TRANSFORM", expressions=[
+                before, _lambda(w_x + rank, x, i)]))
+        c_fwd = forward + _count_where(o, fwd_keys, forward, "<=")
+        c_back = backward - _count_where(o, back_keys, backward, ">=")
+    c = yield o.when([(nn > 0, c_fwd)], c_back)
+    bad_c = yield (nn != 0) & (c < 1)
+    result = yield o.when([(nn == 0, s)], week.nth(o.when([(~bad_c, c)], 1)))
+    bad = yield big | bad_c | (result > MAX_ORDINAL) | (result < 1)
+    return _to_date(o, result, bad), [(bad, "#NUM!")]
+
+

@@ -1,0 +1,279 @@
+"""Date forms that build dates or read their parts: DATE TIME DATETIME, YEAR MONTH DAY HOUR
+MINUTE SECOND, WEEKDAY WEEKNUM ISOWEEKNUM, TZCONVERT, SERIAL and FROMSERIAL.
+
+Contract: the scalar's errors in the scalar's order (`_calendar`); DateTime fields are read in
+the value's zone (polars: the column's own zone; SQL: UTC only).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Callable
+
+from ....values import XLError
+from ....functions import _calendar as cal
+from ._base import (
+    DAY_US, EXCEL_MIN_ORDINAL, MARCH_1900, MAX_ORDINAL, Program, US_0001, US_10000, _dates,
+    _month_ok, _refuse, _to_date, pl, program,
+)
+from .ops import PolarsOps, _cast
+
+
+# ------------------------------------------------------------------------------------ DATE
+
+
+def _date_body(o: Any, y: Any, m: Any, d: Any) -> Program:
+    """make_date: years 0-1899 offset by 1900; months then days roll over; the result must be
+    1899-12-31..9999-12-31. |month| >= 1e15 leaves the years 1-9999, |day| >= 1e15 the date
+    range: #NUM! in the scalar too. Returns (ordinal, bad)."""
+    y, m, d = (yield y), (yield m), (yield d)
+    yi, by = o.trunc(y)
+    mi, bm = o.trunc(m)
+    di, bd = o.trunc(d)
+    yi = yield yi
+    bad = yield by | bm | bd | (yi < 0) | (yi >= 10000)
+    k = yield o.when([(yi < 1900, yi + 1900)], yi) * 12 + mi - 1
+    bad = yield bad | ~_month_ok(k)
+    ordinal = yield o.month_start(o.when([(~bad, k)], 12)) + o.when([(~bad, di)], 1) - 1
+    bad = yield bad | (ordinal < EXCEL_MIN_ORDINAL) | (ordinal > MAX_ORDINAL)
+    return ordinal, bad
+
+
+@program
+def f_date(o: Any, kinds: Any, y: Any, m: Any, d: Any) -> Program:
+    ordinal, bad = yield from _date_body(o, y, m, d)
+    return _to_date(o, ordinal, bad), [(bad, "#NUM!")]
+
+
+@program
+def f_time(o: Any, kinds: Any, h: Any, m: Any, s: Any) -> Program:
+    """Each argument at most 32767, the total not negative; wrapped to under 24 hours.
+    |x| >= 1e15 is #NUM! either way (too large, or a negative total)."""
+    h, m, s = (yield h), (yield m), (yield s)
+    hi, bh = o.trunc(h)
+    mi, bm = o.trunc(m)
+    si, bs = o.trunc(s)
+    hi, mi, si = (yield hi), (yield mi), (yield si)
+    total = yield hi * 3600 + mi * 60 + si
+    bad = yield bh | bm | bs | (hi > 32767) | (mi > 32767) | (si > 32767) | (total < 0)
+    seconds = o.when([(~bad, total)], 0) % 86400
+    return o.make_duration(seconds * 1_000_000), [(bad, "#NUM!")]
+
+
+def _zone(o: Any, function: str, value: Any) -> dt.tzinfo | None:
+    """A literal time-zone argument (None when the text names no zone: #VALUE!)."""
+    is_lit, text = o.literal(value)
+    if not is_lit or not isinstance(text, str):
+        raise _refuse(o.backend, function, "the time zone must be a literal text (a column "
+                      "holds one zone per column, not one per value)")
+    try:
+        return cal.zone(text)
+    except XLError:
+        return None
+
+
+def _polars_zone_key(function: str, tz: dt.tzinfo) -> str:
+    if tz is dt.timezone.utc:
+        return "UTC"
+    if isinstance(tz, dt.timezone):
+        offset = tz.utcoffset(None)
+        seconds = int(offset.total_seconds())
+        if seconds % 3600:
+            raise _refuse("polars", function, "polars has no zone for an offset that is not a "
+                          "whole number of hours")
+        hours = seconds // 3600
+        return "UTC" if not hours else "Etc/GMT" + ("-" if hours > 0 else "+") + str(abs(hours))
+    return str(getattr(tz, "key"))
+
+
+def _localize_polars(naive_us: Any, key: str) -> Any:
+    """A wall-clock time (microseconds from 0001-01-01) in zone ``key``: an ambiguous time takes
+    its first occurrence, a time in a gap moves forward by the gap (`_calendar.localize`)."""
+    naive = (naive_us - US_0001).cast(pl.Datetime("us"))
+    direct = naive.dt.replace_time_zone(key, ambiguous="earliest", non_existent="null")
+    # In a gap: from the same wall time a day earlier, one wall-clock day on (polars puts a
+    # time in a gap at the later offset), then fixed as `_fix_gap` does.
+    day_before = (naive - pl.duration(days=1)).dt.replace_time_zone(
+        key, ambiguous="earliest", non_existent="null").dt.offset_by("1d")
+    return pl.coalesce(direct, _fix_gap(day_before, naive_us))
+
+
+def _fix_gap(value: Any, wanted_wall_us: Any) -> Any:
+    """``value`` from polars' offset_by: a wall time that fell in a DST gap was put at the
+    offset after the gap, the scalar engine (Python's fold=0) reads it at the offset before:
+    the instant moves on by the gap, i.e. by the wall time that was missed."""
+    missed = wanted_wall_us - PolarsOps().wall_us(value)
+    return value + missed.cast(pl.Duration("us"))
+
+
+@program
+def f_datetime(o: Any, kinds: Any, y: Any, mo: Any, d: Any, h: Any, mi: Any, s: Any,
+               zone: Any) -> Program:
+    """The zone first (#VALUE!), then DATE's rules for the day (#NUM!), then the clock fields
+    carried into days; the time must stay within the years 1-9999 in UTC and in the zone."""
+    tz = _zone(o, "DATETIME", zone)
+    if tz is None:
+        null = pl.lit(None, dtype=pl.Datetime("us", "UTC")) if o.backend == "polars" \
+            else _cast(None, "TIMESTAMPTZ")
+        return null, [(o.true(), "#VALUE!")]
+    if o.backend == "sql" and tz.utcoffset(None) != dt.timedelta(0):
+        raise _refuse("sql", "DATETIME", "a SQL TIMESTAMPTZ is read at UTC; a DateTime in "
+                      "another zone has no SQL form")
+    key = _polars_zone_key("DATETIME", tz) if o.backend == "polars" else "UTC"
+    day0, bad0 = yield from _date_body(o, y, mo, d)
+    h, mi, s = (yield h), (yield mi), (yield s)
+    hi, bh = o.trunc(h)
+    mi_, bm = o.trunc(mi)
+    su, bs = yield from o.exact_micros(s)
+    # The scalar: max(|h|, |m|, |s|) > 1e12 is #NUM!; below that, a total beyond 1e12 seconds
+    # moves the date more than 11 million days, outside the years 1-9999 (#NUM! as well).
+    secs = yield hi * 3600 + mi_ * 60
+    bad = yield bad0 | bh | bm | bs | ~(secs <= 10**12) | ~(secs >= -10**12)
+    shift = 25_000_000  # days: keeps the division's operand non-negative
+    micros = yield o.when([(~bad, secs * 1_000_000 + su)], 0) + shift * DAY_US
+    day1 = yield day0 + micros // DAY_US - shift
+    bad = yield bad | (day1 < 1) | (day1 > MAX_ORDINAL)
+    wall = yield o.when([(~bad, (day1 - 1) * DAY_US + micros % DAY_US)])
+    if o.backend == "sql":
+        return o.from_instant_us(wall), [(bad, "#NUM!")]
+    value = yield _localize_polars(wall, key)
+    instant = o.instant_us(value)
+    bad = bad | (instant < 0) | (instant >= US_10000) | (o.wall_us(value) >= US_10000)
+    return value, [(bad, "#NUM!")]
+
+
+# ------------------------------------------------------------------------------ fields
+
+
+def f_year(o: Any, kinds: Any, d: Any) -> Any:
+    return o.number(o.ymd(_dates(o, kinds, [d])[0])[0])
+
+
+def f_month(o: Any, kinds: Any, d: Any) -> Any:
+    return o.number(o.ymd(_dates(o, kinds, [d])[0])[1])
+
+
+def f_day(o: Any, kinds: Any, d: Any) -> Any:
+    return o.number(o.ymd(_dates(o, kinds, [d])[0])[2])
+
+
+def _clock(unit: str) -> Callable[..., Any]:
+    @program
+    def form(o: Any, kinds: Any, v: Any) -> Program:
+        """Seconds since midnight rounded to the nearest second, mod 86400
+        (`dates._seconds_of_day`): a Date is midnight, a negative Duration #NUM!."""
+        kind = kinds[0]
+        errors: list[Any] = []
+        if kind == "Date":
+            return o.number(o.lit(0)), []
+        if kind == "DateTime":
+            tod = yield o.wall_us(v) % DAY_US
+        else:  # Duration: whole days are dropped
+            us = yield o.duration_us(v)
+            negative = yield us < 0
+            tod = yield o.when([(~negative, us)], 0) % DAY_US
+            errors = [(negative, "#NUM!")]
+        seconds = yield (tod // 1_000_000 + o.when([(tod % 1_000_000 >= 500_000, 1)], 0)) \
+            % 86400
+        value = {"hour": seconds // 3600, "minute": seconds // 60 % 60,
+                 "second": seconds % 60}[unit]
+        return o.number(value), errors
+    return form
+
+
+f_hour, f_minute, f_second = _clock("hour"), _clock("minute"), _clock("second")
+
+
+# ---------------------------------------------------------------------------- weekdays
+
+
+@program
+def f_weekday(o: Any, kinds: Any, d: Any, rt: Any) -> Program:
+    (d,) = _dates(o, kinds, [d])
+    rt = yield rt
+    r, big = o.trunc(rt)
+    r = yield r
+    table = cal.WEEKDAY_TYPES
+    first = o.when([(r == t, f) for t, (f, _) in table.items()])
+    base = o.when([(r == t, b) for t, (_, b) in table.items()])
+    bad = big | o.when([(r == t, False) for t in table], True)
+    weekday0 = (o.ordinal(d) - 1) % 7  # Python's weekday(): ordinal 1 is a Monday
+    return o.number((weekday0 - first + 7) % 7 + base), [(bad, "#NUM!")]
+
+
+@program
+def f_weeknum(o: Any, kinds: Any, d: Any, rt: Any) -> Program:
+    (d,) = _dates(o, kinds, [d])
+    d, rt = (yield d), (yield rt)
+    r, big = o.trunc(rt)
+    r = yield r
+    table = cal.WEEKNUM_TYPES
+    first = o.when([(r == t, f) for t, f in table.items()], 0)
+    bad = big | o.when([(r == t, False) for t in [*table, 21]], True)
+    ordinal = yield o.ordinal(d)
+    jan1 = yield ordinal - o.day_of_year(d) + 1
+    offset = ((jan1 - 1) % 7 - first + 7) % 7
+    week = (ordinal - jan1 + offset) // 7 + 1
+    value = o.when([(r == 21, o.iso_week(d))], week)
+    return o.number(value), [(bad, "#NUM!")]
+
+
+def f_isoweeknum(o: Any, kinds: Any, d: Any) -> Any:
+    (d,) = _dates(o, kinds, [d])
+    return o.number(o.iso_week(d))
+
+# ----------------------------------------------------------------- zones and serials
+
+
+@program
+def f_tzconvert(o: Any, kinds: Any, x: Any, zone: Any) -> Program:
+    tz = _zone(o, "TZCONVERT", zone)
+    if tz is None:
+        return x, [(o.true(), "#VALUE!")]
+    if o.backend == "sql":
+        if tz.utcoffset(None) != dt.timedelta(0):
+            raise _refuse("sql", "TZCONVERT", "a SQL TIMESTAMPTZ is read at UTC; converting "
+                          "to another zone has no SQL form")
+        return x  # the same instant, read at UTC
+    value = yield x.dt.convert_time_zone(_polars_zone_key("TZCONVERT", tz))
+    wall = o.wall_us(value)
+    return value, [((wall < 0) | (wall >= US_10000), "#NUM!")]
+
+
+@program
+def f_serial(o: Any, kinds: Any, v: Any) -> Program:
+    """Days from 1899-12-31, plus Excel's phantom 1900-02-29 from 1900-03-01 on; a DateTime
+    adds its local time as a fraction of the day; a Duration is its length in days."""
+    kind = kinds[0]
+    if kind == "Duration":
+        return _serial_number(o, o.ratio(o.duration_us(v), o.lit(DAY_US)))
+    v = yield v
+    d = o.local_date(v) if kind == "DateTime" else v
+    ordinal = yield o.ordinal(d)
+    bad = ordinal < EXCEL_MIN_ORDINAL
+    whole = ordinal - EXCEL_MIN_ORDINAL + o.when([(ordinal >= MARCH_1900, 1)], 0)
+    if kind == "Date":
+        return o.number(whole), [(bad, "#NUM!")]
+    tod = o.wall_us(v) % DAY_US
+    return _serial_number(o, o.ratio(whole * DAY_US + tod, o.lit(DAY_US))), [(bad, "#NUM!")]
+
+
+def _serial_number(o: Any, ratio: Any) -> Any:
+    """SQL: the DOUBLE quotient read back by its shortest decimal digits, as DuckDB's direct
+    DOUBLE -> DECIMAL cast is off by ~1e-12 near serial 44590.5 (excel-profile date arithmetic
+    subtracts such serials: DATE(2022,1,30) - DATETIME(2022,1,29,12,0,0) must be 0.5)."""
+    if o.backend != "sql":
+        return ratio
+    return _cast(_cast(ratio, "VARCHAR"), "DECIMAL(38, 18)")
+
+
+@program
+def f_fromserial(o: Any, kinds: Any, x: Any) -> Program:
+    x = yield x
+    n, big = o.floor(x)
+    n = yield n
+    bad = yield big | (n < 0) | (n > cal.EXCEL_MAX_SERIAL) | (n == 60)
+    ordinal = EXCEL_MIN_ORDINAL + o.when([(n > 60, n - 1)], n)
+    return _to_date(o, ordinal, bad), [(bad, "#NUM!")]
+
+

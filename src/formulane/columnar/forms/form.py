@@ -1,0 +1,174 @@
+"""A table entry: where a form is defined and how it is called; the families' loaders.
+
+Contract: a `Form` names a function in a family module (``family`` is a plain function that
+imports that module, on the first call of one of its forms, so declaring and compiling for one
+backend never import the other backend's library) and how the compilers call it (``style``):
+
+- ``"values"``: ``fn(*bound, *values, **flags)``, the arguments' compiled values (their errors
+  combined by the compiler); a form returns a value or ``(value, errors)``;
+- ``"columns"``: the same with each argument's compiled column (value, error code, static type:
+  the tests that see error values, ISERROR...);
+- ``"call"``: ``fn(FormCall, *bound, *values, **flags)`` (`columnar.call`: argument types,
+  constants, ``let``, ``refuse``);
+- ``"ops"``: a date algorithm written once over an ops object (`dates.run_ops`), with the
+  overload's parameter kinds bound first.
+
+The compilers read ``wants_call`` and ``wants_columns`` to know what to pass (see
+`vectorized.polars` and `vectorized.sql`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Callable, Literal, Mapping
+
+Style = Literal["values", "columns", "call", "ops"]
+
+
+@dataclass(frozen=True, slots=True)
+class Form:
+    """One function's form on one backend (see the module docs)."""
+
+    backend: Literal["polars", "sql"]
+    family: Callable[[], ModuleType]
+    attr: str
+    bound: tuple[Any, ...] = ()
+    flags: Mapping[str, Any] = field(default_factory=dict)
+    style: Style = "values"
+
+    @property
+    def wants_call(self) -> bool:
+        return self.style == "call"
+
+    @property
+    def wants_columns(self) -> bool:
+        return self.style == "columns"
+
+    @property
+    def __name__(self) -> str:  # noqa: PLW3201 - reads like a function's in messages and tests
+        return f"{self.backend}:{self.attr}"
+
+    def __call__(self, *args: Any, call: Any = None) -> Any:
+        fn = getattr(self.family(), self.attr)
+        if self.style == "call":
+            from ..call import FormCall
+            from ...errors import Unsupported
+            from ...interpreter import ir
+
+            if not isinstance(call, ir.Call):
+                raise Unsupported(f"the {self.backend} form {self.attr} needs the call's "
+                                  "argument types", function=self.attr, backend=self.backend,
+                                  reason="the backend did not pass the call being translated")
+            return fn(FormCall(call, self.backend), *self.bound, *args, **self.flags)
+        if self.style == "ops":
+            from .dates import run_ops
+
+            return run_ops(self.backend, fn, *self.bound, *args)
+        return fn(*self.bound, *args, **self.flags)
+
+
+# ------------------------------------------------------------------------- family loaders
+# One plain import each: grep, an IDE and the layering test follow them.
+
+
+def operators_polars() -> ModuleType:
+    from .operators import polars
+
+    return polars
+
+
+def operators_sql() -> ModuleType:
+    from .operators import sql
+
+    return sql
+
+
+def math_polars() -> ModuleType:
+    from .math import polars
+
+    return polars
+
+
+def math_sql() -> ModuleType:
+    from .math import sql
+
+    return sql
+
+
+def elementwise() -> ModuleType:
+    from .math import elementwise
+
+    return elementwise
+
+
+def elementwise_sql() -> ModuleType:
+    from .math import elementwise_sql
+
+    return elementwise_sql
+
+
+def text_case() -> ModuleType:
+    from .text import case
+
+    return case
+
+
+def text_search() -> ModuleType:
+    from .text import search
+
+    return search
+
+
+def text_regex() -> ModuleType:
+    from .text import regex
+
+    return regex
+
+
+def text_formatting() -> ModuleType:
+    from .text import formatting
+
+    return formatting
+
+
+def lists_aggregates() -> ModuleType:
+    from .lists import aggregates
+
+    return aggregates
+
+
+def lists_arrays() -> ModuleType:
+    from .lists import arrays
+
+    return arrays
+
+
+def lists_criteria() -> ModuleType:
+    from .lists import criteria
+
+    return criteria
+
+
+def lists_lookup() -> ModuleType:
+    from .lists import lookup
+
+    return lookup
+
+
+def lists_statistics() -> ModuleType:
+    from .lists import statistics
+
+    return statistics
+
+
+def dates_parts() -> ModuleType:
+    from .dates import parts
+
+    return parts
+
+
+def dates_arithmetic() -> ModuleType:
+    from .dates import arithmetic
+
+    return arithmetic

@@ -1,0 +1,319 @@
+"""Shared tools of the list forms (each receives a `FormCall` first, `columnar.call`): the
+polars and SQL building blocks every list form uses (one place; the submodules import them).
+
+Contract: nothing here imports polars at import time (``pl`` is deferred, `_lazy`); the SQL
+helpers build sqlglot trees with the DuckDB list functions the package docstring names.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from decimal import Decimal
+from typing import Any, Callable, Sequence, cast
+
+from sqlglot import exp
+
+from ....interpreter import ir
+from ....types import Type
+from ...call import MISSING
+from ...call import FormCall as FormCall
+from .. import _lazy
+
+# the list modules import these from here: polars and the compilers' modules, on first use
+pl: Any = _lazy.pl
+_vp: Any = _lazy.vp
+_vs: Any = _lazy.vs
+_MISSING: Any = MISSING
+
+
+# polars is optional: the SQL forms never import it (nor the polars backend).
+
+_EPOCH = dt.date(1899, 12, 30)  # Excel serial day 0 (see `_criteria.serial`)
+_BIG = 1e308  # the engine's numbers stay below this magnitude (#NUM! beyond)
+
+
+def _references(body: ir.IR, slot: int) -> bool:
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ir.Var) and n.slot == slot:
+            return True
+        stack.extend(ir.ir_children(n))
+    return False
+
+
+# ---------------------------------------------------------------------------- polars tools
+
+
+def _e() -> Any:
+    return pl.element()
+
+
+def _float() -> bool:
+    return bool(_vp.numbers() == "float")
+
+
+def _num(x: Any) -> Any:
+    """A number in the program's numeric dtype. In decimal mode a float the Decimal(38, 18)
+    cannot hold (NaN, an infinity, 1e20 or more: an error row's value, or a result
+    `_pl_range_errors` names #NUM!) becomes null first: polars aborts the whole query on a
+    strict cast that fails."""
+    if _float():
+        return x.cast(pl.Float64)
+    return pl.when(x.cast(pl.Float64).abs() < _vp.DECIMAL_LIMIT).then(x).cast(_vp.DECIMAL_DTYPE)
+
+
+def _pl_lit(v: Any) -> Any:
+    if isinstance(v, (int, Decimal)) and not isinstance(v, bool):
+        return _vp.literal(v, Type("Number"))
+    return pl.lit(v)
+
+
+def _pl_range_errors(value: Any) -> list[tuple[Any, str]]:
+    """#NUM! for a float result the engine cannot hold (non-finite, or 1e308 and beyond; in
+    decimal mode 1e20 and beyond, which Decimal(38, 18) cannot hold)."""
+    v = value.cast(pl.Float64)
+    if not _float():
+        return [(~(v.abs() < _vp.DECIMAL_LIMIT), "#NUM!")]
+    return [(v.is_nan() | (v.abs() >= _BIG), "#NUM!")]
+
+
+def _pl_int(x: Any) -> Any:
+    """Excel's integer argument: truncated toward zero (huge magnitudes clipped, harmlessly)."""
+    return x.cast(pl.Float64).clip(-1e15, 1e15).cast(pl.Int64)
+
+
+def _pl_empty_like(lst: Any) -> Any:
+    return lst.list.head(0)
+
+
+def _pl_items(c: FormCall, values: Sequence[Any], start: int = 0) -> Any:
+    """``many(...)`` arguments as one list (numbers given directly and list items, in order;
+    blanks dropped; a blank list counts as empty)."""
+    parts = []
+    only_list = None
+    for i in range(start, len(values)):
+        t = c.type(i)
+        v = values[i]
+        if t.kind == "List":
+            if t.elem is not None and t.elem.kind == "List":
+                c.refuse("nested lists")
+            if t.elem is None or t.elem.kind in ("Number", "Never", "Blank"):
+                v = v.cast(pl.List(_vp.dtype_of(Type("Number"))))  # [] is a list of nulls
+            v = v.fill_null([]) if t.nullable else v
+            only_list = v
+        parts.append(v)
+    if len(parts) == 1 and only_list is not None:
+        return only_list.list.drop_nulls()
+    return pl.concat_list(parts).list.drop_nulls()
+
+
+def _pl_bcast(body: Any, c: FormCall, i: int) -> Any:
+    """A lambda body made element-wise even when it ignores its parameter (x => TRUE)."""
+    lam = c.args[i]
+    assert isinstance(lam, ir.Lambda)
+    if _references(lam.body, lam.slots[0]):
+        return body
+    e = _e()
+    return pl.when(e.is_null() | e.is_not_null()).then(body)
+
+
+def _pl_positions(mask: Any) -> Any:
+    """0-based positions where a list of booleans is TRUE (blank is FALSE)."""
+    e = _e()
+    return mask.list.eval(pl.int_range(pl.len()).filter(e.fill_null(False)))
+
+
+def _pl_zip(lists: Sequence[Any], build: Callable[..., Any]) -> Any:
+    """``list.agg`` of ``build(*items)`` over lists of one length, item by item: the lists are
+    concatenated and cut back into equal slices inside (any dtype, decimals included)."""
+    e = _e()
+    k = len(lists)
+    n = pl.len() // k
+    slices = [e.slice(n * j, n) for j in range(k)]
+    return pl.concat_list(list(lists)).list.agg(build(*slices))
+
+
+def _pl_with(lst: Any, extras: Sequence[Any], build: Callable[[Any, list[Any]], Any],
+             agg: bool = False) -> Any:
+    """``list.eval`` (or ``list.agg``) of ``build(items, extras)`` where the per-row scalars
+    ``extras`` are appended to the list and read back inside (list.eval sees only the list)."""
+    e = _e()
+    if not extras:
+        body = build(e, [])
+        return lst.list.agg(body) if agg else lst.list.eval(body)
+    k = len(extras)
+    n = pl.len() - k
+    items = e.head(n)
+    got = [e.get(n + j) for j in range(k)]
+    body = build(items, got)
+    base = pl.concat_list([lst, *extras])
+    return base.list.agg(body) if agg else base.list.eval(body)
+
+
+# ------------------------------------------------------------------------------- SQL tools
+
+_names = itertools.count(1)
+
+
+def _f(name: str, *args: Any) -> exp.Expr:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _p(e: exp.Expr) -> exp.Expr:
+    """Parenthesized when it is an operator expression (sqlglot prints the tree as built)."""
+    if isinstance(e, (exp.Binary, exp.Unary, exp.Connector, exp.Escape)) and not isinstance(
+            e, exp.Paren):
+        return exp.Paren(this=e)
+    return e
+
+
+def _n(v: Any) -> exp.Expr:
+    return cast(exp.Expr, _vs.literal(v))
+
+
+def _lam(build: Callable[..., exp.Expr], arity: int = 1) -> exp.Lambda:
+    """A SQL lambda with fresh parameter names (``LAMBDA _l1, _l2 : ...`` in DuckDB)."""
+    names = [f"_l{next(_names)}" for _ in range(arity)]
+    body = build(*[exp.column(n) for n in names])
+    return exp.Lambda(this=body, expressions=[exp.to_identifier(n) for n in names])
+
+
+def _apply(lam: exp.Lambda, *args: exp.Expr) -> exp.Expr:
+    """A lambda's body with its parameters replaced by expressions."""
+    names = [i.name for i in lam.expressions]
+    subst = dict(zip(names, args))
+
+    def swap(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and not node.table and node.name in subst:
+            return _p(subst[node.name].copy())
+        return node
+
+    return cast(exp.Expr, lam.this.copy().transform(swap))
+
+
+def _at(lst: exp.Expr, i: exp.Expr) -> exp.Expr:
+    """The i-th item (1-based; NULL outside)."""
+    return exp.Bracket(this=_p(lst), expressions=[i], offset=1)
+
+
+def _len(lst: exp.Expr) -> exp.Expr:
+    return _f("LEN", lst)
+
+
+def _and(*xs: exp.Expr) -> exp.Expr:
+    out = _p(xs[0])
+    for x in xs[1:]:
+        out = exp.And(this=out, expression=_p(x))
+    return out
+
+
+def _or(*xs: exp.Expr) -> exp.Expr:
+    out = _p(xs[0])
+    for x in xs[1:]:
+        out = exp.Or(this=out, expression=_p(x))
+    return out
+
+
+def _not(x: exp.Expr) -> exp.Expr:
+    return exp.Not(this=_p(x))
+
+
+def _is_null(x: exp.Expr) -> exp.Expr:
+    return exp.Is(this=_p(x), expression=exp.Null())
+
+
+def _not_null(x: exp.Expr) -> exp.Expr:
+    return exp.Not(this=exp.Is(this=_p(x), expression=exp.Null()))
+
+
+_CMP: dict[str, type[exp.Binary]] = {"=": exp.EQ, "<>": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}
+
+
+def _cmp(op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _CMP[op](this=_p(a), expression=_p(b))
+
+
+def _add(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.Add(this=_p(a), expression=_p(b))
+
+
+def _sub(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.Sub(this=_p(a), expression=_p(b))
+
+
+def _mul(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.Mul(this=_p(a), expression=_p(b))
+
+
+def _div(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.Div(this=_p(a), expression=_p(b), typed=False, safe=False)
+
+
+def _case(pairs: Sequence[tuple[exp.Expr, exp.Expr]],
+          default: exp.Expr | None = None) -> exp.Expr:
+    return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
+
+
+def _coalesce(a: exp.Expr, *rest: exp.Expr) -> exp.Expr:
+    return exp.Coalesce(this=a, expressions=list(rest))
+
+
+def _trunc(x: exp.Expr) -> exp.Expr:
+    return _f("TRUNC", x)
+
+
+def _sql_int(x: exp.Expr) -> exp.Expr:
+    """Excel's integer argument as BIGINT: truncated, clamped far beyond any list length."""
+    clamped = _f("LEAST", _f("GREATEST", _trunc(x), _n(-(10**15))), _n(10**15))
+    return exp.cast(clamped, exp.DataType.build("BIGINT"))
+
+
+def _sql_range_errors(value: exp.Expr) -> list[tuple[exp.Expr, str]]:
+    # NaN compares above every number in DuckDB, so this also catches inf - inf.
+    return [(exp.GTE(this=_f("ABS", value), expression=exp.Literal.number("1e308")), "#NUM!")]
+
+
+def _sql_items(c: FormCall, values: Sequence[Any], start: int = 0) -> exp.Expr:
+    """``many(...)`` arguments as one list (blanks kept: list aggregates skip them)."""
+    parts = []
+    only_list = None
+    for i in range(start, len(values)):
+        t = c.type(i)
+        v = values[i]
+        if t.kind == "List":
+            if t.elem is not None and t.elem.kind == "List":
+                c.refuse("nested lists")
+            v = _coalesce(v, exp.Array(expressions=[])) if t.nullable else v
+            only_list = v
+            parts.append(v)
+        else:
+            parts.append(exp.Array(expressions=[v]))
+    if len(parts) == 1 and only_list is not None:
+        return only_list
+    if len(parts) == 1:
+        return parts[0]
+    return _f("LIST_CONCAT", *parts)
+
+
+def _sql_present(lst: exp.Expr) -> exp.Expr:
+    return _f("LIST_FILTER", lst, _lam(lambda x: _not_null(x)))
+
+
+def _sql_count(lst: exp.Expr) -> exp.Expr:
+    """The non-blank items of a list (0 for a blank list)."""
+    return _coalesce(_f("LIST_COUNT", lst), _n(0))
+
+
+def _sql_let(values: dict[str, exp.Expr],
+             body: Callable[[dict[str, exp.Expr]], exp.Expr]) -> exp.Expr:
+    """Bind expressions once per row (``list_transform([{...}], s -> ...)[1]``), so a lambda
+    that needs a list's mean does not recompute it for every item."""
+    name = f"_s{next(_names)}"
+    struct = exp.Struct(expressions=[
+        exp.PropertyEQ(this=exp.to_identifier(k), expression=v) for k, v in values.items()])
+    fields: dict[str, exp.Expr] = {
+        k: exp.Dot(this=exp.column(name), expression=exp.to_identifier(k)) for k in values}
+    lam = exp.Lambda(this=body(fields), expressions=[exp.to_identifier(name)])
+    return _at(_f("LIST_TRANSFORM", exp.Array(expressions=[struct]), lam), _n(1))

@@ -1,0 +1,327 @@
+"""List forms of the aggregates and order statistics: SUM PRODUCT AVERAGE MIN MAX COUNT
+COUNTA COUNTBLANK MEDIAN STDEV.S/P VAR.S/P LARGE SMALL PERCENTILE.INC SUMPRODUCT.
+
+Contract: as the package docstring says (same values and errors as the scalar twins; blanks
+skipped where the scalar skips them); forms that are one builder with a flag (MIN/MAX:
+``largest``) are named once per function in the form tables, with the flag.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from ....types import Type
+from ._base import (
+    FormCall, _add, _at, _case, _coalesce, _div, _e, _f, _float, _is_null, _lam, _len, _mul, _n,
+    _not_null, _num, _or, _pl_empty_like, _pl_items, _pl_range_errors, _pl_zip, _sql_count,
+    _sql_items, _sql_let, _sql_present, _sql_range_errors, _sub, _vp, pl,
+)
+
+
+# ------------------------------------------------------------------------------ aggregates
+
+
+def polars_sum(c: FormCall, *values: Any) -> Any:
+    total = _num(_pl_items(c, values).list.sum()).fill_null(0)
+    return total, _pl_range_errors(total)
+
+
+def sql_sum(c: FormCall, *values: Any) -> Any:
+    total = _coalesce(_f("LIST_SUM", _sql_items(c, values)), _n(0))
+    return total, _sql_range_errors(total)
+
+
+def polars_product(c: FormCall, *values: Any) -> Any:
+    items = _pl_items(c, values)
+    product = _num(items.list.agg(_e().product()))
+    value = pl.when(items.list.len() == 0).then(_num(pl.lit(0))).otherwise(product)
+    return value, _pl_range_errors(value)
+
+
+def sql_product(c: FormCall, *values: Any) -> Any:
+    items = _sql_items(c, values)
+    value = _case([(exp.EQ(this=_sql_count(items), expression=_n(0)), _n(0))],
+                  _f("LIST_PRODUCT", items))
+    return value, _sql_range_errors(value)
+
+
+def _pl_mean(items: Any) -> Any:
+    """The mean of each list: float64 in float mode; in decimal mode the decimal sum divided by
+    the count (rounded at 18 places), never through float64 (a null for an empty list)."""
+    if _float():
+        return _num(items.list.mean())
+    n = items.list.len()
+    total = items.cast(pl.List(_vp.DECIMAL_DTYPE)).list.sum()
+    # (a zero divisor is masked: polars aborts the whole query on a decimal division by zero)
+    return total / pl.when(n > 0).then(n).cast(_vp.DECIMAL_DTYPE)
+
+
+def polars_average(c: FormCall, *values: Any) -> Any:
+    items = _pl_items(c, values)
+    return _pl_mean(items), [(items.list.len().fill_null(0) == 0, "#DIV/0!")]
+
+
+def sql_average(c: FormCall, *values: Any) -> Any:
+    items = _sql_items(c, values)
+    return _f("LIST_AVG", items), [(exp.EQ(this=_sql_count(items), expression=_n(0)),
+                                    "#DIV/0!")]
+
+
+def _pl_extreme(c: FormCall, *values: Any, largest: bool) -> Any:
+    items = _pl_items(c, values)
+    value = items.list.max() if largest else items.list.min()
+    if c.node.type.kind == "Number":
+        return _num(value).fill_null(0)  # Excel: 0 when there are no numbers
+    return value, [(items.list.len().fill_null(0) == 0, "#CALC!")]
+
+
+def _sql_extreme(c: FormCall, *values: Any, largest: bool) -> Any:
+    items = _sql_items(c, values)
+    value = _f("LIST_MAX" if largest else "LIST_MIN", items)
+    if c.node.type.kind == "Number":
+        return _coalesce(value, _n(0))
+    return value, [(exp.EQ(this=_sql_count(items), expression=_n(0)), "#CALC!")]
+
+
+_SERIAL_KINDS = ("Number", "Date", "DateTime", "Duration")
+
+
+def _count_plan(c: FormCall, nonblank: bool) -> list[tuple[int, str]]:
+    """Per argument: "scalar" (1 when not blank), "list" (its non-blank items), "none" (0).
+
+    COUNT counts numbers (dates, datetimes and durations are numbers in Excel); given directly
+    also logicals; COUNTA counts every non-blank value."""
+    plan = []
+    for i in range(len(c.args)):
+        t = c.type(i)
+        if t.kind == "List":
+            elem = t.elem
+            if elem is not None and elem.kind in ("List", "Any", "Var"):
+                c.refuse("nested or untyped lists")
+            if nonblank or (elem is not None and elem.kind in _SERIAL_KINDS):
+                plan.append((i, "list"))
+            else:
+                plan.append((i, "none"))
+        elif t.kind in ("Any", "Var"):
+            c.refuse("an untyped argument")
+        elif nonblank or t.kind in _SERIAL_KINDS + ("Boolean",):
+            plan.append((i, "scalar"))
+        elif t.kind == "Text":
+            c.refuse("a text argument (COUNT reads numbers written as text; no exact form)")
+        else:
+            plan.append((i, "none"))  # blanks, records
+    return plan
+
+
+def _pl_count(c: FormCall, *values: Any, nonblank: bool) -> Any:
+    total = pl.lit(0, dtype=pl.Int64)
+    for i, how in _count_plan(c, nonblank):
+        v = values[i]
+        if how == "list":
+            total = total + v.list.drop_nulls().list.len().cast(pl.Int64).fill_null(0)
+        elif how == "scalar":
+            total = total + v.is_not_null().cast(pl.Int64)
+    return _num(total)
+
+
+def _sql_count_args(c: FormCall, *values: Any, nonblank: bool) -> Any:
+    total: exp.Expr = _n(0)
+    for i, how in _count_plan(c, nonblank):
+        v = values[i]
+        if how == "list":
+            total = _add(total, _sql_count(v))
+        elif how == "scalar":
+            total = _add(total, _case([(_not_null(v), _n(1))], _n(0)))
+    return total
+
+
+def polars_countblank(c: FormCall, values: Any) -> Any:
+    e = _e()
+    blank = e.is_null() | (e == "") if c.elem(0).kind == "Text" else e.is_null()
+    return _num(values.list.agg(blank.sum()).fill_null(0))
+
+
+def sql_countblank(c: FormCall, values: Any) -> Any:
+    if c.elem(0).kind == "Text":
+        test = _lam(lambda x: _or(_is_null(x), exp.EQ(this=x, expression=exp.Literal.string(""))))
+    else:
+        test = _lam(lambda x: _is_null(x))
+    return _coalesce(_len(_f("LIST_FILTER", values, test)), _n(0))
+
+
+# ------------------------------------------------------------------------ order statistics
+
+
+def polars_median(c: FormCall, *values: Any) -> Any:
+    items = _pl_items(c, values)
+    return _num(items.list.median()), [(items.list.len().fill_null(0) == 0, "#NUM!")]
+
+
+def sql_median(c: FormCall, *values: Any) -> Any:
+    items = _sql_items(c, values)
+    return _f("LIST_MEDIAN", items), [(exp.EQ(this=_sql_count(items), expression=_n(0)),
+                                       "#NUM!")]
+
+
+def _pl_spread(c: FormCall, *values: Any, sample: bool, root: bool) -> Any:
+    items = _pl_items(c, values)
+    ddof = 1 if sample else 0
+    if root:
+        # Scaled by the largest magnitude, so squares of numbers past 1e154 do not overflow
+        # where the standard deviation itself is in range.
+        scale = pl.max_horizontal(items.list.min().abs(), items.list.max().abs()).cast(
+            pl.Float64)
+        raw = (items.cast(pl.List(pl.Float64)) / scale).list.std(ddof=ddof) * scale
+    else:
+        raw = items.list.var(ddof=ddof)
+    flat = items.list.min() == items.list.max()  # exactly no spread: exactly 0
+    value = pl.when(flat).then(pl.lit(0.0)).otherwise(raw.cast(pl.Float64))
+    n = items.list.len().fill_null(0)
+    errors = [(n < (2 if sample else 1), "#DIV/0!"), *_pl_range_errors(value)]
+    if not _float():
+        # Decimal(38, 18) holds |x| < 1e20: a larger spread is #NUM! (masked, so the cast
+        # cannot abort the query)
+        fits = value.abs() < 1e20 * (1 - 1e-12)
+        errors.append((~fits, "#NUM!"))
+        value = pl.when(fits).then(value)
+        if not root:
+            return _pl_decimal_var(items, value, ddof), errors
+    return _num(value), errors
+
+
+def _pl_decimal_var(items: Any, estimate: Any, ddof: int) -> Any:
+    """Decimal mode VAR as (sum of x^2 - (sum of x)^2 / n) / (n - ddof), in decimal (squares
+    and the quotient rounded at 18 places), where float64 shows the sum of squares and the
+    squared sum below 1e19 (so Decimal(38, 18) holds every step); elsewhere the float64
+    result (relative 1e-15)."""
+    n = items.list.len()
+    floats = items.cast(pl.List(pl.Float64))
+    safe = (floats.list.eval(pl.element() * pl.element()).list.sum() < 1e19) \
+        & (floats.list.sum() * floats.list.sum() < 1e19) & (n > ddof)
+    masked = pl.when(safe).then(items.cast(pl.List(_vp.DECIMAL_DTYPE)))
+    total = masked.list.sum()
+    squares = masked.list.eval(pl.element() * pl.element()).list.sum()
+    count = pl.when(safe).then(n).cast(_vp.DECIMAL_DTYPE)
+    exact = (squares - total * total / count) / pl.when(safe).then(n - ddof).cast(
+        _vp.DECIMAL_DTYPE)
+    return pl.when(safe).then(exact).otherwise(_num(estimate))
+
+
+def _sql_spread(c: FormCall, *values: Any, sample: bool, root: bool) -> Any:
+    items = _sql_items(c, values)
+    name = ("LIST_STDDEV_" if root else "LIST_VAR_") + ("SAMP" if sample else "POP")
+    flat = exp.EQ(this=_f("LIST_MIN", items), expression=_f("LIST_MAX", items))
+    if root:  # scaled, as in the polars form
+        scale = _f("GREATEST", _f("ABS", _f("LIST_MIN", items)), _f("ABS", _f("LIST_MAX", items)))
+        raw = _sql_let({"xs": items, "m": exp.cast(scale, exp.DataType.build("DOUBLE"))},
+                       lambda s: _mul(_f(name, _f("LIST_TRANSFORM", s["xs"], _lam(
+                           lambda x: _div(x, s["m"])))), s["m"]))
+    else:
+        raw = _f(name, items)
+    value = _case([(flat, _n(0))], raw)
+    return value, [(exp.LT(this=_sql_count(items), expression=_n(2 if sample else 1)),
+                    "#DIV/0!"), *_sql_range_errors(value)]
+
+
+def _pl_kth(c: FormCall, values: Any, k: Any, *, largest: bool) -> Any:
+    items = values.list.drop_nulls()
+    kf = k.cast(pl.Float64)
+    position = kf.ceil() if largest else kf.floor()
+    n = items.list.len().fill_null(0)
+    bad = (n == 0) | (position < 1) | (position > n)
+    index = pl.when(bad).then(pl.lit(1.0)).otherwise(position).cast(pl.Int64) - 1
+    value = items.list.sort(descending=largest).list.get(index, null_on_oob=True)
+    return _num(value), [(bad, "#NUM!")]
+
+
+def _sql_kth(c: FormCall, values: Any, k: Any, *, largest: bool) -> Any:
+    items = _sql_present(values)
+    position = _f("CEIL" if largest else "FLOOR", k)
+    n = _sql_count(values)
+    bad = _or(exp.EQ(this=n, expression=_n(0)), exp.LT(this=position, expression=_n(1)),
+              exp.GT(this=position, expression=n))
+    index = exp.cast(_case([(bad, _n(1))], position), exp.DataType.build("BIGINT"))
+    ordered = _f("LIST_SORT", items, exp.Literal.string("DESC" if largest else "ASC"))
+    return _at(ordered, index), [(bad, "#NUM!")]
+
+
+def _pl_percentile(values: Any, k: Any, errors: list[tuple[Any, str]]) -> Any:
+    """PERCENTILE.INC: interpolation at rank k * (n - 1) over the sorted numbers."""
+    items = values.list.drop_nulls().list.sort()
+    n = items.list.len().fill_null(0)
+    kf = k.cast(pl.Float64)
+    bad = (n == 0) | (kf < 0) | (kf > 1)
+    position = pl.when(bad).then(pl.lit(0.0)).otherwise(kf * (n - 1).cast(pl.Float64))
+    lower = position.floor()
+    frac = position - lower
+    lo_i = lower.cast(pl.Int64)
+    hi_i = pl.min_horizontal(lo_i + 1, (n - 1).cast(pl.Int64).clip(0, None))
+    lo = items.list.get(lo_i, null_on_oob=True).cast(pl.Float64)
+    hi = items.list.get(hi_i, null_on_oob=True).cast(pl.Float64)
+    value = pl.when(frac == 0).then(lo).otherwise(lo + frac * (hi - lo))
+    return _num(value), [*errors, (bad, "#NUM!")]
+
+
+def _sql_percentile(values: Any, k: Any, errors: list[tuple[Any, str]]) -> Any:
+    items = _f("LIST_SORT", _sql_present(values))
+    n = _sql_count(values)
+    bad = _or(exp.EQ(this=n, expression=_n(0)), exp.LT(this=k, expression=_n(0)),
+              exp.GT(this=k, expression=_n(1)))
+    kd = exp.cast(k, exp.DataType.build("DOUBLE"))
+    position = _case([(bad, _n(0))], _mul(kd, _sub(n, _n(1))))
+    lower = _f("FLOOR", position)
+    frac = _sub(position, lower)
+    lo_i = exp.cast(lower, exp.DataType.build("BIGINT"))
+    lo = _at(items, _add(lo_i, _n(1)))
+    hi = _at(items, _f("LEAST", _add(lo_i, _n(2)), n))
+    value = _case([(exp.EQ(this=frac, expression=_n(0)), lo)],
+                  _add(lo, _mul(frac, _sub(hi, lo))))
+    return value, [*errors, (bad, "#NUM!")]
+
+
+def polars_percentile_inc(c: FormCall, values: Any, k: Any) -> Any:
+    return _pl_percentile(values, k, [])
+
+
+def sql_percentile_inc(c: FormCall, values: Any, k: Any) -> Any:
+    return _sql_percentile(values, k, [])
+
+
+def polars_sumproduct(c: FormCall, *lists: Any) -> Any:
+    n = lists[0].list.len()
+    ok = pl.all_horizontal([lst.list.len() == n for lst in lists[1:]]) if len(lists) > 1 \
+        else pl.lit(True)
+    number = pl.List(_vp.dtype_of(Type("Number")))
+    guarded = [pl.when(ok).then(lst).otherwise(_pl_empty_like(lst)).cast(number)
+               for lst in lists]
+
+    def products(*items: Any) -> Any:
+        out = items[0].fill_null(0)
+        for item in items[1:]:
+            out = out * item.fill_null(0)
+        return out.sum()
+
+    total = _num(_pl_zip(guarded, products)).fill_null(0)
+    return total, [(~ok, "#VALUE!"), *_pl_range_errors(total)]
+
+
+def sql_sumproduct(c: FormCall, *lists: Any) -> Any:
+    first = lists[0]
+
+    def term(x: exp.Expr, i: exp.Expr) -> exp.Expr:
+        # In DOUBLE: a product of two DECIMAL(38, 18) overflows DuckDB from 100 on (its scale
+        # would be 36), so decimal columns get the float product here, as LIST_PRODUCT does.
+        def factor(v: exp.Expr) -> exp.Expr:
+            return exp.cast(_coalesce(v, _n(0)), exp.DataType.build("DOUBLE"))
+
+        out = factor(x)
+        for lst in lists[1:]:
+            out = _mul(out, factor(_at(lst, i)))
+        return out
+
+    total = _coalesce(_f("LIST_SUM", _f("LIST_TRANSFORM", first, _lam(term, 2))), _n(0))
+    mismatch = [exp.NEQ(this=_len(lst), expression=_len(first)) for lst in lists[1:]]
+    errors = [(_or(*mismatch), "#VALUE!")] if mismatch else []
+    return total, [*errors, *_sql_range_errors(total)]

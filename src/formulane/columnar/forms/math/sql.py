@@ -1,0 +1,682 @@
+"""SQL forms of the math, information and finance families (``sql_<name>``).
+
+Contract: as the package docstring says: decimal-grid functions read operands through
+``TRY_CAST(CAST(x AS VARCHAR) AS DECIMAL(38, 18))`` and compute exactly, falling back to the
+engine's arithmetic where that does not round-trip; float algorithms run in DOUBLE and every
+non-finite result is #NUM!; divisors are wrapped in NULLIF.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any, Callable
+
+from sqlglot import exp
+
+from ....vectorized.sql_let import let
+from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
+
+
+def _n(value: Any) -> exp.Expr:
+    if isinstance(value, float):
+        return exp.Literal.number(repr(value))
+    return exp.Literal.number(format(Decimal(value), "f") if isinstance(value, Decimal)
+                              else str(value))
+
+
+def _p(e: exp.Expr) -> exp.Expr:
+    # (AND/OR are sqlglot Funcs too, yet render infix: they need parentheses)
+    if isinstance(e, exp.Connector):
+        return exp.Paren(this=e)
+    if isinstance(e, (exp.Column, exp.Literal, exp.Paren, exp.Null)) or isinstance(e, exp.Func):
+        return e
+    return exp.Paren(this=e)
+
+
+def _add(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.Paren(this=exp.Add(this=_p(a), expression=_p(b)))
+
+
+def _sub(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.Paren(this=exp.Sub(this=_p(a), expression=_p(b)))
+
+
+def _mul(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.Paren(this=exp.Mul(this=_p(a), expression=_p(b)))
+
+
+def _div(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.Paren(this=exp.Div(this=_p(a), expression=_p(b), typed=False, safe=False))
+
+
+def _neg(a: exp.Expr) -> exp.Expr:
+    return exp.Neg(this=_p(a))
+
+
+def _mod(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.Paren(this=exp.Mod(this=_p(a), expression=_p(b)))
+
+
+def _abs(a: exp.Expr) -> exp.Expr:
+    return exp.Abs(this=a)
+
+
+def _eq(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.EQ(this=_p(a), expression=_p(b))
+
+
+def _ne(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.NEQ(this=_p(a), expression=_p(b))
+
+
+def _lt(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.LT(this=_p(a), expression=_p(b))
+
+
+def _le(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.LTE(this=_p(a), expression=_p(b))
+
+
+def _gt(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.GT(this=_p(a), expression=_p(b))
+
+
+def _ge(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return exp.GTE(this=_p(a), expression=_p(b))
+
+
+def _and(*parts: exp.Expr) -> exp.Expr:
+    out = parts[0]
+    for part in parts[1:]:
+        out = exp.And(this=_p(out), expression=_p(part))
+    return exp.Paren(this=out)
+
+
+def _or(*parts: exp.Expr) -> exp.Expr:
+    out = parts[0]
+    for part in parts[1:]:
+        out = exp.Or(this=_p(out), expression=_p(part))
+    return exp.Paren(this=out)
+
+
+def _not(a: exp.Expr) -> exp.Expr:
+    return exp.Not(this=_p(a))
+
+
+def _is_null(a: exp.Expr) -> exp.Expr:
+    return exp.Is(this=_p(a), expression=exp.Null())
+
+
+def _case(pairs: list[tuple[exp.Expr, exp.Expr]],
+          default: exp.Expr | None = None) -> exp.Expr:
+    return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
+
+
+def _double(a: exp.Expr) -> exp.Expr:
+    return exp.cast(a, exp.DataType.build("DOUBLE"))
+
+
+def _nullif_zero(a: exp.Expr) -> exp.Expr:
+    return exp.Nullif(this=_p(a), expression=_n(0))
+
+
+def _fn(name: str, *args: exp.Expr) -> exp.Expr:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _not_finite(value: exp.Expr) -> exp.Expr:
+    """NaN, infinities and |x| >= 1e308: the numbers the scalar engine cannot hold."""
+    return _not(_lt(_abs(value), _n(1e308)))
+
+
+def _sql_const(e: exp.Expr) -> Decimal | None:
+    """The value of a literal number (possibly negated or parenthesized), else None."""
+    if isinstance(e, exp.Paren):
+        return _sql_const(e.this)
+    if isinstance(e, exp.Neg):
+        inner = _sql_const(e.this)
+        return None if inner is None else -inner
+    if isinstance(e, exp.Literal) and not e.is_string:
+        try:
+            return Decimal(e.this)
+        except ArithmeticError:
+            return None
+    return None
+
+
+def _sql_exact(x: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
+    """(x as DECIMAL(38, 18) through its text, whether that decimal is exactly x)."""
+    d = exp.TryCast(this=exp.cast(_p(x), exp.DataType.build("VARCHAR")),
+                    to=exp.DataType.build("DECIMAL(38, 18)"))
+    guarded = let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
+    ok = let(_and(_not(_is_null(guarded)), _eq(_double(guarded), _double(x))))
+    return guarded, ok
+
+
+def _sql_sign_apply(x: exp.Expr, magnitude: exp.Expr) -> exp.Expr:
+    return _case([(_lt(x, _n(0)), _neg(magnitude))], magnitude)
+
+
+# ------------------------------------------------------------------------ sign and size
+
+
+def sql_abs(x: exp.Expr) -> exp.Expr:
+    return exp.Abs(this=x)
+
+
+def sql_sign(x: exp.Expr) -> exp.Expr:
+    return exp.Sign(this=x)
+
+
+def sql_clamp(x: exp.Expr, low: exp.Expr, high: exp.Expr) -> Any:
+    value = _case([(_lt(x, low), low), (_gt(x, high), high)], x)
+    return value, [(_gt(low, high), "#NUM!")]
+
+
+# ------------------------------------------------------------------------------ rounding
+
+
+def _sql_round_float(x: exp.Expr, n: int | None, nn: exp.Expr | None,
+                     mode: str) -> exp.Expr:
+    """The float algorithm of `_round_float`, in DOUBLE (for values no DECIMAL(38, 18) holds
+    exactly: beyond 1e18, or with more than 18 decimal places)."""
+    # (DOUBLE steps never fail in SQL engines: each is bound once, `sql_let`)
+    xf = _double(x)
+    a = let(_abs(xf))
+    scale: Callable[[exp.Expr], exp.Expr]
+    unscale: Callable[[exp.Expr], exp.Expr]
+    if n is not None and n >= 0:
+        s_lit = _double(_n(10.0 ** n))
+        scale, unscale = (lambda v: _mul(v, s_lit)), (lambda k: _div(k, s_lit))
+    elif n is not None:
+        m_lit = _double(_n(10.0 ** -n))
+        scale, unscale = (lambda v: _div(v, m_lit)), (lambda k: _mul(k, m_lit))
+    else:
+        assert nn is not None
+        s_e = exp.Pow(this=_n(10.0), expression=exp.Greatest(this=nn, expressions=[_n(0)]))
+        m_e = exp.Pow(this=_n(10.0), expression=exp.Greatest(this=_neg(nn), expressions=[_n(0)]))
+        scale = lambda v: _div(_mul(v, s_e), m_e)  # noqa: E731
+        unscale = lambda k: _div(_mul(k, m_e), s_e)  # noqa: E731
+    y = let(scale(a))
+    one = _n(1)
+    if mode == "half_up":
+        k = let(exp.Floor(this=y))
+        r = _add(k, _case([(_ge(a, unscale(_add(k, _n(0.5)))), one)], _n(0)))
+    elif mode == "down":
+        k0 = let(exp.Floor(this=y))
+        k = let(_case([(_lt(a, unscale(k0)), _sub(k0, one))], k0))
+        r = _case([(_ge(a, unscale(_add(k, one))), _add(k, one))], k)
+    else:
+        k0 = let(exp.Ceil(this=y))
+        k = let(_case([(_and(_ge(k0, one), _le(a, unscale(_sub(k0, one)))), _sub(k0, one))],
+                      k0))
+        r = _case([(_gt(a, unscale(k)), _add(k, one))], k)
+    return _case([(_ge(y, _n(_GRID_LIMIT)), xf)], _mul(exp.Sign(this=xf), unscale(r)))
+
+
+def _sql_round(mode: str) -> Callable[[exp.Expr, exp.Expr], Any]:
+    def form(x: exp.Expr, digits: exp.Expr) -> Any:
+        xd, ok = _sql_exact(x)
+        c = _sql_const(digits)
+        ad = _abs(xd)
+        nn: exp.Expr | None = None
+        n: int | None = None
+        if c is not None:
+            n = max(-308, min(308, int(c)))
+            if n >= 18:
+                return x
+            step: exp.Expr = _n(Decimal(10) ** -n)
+            decimal_ok = ok if n >= -19 else exp.false()
+            if n < -19:
+                exact = _n(0)  # never chosen: no DECIMAL(38, 18) reaches the step
+            elif mode == "half_up":
+                exact = exp.Round(this=xd, decimals=_n(n))
+            else:
+                exact = None
+        else:
+            nn = exp.Trunc(this=exp.Greatest(this=exp.Least(this=_double(digits), expressions=[
+                _n(308)]), expressions=[_n(-308)]))
+            step = exp.TryCast(this=exp.cast(exp.Pow(this=_n(10.0), expression=_neg(nn)),
+                                             exp.DataType.build("VARCHAR")),
+                               to=exp.DataType.build("DECIMAL(38, 18)"))
+            in_range = _and(_ge(nn, _n(-19)), _le(nn, _n(17)))
+            step = _case([(in_range, step)])
+            decimal_ok = _and(ok, in_range)
+            exact = None
+        if exact is None:
+            r = _mod(ad, step)
+            base = _sub(ad, r)
+            need = {"down": exp.false(), "up": _ne(r, _n(0)),
+                    "half_up": _ge(_mul(r, _n(2)), step)}[mode]
+            exact = _sql_sign_apply(xd, _add(base, _case([(need, step)], _n(0))))
+        fallback = _sql_round_float(x, n, nn, mode)
+        if nn is not None:
+            fallback = _case([(_ge(nn, _n(18)), x)], fallback)
+        value = let(_case([(decimal_ok, exact)], fallback))
+        return value, [(_not_finite(value), "#NUM!")]
+    return form
+
+
+sql_round = _sql_round("half_up")
+sql_roundup = _sql_round("up")
+sql_rounddown = _sql_round("down")
+
+
+def sql_int(x: exp.Expr) -> exp.Expr:
+    return exp.Floor(this=x)
+
+
+def _sql_multiples(x: exp.Expr, step: exp.Expr
+                   ) -> tuple[exp.Expr, exp.Expr, exp.Expr]:
+    """(floor multiple, ceiling multiple, nearest multiple with ties away from zero) of x by
+    the positive step: exact through DECIMAL where both round-trip, else in the engine."""
+    xd, ok_x = _sql_exact(x)
+    sd, ok_s = _sql_exact(step)
+    ok = _and(ok_x, ok_s, _ne(step, _n(0)))
+    sd_safe = _nullif_zero(sd)
+    r0 = _mod(xd, sd_safe)  # truncated: the sign of x
+    r = _case([(_lt(r0, _n(0)), _add(r0, sd_safe))], r0)
+    low = _sub(xd, r)
+    high = _case([(_eq(r, _n(0)), xd)], _add(low, sd_safe))
+    twice = _mul(r, _n(2))
+    near = _case([(_gt(twice, sd_safe), high), (_lt(twice, sd_safe), low),
+                  (_gt(xd, _n(0)), high)], low)
+    q = _div(_double(x), _nullif_zero(_double(step)))
+    f_low = _mul(exp.Floor(this=q), step)
+    f_high = _mul(exp.Ceil(this=q), step)
+    f_near = _mul(_case([(_ge(x, _n(0)), exp.Floor(this=_add(q, _n(0.5))))],
+                        exp.Ceil(this=_sub(q, _n(0.5)))), step)
+    return (_case([(ok, low)], f_low), _case([(ok, high)], f_high),
+            _case([(ok, near)], f_near))
+
+
+def sql_mround(x: exp.Expr, multiple: exp.Expr) -> Any:
+    _, _, near = _sql_multiples(x, _abs(multiple))
+    value = _case([(_eq(multiple, _n(0)), _n(0))], near)
+    wrong = _or(_and(_gt(x, _n(0)), _lt(multiple, _n(0))),
+                _and(_lt(x, _n(0)), _gt(multiple, _n(0))))
+    return value, [(_and(_ne(multiple, _n(0)), wrong), "#NUM!"), (_not_finite(value), "#NUM!")]
+
+
+def sql_ceiling(x: exp.Expr, significance: exp.Expr) -> Any:
+    low, high, _ = _sql_multiples(x, _abs(significance))
+    value = _case([(_eq(significance, _n(0)), _n(0)), (_gt(significance, _n(0)), high)], low)
+    wrong = _and(_gt(x, _n(0)), _lt(significance, _n(0)))
+    return value, [(wrong, "#NUM!"), (_not_finite(value), "#NUM!")]
+
+
+def sql_floor(x: exp.Expr, significance: exp.Expr) -> Any:
+    low, high, _ = _sql_multiples(x, _abs(significance))
+    value = _case([(_eq(significance, _n(0)), _n(0)), (_gt(significance, _n(0)), low)], high)
+    wrong = _and(_gt(x, _n(0)), _lt(significance, _n(0)))
+    zero_step = _and(_eq(significance, _n(0)), _ne(x, _n(0)))
+    return value, [(wrong, "#NUM!"), (zero_step, "#DIV/0!"), (_not_finite(value), "#NUM!")]
+
+
+def _sql_math_rounding(toward: str) -> Callable[..., Any]:
+    def form(x: exp.Expr, significance: exp.Expr, mode: exp.Expr) -> Any:
+        low, high, _ = _sql_multiples(x, _abs(significance))
+        flip = _and(_lt(x, _n(0)), _ne(mode, _n(0)))
+        chosen = _case([(flip, low)], high) if toward == "ceil" else _case([(flip, high)], low)
+        value = _case([(_eq(significance, _n(0)), _n(0))], chosen)
+        return value, [(_not_finite(value), "#NUM!")]
+    return form
+
+
+sql_ceiling_math = _sql_math_rounding("ceil")
+sql_floor_math = _sql_math_rounding("floor")
+
+
+def _sql_even_odd(odd: bool) -> Callable[[exp.Expr], Any]:
+    def form(x: exp.Expr) -> Any:
+        n = exp.Ceil(this=_abs(x))
+        parity = _mod(n, _n(2))
+        magnitude = _sub(_add(n, _n(1)), parity) if odd else _add(n, parity)
+        value = _sql_sign_apply(x, magnitude)
+        return value, [(_not_finite(value), "#NUM!")]
+    return form
+
+
+sql_even = _sql_even_odd(False)
+sql_odd = _sql_even_odd(True)
+
+
+# ---------------------------------------------------------------------------- remainders
+
+
+def _sql_floor_mod(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    """a - b * floor(a / b): the remainder with the sign of the divisor (b never zero)."""
+    r = _mod(a, b)
+    return _case([(_and(_ne(r, _n(0)), _ne(_lt(r, _n(0)), _lt(b, _n(0)))), _add(r, b))], r)
+
+
+def sql_mod(x: exp.Expr, divisor: exp.Expr) -> Any:
+    xd, ok_x = _sql_exact(x)
+    dd, ok_d = _sql_exact(divisor)
+    ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
+    exact = _sql_floor_mod(xd, _nullif_zero(dd))
+    fallback = _sql_floor_mod(x, _nullif_zero(divisor))
+    return _case([(ok, exact)], fallback), [(_eq(divisor, _n(0)), "#DIV/0!")]
+
+
+def sql_quotient(x: exp.Expr, divisor: exp.Expr) -> Any:
+    xd, ok_x = _sql_exact(x)
+    dd, ok_d = _sql_exact(divisor)
+    ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
+    dd_safe = _nullif_zero(dd)
+    exact = _div(_sub(xd, _mod(xd, dd_safe)), dd_safe)  # the remainder is truncated in SQL
+    fallback = exp.Trunc(this=_div(_double(x), _nullif_zero(_double(divisor))))
+    value = _case([(ok, exact)], fallback)
+    return value, [(_eq(divisor, _n(0)), "#DIV/0!"), (_not_finite(value), "#NUM!")]
+
+
+# --------------------------------------------------------------- powers, roots, logarithms
+
+
+def sql_power(x: exp.Expr, power: exp.Expr) -> Any:
+    from ..operators import sql as _sql_forms
+
+    value, errors = _sql_forms.power(x, power)
+    return value, list(errors) + [(_not_finite(value), "#NUM!")]
+
+
+def _guarded(value: exp.Expr, errors: list[tuple[exp.Expr, str]]) -> Any:
+    return value, errors + [(_not_finite(value), "#NUM!")]
+
+
+def _only(condition: exp.Expr, x: exp.Expr) -> exp.Expr:
+    """x where condition holds, else NULL: engines never see an argument outside a domain."""
+    return _case([(condition, _double(x))])
+
+
+def sql_sqrt(x: exp.Expr) -> Any:
+    return _guarded(exp.Sqrt(this=_only(_ge(x, _n(0)), x)), [(_lt(x, _n(0)), "#NUM!")])
+
+
+def sql_exp(x: exp.Expr) -> Any:
+    value = exp.Exp(this=_only(_le(x, _n(709.5)), x))
+    return value, [(_or(_gt(x, _n(709.5)), _not_finite(value)), "#NUM!")]
+
+
+def sql_ln(x: exp.Expr) -> Any:
+    return _guarded(exp.Ln(this=_only(_gt(x, _n(0)), x)), [(_le(x, _n(0)), "#NUM!")])
+
+
+def sql_log10(x: exp.Expr) -> Any:
+    return _guarded(_fn("LOG10", _only(_gt(x, _n(0)), x)), [(_le(x, _n(0)), "#NUM!")])
+
+
+def sql_log(x: exp.Expr, base: exp.Expr) -> Any:
+    positive = _only(_gt(x, _n(0)), x)
+    errors = [(_or(_le(x, _n(0)), _le(base, _n(0))), "#NUM!"), (_eq(base, _n(1)), "#DIV/0!")]
+    if _sql_const(base) == 10:
+        return _guarded(_fn("LOG10", positive), errors)
+    good_base = _only(_and(_gt(base, _n(0)), _ne(base, _n(1))), base)
+    value = _case([(_eq(base, _n(10)), _fn("LOG10", positive))],
+                  _div(exp.Ln(this=positive), exp.Ln(this=good_base)))
+    return _guarded(value, errors)
+
+
+def sql_pi() -> exp.Expr:
+    # 18 places, the SQL decimal policy's scale: a 33-place literal makes engines type its
+    # comparisons DECIMAL(38, 33), which cannot hold 134217728 (DuckDB aborts the query)
+    return _n(_PI_DECIMAL)
+
+
+# ---------------------------------------------------------------------------- trigonometry
+
+
+def _sql_trig(cls: type[exp.Func]) -> Callable[[exp.Expr], Any]:
+    def form(x: exp.Expr) -> Any:
+        big = _ge(_abs(x), _n(_TRIG_LIMIT))
+        return _guarded(cls(this=_only(_not(big), x)), [(big, "#NUM!")])
+    return form
+
+
+sql_sin = _sql_trig(exp.Sin)
+sql_cos = _sql_trig(exp.Cos)
+sql_tan = _sql_trig(exp.Tan)
+
+
+def _sql_inverse(cls: type[exp.Func]) -> Callable[[exp.Expr], Any]:
+    def form(x: exp.Expr) -> Any:
+        outside = _or(_lt(x, _n(-1)), _gt(x, _n(1)))
+        return _guarded(cls(this=_only(_not(outside), x)), [(outside, "#NUM!")])
+    return form
+
+
+sql_asin = _sql_inverse(exp.Asin)
+sql_acos = _sql_inverse(exp.Acos)
+
+
+def sql_atan(x: exp.Expr) -> exp.Expr:
+    return exp.Atan(this=_double(x))
+
+
+def sql_atan2(x_num: exp.Expr, y_num: exp.Expr) -> Any:
+    origin = _and(_eq(x_num, _n(0)), _eq(y_num, _n(0)))
+    return exp.Atan2(this=_double(y_num), expression=_double(x_num)), [(origin, "#DIV/0!")]
+
+
+def sql_degrees(angle: exp.Expr) -> Any:
+    return _guarded(exp.Degrees(this=_double(angle)), [])
+
+
+def sql_radians(angle: exp.Expr) -> exp.Expr:
+    return exp.Radians(this=_double(angle))
+
+
+# -------------------------------------------------------------------------- integer functions
+
+
+def sql_fact(x: exp.Expr) -> Any:
+    bad = _or(_lt(x, _n(0)), _ge(x, _n(171)))
+    index = _add(exp.cast(exp.Trunc(this=_only(_not(bad), x)), exp.DataType.build("INT")),
+                 _n(1))
+    table = exp.Array(expressions=[_n(v) for v in _FACTORIALS])
+    return exp.Bracket(this=table, expressions=[index], offset=1), [(bad, "#NUM!")]
+
+
+# ------------------------------------------------------------------------------ information
+
+
+def _sql_trunc_mod2(x: exp.Expr) -> exp.Expr:
+    return _mod(exp.Trunc(this=x), _n(2))
+
+
+def sql_iseven(x: exp.Expr) -> exp.Expr:
+    return _eq(_sql_trunc_mod2(x), _n(0))
+
+
+def sql_isodd(x: exp.Expr) -> exp.Expr:
+    return _ne(_sql_trunc_mod2(x), _n(0))
+
+
+def sql_na() -> Any:
+    return exp.Null(), exp.Literal.string("#N/A")
+
+
+def sql_boolean_identity(x: exp.Expr) -> exp.Expr:
+    return x
+
+
+def sql_boolean_number(x: exp.Expr) -> exp.Expr:
+    return _ne(x, _n(0))
+
+
+#: ASCII whitespace (Python's ``str.strip`` also strips other Unicode spaces).
+_SPACES = " \t\n\r\x0b\x0c"
+
+
+def sql_boolean_text(x: exp.Expr) -> Any:
+    word = exp.Lower(this=exp.Trim(this=x, expression=exp.Literal.string(_SPACES)))
+
+    def words(items: tuple[str, ...]) -> exp.Expr:
+        return exp.In(this=word, expressions=[exp.Literal.string(w) for w in items])
+
+    value = _case([(words(("true", "yes", "1")), exp.true()),
+                   (words(("false", "no", "0")), exp.false())])
+    return value, [(_and(_is_null(value), _not(_is_null(x))), "#VALUE!")]
+
+
+# ---------------------------------------------------------------------------------- finance
+
+
+def _sql_log1p(r: exp.Expr) -> exp.Expr:
+    """ln(1 + r) without cancellation (Goldberg: ln(u) * r / (u - 1) with u = 1 + r)."""
+    u = _add(_n(1), r)
+    return _case([(_eq(u, _n(1)), r)], _div(_mul(exp.Ln(this=u), r), _sub(u, _n(1))))
+
+
+def _sql_expm1(z: exp.Expr) -> exp.Expr:
+    """e^z - 1 without cancellation (Kahan: (e - 1) * z / ln(e) with e = e^z)."""
+    e = exp.Exp(this=z)
+    return _case([(_eq(e, _n(1)), z), (_eq(e, _n(0)), _n(-1))],
+                 _div(_mul(_sub(e, _n(1)), z), exp.Ln(this=e)))
+
+
+def _sql_growth(rate: exp.Expr, nper: exp.Expr
+                ) -> tuple[exp.Expr, exp.Expr, exp.Expr,
+                           list[tuple[exp.Expr, str]]]:
+    """As `_pl_growth`, in DOUBLE."""
+    base = _add(rate, _n(1))
+    negative = _lt(base, _n(0))
+    lg = _mul(nper, _sql_log1p(rate))
+    power = exp.Pow(this=base, expression=nper)
+    g = _case([(negative, power)], exp.Exp(this=lg))
+    gm1 = _case([(negative, _sub(power, _n(1)))], _sql_expm1(lg))
+    errors = [
+        (_and(_eq(base, _n(0)), _eq(nper, _n(0))), "#NUM!"),
+        (_and(_eq(base, _n(0)), _lt(nper, _n(0))), "#DIV/0!"),
+        (_and(negative, _ne(nper, exp.Floor(this=nper))), "#NUM!"),
+        (_not_finite(g), "#NUM!"),
+    ]
+    return g, gm1, lg, errors
+
+
+def _sql_timing(t: exp.Expr) -> exp.Expr:
+    return _case([(_ne(t, _n(0)), _n(1.0))], _n(0.0))
+
+
+def sql_pmt(rate: exp.Expr, nper: exp.Expr, pv: exp.Expr,
+            fv: exp.Expr, type_: exp.Expr) -> Any:
+    r, n, p, f = (_double(a) for a in (rate, nper, pv, fv))
+    g, gm1, _, power_errors = _sql_growth(r, n)
+    denominator = _mul(_add(_n(1), _mul(r, _sql_timing(type_))), gm1)
+    at_zero = _div(_neg(_add(p, f)), _nullif_zero(n))
+    general = _div(_neg(_mul(r, _add(_mul(p, g), f))), _nullif_zero(denominator))
+    value = _case([(_eq(r, _n(0)), at_zero)], general)
+    errors = [(_and(_eq(r, _n(0)), _eq(n, _n(0))), "#DIV/0!")] + power_errors \
+        + [(_and(_ne(r, _n(0)), _eq(denominator, _n(0))), "#NUM!")]
+    return _guarded(value, errors)
+
+
+def sql_pv(rate: exp.Expr, nper: exp.Expr, pmt: exp.Expr,
+           fv: exp.Expr, type_: exp.Expr) -> Any:
+    r, n, payment, f = (_double(a) for a in (rate, nper, pmt, fv))
+    g, gm1, lg, power_errors = _sql_growth(r, n)
+    vanished = _or(_eq(g, _n(0)), _lt(lg, _n(-400 * math.log(10))))
+    annuity = _div(_mul(_mul(payment, _add(_n(1), _mul(r, _sql_timing(type_)))), gm1),
+                   _nullif_zero(r))
+    general = _div(_neg(_add(f, annuity)), _nullif_zero(g))
+    value = _case([(_eq(r, _n(0)), _neg(_add(f, _mul(payment, n))))], general)
+    return _guarded(value, power_errors + [(vanished, "#DIV/0!")])
+
+
+def sql_fv(rate: exp.Expr, nper: exp.Expr, pmt: exp.Expr,
+           pv: exp.Expr, type_: exp.Expr) -> Any:
+    r, n, payment, p = (_double(a) for a in (rate, nper, pmt, pv))
+    g, gm1, _, power_errors = _sql_growth(r, n)
+    annuity = _div(_mul(_mul(payment, _add(_n(1), _mul(r, _sql_timing(type_)))), gm1),
+                   _nullif_zero(r))
+    value = _case([(_eq(r, _n(0)), _neg(_add(p, _mul(payment, n))))],
+                  _neg(_add(_mul(p, g), annuity)))
+    return _guarded(value, power_errors)
+
+
+# ------------------------------------------------------------------------ information (IS*)
+# As the polars forms: the argument's compiled column (value, error code, static type), a type
+# test decided statically where the type settles it, else per row; Any refused.
+
+def _sql_clean(col: Any) -> Any:
+    return exp.true() if col.error is None else _is_null(col.error.copy())
+
+
+def _sql_kind_test(name: str, kinds: tuple[str, ...], col: Any) -> Any:
+    from .polars import _static_kind
+
+    if _static_kind(name, col, "sql") not in kinds:
+        return exp.false()
+    return _and(_not(_is_null(col.value.copy())), _sql_clean(col))
+
+
+def _sql_code_is(col: Any, code: str, equal: bool) -> Any:
+    test = (exp.EQ if equal else exp.NEQ)(this=exp.paren(col.error.copy()),
+                                         expression=exp.Literal.string(code))
+    return exp.Coalesce(this=test, expressions=[exp.false()])
+
+
+def sql_isblank(col: Any) -> Any:
+    return _and(_is_null(col.value.copy()), _sql_clean(col))
+
+
+def sql_iserror(col: Any) -> Any:
+    return exp.false() if col.error is None else _not(_is_null(col.error.copy()))
+
+
+def sql_iserr(col: Any) -> Any:
+    return exp.false() if col.error is None else _sql_code_is(col, "#N/A", False)
+
+
+def sql_isna(col: Any) -> Any:
+    return exp.false() if col.error is None else _sql_code_is(col, "#N/A", True)
+
+
+def sql_isnumber(col: Any) -> Any:
+    return _sql_kind_test("ISNUMBER", ("Number",), col)
+
+
+def sql_istext(col: Any) -> Any:
+    return _sql_kind_test("ISTEXT", ("Text",), col)
+
+
+def sql_isnontext(col: Any) -> Any:
+    return _not(_sql_kind_test("ISNONTEXT", ("Text",), col))
+
+
+def sql_islogical(col: Any) -> Any:
+    return _sql_kind_test("ISLOGICAL", ("Boolean",), col)
+
+
+def sql_isdate(col: Any) -> Any:
+    return _sql_kind_test("ISDATE", ("Date", "DateTime"), col)
+
+
+def sql_type(col: Any) -> Any:
+    """As `math.polars.polars_type`."""
+    from .polars import _TYPE_NUMBERS, _static_kind
+
+    kind = _static_kind("TYPE", col, "sql")
+    number = _TYPE_NUMBERS.get(kind, 1)
+    pairs: list[tuple[Any, Any]] = []
+    if col.error is not None:
+        pairs.append((_not(_is_null(col.error.copy())), _n(16)))
+    if kind not in ("Never", "Blank") and number != 1:
+        pairs.append((_is_null(col.value.copy()), _n(1)))
+    return _case(pairs, _n(number)) if pairs else _n(number)
+
+
+def sql_error_type(col: Any) -> Any:
+    """As `math.polars.polars_error_type`: the error's number, #N/A on a clean row."""
+    from ....values import ERROR_TYPE_NUMBER
+    from ....vectorized import sql as backend
+
+    if col.error is None:
+        return backend.SqlColumn(exp.Null(), exp.Literal.string("#N/A"), strict=True)
+    pairs: list[tuple[Any, Any]] = [
+        (exp.EQ(this=exp.paren(col.error.copy()), expression=exp.Literal.string(code)),
+         _n(number)) for code, number in ERROR_TYPE_NUMBER.items()]
+    pairs.append((_not(_is_null(col.error.copy())), _n(99)))
+    error = _case([(_is_null(col.error.copy()), exp.Literal.string("#N/A"))])
+    return backend.SqlColumn(_case(pairs), error, strict=True)

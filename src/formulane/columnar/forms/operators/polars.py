@@ -1,0 +1,503 @@
+"""Polars forms of the operators and of the logic functions; each mirrors its scalar twin.
+
+Contract: the forms of `polars_table` marked for this module, called by the polars compiler
+(`vectorized.polars`, whose numeric policy ``numbers()`` they follow) with the arguments'
+compiled values, or their columns for lazy functions; ``number_compare`` is the form of a
+comparison of two numbers (`forms.form_for`). Importing this imports polars and the compiler.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any, Callable
+
+import polars as pl
+
+from ....vectorized.polars import DECIMAL_DTYPE, FLOAT_LIMIT, Column, first_error, numbers
+
+_NO_ERROR = None
+
+
+def _err(col: Column) -> pl.Expr:
+    return col.error_or_null()
+
+
+# ----------------------------------------------------------------------------------- numbers
+
+#: Decimal(38, 18) holds |x| < 1e20; a row whose result would not fit is #NUM! and its operands
+#: are masked before polars computes it (polars aborts the whole query on a decimal overflow).
+#: The test runs in float64 with a margin, so no row can slip past it and abort the query.
+_DECIMAL_FIT = 1e20 * (1 - 1e-12)
+
+
+def _f(e: pl.Expr) -> pl.Expr:
+    return e.cast(pl.Float64)
+
+
+def _decimal_guarded(a: pl.Expr, b: pl.Expr, estimate: pl.Expr,
+                     op: Any) -> tuple[pl.Expr, list[tuple[pl.Expr, str]]]:
+    over = estimate.abs() >= _DECIMAL_FIT
+    return op(a, pl.when(~over).then(b)), [(over, "#NUM!")]
+
+
+def divide(a: pl.Expr, b: pl.Expr) -> Any:
+    if numbers() == "decimal":
+        a = a.cast(DECIMAL_DTYPE)
+        zero = b == 0
+        over = (_f(a) / _f(b)).abs() >= _DECIMAL_FIT
+        # polars aborts the query on a decimal division by zero: mask the divisor first.
+        return a / pl.when(~(zero | over)).then(b), [(zero, "#DIV/0!"), (over, "#NUM!")]
+    return a / b, [(b == 0, "#DIV/0!")]
+
+
+def add(a: pl.Expr, b: pl.Expr) -> Any:
+    if numbers() == "decimal":
+        return _decimal_guarded(a, b, _f(a) + _f(b), lambda x, y: x + y)
+    return a + b
+
+
+def sub(a: pl.Expr, b: pl.Expr) -> Any:
+    if numbers() == "decimal":
+        return _decimal_guarded(a, b, _f(a) - _f(b), lambda x, y: x - y)
+    return a - b
+
+
+def mul(a: pl.Expr, b: pl.Expr) -> Any:
+    if numbers() == "decimal":
+        return _decimal_guarded(a, b, _f(a) * _f(b), lambda x, y: x * y)
+    return a * b
+
+
+def _small_integer(e: pl.Expr) -> int | None:
+    from ....vectorized.polars import _literal_value
+
+    value = _literal_value(e)
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        n = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return n if n == value and 1 <= n <= 8 else None
+
+
+def power(a: pl.Expr, b: pl.Expr) -> Any:
+    n = _small_integer(b) if numbers() == "decimal" else None
+    if n is not None:
+        # x ^ 2, x ^ 3...: exact decimal products (each step guarded like `*`)
+        value, errors = a, []
+        for _ in range(n - 1):
+            value, step = mul(value, a)
+            errors += step
+        return value, errors
+    base = a.cast(pl.Float64)
+    exponent = b.cast(pl.Float64)
+    raw = base.pow(exponent)
+    errors = [
+        ((base == 0) & (exponent == 0), "#NUM!"),
+        ((base == 0) & (exponent < 0), "#DIV/0!"),
+        ((base < 0) & (exponent != exponent.floor()), "#NUM!"),
+    ]
+    if numbers() == "decimal":
+        fits = raw.abs() < _DECIMAL_FIT
+        errors.append((~fits, "#NUM!"))
+        return pl.when(fits).then(raw).cast(DECIMAL_DTYPE, strict=False), errors
+    errors.append((~(raw.abs() < FLOAT_LIMIT), "#NUM!"))
+    return raw, errors
+
+
+def percent(a: pl.Expr) -> Any:
+    return a / 100
+
+
+def _date_checked(value: pl.Expr) -> Any:
+    year = value.dt.year()
+    return value, [((year < 1) | (year > 9999), "#NUM!")]
+
+
+def date_plus_days(d: pl.Expr, n: pl.Expr) -> Any:
+    return _date_checked(d + pl.duration(days=n.cast(pl.Int64, strict=False)))
+
+
+def days_plus_date(n: pl.Expr, d: pl.Expr) -> Any:
+    return date_plus_days(d, n)
+
+
+def date_minus_days(d: pl.Expr, n: pl.Expr) -> Any:
+    return _date_checked(d - pl.duration(days=n.cast(pl.Int64, strict=False)))
+
+
+def date_diff(a: pl.Expr, b: pl.Expr) -> Any:
+    days = (a - b).dt.total_days()
+    return days.cast(DECIMAL_DTYPE) if numbers() == "decimal" else days.cast(pl.Float64)
+
+
+# -------------------------------------------------------------------------------- comparison
+
+
+def text_compare(op: str) -> Callable[[pl.Expr, pl.Expr], pl.Expr]:
+    def form(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+        if op in ("=", "<>"):
+            for column, other in ((a, b), (b, a)):
+                fast = _equals_ascii_literal(column, other)
+                if fast is not None:
+                    return fast if op == "=" else ~fast
+        left, right = a.str.to_lowercase(), b.str.to_lowercase()
+        return {"=": left == right, "<>": left != right, "<": left < right,
+                "<=": left <= right, ">": left > right, ">=": left >= right}[op]
+    return form
+
+
+#: Characters other than the letter itself whose Python ``lower()`` is an ASCII letter (the
+#: Kelvin sign lowers to k); tests/test_vectorized.py checks this against all of Unicode.
+_EXTRA_LOWER = {"k": "\u212a"}
+
+
+@functools.lru_cache(maxsize=1)
+def _ascii_case_classes() -> dict[str, str]:
+    """For each ASCII letter, every character whose Python ``lower()`` is that letter: a regex
+    built from these matches exactly the texts the scalar engine's ``a.lower() == b.lower()``
+    calls equal to an ASCII literal."""
+    import string
+
+    return {c: "[" + re.escape(c + c.upper() + _EXTRA_LOWER.get(c, "")) + "]"
+            for c in string.ascii_lowercase}
+
+
+def _equals_ascii_literal(column: pl.Expr, other: pl.Expr) -> pl.Expr | None:
+    """Case-insensitive equality with an ASCII literal without lowercasing every row (which
+    costs polars far more than a match): exact equality when the literal has no letters, else
+    an anchored regex of exact case classes."""
+    from ....vectorized.polars import _literal_value
+
+    if not other.meta.is_literal():
+        return None
+    value = _literal_value(other)
+    if not isinstance(value, str) or not value.isascii():
+        return None
+    if not any(c.isalpha() for c in value):
+        return column == pl.lit(value)
+    classes = _ascii_case_classes()
+    pattern = "".join(classes[c.lower()] if c.isalpha() else re.escape(c) for c in value)
+    return column.str.contains("^(?s:" + pattern + ")$")
+
+
+#: Float mode compares numbers to 15 significant digits, as Excel does (0.1 + 0.2 = 0.3 is
+#: TRUE): two floats within a relative 1e-15 of each other are equal. Decimal mode is exact.
+EPSILON = 1e-15
+
+
+def _number(a: pl.Expr, b: pl.Expr) -> bool:
+    return numbers() == "float"
+
+
+def _literal_float(e: pl.Expr) -> float | None:
+    """The value of a float literal expression (a cheap comparison bound), else None."""
+    try:
+        meta = e.meta
+        if not meta.is_literal():
+            return None
+        value = pl.select(e).item()
+    except Exception:
+        return None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
+
+
+def _near(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return (a == b) | ((a - b).abs() <= EPSILON * pl.max_horizontal(a.abs(), b.abs()))
+
+
+def _bounds(c: float) -> tuple[float, float]:
+    """[lo, hi]: the floats within 1e-15 of literal c (relative to the larger magnitude)."""
+    if c > 0:
+        return c * (1 - EPSILON), c / (1 - EPSILON)
+    if c < 0:
+        return c / (1 - EPSILON), c * (1 - EPSILON)
+    return 0.0, 0.0
+
+
+def _float_compare(op: str, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    c = _literal_float(b)
+    if c is not None and c == c:
+        if c == 0:  # only 0 is within 1e-15 of 0
+            return {"=": a == 0, "<>": a != 0, "<": a < 0, "<=": a <= 0, ">": a > 0,
+                    ">=": a >= 0}[op]
+        lo, hi = _bounds(c)
+        return {"=": (a >= lo) & (a <= hi), "<>": (a < lo) | (a > hi), "<": a < lo,
+                "<=": a <= hi, ">": a > hi, ">=": a >= lo}[op]
+    c = _literal_float(a)
+    if c is not None and c == c:
+        flipped = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+        return _float_compare(flipped, b, a)
+    near = _near(a, b)
+    return {"=": near, "<>": ~near, "<": (a < b) & ~near, "<=": (a <= b) | near,
+            ">": (a > b) & ~near, ">=": (a >= b) | near}[op]
+
+
+def number_compare(op: str) -> Any:
+    def form(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+        if numbers() == "float":
+            return _float_compare(op, a, b)
+        return {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b,
+                ">=": a >= b}[op]
+    return form
+
+
+def eq(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return a == b
+
+
+def ne(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return a != b
+
+
+def lt(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return a < b
+
+
+def le(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return a <= b
+
+
+def gt(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return a > b
+
+
+def ge(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return a >= b
+
+
+def text_eq(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return text_compare("=")(a, b)
+
+
+def text_ne(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return text_compare("<>")(a, b)
+
+
+def text_lt(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return text_compare("<")(a, b)
+
+
+def text_le(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return text_compare("<=")(a, b)
+
+
+def text_gt(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return text_compare(">")(a, b)
+
+
+def text_ge(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return text_compare(">=")(a, b)
+
+
+# ----------------------------------------------------------------------------- lazy logic
+
+
+def _branch(value: pl.Expr, like: pl.Expr, *others: Any) -> pl.Expr:
+    """A literal branch as a full-length column when every branch is a literal: polars (2.1)
+    returns such a when/then whose mask is all true as its one-row literal, which then fails to
+    broadcast in a comparison of two literals (``"" = IF(flag, "", "")``). One column branch is
+    enough to give the result its length, so the common case costs nothing. The length comes
+    from ``like`` (the condition, a column) row by row: ``pl.repeat(value, pl.len())`` would
+    need the whole frame's length and stop the streaming engine from streaming."""
+    if value.meta.is_literal() and not _in_element_context() and all(
+            o is None or (o.value if isinstance(o, Column) else o).meta.is_literal()
+            for o in others):
+        if like.meta.is_literal():
+            return value
+        # a column of `like`'s length, batch by batch (replace_strict and pl.repeat would not
+        # stream either)
+        return pl.when(like.is_null()).then(value).otherwise(value)
+    return value
+
+
+def _in_element_context() -> bool:
+    from ....vectorized.polars import _ELEMENT
+
+    return _ELEMENT.get()
+
+
+def if_(cond: Column, then: Column, otherwise: Column | None = None) -> Column:
+    c = cond.value
+    if otherwise is None:
+        value: pl.Expr = pl.when(c).then(_branch(then.value, c, None))
+        other_error = None
+    else:
+        value = pl.when(c).then(_branch(then.value, c, otherwise)).otherwise(otherwise.value)
+        other_error = otherwise.error
+    if cond.error is None and then.error is None and other_error is None:
+        return Column(value)
+    chained = pl.when(_err(cond).is_not_null()).then(_err(cond)).when(c).then(_err(then))
+    error: pl.Expr = chained if otherwise is None else chained.otherwise(_err(otherwise))
+    return Column(value, error)
+
+
+def ifs(*args: Column) -> Column:
+    value: Any = None
+    error: Any = None
+    for i in range(0, len(args), 2):
+        c, v = args[i], args[i + 1]
+        value = (pl.when(c.value) if value is None else value.when(c.value)).then(
+            _branch(v.value, c.value, *args[1::2]))
+        if c.error is not None:
+            error = (pl.when(c.error.is_not_null()) if error is None
+                     else error.when(c.error.is_not_null())).then(c.error)
+        error = (pl.when(c.value) if error is None else error.when(c.value)).then(_err(v))
+    return Column(value, error.otherwise(pl.lit("#N/A")))
+
+
+def op_and(a: Column, b: Column) -> Column:
+    value = a.value & b.value
+    if a.error is None and b.error is None:
+        return Column(value)
+    error = pl.when(_err(a).is_not_null()).then(_err(a)).when(a.value.not_()).then(
+        pl.lit(None, dtype=pl.Utf8)).otherwise(_err(b))
+    return Column(value, error)
+
+
+def op_or(a: Column, b: Column) -> Column:
+    value = a.value | b.value
+    if a.error is None and b.error is None:
+        return Column(value)
+    error = pl.when(_err(a).is_not_null()).then(_err(a)).when(a.value).then(
+        pl.lit(None, dtype=pl.Utf8)).otherwise(_err(b))
+    return Column(value, error)
+
+
+def and_(*args: Column) -> Column:
+    result = args[0]
+    for nxt in args[1:]:
+        result = op_and(result, nxt)
+    return result
+
+
+def or_(*args: Column) -> Column:
+    result = args[0]
+    for nxt in args[1:]:
+        result = op_or(result, nxt)
+    return result
+
+
+def coalesce_op(a: Column, b: Column) -> Column:
+    value = pl.coalesce([a.value, b.value])
+    if a.error is None and b.error is None:
+        return Column(value)
+    error = pl.when(_err(a).is_not_null()).then(_err(a)).when(a.value.is_null()).then(_err(b))
+    return Column(value, error)
+
+
+def coalesce(*args: Column) -> Column:
+    result = args[0]
+    for nxt in args[1:]:
+        result = coalesce_op(result, nxt)
+    return result
+
+
+def iferror(value: Column, fallback: Column) -> Column:
+    if value.error is None:
+        return value
+    out = pl.when(value.error.is_null()).then(value.value).otherwise(fallback.value)
+    error = None if fallback.error is None else pl.when(value.error.is_not_null()).then(
+        fallback.error)
+    return Column(out, error)
+
+
+def ifna(value: Column, fallback: Column) -> Column:
+    if value.error is None:
+        return value
+    is_na = value.error == "#N/A"
+    out = pl.when(is_na).then(fallback.value).otherwise(value.value)
+    error = pl.when(is_na).then(_err(fallback)).otherwise(value.error)
+    return Column(out, error)
+
+
+def choose(index: Column, *values: Column) -> Column:
+    i = index.value.cast(pl.Int64, strict=False)
+    value: Any = None
+    error: Any = None
+    for n, v in enumerate(values, start=1):
+        value = (pl.when(i == n) if value is None else value.when(i == n)).then(
+            _branch(v.value, i, *values))
+        error = (pl.when(i == n) if error is None else error.when(i == n)).then(_err(v))
+    error = error.otherwise(pl.lit("#VALUE!"))
+    return Column(value, first_error(index.error, error))
+
+
+def switch(subject: Column, *args: Column) -> Column:
+    """SWITCH: the scalar form compares Text ignoring case (as `=` does). The candidates are
+    compared in order; a candidate's error stops the search where the scalar form would."""
+    pairs = len(args) - len(args) % 2
+    value: Any = None
+    error: Any = None
+    s = subject.value
+    text = subject.type is not None and subject.type.kind == "Text"
+    if text:
+        s = s.str.to_lowercase()
+    for i in range(0, pairs, 2):
+        fast = _equals_ascii_literal(subject.value, args[i].value) if text else None
+        if fast is not None:
+            match = fast.fill_null(False)
+        else:
+            candidate = args[i].value.str.to_lowercase() if text else args[i].value
+            match = s.eq_missing(candidate)  # the scalar form: blank matches blank
+        candidate_error = args[i].error
+        if candidate_error is not None:
+            # an erroring candidate ends the search with its error (scalar: left to right)
+            value = (pl.when(candidate_error.is_not_null()) if value is None
+                     else value.when(candidate_error.is_not_null())).then(None)
+            error = (pl.when(candidate_error.is_not_null()) if error is None
+                     else error.when(candidate_error.is_not_null())).then(candidate_error)
+        value = (pl.when(match) if value is None else value.when(match)).then(
+            _branch(args[i + 1].value, match, *args[1:pairs:2],
+                    *(args[-1:] if len(args) % 2 else ())))
+        error = (pl.when(match) if error is None else error.when(match)).then(_err(args[i + 1]))
+    if len(args) % 2:
+        value = value.otherwise(args[-1].value)
+        error = error.otherwise(_err(args[-1]))
+    else:
+        error = error.otherwise(pl.lit("#N/A"))
+    return Column(value, first_error(subject.error, error))
+
+
+def ifblank(value: Column, fallback: Column) -> Column:
+    return coalesce_op(value, fallback)
+
+
+def xor(*args: pl.Expr) -> pl.Expr:
+    total = pl.sum_horizontal([a.cast(pl.Int64) for a in args])
+    return (total % 2) == 1
+
+
+def error(message: pl.Expr) -> Any:
+    return pl.lit(None, dtype=pl.Null), pl.lit("#ERROR!")
+
+
+def blank() -> pl.Expr:
+    return pl.lit(None)
+
+
+def not_(a: pl.Expr) -> pl.Expr:
+    return a.not_()
+
+
+def concat_text(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return pl.concat_str([a, b])
+
+
+def neg(a: pl.Expr) -> pl.Expr:
+    return -a
+
+
+def pos(a: pl.Expr) -> pl.Expr:
+    return a
+
+
+def true_() -> pl.Expr:
+    return pl.lit(True)
+
+
+def false_() -> pl.Expr:
+    return pl.lit(False)
