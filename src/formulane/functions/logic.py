@@ -29,6 +29,8 @@ from .spec import Cost, Refuse, builtin, p, sig
     lazy=True,
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
+    total_on_floats=True,
 )
 def if_(f: Any, cond: Any, then: Any, else_: Any = None) -> Any:
     c = cond(f)
@@ -48,6 +50,7 @@ def if_(f: Any, cond: Any, then: Any, else_: Any = None) -> Any:
     lazy=True,
     cost=Cost.const(1),
     errors=("#N/A",),
+    any_decimal_scale=True,
 )
 def ifs(f: Any, *args: Any) -> Any:
     for i in range(0, len(args), 2):
@@ -97,6 +100,7 @@ def _switch_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     cost=Cost.const(2),
     check=_switch_check,
     errors=("#N/A",),
+    any_decimal_scale=True,
 )
 def switch(f: Any, subject: Any, *args: Any) -> Any:
     s = subject(f)
@@ -132,6 +136,7 @@ def _all_true(f: Any, args: tuple[Any, ...], stop: bool) -> Any:
     lazy=True,
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
 )
 def and_(f: Any, *args: Any) -> Any:
     return _all_true(f, args, False)
@@ -146,6 +151,7 @@ def and_(f: Any, *args: Any) -> Any:
     lazy=True,
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
 )
 def or_(f: Any, *args: Any) -> Any:
     return _all_true(f, args, True)
@@ -218,6 +224,7 @@ def false_() -> bool:
     lazy=True,
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
 )
 def iferror(f: Any, value: Any, fallback: Any) -> Any:
     v = value(f)
@@ -232,6 +239,7 @@ def iferror(f: Any, value: Any, fallback: Any) -> Any:
     examples=["IFNA(NA(), 0) -> 0", "IFNA(1/0, 0) -> #DIV/0!"],
     lazy=True,
     cost=Cost.const(1),
+    any_decimal_scale=True,
 )
 def ifna(f: Any, value: Any, fallback: Any) -> Any:
     v = value(f)
@@ -276,6 +284,7 @@ def _coalesce_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     cost=Cost.const(1),
     check=_coalesce_check,
     can_error=False,
+    any_decimal_scale=True,
 )
 def coalesce(f: Any, *args: Any) -> Any:
     for a in args:
@@ -294,6 +303,7 @@ def coalesce(f: Any, *args: Any) -> Any:
     lazy=True,
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
 )
 def ifblank(f: Any, value: Any, fallback: Any) -> Any:
     v = value(f)
@@ -309,6 +319,7 @@ def ifblank(f: Any, value: Any, fallback: Any) -> Any:
     lazy=True,
     cost=Cost.const(1),
     errors=("#VALUE!",),
+    any_decimal_scale=True,
 )
 def choose(f: Any, index: Any, *values: Any) -> Any:
     i = index(f)
