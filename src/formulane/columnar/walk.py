@@ -53,6 +53,10 @@ class Walker(Generic[C]):
 
     #: How refusals name the backend ("no polars form is declared").
     label = ""
+    #: Whether an argument that is a constant error value (a folded ``1/0``) short-cuts its
+    #: eager call like an argument typed Never; else only Never does, and the form is applied
+    #: to the error's NULL as to any value (SQL: its NULL needs no typed cast then).
+    constant_errors_shortcut = True
 
     def form_of(self, node: ir.Call) -> Any:
         """The call's form (`columnar.forms.form_for`), or the `Unsupported` saying why the
@@ -224,7 +228,8 @@ class Walker(Generic[C]):
             joined = self.concat(node)
             if joined is not None:
                 return joined
-        never = always_error_arg(node, self.constants)
+        never = always_error_arg(node, self.constants if self.constant_errors_shortcut
+                                 else None)
         if never is not None:
             # an argument that is always an error (NA(), a folded 1/0): an eager call returns
             # the first error left to right, and its form never sees a value of no type
@@ -256,18 +261,23 @@ class Walker(Generic[C]):
                            pending, state)
 
 
-def always_error_arg(node: ir.Call, constants: Mapping[int, ir.IR]) -> int | None:
-    """The position of the first argument that is always an error (typed Never, or a constant
-    error value such as a folded ``1/0``) of an eager call that does not inspect errors, else
-    None."""
+def always_error_arg(node: ir.Call, constants: Mapping[int, ir.IR] | None) -> int | None:
+    """The position of the first argument that is always an error (typed Never, or, unless
+    ``constants`` is None, a constant error value such as a folded ``1/0``) of an eager call
+    that does not inspect errors, else None."""
     spec = node.spec
     if spec.lazy or spec.accepts_errors:
         return None
     for i, a in enumerate(node.args):
+        if isinstance(a, ir.Lambda):
+            continue
+        if a.type.kind == "Never":
+            return i
+        if constants is None:
+            continue
         if type(a) is ir.Var:
             a = constants.get(a.slot, a)
-        if not isinstance(a, ir.Lambda) and (a.type.kind == "Never" or (
-                type(a) is ir.Const and type(a.value) is ErrorValue)):
+        if type(a) is ir.Const and type(a.value) is ErrorValue:
             return i
     return None
 

@@ -41,6 +41,7 @@ class SqlCompiler(Walker[SqlColumn]):
 
     backend = "sql"
     label = "SQL"
+    constant_errors_shortcut = False
 
     def __init__(self, columns: Mapping[str, str], numbers: str = "decimal",
                  max_sql_length: int | None = None) -> None:
@@ -125,10 +126,11 @@ class SqlCompiler(Walker[SqlColumn]):
                                  double=True)
             return SqlColumn(exp.cast(literal(value), exp.DataType.build("DECIMAL(38, 0)")))
         if node.folded and self.numbers == "float" and isinstance(value, Decimal) \
-                and value != value.to_integral_value():
-            # a value folded from a constant call (`interpreter.fold`): float mode keeps
-            # fractions DOUBLE (a DECIMAL(18, 18) literal times 180 overflows on DuckDB),
-            # whole numbers literal (forms read constants such as an instance number -1)
+                and -int(value.as_tuple().exponent) > _LITERAL_PLACES:
+            # a value folded from a constant call (`interpreter.fold`): float mode keeps long
+            # fractions DOUBLE (a DECIMAL(18, 18) literal times 180 overflows on DuckDB);
+            # whole numbers and short fractions are written as a formula's own literals are
+            # (forms read constants such as an instance number -1)
             return SqlColumn(exp.cast(literal(value), exp.DataType.build("DOUBLE")),
                              double=True)
         return SqlColumn(literal(value))
@@ -384,6 +386,8 @@ class SqlCompiler(Walker[SqlColumn]):
 
 #: The arithmetic computed natively on DECIMAL operands (`SqlCompiler.decimal_op`).
 _DECIMAL_OPS = frozenset({"+", "-", "*"})
+#: Float mode: a folded fraction with more decimal places than this is written as a DOUBLE.
+_LITERAL_PLACES = 9
 
 
 _D18 = exp.DataType.build("DECIMAL(38, 18)")
