@@ -10,6 +10,10 @@ from ..columnar.polars import compiler as _compiler
 from ..columnar.polars import kit as _kit
 from ..columnar.polars.compiler import *  # noqa: F401,F403
 from ..columnar.polars.kit import *  # noqa: F401,F403
+from ..columnar.polars.kit import _BINDER as _BINDER  # noqa: F401
+from ..columnar.polars.kit import _ELEMENT as _ELEMENT  # noqa: F401
+from ..columnar.polars.kit import _MODE as _MODE  # noqa: F401
+from ..columnar.polars.kit import _literal_value as _literal_value  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..columnar.sql import let as _let
 from ..columnar.sql.let import *  # noqa: F401,F403
+from ..columnar.sql.let import _BINDER as _BINDER  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:
