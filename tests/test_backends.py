@@ -235,7 +235,7 @@ def spark():
     reason = _spark_missing()
     if reason:
         pytest.skip(reason)
-    from formulane.vectorized.spark import local_session
+    from formulane.columnar.sql.spark import local_session
 
     session = local_session()
     yield session
@@ -245,7 +245,7 @@ def spark():
 def _spark_literal(value: Any, t: Type) -> str:
     from sqlglot import exp
 
-    from formulane.vectorized.sql import literal
+    from formulane.columnar.sql.kit import literal
 
     if value is None:
         return f"CAST(NULL AS {_spark_type(t, None)})"

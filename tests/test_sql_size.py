@@ -141,14 +141,14 @@ def test_depth_eight_runs_on_spark() -> None:
 
     if not shutil.which("java"):
         pytest.skip("no Java runtime for pyspark")
-    from formulane.vectorized.spark import local_session
+    from formulane.columnar.sql.spark import local_session
 
     spark = local_session()
     try:
         frame = spark.createDataFrame([(i, r["x"], r["t"]) for i, r in enumerate(ROWS)],
                                       "i INT, x DECIMAL(18, 4), t STRING")
         frame.createOrReplaceTempView("t")
-        from formulane.vectorized.spark import with_formulas
+        from formulane.columnar.sql.spark import with_formulas
 
         for family, inner, wrap in FAMILIES:
             formula = _nested(inner, wrap, DEPTH)

@@ -29,6 +29,8 @@ CATEGORY = "logic"
     lazy=True,
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
+    total_on_floats=True,
 )
 def if_(f: Any, cond: Any, then: Any, else_: Any = None) -> Any:
     c = cond(f)
@@ -47,6 +49,7 @@ def if_(f: Any, cond: Any, then: Any, else_: Any = None) -> Any:
     lazy=True,
     cost=Cost.const(1),
     errors=("#N/A",),
+    any_decimal_scale=True,
 )
 def ifs(f: Any, *args: Any) -> Any:
     for i in range(0, len(args), 2):
@@ -95,6 +98,7 @@ def _switch_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     cost=Cost.const(2),
     check=_switch_check,
     errors=("#N/A",),
+    any_decimal_scale=True,
 )
 def switch(f: Any, subject: Any, *args: Any) -> Any:
     s = subject(f)
@@ -129,6 +133,7 @@ def _all_true(f: Any, args: tuple[Any, ...], stop: bool) -> Any:
     lazy=True,
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
 )
 def and_(f: Any, *args: Any) -> Any:
     return _all_true(f, args, False)
@@ -142,6 +147,7 @@ def and_(f: Any, *args: Any) -> Any:
     lazy=True,
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
 )
 def or_(f: Any, *args: Any) -> Any:
     return _all_true(f, args, True)
@@ -192,6 +198,7 @@ def false_() -> bool:
     lazy=True,
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
 )
 def iferror(f: Any, value: Any, fallback: Any) -> Any:
     v = value(f)
@@ -205,6 +212,7 @@ def iferror(f: Any, value: Any, fallback: Any) -> Any:
     examples=["IFNA(NA(), 0) -> 0", "IFNA(1/0, 0) -> #DIV/0!"],
     lazy=True,
     cost=Cost.const(1),
+    any_decimal_scale=True,
 )
 def ifna(f: Any, value: Any, fallback: Any) -> Any:
     v = value(f)
@@ -247,6 +255,7 @@ def _coalesce_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     cost=Cost.const(1),
     check=_coalesce_check,
     can_error=False,
+    any_decimal_scale=True,
 )
 def coalesce(f: Any, *args: Any) -> Any:
     for a in args:
@@ -264,6 +273,7 @@ def coalesce(f: Any, *args: Any) -> Any:
     lazy=True,
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
 )
 def ifblank(f: Any, value: Any, fallback: Any) -> Any:
     v = value(f)
@@ -278,6 +288,7 @@ def ifblank(f: Any, value: Any, fallback: Any) -> Any:
     lazy=True,
     cost=Cost.const(1),
     errors=("#VALUE!",),
+    any_decimal_scale=True,
 )
 def choose(f: Any, index: Any, *values: Any) -> Any:
     i = index(f)

@@ -126,6 +126,10 @@ def _duration_ratio(a: dt.timedelta, b: dt.timedelta) -> Decimal:
     category="operators",
     cost=Cost.const(1),
     errors=("#NUM!",),
+    arithmetic="+",
+    carries_nonfinite=True,
+    total_on_floats=True,
+    propagates_null=True,
 )
 def add(a: Any, b: Any) -> Any:
     return a + b
@@ -147,6 +151,10 @@ def add(a: Any, b: Any) -> Any:
     category="operators",
     cost=Cost.const(1),
     errors=("#NUM!",),
+    arithmetic="-",
+    carries_nonfinite=True,
+    total_on_floats=True,
+    propagates_null=True,
 )
 def sub(a: Any, b: Any) -> Any:
     return a - b
@@ -171,6 +179,10 @@ def _multiply(a: Any, b: Any) -> Any:
     category="operators",
     cost=Cost.const(1),
     errors=("#NUM!",),
+    arithmetic="*",
+    carries_nonfinite=True,
+    total_on_floats=True,
+    propagates_null=True,
 )
 def mul(a: Any, b: Any) -> Any:
     return a * b
@@ -194,6 +206,11 @@ def _divide(a: Any, b: Any) -> Any:
     category="operators",
     cost=Cost.const(1),
     errors=("#DIV/0!", "#NUM!"),
+    arithmetic="/",
+    total_on_floats=True,
+    sql_double=True,
+    propagates_null=True,
+    sql_null_on_own_error=True,
 )
 def div(a: Any, b: Any) -> Any:
     return _divide(a, b)
@@ -215,6 +232,7 @@ def power_of(base: Any, exponent: Any) -> Decimal:
     category="operators",
     cost=POWER_COST,
     errors=("#NUM!", "#DIV/0!"),
+    sql_double=True,
 )
 def power(a: Any, b: Any) -> Any:
     return power_of(a, b)
@@ -249,6 +267,7 @@ def _concat_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     needs_ctx=True,
     check=_concat_check,
     errors=(),
+    joins_text=True,
 )
 def concat(ctx: Any, a: Any, b: Any) -> str:
     left: str = a if type(a) is str else display_text(a)
@@ -274,6 +293,10 @@ def _negate_duration(d: dt.timedelta) -> dt.timedelta:
     category="operators",
     cost=Cost.const(1),
     can_error=False,
+    arithmetic="neg",
+    carries_nonfinite=True,
+    total_on_floats=True,
+    propagates_null=True,
 )
 def neg(a: Any) -> Any:
     return -a
@@ -288,6 +311,10 @@ def neg(a: Any) -> Any:
     category="operators",
     cost=Cost.const(0),
     can_error=False,
+    arithmetic="pos",
+    carries_nonfinite=True,
+    total_on_floats=True,
+    propagates_null=True,
 )
 def pos(a: Any) -> Any:
     return a
@@ -304,6 +331,9 @@ _HUNDRED = Decimal(100)
     category="operators",
     cost=Cost.const(1),
     can_error=False,
+    arithmetic="%",
+    carries_nonfinite=True,
+    propagates_null=True,
 )
 def percent(a: Any) -> Any:
     return a / _HUNDRED
@@ -317,6 +347,9 @@ def percent(a: Any) -> Any:
     category="logic",
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
+    total_on_floats=True,
+    propagates_null=True,
 )
 def not_(a: bool) -> bool:
     return not a
@@ -347,6 +380,9 @@ def _comparison(symbol: str, op: Callable[[Any, Any], bool], text_op: Callable[[
     return builtin(
         symbol, *sigs, doc=doc, examples=examples, category="operators", cost=Cost.const(1),
         can_error=False,
+        any_decimal_scale=True,
+        total_on_floats=True,
+        propagates_null=True,
     )(op)
 
 
@@ -394,6 +430,8 @@ def _lazy_or(f: Any, a: Any, b: Any) -> Any:
     lazy=True,
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
+    total_on_floats=True,
 )
 def and_op(f: Any, a: Any, b: Any) -> Any:
     return _lazy_and(f, a, b)
@@ -408,6 +446,8 @@ def and_op(f: Any, a: Any, b: Any) -> Any:
     lazy=True,
     cost=Cost.const(1),
     can_error=False,
+    any_decimal_scale=True,
+    total_on_floats=True,
 )
 def or_op(f: Any, a: Any, b: Any) -> Any:
     return _lazy_or(f, a, b)
@@ -435,6 +475,7 @@ def _coalesce_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     cost=Cost.const(1),
     check=_coalesce_check,
     can_error=False,
+    any_decimal_scale=True,
 )
 def coalesce_op(f: Any, a: Any, b: Any) -> Any:
     x = a(f)

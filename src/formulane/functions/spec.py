@@ -225,6 +225,31 @@ class FunctionSpec:
     errors: tuple[str, ...] = ()  # error values it can produce, for the docs
     check: Callable[..., Any] | None = None  # custom type rule for irregular signatures
     aliases: tuple[str, ...] = ()
+    # What the columnar backends need to know about a function, declared here so that no
+    # backend recognises a function by its name (issue 10 item 4).
+    #: The arithmetic operation the function is on Numbers: "+", "-", "*", "/", "%" (divides by
+    #: 100), "neg", "pos"; "" for anything else. Backends compute these natively, tracking
+    #: decimal scales and bounds of |x| (`columnar.walk.magnitude_bound`).
+    arithmetic: str = ""
+    #: A non-finite float operand gives a non-finite result (inf + 1, -inf, NaN * 2): a backend
+    #: may leave the #NUM! test to whatever consumes the result instead of testing each step.
+    carries_nonfinite: bool = False
+    #: The columnar forms only select, compare or test their Number arguments (IF, IFERROR,
+    #: AND, =...), so they take Decimals at any scale; other forms get Decimal(38, 18).
+    any_decimal_scale: bool = False
+    #: On float and boolean inputs the columnar form is plain arithmetic, comparison or logic:
+    #: computed on a row that errs it gives inf, NaN or a boolean, never an engine exception.
+    total_on_floats: bool = False
+    #: The SQL form computes in DOUBLE whatever its operands' types (division, powers).
+    sql_double: bool = False
+    #: The value is NULL when any operand is NULL (the operators): an operand whose value is
+    #: NULL wherever its error is set passes that on.
+    propagates_null: bool = False
+    #: The SQL form's value is NULL wherever its own error is set (the division's NULLIF).
+    sql_null_on_own_error: bool = False
+    #: Joins its operands' display texts (`&`): each operand is shown as text
+    #: (`values.display_text`) before the join, by the backend's own text rules.
+    joins_text: bool = False
 
     def describe(self) -> list[str]:
         return [s.describe(self.name) for s in self.signatures]
@@ -260,6 +285,14 @@ def builtin(
     errors: Iterable[str] = (),
     check: Callable[..., Any] | None = None,
     aliases: Iterable[str] = (),
+    arithmetic: str = "",
+    carries_nonfinite: bool = False,
+    any_decimal_scale: bool = False,
+    total_on_floats: bool = False,
+    sql_double: bool = False,
+    propagates_null: bool = False,
+    sql_null_on_own_error: bool = False,
+    joins_text: bool = False,
 ) -> Callable[[Callable[..., Any]], FunctionSpec]:
     """Declare a function; the decorated name becomes its `FunctionSpec`. Its category is
     ``category``, else the declaring module's ``CATEGORY``, else "other" (never a file name).
@@ -287,6 +320,14 @@ def builtin(
             errors=tuple(errors),
             check=check,
             aliases=tuple(a.upper() for a in aliases),
+            arithmetic=arithmetic,
+            carries_nonfinite=carries_nonfinite,
+            any_decimal_scale=any_decimal_scale,
+            total_on_floats=total_on_floats,
+            sql_double=sql_double,
+            propagates_null=propagates_null,
+            sql_null_on_own_error=sql_null_on_own_error,
+            joins_text=joins_text,
         )
 
     return wrap

@@ -25,6 +25,8 @@ class Const:
     may_error: bool = False
     cost: int = 0
     size: int = 0
+    #: computed when compiling from a constant call (`fold`), not written in the formula
+    folded: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,461 @@
+"""The SQL backend: checked IR -> sqlglot expressions, rendered for any sqlglot dialect.
+
+Like the polars backend, each sub-expression is a value plus an optional error-code expression
+(``CASE WHEN divisor = 0 THEN '#DIV/0!' END``), combined left to right with COALESCE; lazy
+forms select both with CASE, so SQL engines that evaluate every branch give the scalar answer.
+A function without a faithful SQL form raises `Unsupported` when compiling, with the reason.
+
+Form protocol (the ``sql=`` slot of a spec or signature):
+- a sqlglot function class (``exp.Upper``): built from the arguments in order;
+- eager callable ``form(*values: exp.Expr) -> exp.Expr | (value, error | None)``;
+- lazy functions: ``form(*columns: SqlColumn) -> SqlColumn``;
+- a callable whose ``wants_call`` attribute is true also gets ``call=node`` (the `ir.Call`).
+Literals are exact: numbers are written as decimal text, so ``0.1 + 0.2 = 0.3`` holds in SQL.
+
+The walk itself (folding, slots, LET, calls, error plumbing left to right) is shared with the
+polars backend (`columnar.walk`); `SqlCompiler` holds the SQL hooks, `kit` the builders the
+forms use too, `let` the binding of an expression once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from decimal import Decimal
+from typing import Any, Callable, Mapping, Sequence
+
+from sqlglot import exp
+
+from ...errors import Unsupported
+from ...interpreter import ir
+from ...types import Type
+from ...values import ErrorValue
+from ..walk import Walker, call_kw
+from .kit import (SqlColumn, case, cases, error_when, first_error, is_null, literal, not_finite,
+                  not_null, own_errors, sql_type)
+from .let import _BINDER, let, sql_length_error
+
+class SqlCompiler(Walker[SqlColumn]):
+    """The SQL hooks of the shared walk (`columnar.walk`): DOUBLE/DECIMAL typing (``double``),
+    strictness (``strict``: the value is NULL wherever the error is set), SQL lambdas, the
+    size guard of inline SQL."""
+
+    backend = "sql"
+    label = "SQL"
+    constant_errors_shortcut = False
+
+    def __init__(self, columns: Mapping[str, str], numbers: str = "decimal",
+                 max_sql_length: int | None = None) -> None:
+        super().__init__()
+        self.columns = columns
+        self.numbers = numbers
+        self.params: dict[int, exp.Expr] = {}
+        #: inline SQL (no binder: a lambda body, a dialect without lateral subqueries) can
+        #: still grow past any bound; its node count is checked call by call against this
+        #: (a node renders to at least about half a character)
+        self.max_nodes = None if max_sql_length is None else 2 * max_sql_length
+
+    # ------------------------------------------------------------------ column plumbing
+
+    def error_of(self, col: SqlColumn) -> exp.Expr | None:
+        return col.error
+
+    def without_error(self, col: SqlColumn) -> SqlColumn:
+        return replace(col, error=None, strict=True, unchecked=False)
+
+    def typed(self, col: SqlColumn, t: Type) -> SqlColumn:
+        return replace(col, type=t)
+
+    def unchecked(self, col: SqlColumn) -> bool:
+        return col.unchecked
+
+    def checked(self, col: SqlColumn) -> SqlColumn:
+        if not col.unchecked:
+            return col
+        return replace(col, error=first_error(col.error, not_finite(col.value)), unchecked=False,
+                       strict=False)
+
+    def first_error(self, errors: list[Any]) -> exp.Expr | None:
+        return first_error(*errors)
+
+    def bound(self, col: SqlColumn) -> SqlColumn:
+        """The column with its value, error and estimate each bound once (`let.let`)."""
+        if _BINDER.get() is None:
+            return col
+        return replace(col, value=let(col.value),
+                       error=None if col.error is None else let(col.error),
+                       estimate=None if col.estimate is None else let(col.estimate))
+
+    def guard_size(self, node: ir.IR, *parts: exp.Expr | None) -> None:
+        if self.max_nodes is None or _BINDER.get() is not None:
+            return
+        from itertools import islice
+
+        cap = self.max_nodes
+        count = 0
+        for part in parts:
+            if part is not None:
+                count += sum(1 for _ in islice(part.walk(), cap + 1 - count))
+            if count > cap:
+                what = node.spec.name if isinstance(node, ir.Call) else "this formula"
+                raise sql_length_error(count // 2, cap // 2, f"the SQL of {what}")
+
+    def refuse(self, node: ir.IR, name: Any, reason: str) -> Unsupported:
+        return Unsupported(f"SQL cannot express {name}: {reason}", function=str(name),
+                           backend="sql", reason=reason, span=node.span)
+
+    def unknown(self, node: ir.IR) -> Unsupported:
+        return self.refuse(node, type(node).__name__, "this construct has no SQL form")
+
+    # ------------------------------------------------------------------------- leaves
+
+    def const(self, node: ir.Const) -> SqlColumn:
+        value = node.value
+        if type(value) is ErrorValue:
+            return SqlColumn(exp.Null(), exp.Literal.string(value.code))
+        if _huge(value):
+            # more digits than DECIMAL(38) holds: a DOUBLE literal (tested for #NUM!)
+            return SqlColumn(exp.cast(exp.Literal.string(format(Decimal(value), "E")),
+                                      exp.DataType.build("DOUBLE")), double=True,
+                             unchecked=True)
+        if _beyond_bigint(value):
+            # engines type an integer literal past BIGINT as HUGEINT (DuckDB), which a CASE
+            # joined with a DECIMAL(38, 18) branch casts to it and aborts the query (MOD's
+            # exact branch): DOUBLE in float mode, DECIMAL(38, 0) in decimal mode
+            if self.numbers == "float":
+                return SqlColumn(exp.cast(literal(value), exp.DataType.build("DOUBLE")),
+                                 double=True)
+            return SqlColumn(exp.cast(literal(value), exp.DataType.build("DECIMAL(38, 0)")))
+        if node.folded and self.numbers == "float" and isinstance(value, Decimal) \
+                and -int(value.as_tuple().exponent) > _LITERAL_PLACES:
+            # a value folded from a constant call (`interpreter.fold`): float mode keeps long
+            # fractions DOUBLE (a DECIMAL(18, 18) literal times 180 overflows on DuckDB);
+            # whole numbers and short fractions are written as a formula's own literals are
+            # (forms read constants such as an instance number -1)
+            return SqlColumn(exp.cast(literal(value), exp.DataType.build("DOUBLE")),
+                             double=True)
+        return SqlColumn(literal(value))
+
+    def var(self, node: ir.Var) -> SqlColumn:
+        if node.slot in self.params:
+            return SqlColumn(self.params[node.slot])
+        name = self.columns.get(node.name, node.name)
+        return SqlColumn(exp.column(name, quoted=True),
+                         double=self.numbers == "float" and _has_numbers(node.type))
+
+    def field(self, node: ir.FieldOf) -> SqlColumn:
+        obj = self.compile(node.obj)
+        return SqlColumn(exp.Dot(this=obj.value, expression=exp.to_identifier(node.name)),
+                         obj.error, obj.strict)
+
+    def list_of(self, node: ir.ListOf) -> SqlColumn:
+        items = [self.checked(self.compile(i)) for i in node.items]
+        return SqlColumn(exp.Array(expressions=[i.value for i in items]),
+                         first_error(*[i.error for i in items]), False)
+
+    def index(self, node: ir.IndexOf) -> SqlColumn:
+        if type(node.obj) is ir.ListOf and node.obj.items:
+            return self.index_literal(node)
+        obj = self.compile(node.obj)
+        index = self.checked(self.compile(node.index))
+        size = exp.ArraySize(this=obj.value)
+        oob = exp.or_(exp.LT(this=index.value, expression=exp.Literal.number(1)),
+                      exp.GT(this=index.value, expression=size))
+        value = exp.Bracket(this=obj.value, expressions=[index.value], offset=1)
+        return SqlColumn(value, first_error(obj.error, index.error, error_when(oob, "#REF!")),
+                         False)
+
+    def index_literal(self, node: ir.IndexOf) -> SqlColumn:
+        """``[a, b][i]``: only the selected item's error reaches the result (as in scalar)."""
+        items = [self.checked(self.compile(i)) for i in node.obj.items]  # type: ignore[union-attr]
+        index = self.checked(self.compile(node.index))
+        at = [exp.EQ(this=exp.paren(index.value), expression=exp.Literal.number(n))
+              for n in range(1, len(items) + 1)]
+        value = cases([(c, i.value) for c, i in zip(at, items)])
+        error = cases([(c, i.error_or_null()) for c, i in zip(at, items)],
+                      exp.Literal.string("#REF!"))
+        return SqlColumn(value, first_error(index.error, error), False)
+
+    # -------------------------------------------------------------------------- calls
+
+    def call(self, node: ir.Call) -> SqlColumn:
+        out = super().call(node)
+        self.guard_size(node, out.value, out.error)
+        return out
+
+    def always_error(self, node: ir.Call, before: list[SqlColumn]) -> SqlColumn:
+        null = exp.cast(exp.Null(), exp.DataType.build(sql_type(node.type, self.numbers)))
+        return SqlColumn(null, first_error(*[c.error for c in before]))
+
+    def call_args(self, node: ir.Call) -> list[SqlColumn]:
+        return [self.bound(self.compile(a)) for a in node.args]
+
+    def arithmetic(self, node: ir.Call, args: list[SqlColumn], nodes: Sequence[ir.IR]
+                   ) -> SqlColumn | None:
+        if self.numbers == "decimal" and node.spec.arithmetic in _DECIMAL_OPS \
+                and node.type.kind == "Number" and not any(a.double for a in args) \
+                and all(n.type.kind == "Number" for n in node.args):
+            return self.decimal_op(node.spec.arithmetic, args, nodes)
+        return None
+
+    def lazy(self, node: ir.Call, form: Any, args: list[SqlColumn]) -> SqlColumn:
+        out: Any = form(*[self.checked(a) for a in args], **call_kw(form, node))
+        col = out if isinstance(out, SqlColumn) else SqlColumn(out)
+        return replace(col, strict=col.error is None)
+
+    def eager(self, node: ir.Call, form: Any, args: list[SqlColumn]
+              ) -> tuple[Any, Any, bool, Any]:
+        spec = node.spec
+        values = [a.value for a in args]
+        widen = self.numbers == "float" and spec.carries_nonfinite and not self.params \
+            and node.type.kind == "Number" and all(n.type.kind == "Number" for n in node.args)
+        if widen:
+            # float mode computes + - * in DOUBLE: an INTEGER or BIGINT operand (a literal, an
+            # IF of literals) would make the engine multiply integers and abort the whole query
+            # on an overflow (100000 * 100000 overflows INTEGER on DuckDB). Not in a lambda
+            # body: it computes in its list's item type, and must not gain a #NUM! test
+            values = [v if a.double else exp.cast(exp.paren(v), exp.DataType.build("DOUBLE"))
+                      for a, v in zip(args, values)]
+        out: Any
+        if isinstance(form, type) and issubclass(form, exp.Func):
+            out = form.from_arg_list(values)
+        else:
+            out = form(*values, **call_kw(form, node))
+        own = None
+        if isinstance(out, tuple):
+            out, own = out[0], own_errors(out[1])
+        double = node.type.kind == "Number" and (spec.sql_double or widen
+                                                 or any(a.double for a in args))
+        return out, own, double, double
+
+    def finish(self, node: ir.Call, args: list[SqlColumn], value: Any, error: Any, own: Any,
+               floats: bool, carried: bool, state: Any) -> SqlColumn:
+        spec = node.spec
+        # strict: the value is NULL wherever the error is set. NULL-propagating operators keep
+        # it from their operands; of the forms with errors of their own only the division
+        # (NULLIF) blanks its value there.
+        strict = error is None or (all(a.strict for a in args) and spec.propagates_null
+                                   and (own is None or spec.sql_null_on_own_error))
+        # a quotient of DECIMALs (|x| < 1e38) cannot leave DOUBLE's range; other DOUBLE
+        # results may (POWER(10, 400), a DOUBLE column's overflow)
+        may_overflow = spec.arithmetic != "/" or any(a.double for a in args)
+        return SqlColumn(value, error, strict,
+                         floats and may_overflow and (node.may_error or carried),
+                         double=bool(state))
+
+    @staticmethod
+    def decimal_op(op: str, args: list[SqlColumn], nodes: Sequence[ir.IR]) -> SqlColumn:
+        """+ - * on DECIMAL columns (docs/columnar.md, "SQL decimal policy"): the result is a
+        DECIMAL(38, 18), so |x| < 1e20. Engines type a product by adding the operands' scales
+        (DECIMAL(38, 18) * DECIMAL(38, 18) is DECIMAL(38, 36) on DuckDB, overflowing at 100) and
+        abort the whole query on an overflow; so a row whose operands or result do not fit is
+        #NUM! (tested on a DOUBLE estimate, with a margin) and never computed. Sums are exact;
+        a product is exact when one operand is a whole-number literal (DECIMAL(38, 18) times
+        DECIMAL(38, 0)) or both have at most 9 decimal places (DECIMAL(38, 9) each), so the
+        result is at scale 18; otherwise it is computed in DOUBLE and rounded to 18 places
+        (relative 1e-15)."""
+        a, b = args
+        ea, eb = _estimate(a), _estimate(b)
+        est = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul}[op](this=exp.paren(ea),
+                                                              expression=exp.paren(eb))
+        fits = exp.and_(*[exp.LT(this=exp.Abs(this=e.copy()), expression=_DECIMAL_FIT)
+                          for e in (ea, eb, est)])
+        if op == "*":
+            def places(c: SqlColumn, step: str) -> exp.Expr:
+                return exp.EQ(this=exp.Mod(this=exp.paren(c.value.copy()),
+                                           expression=exp.Literal.number(step)),
+                              expression=exp.Literal.number(0))
+
+            def mul(sa: exp.DataType, sb: exp.DataType) -> exp.Expr:
+                return exp.Mul(this=exp.cast(exp.paren(a.value.copy()), sa),
+                               expression=exp.cast(exp.paren(b.value.copy()), sb))
+
+            # exact when the operands' decimal places add up to 18 or fewer: an integer times
+            # anything (18 + 0), or two numbers of at most 9 places each
+            whole_a, whole_b = _is_integer_literal(nodes[0]), _is_integer_literal(nodes[1])
+            if whole_a or whole_b:
+                exact = mul(_D0, _D18) if whole_a else mul(_D18, _D0)
+                value = case(fits, exact)
+            else:
+                # (each operand is read twice per product: a chain's text doubles per level)
+                value = cases([
+                    (exp.and_(fits.copy(), places(a, "0.000000001"),
+                              places(b, "0.000000001")), mul(_D9, _D9)),
+                    (fits, exp.cast(exp.paren(est.copy()), _D18))])
+        else:
+            cls = exp.Add if op == "+" else exp.Sub
+            value = case(fits, cls(this=exp.cast(exp.paren(a.value), _D18),
+                                   expression=exp.cast(exp.paren(b.value), _D18)))
+        over = exp.Not(this=exp.paren(fits.copy()))
+        # a NULL operand makes `fits` NULL: a blank, not an error
+        own = cases([(exp.and_(not_null(ea.copy()), not_null(eb.copy()), over),
+                      exp.Literal.string("#NUM!"))])
+        error = first_error(a.error, b.error, own)
+        return SqlColumn(value, error, strict=False, estimate=est)
+
+    def concat(self, node: ir.Call) -> SqlColumn:
+        """``&``: Text, Boolean and Date operands are shown as `values.display_text` does;
+        Numbers would need Excel's General format, which has no portable SQL form."""
+        parts = []
+        errors = []
+        for arg in node.args:
+            col = self.checked(self.compile(arg))
+            kind = arg.type.kind
+            if kind == "Boolean":
+                parts.append(case(col.value, exp.Literal.string("TRUE"),
+                                  exp.Literal.string("FALSE")))
+            elif kind == "Date":
+                parts.append(exp.cast(col.value, exp.DataType.build("TEXT")))
+            elif kind == "Text":
+                parts.append(col.value)
+            else:
+                raise self.refuse(node, "&", f"{arg.type} to text (Excel's General format of "
+                                  "numbers has no portable SQL form)")
+            errors.append(col.error)
+        value = exp.DPipe(this=parts[0], expression=parts[1], safe=True)
+        return SqlColumn(value, first_error(*errors),
+                         all(e is None for e in errors))
+
+    def higher_order(self, node: ir.Call, form: Callable[..., Any]) -> SqlColumn:
+        """Lambdas become SQL lambdas (``x -> x * 2``) where the dialect has them."""
+        values: list[Any] = []
+        errors = []
+        for a in node.args:
+            if isinstance(a, ir.Lambda):
+                names = [exp.to_identifier(f"_p{slot}") for slot in a.slots]
+                inner = SqlCompiler(self.columns, self.numbers)
+                inner.max_nodes = self.max_nodes
+                inner.slots = dict(self.slots)
+                inner.constants = dict(self.constants)
+                inner.params = dict(self.params)
+                for slot, name in zip(a.slots, names):
+                    inner.params[slot] = exp.column(name)
+                # a lambda body reads its parameters: nothing in it can move to a binding
+                token = _BINDER.set(None)
+                try:
+                    body = inner.checked(inner.compile(a.body))
+                finally:
+                    _BINDER.reset(token)
+                if body.error is not None:
+                    raise self.refuse(node, node.spec.name, "a lambda whose body may error")
+                values.append(exp.Lambda(this=body.value, expressions=names))
+            else:
+                col = self.checked(self.compile(a))
+                values.append(col.value)
+                errors.append(col.error)
+        out = form(*values, **call_kw(form, node))
+        own = None
+        if isinstance(out, tuple):
+            out, own = out[0], own_errors(out[1])
+        return SqlColumn(out, first_error(*errors, own), own is None)
+
+    def coerce(self, node: ir.Coerce) -> SqlColumn:
+        inner = self.checked(self.compile(node.node))
+        v = let(inner.value)
+        mode = node.mode
+        if mode in ("blank_to_number", "blank_to_text", "blank_to_boolean"):
+            zero = {"blank_to_number": exp.Literal.number(0), "blank_to_text": exp.Literal.string(""),
+                    "blank_to_boolean": exp.Boolean(this=False)}[mode]
+            return SqlColumn(exp.Coalesce(this=v, expressions=[zero]), inner.error, False)
+        if mode == "boolean_to_number":
+            return SqlColumn(case(v, exp.Literal.number(1), exp.Literal.number(0)), inner.error,
+                             False)
+        if mode == "number_to_boolean":
+            return SqlColumn(exp.NEQ(this=exp.paren(v), expression=exp.Literal.number(0)),
+                             inner.error, inner.strict)
+        if mode == "text_to_number":
+            cleaned = exp.Trim(this=exp.Anonymous(this="REPLACE", expressions=[
+                v, exp.Literal.string(","), exp.Literal.string("")]))
+            target = "DOUBLE" if self.numbers == "float" else "DECIMAL(38, 10)"
+            number = exp.TryCast(this=cleaned, to=exp.DataType.build(target), safe=True)
+            bad = is_null(number)
+            if node.node.type.nullable:  # a blank passes on (blank_to_number follows)
+                bad = exp.and_(bad, exp.Not(this=is_null(v)))
+            return SqlColumn(number, first_error(inner.error, error_when(bad, "#VALUE!")), False)
+        if mode == "text_to_boolean":
+            upper = exp.Upper(this=exp.Trim(this=v))
+            value = cases([(exp.EQ(this=upper, expression=exp.Literal.string("TRUE")),
+                            exp.Boolean(this=True)),
+                           (exp.EQ(this=upper, expression=exp.Literal.string("FALSE")),
+                            exp.Boolean(this=False))])
+            bad = is_null(value)
+            if node.node.type.nullable:  # a blank passes on (blank_to_boolean follows)
+                bad = exp.and_(bad, exp.Not(this=is_null(v)))
+            return SqlColumn(value, first_error(inner.error, error_when(bad, "#VALUE!")), False)
+        raise self.refuse(node, mode, "this coercion has no SQL form")
+
+
+#: The arithmetic computed natively on DECIMAL operands (`SqlCompiler.decimal_op`).
+_DECIMAL_OPS = frozenset({"+", "-", "*"})
+#: Float mode: a folded fraction with more decimal places than this is written as a DOUBLE.
+_LITERAL_PLACES = 9
+
+
+_D18 = exp.DataType.build("DECIMAL(38, 18)")
+
+
+_D9 = exp.DataType.build("DECIMAL(38, 9)")
+
+
+_D0 = exp.DataType.build("DECIMAL(38, 0)")
+
+
+def _is_integer_literal(node: ir.IR) -> bool:
+    """A constant written as a whole-number literal (no decimal point, no cast)."""
+    if type(node) is not ir.Const:
+        return False
+    value = node.value
+    if not isinstance(value, (int, Decimal)) or isinstance(value, bool) or _huge(value) \
+            or _beyond_bigint(value):
+        return False
+    return "." not in format(Decimal(value), "f")
+
+
+#: DECIMAL(38, 18) holds |x| < 1e20; the DOUBLE estimate is tested with a margin.
+_DECIMAL_FIT = exp.Literal.number("99999999999990000000")
+
+
+def _estimate(col: SqlColumn) -> exp.Expr:
+    if col.estimate is not None:
+        return col.estimate
+    return exp.cast(exp.paren(col.value.copy()), exp.DataType.build("DOUBLE"))
+
+
+def _huge(value: Any) -> bool:
+    if isinstance(value, (Decimal, int)) and not isinstance(value, bool):
+        return abs(Decimal(value)) >= Decimal("1e20") and len(format(Decimal(value), "f")) > 38
+    return False
+
+
+def _beyond_bigint(value: Any) -> bool:
+    """An integer literal no BIGINT holds (DuckDB would type it HUGEINT)."""
+    if isinstance(value, (Decimal, int)) and not isinstance(value, bool):
+        d = Decimal(value)
+        return abs(d) >= _BIGINT_LIMIT and d == d.to_integral_value()
+    return False
+
+
+_BIGINT_LIMIT = Decimal(2) ** 63
+
+
+def _has_numbers(t: Type) -> bool:
+    return t.kind == "Number" or (t.kind == "List" and t.elem is not None
+                                  and t.elem.kind == "Number")
+
+
+def to_sql(root: ir.IR, *, columns: Mapping[str, str] | None = None, numbers: str = "decimal",
+           max_sql_length: int | None = None
+           ) -> tuple[exp.Expr, exp.Expr | None]:
+    """(value expression, error-code expression or None). ``numbers``: "decimal" when Number
+    columns are DECIMAL (the engine's exact arithmetic), "float" when they are DOUBLE (then a
+    non-finite result is #NUM!). Under an active `let.Binder` the expressions read its
+    bindings (see `frame.to_sql_form`)."""
+    if numbers not in ("float", "decimal"):
+        raise ValueError("numbers must be 'float' or 'decimal'")
+    compiler = SqlCompiler(columns or {}, numbers, max_sql_length)
+    col = compiler.run(root)
+    if col.error is None:
+        return col.value, None
+    if col.strict:
+        return col.value, col.error
+    error = let(col.error)  # read twice: by the value's CASE and as the error column
+    return case(is_null(error), col.value), error

@@ -1,0 +1,159 @@
+"""The SQL kit: what the SQL compiler and the SQL forms build sqlglot expressions with.
+
+A compiled sub-expression is a `SqlColumn` (value, error code or None, ``strict``, ``double``,
+``unchecked``, a DOUBLE estimate in decimal mode); `first_error` combines error codes left to
+right with COALESCE, `cases`/`case`/`error_when` build flattened CASE expressions, `literal`
+writes exact literals (numbers as decimal text), `sql_type` names a formula type's column type.
+Binding an expression once is `let` (the sibling module).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Sequence
+
+from sqlglot import exp
+
+from ...types import Type
+
+DIALECTS = ("duckdb", "postgres", "spark", "trino", "bigquery", "snowflake", "sqlite")
+
+
+NULL = exp.Null()
+
+
+@dataclass(frozen=True)
+class SqlColumn:
+    """A compiled sub-expression: value, error code (None: cannot error), whether the value is
+    already NULL on every row where the error is set (``strict``: the final CASE that blanks
+    the value of an errored row is then not needed), a float value that may be non-finite and
+    is not yet tested (``unchecked``, float mode), and the node's static type."""
+
+    value: exp.Expr
+    error: exp.Expr | None = None
+    strict: bool = True
+    unchecked: bool = False
+    type: Type | None = None
+    double: bool = False  # the value is a DOUBLE (float columns, division, powers)
+    #: decimal mode: a DOUBLE estimate of the value (overflow guards test it, so they never
+    #: repeat the decimal expression itself)
+    estimate: exp.Expr | None = None
+
+    def error_or_null(self) -> exp.Expr:
+        return self.error if self.error is not None else exp.Null()
+
+
+def _is_null(e: exp.Expr) -> bool:
+    return isinstance(e, exp.Null)
+
+
+def first_error(*errors: exp.Expr | None) -> exp.Expr | None:
+    """COALESCE of the errors, left to right, flattened (None when nothing can error)."""
+    present: list[exp.Expr] = []
+    for e in errors:
+        if e is None or _is_null(e):
+            continue
+        if isinstance(e, exp.Coalesce):
+            present.append(e.this)
+            present.extend(e.expressions)
+        else:
+            present.append(e)
+        if isinstance(present[-1], exp.Literal):
+            break  # a constant error code: nothing after it can be reached
+    if not present:
+        return None
+    if len(present) == 1:
+        return present[0]
+    return exp.Coalesce(this=present[0], expressions=present[1:])
+
+
+def cases(pairs: Sequence[tuple[exp.Expr, exp.Expr]],
+          default: exp.Expr | None = None) -> exp.Expr:
+    """CASE WHEN c1 THEN v1 ... ELSE default END, flattened: a default that is itself a CASE
+    without ELSE-CASE nesting is merged, NULL defaults are dropped, and a CASE whose every
+    branch is NULL is NULL."""
+    if default is not None and _is_null(default):
+        default = None
+    if isinstance(default, exp.Case) and default.this is None:
+        pairs = [*pairs, *((i.this, i.args["true"]) for i in default.args["ifs"])]
+        default = default.args.get("default")
+    # trailing branches that give what the ELSE gives are redundant
+    while pairs and ((default is None and _is_null(pairs[-1][1]))
+                     or (default is not None and pairs[-1][1] == default)):
+        pairs = pairs[:-1]
+    if not pairs:
+        return default if default is not None else exp.Null()
+    return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
+
+
+def error_when(condition: exp.Expr, code: str) -> exp.Expr:
+    return cases([(condition, exp.Literal.string(code))])
+
+
+def own_errors(spec: Any) -> exp.Expr | None:
+    """A form's errors: an expression, or ``[(condition, code), ...]`` checked in order."""
+    if spec is None or isinstance(spec, exp.Expr):
+        return spec
+    pairs = [(c, exp.Literal.string(code)) for c, code in spec]
+    return cases(pairs) if pairs else None
+
+
+def case(condition: exp.Expr, then: exp.Expr, otherwise: exp.Expr | None = None
+         ) -> exp.Expr:
+    return cases([(condition, then)], otherwise)
+
+
+def is_null(e: exp.Expr) -> exp.Expr:
+    return exp.Is(this=e, expression=exp.Null())
+
+
+def not_null(e: exp.Expr) -> exp.Expr:
+    return exp.Not(this=exp.Is(this=e, expression=exp.Null()))
+
+
+def literal(value: Any) -> exp.Expr:
+    if value is None:
+        return exp.Null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, (int, Decimal)):
+        text = format(Decimal(value), "f")
+        return exp.Literal.number(text)
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if isinstance(value, dt.datetime):
+        return exp.cast(exp.Literal.string(value.isoformat()), exp.DataType.build("TIMESTAMPTZ"))
+    if isinstance(value, dt.date):
+        return exp.cast(exp.Literal.string(value.isoformat()), exp.DataType.build("DATE"))
+    if isinstance(value, tuple):
+        return exp.Array(expressions=[literal(v) for v in value])
+    raise TypeError(f"no SQL literal for {type(value).__name__}")
+
+
+#: Float (DOUBLE) results the scalar engine could not hold are #NUM! (see module docs).
+FLOAT_LIMIT = exp.Literal.number("1e308")
+
+
+def not_finite(value: exp.Expr) -> exp.Expr:
+    """#NUM! for NaN, infinities and |x| >= 1e308 (NaN sorts above every number in DuckDB,
+    Spark, PostgreSQL and Trino, so the one comparison catches all three)."""
+    return error_when(exp.GTE(this=exp.Abs(this=value), expression=FLOAT_LIMIT), "#NUM!")
+
+
+def sql_type(t: Type, numbers: str = "decimal") -> str:
+    """A column type for a formula type (generic SQL; sqlglot transpiles it per dialect)."""
+    kind = t.kind
+    if kind == "Number":
+        return "DECIMAL(38, 18)" if numbers == "decimal" else "DOUBLE"
+    if kind == "List":
+        return sql_type(t.elem, numbers) + "[]"  # type: ignore[arg-type]
+    if kind == "Record":
+        return "STRUCT(" + ", ".join(f'"{n}" {sql_type(ft, numbers)}' for n, ft in t.fields) + ")"
+    return {"Text": "TEXT", "Boolean": "BOOLEAN", "Date": "DATE", "DateTime": "TIMESTAMPTZ",
+            "Duration": "INTERVAL"}.get(kind, "TEXT")
+
+
+def type_name(t: Type) -> str:
+    return t.kind

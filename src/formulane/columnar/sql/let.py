@@ -1,0 +1,226 @@
+"""Binding a SQL sub-expression once (`let`), so generated SQL grows linearly with the formula.
+
+A form that reads an argument several times (ROUND reads its number in a dozen places) would
+copy the argument's whole expression each time, and nesting multiplies the copies:
+``ROUND(ROUND(x * 1.2, 2) * 1.1, 2)`` once rendered 2.4 MB of SQL. Instead the compiler and the
+forms call `let(expression)`, which, while a `Binder` is active, records the expression as a
+named column and returns a reference to it. `Binder.finish` then inlines every binding read
+once (or small enough that repeating it is shorter than binding it) and groups what remains by
+dependency level; `lateral_joins` renders each level as ``CROSS JOIN LATERAL (SELECT e1 AS
+"_f1", e2 AS "_f2") AS "_l1"`` (DuckDB, PostgreSQL, Spark, Trino, Snowflake). Dialects without
+lateral subqueries (SQLite, BigQuery) compile with no binder: `let` returns its argument and
+the SQL-size limit (`Limits.max_sql_length`, E411) stops what still grows too large.
+
+What may be bound: an expression the engine can evaluate on every row without failing (the
+forms' values are total by contract: a DECIMAL step that could overflow sits inside its own
+guarding CASE). Binding evaluates it on every row, where inline it might sit in an unselected
+CASE branch; DOUBLE arithmetic, comparisons and guarded casts are safe, a bare DECIMAL cast or
+product is not and must be bound only together with its guard.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+from typing import Iterable, Iterator
+
+from sqlglot import exp
+
+#: Dialects whose SQL binds through lateral subqueries.
+LATERAL_DIALECTS = frozenset({"duckdb", "postgres", "spark", "trino", "snowflake"})
+#: Alias of the source table when bindings exist (its columns are selected as ``"_t".*``).
+TABLE_ALIAS = "_t"
+
+_BINDER: contextvars.ContextVar["Binder | None"] = contextvars.ContextVar(
+    "formulane_sql_binder", default=None)
+
+
+def _trivial(e: exp.Expr) -> bool:
+    """Cheaper to repeat than to bind: a column, a literal, a cast or negation of one."""
+    while isinstance(e, (exp.Paren, exp.Neg, exp.Cast, exp.TryCast)):
+        e = e.this
+    if isinstance(e, (exp.Column, exp.Literal, exp.Null, exp.Boolean)):
+        return True
+    if isinstance(e, exp.Array):
+        return all(_trivial(i) for i in e.expressions)
+    return False
+
+
+def let(e: exp.Expr) -> exp.Expr:
+    """``e`` bound once when a binder is active (a column reference), else ``e`` itself."""
+    binder = _BINDER.get()
+    if binder is None or _trivial(e):
+        return e
+    return binder.bind(e)
+
+
+class Binder:
+    """Collects the bindings of one query (one per `sql_select`, shared by its formulas)."""
+
+    def __init__(self, prefix: str = "_f") -> None:
+        self.prefix = prefix
+        self.names: list[str] = []
+        self.exprs: dict[str, exp.Expr] = {}
+        self.levels: dict[str, int] = {}
+
+    @staticmethod
+    def for_names(used: Iterable[str]) -> "Binder":
+        """A binder whose names (``_f1``, ``__f1``...) match none of the columns read."""
+        used = set(used)
+        prefix = "_f"
+        while any(re.fullmatch(re.escape(prefix) + r"l?\d+", n) for n in used):
+            prefix = "_" + prefix
+        return Binder(prefix)
+
+    def bind(self, e: exp.Expr) -> exp.Expr:
+        name = f"{self.prefix}{len(self.names) + 1}"
+        self.names.append(name)
+        self.exprs[name] = exp.Paren(this=e)  # a parent for every reference inside
+        return exp.column(name, quoted=True)
+
+    def activate(self) -> contextvars.Token["Binder | None"]:
+        return _BINDER.set(self)
+
+    @staticmethod
+    def deactivate(token: contextvars.Token["Binder | None"]) -> None:
+        _BINDER.reset(token)
+
+    # ------------------------------------------------------------------------ finishing
+
+    def _refs(self, tree: exp.Expr) -> Iterator[str]:
+        """The binding names read in ``tree``, once per occurrence (forms put one node in
+        several places: each place renders, so each counts)."""
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            if type(node) is exp.Column and not node.table and node.name in self.exprs:
+                yield node.name
+                continue
+            for value in node.args.values():
+                if isinstance(value, exp.Expr):
+                    stack.append(value)
+                elif isinstance(value, list):
+                    stack.extend(v for v in value if isinstance(v, exp.Expr))
+
+    def finish(self, outputs: list[exp.Expr | None], qualify: bool = True
+               ) -> list[exp.Expr | None]:
+        """Inline the bindings not worth a column (read once, or so small that repeating them
+        is shorter); returns the outputs rewritten. What remains is in `bindings()`, in
+        dependency order."""
+        uses: dict[str, int] = {n: 0 for n in self.names}
+        reads: dict[str, list[str]] = {}
+        for o in outputs:
+            if o is not None:
+                for n in self._refs(o):
+                    uses[n] += 1
+        for name in self.names:
+            reads[name] = list(self._refs(self.exprs[name]))
+            for n in reads[name]:
+                uses[n] += 1
+        inline: set[str] = set()
+        for name in reversed(self.names):  # a binding is read only by later ones
+            count = uses[name]
+            size = sum(1 for _ in self.exprs[name].walk())
+            if count > 1 and size * (count - 1) > 6:
+                continue
+            inline.add(name)
+            for n in reads[name]:
+                uses[n] += count - 1  # its reads are repeated where it is inlined (or gone)
+        final: dict[str, exp.Expr] = {}
+        seen: set[int] = set()
+
+        def substitute(tree: exp.Expr) -> exp.Expr:
+            """``tree`` with the inlined references replaced, in place through the args (a
+            node shared by several parents is rewritten once, for all of them)."""
+            if type(tree) is exp.Column and not tree.table and tree.name in final:
+                return final[tree.name]
+            stack = [tree]
+            while stack:
+                node = stack.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                for key, value in node.args.items():
+                    if isinstance(value, exp.Expr):
+                        if type(value) is exp.Column and not value.table \
+                                and value.name in final:
+                            node.args[key] = final[value.name]
+                        else:
+                            stack.append(value)
+                    elif isinstance(value, list):
+                        for i, v in enumerate(value):
+                            if not isinstance(v, exp.Expr):
+                                continue
+                            if type(v) is exp.Column and not v.table and v.name in final:
+                                value[i] = final[v.name]
+                            else:
+                                stack.append(v)
+            return tree
+
+        kept = []
+        for name in self.names:
+            body = substitute(self.exprs[name].this)
+            if name in inline:
+                if uses[name]:
+                    final[name] = body if _trivial(body) else exp.paren(body, copy=False)
+            else:
+                self.exprs[name] = exp.Paren(this=body)
+                kept.append(name)
+        for name in inline:
+            self.exprs.pop(name, None)
+        self.names = kept
+        for name in self.names:
+            deps = [self.levels[n] for n in self._refs(self.exprs[name])]
+            self.levels[name] = 1 + max(deps, default=0)
+        done = [None if o is None else substitute(o) for o in outputs]
+        if qualify:
+            self._qualify([*[o for o in done if o is not None],
+                           *[self.exprs[n] for n in self.names]])
+        return done
+
+    def _qualify(self, trees: list[exp.Expr]) -> None:
+        """Each reference to a binding names its lateral subquery (``"_fl1"."_f1"``), so a
+        table column of the same name can never be read in its place."""
+        alias = {n: exp.to_identifier(f"{self.prefix}l{self.levels[n]}", quoted=True)
+                 for n in self.names}
+        seen: set[int] = set()
+        stack = list(trees)
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if type(node) is exp.Column and not node.table and node.name in alias:
+                node.set("table", alias[node.name].copy())
+                continue
+            for value in node.args.values():
+                if isinstance(value, exp.Expr):
+                    stack.append(value)
+                elif isinstance(value, list):
+                    stack.extend(v for v in value if isinstance(v, exp.Expr))
+
+    def bindings(self) -> list[tuple[str, exp.Expr, int]]:
+        """(name, expression, level): level n reads only columns of levels below n."""
+        return [(n, self.exprs[n].this, self.levels[n]) for n in self.names]
+
+
+def lateral_joins(bindings: list[tuple[str, exp.Expr, int]], prefix: str = "_f"
+                  ) -> list[exp.Join]:
+    """One ``CROSS JOIN LATERAL (SELECT ...) AS "_fl<level>"`` per dependency level."""
+    by_level: dict[int, list[exp.Expr]] = {}
+    for name, e, level in bindings:
+        by_level.setdefault(level, []).append(exp.alias_(e, name, quoted=True, copy=False))
+    joins = []
+    for level in sorted(by_level):
+        sub = exp.Subquery(this=exp.Select(expressions=by_level[level]))
+        alias = exp.TableAlias(this=exp.to_identifier(f"{prefix}l{level}", quoted=True))
+        joins.append(exp.Join(this=exp.Lateral(this=sub, alias=alias), kind="CROSS"))
+    return joins
+
+
+def sql_length_error(length: int, limit: int, what: str = "the generated SQL") -> Exception:
+    from ...errors import LimitExceeded
+
+    return LimitExceeded(f"{what} would be {length:,} characters, over the limit of "
+                         f"{limit:,} (Limits.max_sql_length)", code="E411",
+                         hint="simplify the formula, or raise Limits.max_sql_length")
