@@ -34,6 +34,9 @@ _UNARY_SPECS = {"-": "NEG", "+": "POS", "%": "%", "not": "NOT"}
 _BINARY_SPECS = {"and": "OP_AND", "or": "OP_OR"}
 
 #: Operators a ``??`` default is easily read as binding tighter than (issue 16 item 6).
+#: The conditional aggregates, which read error values inside their ranges (excel profile).
+_CRITERIA_FAMILY = frozenset(("COUNTIF", "SUMIF", "AVERAGEIF", "COUNTIFS", "SUMIFS",
+                              "AVERAGEIFS", "MAXIFS", "MINIFS"))
 _COALESCE_TRAP = frozenset({"+", "-", "*", "/", "^", "&"})
 
 
@@ -367,6 +370,23 @@ class Checker(OverloadResolver):
             args = [ir.Coerce(a, mode, a.type, a.span, False, a.cost + 1 + a.size, a.size)
                     if a is not None and a.type.kind == "List" and a.may_error else a
                     for a in args]
+        if self.profile == "excel" and spec.name in _CRITERIA_FAMILY:
+            # Excel: an error inside a criteria range only matches an error criterion, one in
+            # the summed range counts only where the criteria match: the function sees them
+            # (functions/lists.py), the array held as is (array_mixed); so does an error
+            # value given as the criterion (COUNTIF(range, NA()) counts the #N/A cells).
+            args = [ir.Coerce(a, "array_mixed", a.type, a.span, False, a.cost + 1 + a.size,
+                              a.size)
+                    if a is not None and a.may_error else a
+                    for a in args]
+            # An empty cell given as the criterion means 0 (Microsoft's COUNTIFS page: "If the
+            # criteria argument is a reference to an empty cell, ... treats the empty cell as a
+            # 0 value"), not the empty criterion "" that matches blanks.
+            first = 2 if spec.name.endswith("IFS") and spec.name != "COUNTIFS" else 1
+            args = [ir.Const(0, NUMBER, a.span)
+                    if a is not None and i >= first and (i - first) % 2 == 0
+                    and a.type.kind == "Blank" else a
+                    for i, a in enumerate(args)]
         if spec.name == "IF" and len(nodes) == 2 and self.profile == "excel" \
                 and args[1] is not None and args[1].type.kind in ("Boolean", "Text"):
             # Excel's IF without an else answers FALSE (a typed result cannot mix FALSE with
