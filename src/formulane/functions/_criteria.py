@@ -216,6 +216,11 @@ def _parse_iso(text: str) -> Decimal | int | None:
         return None
 
 
+def serial_of_text(text: str) -> Decimal | int | None:
+    """A date text (ISO, or as DATEVALUE reads it) as its Excel serial number, else None."""
+    return _parse_iso(text)
+
+
 def numeric(v: Any) -> Decimal | int | None:
     """A value seen as a number for criteria: numbers, dates/durations by serial, else None."""
     if is_number(v):
@@ -568,6 +573,7 @@ def to_int(v: Any, what: str) -> int:
 
 __all__ = [
     "Criterion", "Wildcard", "criterion", "eq_key", "has_wildcard_chars", "is_number", "numeric",
-    "order_key", "parse_criterion", "parse_number", "rank", "serial", "to_int", "truthy",
+    "order_key", "parse_criterion", "parse_number", "rank", "serial", "serial_of_text", "to_int",
+    "truthy",
     "wildcard",
 ]

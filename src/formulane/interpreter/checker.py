@@ -37,6 +37,8 @@ _BINARY_SPECS = {"and": "OP_AND", "or": "OP_OR"}
 #: The conditional aggregates, which read error values inside their ranges (excel profile).
 _CRITERIA_FAMILY = frozenset(("COUNTIF", "SUMIF", "AVERAGEIF", "COUNTIFS", "SUMIFS",
                               "AVERAGEIFS", "MAXIFS", "MINIFS"))
+#: Functions whose arrays' texts and logicals are read, not skipped (excel profile).
+_NONNUMERIC_REFUSED = frozenset(("GCD", "LCM", "MULTINOMIAL"))
 _COALESCE_TRAP = frozenset({"+", "-", "*", "/", "^", "&"})
 
 
@@ -369,6 +371,16 @@ class Checker(OverloadResolver):
             mode = "array_skip_errors" if spec.name == "COUNT" else "array_errors_counted"
             args = [ir.Coerce(a, mode, a.type, a.span, False, a.cost + 1 + a.size, a.size)
                     if a is not None and a.type.kind == "List" and a.may_error else a
+                    for a in args]
+        if self.profile == "excel" and spec.name in _NONNUMERIC_REFUSED:
+            # GCD, LCM, MULTINOMIAL read every item of an array: a numeric text is its
+            # number, any other text or a logical is #VALUE! (Microsoft: "If any argument is
+            # nonnumeric, GCD returns the #VALUE! error value"); the function sees the items.
+            args = [ir.Coerce(a, "array_mixed", Type("List", elem=NUMBER,
+                                                     nullable=a.type.nullable),
+                              a.span, a.may_error, a.cost + 1 + a.size, a.size)
+                    if a is not None and a.type.kind == "List" and a.type.elem is not None
+                    and a.type.elem.kind != "Number" else a
                     for a in args]
         if self.profile == "excel" and spec.name in _CRITERIA_FAMILY:
             # Excel: an error inside a criteria range only matches an error criterion, one in
