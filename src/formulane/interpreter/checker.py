@@ -70,6 +70,17 @@ class Scope:
         return Scope(merged)
 
 
+def _constant(node: IR) -> bool:
+    """Whether an expression reads no variable (its value is the same on every row)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ir.Var, ir.Lambda)):
+            return False
+        stack.extend(ir.ir_children(n))
+    return True
+
+
 class Checker(OverloadResolver):
     def __init__(
         self,
@@ -385,11 +396,13 @@ class Checker(OverloadResolver):
         if self.profile == "excel" and spec.name in _CRITERIA_FAMILY:
             # Excel: an error inside a criteria range only matches an error criterion, one in
             # the summed range counts only where the criteria match: the function sees them
-            # (functions/lists.py), the array held as is (array_mixed); so does an error
-            # value given as the criterion (COUNTIF(range, NA()) counts the #N/A cells).
+            # (functions/lists.py), the array held as is (array_mixed); so does a constant
+            # error criterion (COUNTIF(range, NA()) counts the #N/A cells; one computed from
+            # the data still propagates, which keeps such criteria on the columnar backends).
             args = [ir.Coerce(a, "array_mixed", a.type, a.span, False, a.cost + 1 + a.size,
                               a.size)
-                    if a is not None and a.may_error else a
+                    if a is not None and a.may_error
+                    and (a.type.kind == "List" or _constant(a)) else a
                     for a in args]
             # An empty cell given as the criterion means 0 (Microsoft's COUNTIFS page: "If the
             # criteria argument is a reference to an empty cell, ... treats the empty cell as a
