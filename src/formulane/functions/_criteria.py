@@ -10,7 +10,10 @@ as the engine's ``=`` does). Three pieces live here:
   simulation, so a 32,767-character pattern against a 32,767-character text stays linear in
   the text (no backtracking, no regex engine that may fall back to a slow path);
 * `Criterion`: COUNTIF/SUMIF criteria (``">10"``, ``"<>x"``, ``"=5"``, ``"a*"``, ``""``),
-  parsed once and cached.
+  parsed once and cached. As in Excel, an error value inside a range matches only an error
+  criterion of its own code (``"#N/A"``, ``"=#DIV/0!"``, or an error value given as the
+  criterion), and every ``"<>..."`` criterion but its own code; an error criterion matches no
+  other value (not even the text ``"#N/A"``).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..runtime import active, poll
 from .spec import MATCHER_PAIR, MATCHER_PER_CHAR
-from ..values import CONTEXT, NUM, VALUE, XLError
+from ..values import CONTEXT, ERROR_CODES, NUM, VALUE, ErrorValue, XLError
 
 _EPOCH_DATE = dt.date(1899, 12, 30)  # Excel's 1900 date system, day 0 (serials from 1900-03-01)
 _EPOCH_DATETIME = dt.datetime(1899, 12, 30)
@@ -213,6 +216,11 @@ def _parse_iso(text: str) -> Decimal | int | None:
         return None
 
 
+def serial_of_text(text: str) -> Decimal | int | None:
+    """A date text (ISO, or as DATEVALUE reads it) as its Excel serial number, else None."""
+    return _parse_iso(text)
+
+
 def numeric(v: Any) -> Decimal | int | None:
     """A value seen as a number for criteria: numbers, dates/durations by serial, else None."""
     if is_number(v):
@@ -375,7 +383,8 @@ _OPERATORS = ("<=", ">=", "<>", "<", ">", "=")
 @dataclass(frozen=True, slots=True)
 class Criterion:
     """One parsed criterion. ``kind`` is what the operand is: "empty", "number" (numbers, and
-    ISO dates by serial), "bool", "text", or "value" (a non-text criterion value: equality)."""
+    ISO dates by serial), "bool", "text", "error" (an error code, in ``text``), or "value" (a
+    non-text criterion value: equality)."""
 
     op: str  # "=", "<>", "<", "<=", ">", ">="; "" when the criterion had no operator
     kind: str
@@ -387,6 +396,8 @@ class Criterion:
 
     def __call__(self, v: Any) -> bool:
         op = self.op
+        if type(v) is ErrorValue or self.kind == "error":
+            return self._error(v)
         if op == "<>":
             return not self._equal(v, explicit=True)
         if op in ("", "="):
@@ -412,6 +423,14 @@ class Criterion:
                 return [i for i, v in enumerate(values) if not matches(v)]
             return [i for i, v in enumerate(values) if matches(v)]
         return [i for i, v in enumerate(values) if self(v)]
+
+    def _error(self, v: Any) -> bool:
+        """An error value in the range, or an error criterion: equality of error codes only;
+        ``<>`` is its negation, an ordering never matches."""
+        same = type(v) is ErrorValue and self.kind == "error" and v.code == self.text
+        if self.op == "<>":
+            return not same
+        return same if self.op in ("", "=") else False
 
     def _equal(self, v: Any, explicit: bool) -> bool:
         kind = self.kind
@@ -440,7 +459,8 @@ class Criterion:
 
     def _order(self, v: Any) -> bool:
         kind = self.kind
-        if v is None:
+        if v is None or kind == "empty":
+            # Excel: "<", "<=", ">", ">=" with no operand match nothing (not even empty text)
             return False
         if kind == "number":
             if type(v) is bool:
@@ -462,6 +482,7 @@ class Criterion:
 
 
 _NUMBER_KINDS = frozenset((int, Decimal))
+_ERROR_TEXTS = frozenset(ERROR_CODES)
 _ORDER_OPS: dict[str, Callable[[Any, Any], bool]] = {
     "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
 }
@@ -493,6 +514,8 @@ def parse_criterion(text: str) -> Criterion:
     operand = text[len(op):]
     if operand == "":
         return Criterion(op, "empty")
+    if operand.upper() in _ERROR_TEXTS:  # "#N/A": matches error values of that code (Excel)
+        return Criterion(op, "error", text=operand.upper())
     number: Decimal | int | None = parse_number(operand)
     if number is None:
         number = _parse_iso(operand)
@@ -514,6 +537,8 @@ def criterion(value: Any) -> Criterion:
         return parse_criterion("")
     if type(value) is tuple or isinstance(value, Mapping):
         raise XLError(VALUE, "a criterion must be a single value, not a list or record")
+    if type(value) is ErrorValue:
+        return Criterion("=", "error", text=value.code)
     if type(value) is bool:
         return Criterion("=", "bool", flag=value)
     if is_number(value):
@@ -548,6 +573,7 @@ def to_int(v: Any, what: str) -> int:
 
 __all__ = [
     "Criterion", "Wildcard", "criterion", "eq_key", "has_wildcard_chars", "is_number", "numeric",
-    "order_key", "parse_criterion", "parse_number", "rank", "serial", "to_int", "truthy",
+    "order_key", "parse_criterion", "parse_number", "rank", "serial", "serial_of_text", "to_int",
+    "truthy",
     "wildcard",
 ]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import decimal
 from decimal import Decimal
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
-from ..values import CONTEXT, DIV0, NUM, VALUE, XLError
+from ..values import CONTEXT, DIV0, NUM, VALUE, ErrorValue, XLError
 
 #: Intermediate precision: far beyond the 34 digits of the result, cheap for short numbers.
 WIDE = decimal.Context(
@@ -96,6 +96,60 @@ def list_numbers(values: Sequence[Any]) -> list[Decimal | int]:
     return [x for x in values if type(x) in _NUM_TYPES]
 
 
+def number_cells(value: Any) -> tuple[Any, ...] | None:
+    """The excel profile's ``array_number_cells`` coercion: an array read as a range of
+    numbers where a function takes one (SMALL, LARGE, SUMPRODUCT, SUMIFS' sum range...). As
+    Excel reads a range, a 2-D array's rows are read in order and every cell keeps its place:
+    numbers stay, error values stay (the function decides: most answer the first one), texts
+    and logicals become blanks (Microsoft's pages: "text and logical values in the range are
+    ignored"; ``SMALL({1;"-1"}, 1)`` is 1, ``SUMPRODUCT`` counts them as 0)."""
+    if value is None:
+        return None
+    out: list[Any] = []
+    stack = [iter(value)]
+    while stack:
+        for x in stack[-1]:
+            tx = type(x)
+            if tx is tuple:
+                stack.append(iter(x))
+                break
+            out.append(x if tx is int or tx is Decimal or tx is ErrorValue else None)
+        else:
+            stack.pop()
+    return tuple(out)
+
+
+def array_integers(args: Iterable[Any]) -> list[Decimal | int]:
+    """The numbers of GCD/LCM/MULTINOMIAL arguments, arrays read item by item as Excel does:
+    blanks skipped, rows in order, a numeric or date text read as its number (serial), any
+    other text or a logical inside an array is #VALUE! (Microsoft's GCD page: "If any
+    argument is nonnumeric, GCD returns the #VALUE! error value")."""
+    from ._criteria import parse_number, serial_of_text
+
+    out: list[Decimal | int] = []
+    stack: list[Iterator[Any]] = [iter(args)]
+    while stack:
+        for v in stack[-1]:
+            tv = type(v)
+            if tv is tuple:
+                stack.append(iter(v))
+                break
+            if tv is int or tv is Decimal:
+                out.append(v)
+            elif tv is str:
+                n: Decimal | int | None = parse_number(v)
+                if n is None:
+                    n = serial_of_text(v)
+                if n is None:
+                    raise XLError(VALUE, f"cannot read {v!r} as a number")
+                out.append(n)
+            elif v is not None:
+                raise XLError(VALUE, "a logical value in an array is not a number here")
+        else:
+            stack.pop()
+    return out
+
+
 def wide_sum(xs: Iterable[Decimal | int]) -> Decimal | int:
     """The sum in the wide context (exact for all but extreme exponent spreads)."""
     try:
@@ -168,6 +222,8 @@ def percentile_inc(xs: list[Decimal | int], k: Decimal | int) -> Decimal | int:
 
 
 __all__ = [
-    "WIDE", "finish", "list_numbers", "mean", "median", "numbers", "percentile_inc", "sqrt",
+    "WIDE", "array_integers", "finish", "list_numbers", "mean", "median", "number_cells",
+    "numbers",
+    "percentile_inc", "sqrt",
     "sum_squares", "tidy", "total", "variance", "wide_sum",
 ]

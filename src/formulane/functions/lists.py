@@ -5,9 +5,13 @@ Contract: aggregates take ``many(NUMBER)`` (numbers and lists of numbers, repeat
 blanks, as Excel skips empty cells; AVERAGE of nothing is ``#DIV/0!``, MIN/MAX of nothing is 0
 (Excel), PRODUCT of nothing is 0 (Excel), STDEV.S/VAR.S of fewer than two numbers ``#DIV/0!``.
 Sums and moments are exact decimal arithmetic rounded once (`_listnum`). Error values inside
-list arguments never arrive here (the interpreter propagates them first); only lambdas can
-hand back an error value, and a predicate's error propagates. Criteria (``">10"``, ``"<>x"``,
-``"a*"``) follow Excel and are parsed by `_criteria`; text compares ignoring case.
+list arguments never arrive here (the interpreter propagates them first), except in the
+conditional family (COUNTIF ... MINIFS), which in the excel profile sees them as Excel does:
+an error in a criteria range is a value that matches only an error criterion, an error in the
+summed range is the answer only when its position matches (the checker lets them through).
+A lambda's error value propagates. Criteria (``">10"``, ``"<>x"``, ``"a*"``) follow Excel and
+are parsed by `_criteria`; text compares ignoring case. A 2-D array (a list of rows) given as
+a range is read row by row, as Excel reads ``{1,2;3,4}``.
 """
 
 from __future__ import annotations
@@ -251,11 +255,35 @@ def countblank(values: tuple[Any, ...]) -> int:
 # ------------------------------------------------------------------- conditional aggregates
 
 
+def _cells(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A range's cells in Excel's order: a 2-D array (a list of rows) row by row."""
+    if not any(type(x) is tuple for x in values):
+        return values
+    return tuple(_flat_cells(values))
+
+
+def _flat_cells(values: tuple[Any, ...]) -> list[Any]:
+    out: list[Any] = []
+    stack = [iter(values)]
+    while stack:
+        for x in stack[-1]:
+            if type(x) is tuple:
+                stack.append(iter(x))
+                break
+            out.append(x)
+        else:
+            stack.pop()
+    return out
+
+
 def _predicate_matches(values: tuple[Any, ...],
                        pred: Callable[[Any], Any]) -> list[int] | ErrorValue:
-    """Indices of the items the lambda accepts; the lambda's first error value propagates."""
+    """Indices of the items the lambda accepts; an error item, or the lambda's first error
+    value, propagates."""
     hits = []
     for i, v in enumerate(values):
+        if type(v) is ErrorValue:
+            return v
         r = pred(v)
         if type(r) is ErrorValue:
             return r
@@ -268,23 +296,47 @@ def _criteria_matches(values: tuple[Any, ...], crit: Any) -> list[int]:
     return criterion(crit).select(values)
 
 
+def _whole_error(args: Sequence[Any]) -> ErrorValue | None:
+    """The first range that is itself an error value (it failed as a whole): the answer, as
+    for any function. (An error value given as the criterion is a criterion: it matches the
+    cells holding that error.)"""
+    for a in args:
+        if type(a) is ErrorValue:
+            return a
+    return None
+
+
+def _is_lambda(crit: Any) -> bool:
+    return callable(crit) and not isinstance(crit, (str, tuple))
+
+
 def _matches(values: tuple[Any, ...], crit: Any) -> list[int] | ErrorValue:
-    if callable(crit) and not isinstance(crit, (str, tuple)):
+    if _is_lambda(crit):
         return _predicate_matches(values, crit)
-    return _criteria_matches(values, crit)
+    return _criteria_matches(_cells(values), crit)
 
 
-def _targets(values: tuple[Any, ...], hits: list[int],
-             other: tuple[Any, ...] | None) -> list[Decimal | int]:
-    """The numbers at the matching positions of ``other`` (or of ``values`` itself)."""
+def _targets(values: tuple[Any, ...], hits: list[int], other: tuple[Any, ...] | None,
+             cells: bool) -> list[Decimal | int] | ErrorValue:
+    """The numbers at the matching positions of ``other`` (or of ``values`` itself), both
+    read cell by cell when ``cells`` (criteria text, not a lambda); the first error value at a
+    matching position is the answer (Excel: SUMIF's errors count only where the criteria
+    match)."""
+    if cells:
+        values = _cells(values)
+        other = None if other is None else _cells(other)
     source = values if other is None else other
-    if other is not None and len(other) != len(values):
-        raise XLError(VALUE, f"the lists have different lengths ({len(values)} and {len(other)})")
+    if len(source) != len(values):
+        raise XLError(VALUE, f"the lists have different lengths ({len(values)} and "
+                             f"{len(source)})")
     out = []
     for i in hits:
         x = source[i]
-        if type(x) is int or type(x) is Decimal:
+        tx = type(x)
+        if tx is int or tx is Decimal:
             out.append(x)
+        elif tx is ErrorValue:
+            return x  # type: ignore[no-any-return]
     return out
 
 
@@ -308,16 +360,22 @@ _CRITERIA_DOC = ("criteria: a lambda (x => x > 10), an Excel criteria text (\">1
     errors=("#VALUE!",),
 )
 def countif(values: tuple[Any, ...], crit: Any) -> int | ErrorValue:
+    err = _whole_error((values,))
+    if err is not None:
+        return err
     hits = _matches(values, crit)
     return hits if type(hits) is ErrorValue else len(hits)  # type: ignore[arg-type]
 
 
 def _conditional(values: tuple[Any, ...], crit: Any,
                  other: tuple[Any, ...] | None) -> list[Decimal | int] | ErrorValue:
+    err = _whole_error((values, other))
+    if err is not None:
+        return err
     hits = _matches(values, crit)
     if type(hits) is ErrorValue:
         return hits
-    return _targets(values, hits, other)  # type: ignore[arg-type]
+    return _targets(values, hits, other, not _is_lambda(crit))  # type: ignore[arg-type]
 
 
 def _sumif(values: tuple[Any, ...], crit: Any, sum_list: tuple[Any, ...] | None = None) -> Any:
@@ -375,9 +433,12 @@ def averageif(values: tuple[Any, ...], crit: Any,
 
 def _multi_hits(pairs: Sequence[Any], length: int | None) -> list[int]:
     """Positions meeting every (list, criteria) pair; lists must share one length."""
+    err = _whole_error(pairs[0::2])
+    if err is not None:
+        raise XLError(err.code, err.message)
     if len(pairs) % 2:
         raise XLError(VALUE, "criteria come in pairs of list and criteria")
-    lists = pairs[0::2]
+    lists = [_cells(xs) if type(xs) is tuple else xs for xs in pairs[0::2]]
     for xs in lists:
         if type(xs) is not tuple:
             raise XLError(VALUE, "each criteria range must be a list")
@@ -394,9 +455,22 @@ def _multi_hits(pairs: Sequence[Any], length: int | None) -> list[int]:
     return alive
 
 
-def _picked(numbers: tuple[Any, ...], pairs: Sequence[Any]) -> list[Decimal | int]:
+def _picked(numbers: tuple[Any, ...] | ErrorValue,
+            pairs: Sequence[Any]) -> list[Decimal | int]:
+    """The numbers of ``numbers`` at the positions meeting every pair; an error value at such
+    a position is raised (only matching positions count, as in Excel)."""
+    if isinstance(numbers, ErrorValue):  # the range failed as a whole
+        raise XLError(numbers.code, numbers.message)
+    numbers = _cells(numbers)
     hits = _multi_hits(pairs, len(numbers))
-    return [numbers[i] for i in hits if is_number(numbers[i])]
+    out = []
+    for i in hits:
+        x = numbers[i]
+        if is_number(x):
+            out.append(x)
+        elif type(x) is ErrorValue:
+            raise XLError(x.code, x.message)
+    return out
 
 
 _PAIR = (p("criteria_list", list_of(ANY)),

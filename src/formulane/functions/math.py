@@ -572,7 +572,9 @@ def _natural(value: Number, name: str) -> int:
     errors=("#NUM!",),
 )
 def gcd(*numbers: Any) -> int:
-    return math.gcd(*(_natural(v, "GCD") for v in nm.flatten_numbers(numbers)))
+    from ._listnum import array_integers
+
+    return math.gcd(*(_natural(v, "GCD") for v in array_integers(numbers)))
 
 
 @builtin(
@@ -585,7 +587,9 @@ def gcd(*numbers: Any) -> int:
     errors=("#NUM!",),
 )
 def lcm(*numbers: Any) -> Decimal:
-    values = [_natural(v, "LCM") for v in nm.flatten_numbers(numbers)]
+    from ._listnum import array_integers
+
+    values = [_natural(v, "LCM") for v in array_integers(numbers)]
     if 0 in values:
         return nm.finish(0)  # a multiple of 0 is 0, however large the others' LCM
     result = 1

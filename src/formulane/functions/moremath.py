@@ -65,7 +65,7 @@ def _guard(log10: float) -> None:
     cost=Cost.linear(200, 200), errors=("#NUM!",), polars=_COUNTING, sql=_COUNTING, category="math",
 )
 def multinomial(*args: Any) -> Decimal:
-    parts = [_count(x, "each number") for x in ln.numbers(args)]
+    parts = [_count(x, "each number") for x in ln.array_integers(args)]
     total = sum(parts)
     _guard(_log10_factorial(total) - sum(_log10_factorial(k) for k in parts) - 1e-9)
     result, running = 1, 0

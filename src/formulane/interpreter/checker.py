@@ -34,6 +34,11 @@ _UNARY_SPECS = {"-": "NEG", "+": "POS", "%": "%", "not": "NOT"}
 _BINARY_SPECS = {"and": "OP_AND", "or": "OP_OR"}
 
 #: Operators a ``??`` default is easily read as binding tighter than (issue 16 item 6).
+#: The conditional aggregates, which read error values inside their ranges (excel profile).
+_CRITERIA_FAMILY = frozenset(("COUNTIF", "SUMIF", "AVERAGEIF", "COUNTIFS", "SUMIFS",
+                              "AVERAGEIFS", "MAXIFS", "MINIFS"))
+#: Functions whose arrays' texts and logicals are read, not skipped (excel profile).
+_NONNUMERIC_REFUSED = frozenset(("GCD", "LCM", "MULTINOMIAL"))
 _COALESCE_TRAP = frozenset({"+", "-", "*", "/", "^", "&"})
 
 
@@ -63,6 +68,17 @@ class Scope:
                 slot, _, local = merged[name]
                 merged[name] = (slot, t, local)
         return Scope(merged)
+
+
+def _constant(node: IR) -> bool:
+    """Whether an expression reads no variable (its value is the same on every row)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ir.Var, ir.Lambda)):
+            return False
+        stack.extend(ir.ir_children(n))
+    return True
 
 
 class Checker(OverloadResolver):
@@ -367,6 +383,35 @@ class Checker(OverloadResolver):
             args = [ir.Coerce(a, mode, a.type, a.span, False, a.cost + 1 + a.size, a.size)
                     if a is not None and a.type.kind == "List" and a.may_error else a
                     for a in args]
+        if self.profile == "excel" and spec.name in _NONNUMERIC_REFUSED:
+            # GCD, LCM, MULTINOMIAL read every item of an array: a numeric text is its
+            # number, any other text or a logical is #VALUE! (Microsoft: "If any argument is
+            # nonnumeric, GCD returns the #VALUE! error value"); the function sees the items.
+            args = [ir.Coerce(a, "array_mixed", Type("List", elem=NUMBER,
+                                                     nullable=a.type.nullable),
+                              a.span, a.may_error, a.cost + 1 + a.size, a.size)
+                    if a is not None and a.type.kind == "List" and a.type.elem is not None
+                    and a.type.elem.kind != "Number" else a
+                    for a in args]
+        if self.profile == "excel" and spec.name in _CRITERIA_FAMILY:
+            # Excel: an error inside a criteria range only matches an error criterion, one in
+            # the summed range counts only where the criteria match: the function sees them
+            # (functions/lists.py), the array held as is (array_mixed); so does a constant
+            # error criterion (COUNTIF(range, NA()) counts the #N/A cells; one computed from
+            # the data still propagates, which keeps such criteria on the columnar backends).
+            args = [ir.Coerce(a, "array_mixed", a.type, a.span, False, a.cost + 1 + a.size,
+                              a.size)
+                    if a is not None and a.may_error
+                    and (a.type.kind == "List" or _constant(a)) else a
+                    for a in args]
+            # An empty cell given as the criterion means 0 (Microsoft's COUNTIFS page: "If the
+            # criteria argument is a reference to an empty cell, ... treats the empty cell as a
+            # 0 value"), not the empty criterion "" that matches blanks.
+            first = 2 if spec.name.endswith("IFS") and spec.name != "COUNTIFS" else 1
+            args = [ir.Const(0, NUMBER, a.span)
+                    if a is not None and i >= first and (i - first) % 2 == 0
+                    and a.type.kind == "Blank" else a
+                    for i, a in enumerate(args)]
         if spec.name == "IF" and len(nodes) == 2 and self.profile == "excel" \
                 and args[1] is not None and args[1].type.kind in ("Boolean", "Text"):
             # Excel's IF without an else answers FALSE (a typed result cannot mix FALSE with

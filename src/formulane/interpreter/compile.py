@@ -23,6 +23,7 @@ from ..values import (
 from . import ir
 from .overloads import per_char_cost
 from ..functions._excel_arrays import ARRAY_COERCIONS
+from ..functions._listnum import number_cells
 from ..functions._serial import SERIAL_COERCIONS
 from .ir import IR
 
@@ -485,5 +486,7 @@ _COERCIONS: dict[str, Callable[[Any], Any]] = {
 }
 _COERCIONS.update(SERIAL_COERCIONS)  # excel profile: serial numbers as dates and times
 _COERCIONS.update(ARRAY_COERCIONS)  # excel profile: Excel's skip rules inside arrays
+
+_COERCIONS["array_number_cells"] = number_cells  # excel profile: an array as a number range
 
 __all__ = ["Compiler", "to_error", "general_text"]

@@ -138,6 +138,8 @@ COERCIONS = (
     # excel profile, scalar engine only (functions/_excel_arrays.py): skip rules inside arrays
     "array_numbers", "array_and", "array_or", "array_xor", "array_skip_errors",
     "array_errors_counted", "array_vector", "array_mixed",
+    # excel profile, scalar engine only (functions/_listnum.py): an array as a range of numbers
+    "array_number_cells",
 )
 
 IR = Union[Const, Var, Call, Lambda, Let, ListOf, IndexOf, FieldOf, Coerce]

@@ -17,7 +17,7 @@ from ..errors import Fix
 from ..functions.spec import MATCHER_PAIR, MATCHER_PER_CHAR, FunctionSpec, Param, Sig
 from ..grammar import ast
 from ..source import Span, ascii_upper, lookalike_upper
-from ..types import BOOLEAN, NEVER, Type, join, non_null, optional
+from ..types import BOOLEAN, NEVER, NUMBER, Type, join, list_of, non_null, optional
 from . import ir
 from ..values import VALUE, ErrorValue
 from .ir import IR
@@ -386,11 +386,24 @@ class OverloadResolver(SerialCoercions):
                     # range (IRR(-20), SMALL(3.4, 1)).
                     return ir.ListOf((arg,), Type("List", elem=a), arg.span, arg.may_error,
                                      arg.cost + 1, 1)
+                if self.excel_coercions and a.kind in ("Text", "Boolean") and expected.elem \
+                        is not None and expected.elem.kind == "Number":  # SMALL("3.4", 1)
+                    cell = ir.Coerce(arg, f"{a.kind.lower()}_to_number", NUMBER, arg.span,
+                                     arg.may_error or a.kind == "Text", arg.cost + 1)
+                    return ir.ListOf((cell,), list_of(NUMBER), arg.span, cell.may_error,
+                                     cell.cost + 1, 1)
                 return None
             if a.nullable and not expected.nullable:
                 return FAIL_NULLABLE
             if _unify(expected.elem, a.elem, bindings):  # type: ignore[arg-type]
                 return arg
+            if self.excel_coercions and expected.elem is not None and expected.elem.kind \
+                    == "Number" and expected.elem.nullable and _number_cells(a.elem):
+                # A range of numbers (SMALL, SUMIFS' sum range): rows in order, texts and
+                # logicals skipped in place, as Excel reads a range.
+                return ir.Coerce(arg, "array_number_cells",
+                                 Type("List", elem=optional(NUMBER), nullable=a.nullable),
+                                 arg.span, arg.may_error, arg.cost + 1 + arg.size, arg.size)
             if self.excel_coercions and a.elem is not None and a.elem.kind == "List" \
                     and expected.elem is not None and expected.elem.kind != "List" \
                     and _unify(expected.elem, a.elem.elem, bindings):  # type: ignore[arg-type]
@@ -640,6 +653,13 @@ def _records_for_grid(got: Type, expected: Type) -> bool:
     return (got.kind == "List" and got.elem is not None and got.elem.kind == "Record"
             and expected.kind == "List" and expected.elem is not None
             and expected.elem.kind == "List")
+
+
+def _number_cells(elem: Type | None) -> bool:
+    """Items read as a range of numbers (excel profile): mixed, texts or logicals, or rows."""
+    inner = elem.elem if elem is not None and elem.kind == "List" else elem
+    return inner is not None and inner.kind in ("Any", "Text", "Boolean", "Number") \
+        and (inner is not elem or inner.kind != "Number")
 
 
 def _fitting(spec: FunctionSpec, n: int) -> tuple[Sig, ...]:
