@@ -133,6 +133,14 @@ def _coupon_facts(settlement: Any, maturity: Any, frequency: Number, basis: Numb
     return prev, nxt, n, a, e, dsc, f
 
 
+def _bond_facts(settlement: Any, maturity: Any, frequency: Number, basis: Number) -> _Facts:
+    """The coupon facts PRICE, YIELD and DURATION discount with: DSC is E - A on every basis
+    (Excel's pricing; with actual/360 and actual/365 it is not COUPDAYSNC's actual count:
+    YIELD(45748, 46825, 0.22, 62.736929069290866, 15, 1, 2) is 0.12 in Excel only so)."""
+    prev, nxt, n, a, e, _, f = _coupon_facts(settlement, maturity, frequency, basis)
+    return prev, nxt, n, a, e, e - a, f
+
+
 def _out(x: float) -> Decimal:
     return nm.from_float(x)
 
@@ -236,7 +244,7 @@ def _bond_args(rate: Number, yld: Number, redemption: Number | None = None) -> N
 def price(settlement: Any, maturity: Any, rate: Number, yld: Number, redemption: Number,
           frequency: Number, basis: Number = 0) -> Decimal:
     _bond_args(rate, yld, redemption)
-    facts = _coupon_facts(settlement, maturity, frequency, basis)
+    facts = _bond_facts(settlement, maturity, frequency, basis)
     return _out(_price(facts, float(rate), float(yld), float(redemption)))
 
 
@@ -254,7 +262,7 @@ def yield_(settlement: Any, maturity: Any, rate: Number, pr: Number, redemption:
            frequency: Number, basis: Number = 0) -> Decimal:
     if rate < 0 or pr <= 0 or redemption <= 0:
         raise XLError(NUM, "rate must be >= 0, pr and redemption > 0")
-    facts = _coupon_facts(settlement, maturity, frequency, basis)
+    facts = _bond_facts(settlement, maturity, frequency, basis)
     _, _, n, a, e, dsc, f = facts
     r, target, red = float(rate), float(pr), float(redemption)
     if n == 1:
@@ -271,7 +279,7 @@ def yield_(settlement: Any, maturity: Any, rate: Number, pr: Number, redemption:
 def _duration(settlement: Any, maturity: Any, coupon: Number, yld: Number, frequency: Number,
               basis: Number) -> tuple[float, float, int]:
     _bond_args(coupon, yld)
-    _, _, n, _, e, dsc, f = _coupon_facts(settlement, maturity, frequency, basis)
+    _, _, n, _, e, dsc, f = _bond_facts(settlement, maturity, frequency, basis)
     y = float(yld)
     v = 1 / (1 + y / f)
     c = 100 * float(coupon) / f
