@@ -82,8 +82,11 @@ def _days360(a: dt.date, b: dt.date, european: bool) -> int:
 
 
 def _day_count(a: dt.date, b: dt.date, basis: int) -> int:
+    """Days from a to b (negative when b is earlier) on the basis, as the securities functions
+    count them (30/360 US by `_us360`'s rules, which differ from DAYS360's at February's end:
+    COUPDAYBS(DATE(1993,12,31), DATE(2000,2,28), 1, 0) is 301 in Excel)."""
     if basis == 0:
-        return _days360(a, b, False)
+        return _us360(a, b, False)
     if basis == 4:
         return _days360(a, b, True)
     return b.toordinal() - a.toordinal()
@@ -129,7 +132,10 @@ def _coupon_facts(settlement: Any, maturity: Any, frequency: Number, basis: Numb
     prev, nxt, n = _coupons(s, m, f)
     e = _period_days(prev, nxt, b, f)
     a = float(_day_count(prev, s, b))
-    dsc = e - a if b in (0, 4) else float(nxt.toordinal() - s.toordinal())
+    if b == 0:  # the period's own 30/360 length less A (a 31st or February's end moves it)
+        dsc = _us360(prev, nxt, True) - a
+    else:
+        dsc = float(_day_count(s, nxt, b))
     return prev, nxt, n, a, e, dsc, f
 
 
@@ -367,15 +373,6 @@ def _feb_end(d: dt.date) -> bool:
     return d.month == 2 and d.day == cal.days_in_month(d.year, 2)
 
 
-def _accrued_days(a: dt.date, b: dt.date, basis: int) -> int:
-    """Days accrued from a to b (negative when b is earlier) on the basis."""
-    if basis == 0:
-        return _us360(a, b, False)
-    if basis == 4:
-        return _days360(a, b, True)
-    return b.toordinal() - a.toordinal()
-
-
 def _accrued_periods(issue: dt.date, first: dt.date, settle: dt.date, f: int, basis: int,
                      from_issue: bool) -> float:
     """Excel's ACCRINT sum of A_i / NL_i over the quasi-coupon periods, in coupons.
@@ -406,7 +403,7 @@ def _accrued_periods(issue: dt.date, first: dt.date, settle: dt.date, f: int, ba
         length = float(first.toordinal() - regular.toordinal())
     else:
         length = (365.0 if basis == 3 else 360.0) / f
-    total = _accrued_days(max(issue, pcd), settle, basis) / length
+    total = _day_count(max(issue, pcd), settle, basis) / length
     whole = 1.0 if from_issue else 0.0
     end = pcd
     for _ in range(ACCRINT_PERIODS):
@@ -418,7 +415,7 @@ def _accrued_periods(issue: dt.date, first: dt.date, settle: dt.date, f: int, ba
         elif basis == 0:
             total += _us360(issue, end, False) / _us360(begin, end, True)
         else:
-            total += _accrued_days(issue, end, basis) / _stub_length(begin, end, f, basis)
+            total += _day_count(issue, end, basis) / _stub_length(begin, end, f, basis)
         end = begin
     raise XLError(NUM, f"ACCRINT walks at most {ACCRINT_PERIODS} periods")
 
@@ -446,11 +443,6 @@ def _simple(settlement: Any, maturity: Any, basis: Number) -> tuple[dt.date, dt.
     s, m = _ordered(settlement, maturity)
     b = _basis(basis)
     return s, m, b, _yearfrac(s, m, b)
-
-
-def _year_days(basis: int, year: int) -> float:
-    return {0: 360.0, 1: 366.0 if cal.is_leap(year) else 365.0, 2: 360.0, 3: 365.0,
-            4: 360.0}[basis]
 
 
 @builtin("ACCRINTM", sig(p("issue", DATE), _SETTLE, p("rate", _N), p("par", _N, Decimal(1000)),
@@ -528,13 +520,24 @@ def _received(investment: float, discount: float, years: float) -> float:
 
 def _at_maturity(settlement: Any, maturity: Any, issue: Any, basis: Number
                  ) -> tuple[float, float, float]:
+    """(DIM, A, DSM) in years, as Excel's PRICEMAT and YIELDMAT take them: days from issue to
+    maturity and to settlement on the basis, DSM their difference (30/360 is not additive),
+    over the year length from issue to settlement (basis 1: YEARFRAC's)."""
     s, m = _ordered(settlement, maturity)
     i = _date(issue)
     b = _basis(basis)
     if i >= s:
         raise XLError(NUM, "issue must precede settlement")
-    year = _year_days(b, s.year)
-    return (_day_count(i, m, b) / year, _day_count(i, s, b) / year, _day_count(s, m, b) / year)
+    year = _year_length(i, s, b)
+    dim, a = _day_count(i, m, b), _day_count(i, s, b)
+    return dim / year, a / year, (dim - a) / year
+
+
+def _year_length(a: dt.date, b: dt.date, basis: int) -> float:
+    if basis == 1:
+        days, years = cal.actual_year_length(a, b)
+        return days / years
+    return 365.0 if basis == 3 else 360.0
 
 
 @builtin("PRICEMAT", sig(_SETTLE, _MATURITY, p("issue", DATE), p("rate", _N), p("yld", _N),
