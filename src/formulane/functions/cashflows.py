@@ -19,11 +19,12 @@ from decimal import Decimal
 from typing import Any, Callable, cast
 
 from ..types import DATE, NUMBER, list_of, optional
-from ..values import DIV0, NUM, XLError
+from ..values import DIV0, NUM, VALUE, XLError
 from . import _calendar as cal
 from . import _numeric as nm
 from . import _special as sp
 from . import finance
+from ._criteria import is_number
 from ._numeric import Number
 from .spec import Cost, FunctionSpec, Refuse, builtin, p, sig
 
@@ -262,11 +263,17 @@ def fvschedule(principal: Number, schedule: tuple[Any, ...]) -> Decimal:
     return _guarded(compute)
 
 
-def _dated(values: tuple[Any, ...], dates: tuple[Any, ...]) -> list[tuple[Decimal, int]]:
+def _dated(values: tuple[Any, ...], dates: tuple[Any, ...], odd: str
+           ) -> list[tuple[Decimal, int]]:
+    """(value, days from the first date) pairs; ``odd`` is the error a text or a logical among
+    the values gives (an array constant of mixed types, excel profile): #VALUE! for XIRR,
+    #NUM! for XNPV, as Excel answers."""
     if len(values) != len(dates) or not values:
         raise XLError(NUM, "values and dates must be non-empty lists of the same length")
     if any(v is None for v in values) or any(d is None for d in dates):
         raise XLError(NUM, "values and dates cannot hold blanks")
+    if not all(is_number(v) for v in values):
+        raise XLError(odd, "the values must all be numbers")
     first = _ordinal(dates[0])
     out = []
     for v, d in zip(values, dates):
@@ -315,7 +322,7 @@ def xnpv(rate: Number, values: tuple[Any, ...], dates: tuple[Any, ...]) -> Decim
         # Excel's XNPV takes no negative rate (XNPV(-0.3, ...) is #NUM! in Excel: IronCalc's
         # Excel-computed FINANCIAL/XIRR.xlsx, cell Q14), though XIRR may answer one
         raise XLError(NUM, "XNPV's rate must not be negative")
-    flows = _float_flows(_dated(values, dates))
+    flows = _float_flows(_dated(values, dates, NUM))
     try:
         return nm.from_float(_xnpv(float(r), flows)[0])
     except (OverflowError, ZeroDivisionError):
@@ -408,7 +415,7 @@ def _xirr_bracketed(flows: list[tuple[float, float]], guess: float) -> float | N
          cost=Cost.linear(XIRR_STEPS * 20, 500), errors=("#NUM!",), pack=_PACK,
          category="finance", polars=_FLOWS, sql=_FLOWS)
 def xirr(values: tuple[Any, ...], dates: tuple[Any, ...], guess: Number = Decimal("0.1")) -> Decimal:
-    flows = _dated(values, dates)
+    flows = _dated(values, dates, VALUE)
     if not any(v > 0 for v, _ in flows) or not any(v < 0 for v, _ in flows):
         raise XLError(NUM, "XIRR needs at least one positive and one negative cash flow")
     try:
@@ -428,7 +435,7 @@ def xirr(values: tuple[Any, ...], dates: tuple[Any, ...], guess: Number = Decima
          cost=Cost.linear(40, 400), errors=("#DIV/0!", "#NUM!"), pack=_PACK, category="finance",
          polars=_FLOWS, sql=_FLOWS)
 def mirr(values: tuple[Any, ...], finance_rate: Number, reinvest_rate: Number) -> Decimal:
-    flows = [nm.dec(v) for v in values if v is not None]
+    flows = [nm.dec(v) for v in values if is_number(v)]  # texts, logicals, blanks skipped
     n = len(flows)
     fr, rr = 1 + nm.dec(finance_rate), 1 + nm.dec(reinvest_rate)
 
