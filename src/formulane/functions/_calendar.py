@@ -222,23 +222,27 @@ def yearfrac(start: dt.date, end: dt.date, basis: int) -> Decimal:
         return Decimal(days) / 365
     if basis == 4:
         return Decimal(_days360_eu(start, end)) / 360
-    # Basis 1, actual/actual: within one (apparent) year divide by 365 or 366; over longer
-    # spans divide by the average length of the calendar years touched.
+    total, years = actual_year_length(start, end)
+    return Decimal(days * years) / total
+
+
+def actual_year_length(start: dt.date, end: dt.date) -> tuple[int, int]:
+    """The year length actual/actual (basis 1) divides by, start <= end, as (days, years):
+    within one (apparent) year 365 or 366 days (a February 29 touched) over 1; over longer
+    spans the days of the calendar years touched over their count (the average). YEARFRAC's
+    and the securities functions' (PRICEMAT, YIELDMAT, ACCRINTM) denominator."""
     one_year = start.year == end.year or (
         start.year + 1 == end.year and (start.month, start.day) >= (end.month, end.day)
     )
     if one_year:
         if start.year == end.year:
-            year_length = 366 if is_leap(start.year) else 365
-        elif _feb29_between(start, end) or (end.month == 2 and end.day == 29):
-            year_length = 366
-        else:
-            year_length = 365
-        return Decimal(days) / year_length
+            return (366 if is_leap(start.year) else 365), 1
+        if _feb29_between(start, end) or (end.month == 2 and end.day == 29):
+            return 366, 1
+        return 365, 1
     n_years = end.year - start.year + 1
     span = dt.date(end.year + 1, 1, 1).toordinal() if end.year < 9999 else MAX_ORDINAL + 1
-    total = span - dt.date(start.year, 1, 1).toordinal()
-    return Decimal(days * n_years) / total
+    return span - dt.date(start.year, 1, 1).toordinal(), n_years
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,11 @@ blank and raises `XLError` (an error value) on a value it cannot convert:
 - ``each_serial_to_date``: a list of serial numbers as a list of dates (XNPV's, XIRR's dates);
 - ``text_to_date`` / ``text_to_datetime`` / ``text_to_duration``: a text that is a number
   (``"44811"``) as that serial, else a date or time text as DATEVALUE / TIMEVALUE read it,
-  as Excel reads ``DAY("2007-01-10")``.
+  as Excel reads ``DAY("2007-01-10")``;
+- ``text_to_number``: a text where a number is expected (``"3" + 1``), read as VALUE reads a
+  number text, else a date text (with or without a time) as its serial number, as Excel reads
+  ``"2020-01-01" + 1`` (43832). The columnar and SQL forms of this mode (vectorized/) read
+  plain numbers only.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ import datetime as dt
 from decimal import ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
-from ..values import NUM, VALUE, XLError
+from ..values import CONTEXT, NUM, VALUE, XLError
 from . import _calendar as cal
+from ._numbertext import parse_number_text
 
 _US_PER_DAY = 86_400_000_000
 _UTC = dt.timezone.utc
@@ -66,6 +71,29 @@ def _number(text: str) -> Decimal | None:
     except InvalidOperation:
         return None
     return value if value.is_finite() else None
+
+
+def text_to_number(text: str | None) -> Decimal | None:
+    """Excel's reading of a text in arithmetic: a number text as VALUE reads it ("1,234.5",
+    "15%", "$1,000", "(5)", "1 1/2", "12:30"), else a date text DATEVALUE reads, with an
+    optional time after it, as its serial number ("2020-01-01 12:00" is 43831.5); anything
+    else is #VALUE!. A blank passes on (the checker follows with blank_to_number)."""
+    if text is None:
+        return None
+    try:
+        return Decimal(parse_number_text(text))
+    except XLError:
+        pass
+    try:
+        day = cal.parse_date_text(text)
+        serial = cal.to_serial(day)
+    except XLError:
+        raise XLError(VALUE, f"cannot read {text!r} as a number") from None
+    time = cal.parse_time_text(text)
+    if not time:
+        return Decimal(serial)
+    micros = time.seconds * 1_000_000 + time.microseconds
+    return CONTEXT.add(serial, CONTEXT.divide(micros, _US_PER_DAY))
 
 
 def text_to_date(text: str | None) -> dt.date | None:
@@ -156,4 +184,5 @@ SERIAL_COERCIONS = {
     "text_to_date": text_to_date,
     "text_to_datetime": text_to_datetime,
     "text_to_duration": text_to_duration,
+    "text_to_number": text_to_number,
 }

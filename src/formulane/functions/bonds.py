@@ -11,7 +11,8 @@ frequency months, keeping the month's end when maturity is one. Day counts per b
 Excel's coupon functions (30/360 US with its February rule for basis 0). Prices and yields are
 computed in binary floating point as Excel does (closed-form geometric sums, never a loop over
 coupons); YIELD solves by the bracketed regula falsi of `_special` (capped). ACCRINT walks the
-quasi-coupon periods from issue to settlement, at most `ACCRINT_PERIODS`. No polars or SQL
+quasi-coupon periods of first_interest's schedule back to issue, as Excel does (a negative
+slice with calc_method FALSE before first_interest), at most `ACCRINT_PERIODS`. No polars or SQL
 form: coupon schedules are calendar walks with no column expression.
 """
 
@@ -81,8 +82,11 @@ def _days360(a: dt.date, b: dt.date, european: bool) -> int:
 
 
 def _day_count(a: dt.date, b: dt.date, basis: int) -> int:
+    """Days from a to b (negative when b is earlier) on the basis, as the securities functions
+    count them (30/360 US by `_us360`'s rules, which differ from DAYS360's at February's end:
+    COUPDAYBS(DATE(1993,12,31), DATE(2000,2,28), 1, 0) is 301 in Excel)."""
     if basis == 0:
-        return _days360(a, b, False)
+        return _us360(a, b, False)
     if basis == 4:
         return _days360(a, b, True)
     return b.toordinal() - a.toordinal()
@@ -128,8 +132,19 @@ def _coupon_facts(settlement: Any, maturity: Any, frequency: Number, basis: Numb
     prev, nxt, n = _coupons(s, m, f)
     e = _period_days(prev, nxt, b, f)
     a = float(_day_count(prev, s, b))
-    dsc = e - a if b in (0, 4) else float(nxt.toordinal() - s.toordinal())
+    if b == 0:  # the period's own 30/360 length less A (a 31st or February's end moves it)
+        dsc = _us360(prev, nxt, True) - a
+    else:
+        dsc = float(_day_count(s, nxt, b))
     return prev, nxt, n, a, e, dsc, f
+
+
+def _bond_facts(settlement: Any, maturity: Any, frequency: Number, basis: Number) -> _Facts:
+    """The coupon facts PRICE, YIELD and DURATION discount with: DSC is E - A on every basis
+    (Excel's pricing; with actual/360 and actual/365 it is not COUPDAYSNC's actual count:
+    YIELD(45748, 46825, 0.22, 62.736929069290866, 15, 1, 2) is 0.12 in Excel only so)."""
+    prev, nxt, n, a, e, _, f = _coupon_facts(settlement, maturity, frequency, basis)
+    return prev, nxt, n, a, e, e - a, f
 
 
 def _out(x: float) -> Decimal:
@@ -235,7 +250,7 @@ def _bond_args(rate: Number, yld: Number, redemption: Number | None = None) -> N
 def price(settlement: Any, maturity: Any, rate: Number, yld: Number, redemption: Number,
           frequency: Number, basis: Number = 0) -> Decimal:
     _bond_args(rate, yld, redemption)
-    facts = _coupon_facts(settlement, maturity, frequency, basis)
+    facts = _bond_facts(settlement, maturity, frequency, basis)
     return _out(_price(facts, float(rate), float(yld), float(redemption)))
 
 
@@ -253,7 +268,7 @@ def yield_(settlement: Any, maturity: Any, rate: Number, pr: Number, redemption:
            frequency: Number, basis: Number = 0) -> Decimal:
     if rate < 0 or pr <= 0 or redemption <= 0:
         raise XLError(NUM, "rate must be >= 0, pr and redemption > 0")
-    facts = _coupon_facts(settlement, maturity, frequency, basis)
+    facts = _bond_facts(settlement, maturity, frequency, basis)
     _, _, n, a, e, dsc, f = facts
     r, target, red = float(rate), float(pr), float(redemption)
     if n == 1:
@@ -270,7 +285,7 @@ def yield_(settlement: Any, maturity: Any, rate: Number, pr: Number, redemption:
 def _duration(settlement: Any, maturity: Any, coupon: Number, yld: Number, frequency: Number,
               basis: Number) -> tuple[float, float, int]:
     _bond_args(coupon, yld)
-    _, _, n, _, e, dsc, f = _coupon_facts(settlement, maturity, frequency, basis)
+    _, _, n, _, e, dsc, f = _bond_facts(settlement, maturity, frequency, basis)
     y = float(yld)
     v = 1 / (1 + y / f)
     c = 100 * float(coupon) / f
@@ -336,26 +351,85 @@ def accrint(issue: Any, first_interest: Any, settlement: Any, rate: Number,
     f, b = _frequency(frequency), _basis(basis)
     if start >= settle or rate <= 0 or par <= 0:
         raise XLError(NUM, "issue must precede settlement, rate and par be > 0")
-    if not calc_method and settle > first:
-        start = first
+    return _out(float(par) * float(rate) / f * _accrued_periods(start, first, settle, f, b,
+                                                                calc_method))
+
+
+def _us360(a: dt.date, b: dt.date, both: bool) -> int:
+    """30/360 US as ACCRINT counts it: an end on February's last day is the 30th when the
+    start is one too (or always, `both`); a 31st end is the 30th when the start is the 30th
+    or later (or always, `both`); a 31st or February's-last-day start is the 30th."""
+    d1, d2 = a.day, b.day
+    if _feb_end(b) and (_feb_end(a) or both):
+        d2 = 30
+    if d2 == 31 and (d1 >= 30 or both):
+        d2 = 30
+    if d1 == 31 or _feb_end(a):
+        d1 = 30
+    return (b.year - a.year) * 360 + (b.month - a.month) * 30 + d2 - d1
+
+
+def _feb_end(d: dt.date) -> bool:
+    return d.month == 2 and d.day == cal.days_in_month(d.year, 2)
+
+
+def _accrued_periods(issue: dt.date, first: dt.date, settle: dt.date, f: int, basis: int,
+                     from_issue: bool) -> float:
+    """Excel's ACCRINT sum of A_i / NL_i over the quasi-coupon periods, in coupons.
+
+    The schedule steps by 12/f months from first_interest (each step from the previous date,
+    month ends kept when first_interest is one). Settlement's slice runs from the coupon date
+    before it (walked forward from first_interest when settlement is later and calc_method
+    is TRUE; otherwise the regular date before first_interest, so that with calc_method
+    FALSE a settlement before first_interest accrues a negative slice) and is divided by the
+    regular period's length. Walking back from that date to issue, a whole period counts 1
+    (0 with calc_method FALSE) and the period holding issue counts its stub. This is the
+    behaviour Excel's cached values show (IronCalc's Excel-computed workbooks; the algorithm
+    was reverse-engineered in fsprojects/ExcelFinancialFunctions, bonds.fs).
+    """
     months = 12 // f
     eom = first.day == cal.days_in_month(first.year, first.month)
-    # quasi-coupon periods anchored on first_interest, from the one holding start onward
-    k = 0
-    while _step(first, -months * k, eom) > start:
-        k += 1
-        if k > ACCRINT_PERIODS:
+    regular = _step(first, -months, eom)
+    pcd = regular
+    if settle > first and from_issue:
+        pcd, front = first, _step(first, months, eom)
+        for _ in range(ACCRINT_PERIODS):
+            if front >= settle:
+                break
+            pcd, front = front, _step(front, months, eom)
+        else:
             raise XLError(NUM, f"ACCRINT walks at most {ACCRINT_PERIODS} periods")
-    total = 0.0
-    for _ in range(2 * ACCRINT_PERIODS):
-        q0, q1 = _step(first, -months * k, eom), _step(first, -months * (k - 1), eom)
-        lo, hi = max(start, q0), min(settle, q1)
-        if lo < hi:
-            total += _day_count(lo, hi, b) / _period_days(q0, q1, b, f)
-        if q1 >= settle:
-            return _out(float(par) * float(rate) / f * total)
-        k -= 1
+    if basis == 1:
+        length = float(first.toordinal() - regular.toordinal())
+    else:
+        length = (365.0 if basis == 3 else 360.0) / f
+    total = _day_count(max(issue, pcd), settle, basis) / length
+    whole = 1.0 if from_issue else 0.0
+    end = pcd
+    for _ in range(ACCRINT_PERIODS):
+        if end <= issue:
+            return total
+        begin = _step(end, -months, eom)
+        if issue <= begin:
+            total += whole
+        elif basis == 0:
+            total += _us360(issue, end, False) / _us360(begin, end, True)
+        else:
+            total += _day_count(issue, end, basis) / _stub_length(begin, end, f, basis)
+        end = begin
     raise XLError(NUM, f"ACCRINT walks at most {ACCRINT_PERIODS} periods")
+
+
+def _stub_length(begin: dt.date, end: dt.date, f: int, basis: int) -> float:
+    """NL of the period holding issue: actual days (basis 1), 365/f (basis 3), 30/360 US
+    days (basis 2, Excel's denominator convention), European 30/360 days (basis 4)."""
+    if basis == 1:
+        return float(end.toordinal() - begin.toordinal())
+    if basis == 3:
+        return 365.0 / f
+    if basis == 2:
+        return float(_us360(begin, end, False))
+    return float(_days360(begin, end, True))
 
 
 # ---------------------------------------------------------------- at maturity and discounted
@@ -369,11 +443,6 @@ def _simple(settlement: Any, maturity: Any, basis: Number) -> tuple[dt.date, dt.
     s, m = _ordered(settlement, maturity)
     b = _basis(basis)
     return s, m, b, _yearfrac(s, m, b)
-
-
-def _year_days(basis: int, year: int) -> float:
-    return {0: 360.0, 1: 366.0 if cal.is_leap(year) else 365.0, 2: 360.0, 3: 365.0,
-            4: 360.0}[basis]
 
 
 @builtin("ACCRINTM", sig(p("issue", DATE), _SETTLE, p("rate", _N), p("par", _N, Decimal(1000)),
@@ -451,13 +520,24 @@ def _received(investment: float, discount: float, years: float) -> float:
 
 def _at_maturity(settlement: Any, maturity: Any, issue: Any, basis: Number
                  ) -> tuple[float, float, float]:
+    """(DIM, A, DSM) in years, as Excel's PRICEMAT and YIELDMAT take them: days from issue to
+    maturity and to settlement on the basis, DSM their difference (30/360 is not additive),
+    over the year length from issue to settlement (basis 1: YEARFRAC's)."""
     s, m = _ordered(settlement, maturity)
     i = _date(issue)
     b = _basis(basis)
     if i >= s:
         raise XLError(NUM, "issue must precede settlement")
-    year = _year_days(b, s.year)
-    return (_day_count(i, m, b) / year, _day_count(i, s, b) / year, _day_count(s, m, b) / year)
+    year = _year_length(i, s, b)
+    dim, a = _day_count(i, m, b), _day_count(i, s, b)
+    return dim / year, a / year, (dim - a) / year
+
+
+def _year_length(a: dt.date, b: dt.date, basis: int) -> float:
+    if basis == 1:
+        days, years = cal.actual_year_length(a, b)
+        return days / years
+    return 365.0 if basis == 3 else 360.0
 
 
 @builtin("PRICEMAT", sig(_SETTLE, _MATURITY, p("issue", DATE), p("rate", _N), p("yld", _N),

@@ -19,10 +19,12 @@ from decimal import Decimal
 from typing import Any, Callable, cast
 
 from ..types import DATE, NUMBER, list_of, optional
-from ..values import DIV0, NUM, XLError
+from ..values import DIV0, NUM, VALUE, XLError
 from . import _calendar as cal
 from . import _numeric as nm
+from . import _special as sp
 from . import finance
+from ._criteria import is_number
 from ._numeric import Number
 from .spec import Cost, FunctionSpec, Refuse, builtin, p, sig
 
@@ -261,11 +263,17 @@ def fvschedule(principal: Number, schedule: tuple[Any, ...]) -> Decimal:
     return _guarded(compute)
 
 
-def _dated(values: tuple[Any, ...], dates: tuple[Any, ...]) -> list[tuple[Decimal, int]]:
+def _dated(values: tuple[Any, ...], dates: tuple[Any, ...], odd: str
+           ) -> list[tuple[Decimal, int]]:
+    """(value, days from the first date) pairs; ``odd`` is the error a text or a logical among
+    the values gives (an array constant of mixed types, excel profile): #VALUE! for XIRR,
+    #NUM! for XNPV, as Excel answers."""
     if len(values) != len(dates) or not values:
         raise XLError(NUM, "values and dates must be non-empty lists of the same length")
     if any(v is None for v in values) or any(d is None for d in dates):
         raise XLError(NUM, "values and dates cannot hold blanks")
+    if not all(is_number(v) for v in values):
+        raise XLError(odd, "the values must all be numbers")
     first = _ordinal(dates[0])
     out = []
     for v, d in zip(values, dates):
@@ -310,9 +318,11 @@ def _float_flows(flows: list[tuple[Decimal, int]]) -> list[tuple[float, float]]:
          polars=_FLOWS, sql=_FLOWS)
 def xnpv(rate: Number, values: tuple[Any, ...], dates: tuple[Any, ...]) -> Decimal:
     r = nm.dec(rate)
-    if r <= -1:
-        raise XLError(NUM, "rate must be greater than -1")
-    flows = _float_flows(_dated(values, dates))
+    if r < 0:
+        # Excel's XNPV takes no negative rate (XNPV(-0.3, ...) is #NUM! in Excel: IronCalc's
+        # Excel-computed FINANCIAL/XIRR.xlsx, cell Q14), though XIRR may answer one
+        raise XLError(NUM, "XNPV's rate must not be negative")
+    flows = _float_flows(_dated(values, dates, NUM))
     try:
         return nm.from_float(_xnpv(float(r), flows)[0])
     except (OverflowError, ZeroDivisionError):
@@ -323,13 +333,34 @@ def xnpv(rate: Number, values: tuple[Any, ...], dates: tuple[Any, ...]) -> Decim
 XIRR_STEPS = 100
 
 
+#: Rates XIRR's fallback tries for a change of sign of XNPV when Newton's method fails.
+_XIRR_GRID = (-0.999999, -0.9999, -0.999, -0.99, -0.95, -0.9, -0.8, -0.7, -0.6, -0.5, -0.4,
+              -0.3, -0.2, -0.1, -0.05, 0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0,
+              5.0, 10.0, 20.0, 50.0, 100.0, 1000.0)
+
+
 def _xirr(flows: list[tuple[float, float]], guess: float) -> float:
+    """Newton's method from guess; where it fails (it runs away, past -100% or out of
+    range), the root of the bracket nearest the guess among `_XIRR_GRID`'s sign changes, as
+    Excel still finds one (XIRR of -100, -10, 10, 100 over 13 years is 0 from a guess of 0.5,
+    where Newton's first step lands at 403)."""
+    try:
+        return _xirr_newton(flows, guess)
+    except (XLError, OverflowError, ZeroDivisionError):
+        pass
+    found = _xirr_bracketed(flows, guess)
+    if found is None:
+        raise XLError(NUM, f"XIRR did not converge in {XIRR_STEPS} steps; try another guess")
+    return found
+
+
+def _xirr_newton(flows: list[tuple[float, float]], guess: float) -> float:
     rate = guess
     for _ in range(XIRR_STEPS):
-        if rate <= -1:
+        if not rate > -1:
             raise XLError(NUM, "XIRR did not converge (the rate fell to -100% or below)")
         value, slope = _xnpv(rate, flows)
-        if not slope:
+        if not slope or not math.isfinite(value) or not math.isfinite(slope):
             break
         step = value / slope
         if rate - step <= -1:
@@ -337,11 +368,39 @@ def _xirr(flows: list[tuple[float, float]], guess: float) -> float:
             # so steep negative rates converge as Excel finds them (-0.9978 on IronCalc's cases).
             step = (rate + 1) / 2
         rate -= step
+        if not math.isfinite(rate):
+            break  # ran away (XNPV flattens out at huge rates)
         if abs(step) <= 1e-12 * max(1.0, abs(rate)):
             if rate + 1 < 1e-9:  # pressed against -100%: no rate, as Excel answers #NUM!
                 break
             return rate
     raise XLError(NUM, f"XIRR did not converge in {XIRR_STEPS} steps; try another guess")
+
+
+def _xirr_bracketed(flows: list[tuple[float, float]], guess: float) -> float | None:
+    """The root between the two grid rates (guess included) around a change of sign of
+    XNPV whose midpoint is nearest the guess, by `_special.bisect`; None without one."""
+    points: list[tuple[float, float]] = []
+    for r in sorted({*_XIRR_GRID, guess} if guess > -1 else set(_XIRR_GRID)):
+        try:
+            value = _xnpv(r, flows)[0]
+        except (OverflowError, ZeroDivisionError):
+            continue
+        if math.isfinite(value):
+            points.append((r, value))
+    best: tuple[float, float, float] | None = None
+    for (a, fa), (b, fb) in zip(points, points[1:]):
+        if fa == 0:
+            return a
+        if (fa < 0) != (fb < 0):
+            distance = abs((a + b) / 2 - guess)
+            if best is None or distance < best[0]:
+                best = (distance, a, b)
+    if best is None:
+        return points[-1][0] if points and points[-1][1] == 0 else None
+    _, lo, hi = best
+    sign = 1.0 if _xnpv(lo, flows)[0] < 0 else -1.0
+    return sp.bisect(lambda r: sign * _xnpv(r, flows)[0], 0.0, lo, hi)
 
 
 @builtin("XIRR", sig(p("values", list_of(optional(_N))), p("dates", list_of(optional(DATE))),
@@ -356,7 +415,7 @@ def _xirr(flows: list[tuple[float, float]], guess: float) -> float:
          cost=Cost.linear(XIRR_STEPS * 20, 500), errors=("#NUM!",), pack=_PACK,
          category="finance", polars=_FLOWS, sql=_FLOWS)
 def xirr(values: tuple[Any, ...], dates: tuple[Any, ...], guess: Number = Decimal("0.1")) -> Decimal:
-    flows = _dated(values, dates)
+    flows = _dated(values, dates, VALUE)
     if not any(v > 0 for v, _ in flows) or not any(v < 0 for v, _ in flows):
         raise XLError(NUM, "XIRR needs at least one positive and one negative cash flow")
     try:
@@ -376,7 +435,7 @@ def xirr(values: tuple[Any, ...], dates: tuple[Any, ...], guess: Number = Decima
          cost=Cost.linear(40, 400), errors=("#DIV/0!", "#NUM!"), pack=_PACK, category="finance",
          polars=_FLOWS, sql=_FLOWS)
 def mirr(values: tuple[Any, ...], finance_rate: Number, reinvest_rate: Number) -> Decimal:
-    flows = [nm.dec(v) for v in values if v is not None]
+    flows = [nm.dec(v) for v in values if is_number(v)]  # texts, logicals, blanks skipped
     n = len(flows)
     fr, rr = 1 + nm.dec(finance_rate), 1 + nm.dec(reinvest_rate)
 

@@ -86,9 +86,11 @@ def syd(cost: Number, salvage: Number, life: Number, per: Number) -> Decimal:
 def db(cost: Number, salvage: Number, life: Number, period: Number, month: Number = 12
        ) -> Decimal:
     _non_negative(cost, salvage)
-    n, per, m = nm.dec(life), nm.trunc_int(period), nm.trunc_int(month)
-    if n <= 0 or per <= 0 or not 1 <= m <= 12:
-        raise XLError(NUM, "DB needs life > 0, period >= 1 and month between 1 and 12")
+    n, m = nm.dec(life), nm.trunc_int(month)
+    if n <= 0 or period <= 0 or not 1 <= m <= 12:
+        raise XLError(NUM, "DB needs life > 0, period > 0 and month between 1 and 12")
+    # A period below 1 is the first (Excel: DB(100, 10, 1, 0.3, 1) is 7.5, as for period 1).
+    per = max(1, nm.trunc_int(period))
     last = n + (1 if m < 12 else 0)
     if per > last:
         raise XLError(NUM, "the period is beyond the life")
@@ -99,7 +101,9 @@ def db(cost: Number, salvage: Number, life: Number, period: Number, month: Numbe
     first = c * rate * m / 12
     if per == 1:
         return _finish(first)
-    book = (c - first) * nm.power(1 - rate, per - 2) if rate != 1 else Decimal(0)
+    # what is left after the first year and the full years between (with a rate of 1,
+    # salvage 0, the second year takes all the rest: DB(100, 0, 13, 2, 1) is 91.67 in Excel)
+    book = c - first if per == 2 else (c - first) * nm.power(1 - rate, per - 2)
     if per > n:  # the partial last year
         return _finish(book * rate * (12 - m) / 12)
     return _finish(book * rate)
@@ -131,6 +135,11 @@ def ddb(cost: Number, salvage: Number, life: Number, period: Number, factor: Num
     _non_negative(cost, salvage)
     if life <= 0 or period <= 0 or factor <= 0 or period > life:
         raise XLError(NUM, "DDB needs life, period and factor > 0 and period <= life")
+    if period < 1:
+        # Excel answers a period below 1 with the first period's depreciation (DDB(100, 10,
+        # 13, 0.3, 3) is 100 * 3 / 13), not a fraction of it
+        c, s, f = nm.dec(cost), nm.dec(salvage), nm.dec(factor)
+        return _finish(max(min(c * f / nm.dec(life), c - s), Decimal(0)))
     return _finish(_ddb_amount(nm.dec(cost), nm.dec(salvage), nm.dec(life), nm.dec(period),
                                nm.dec(factor)))
 

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from ..types import NUMBER, list_of, many, optional
 from ..values import DIV0, NUM, XLError
 from . import _numeric as nm
+from ._criteria import is_number
 from ._numeric import Number
 from .spec import Cost, Refuse, builtin, p, sig
 
@@ -221,8 +222,8 @@ def _newton(step: Callable[[Decimal], Decimal], guess: Decimal, what: str) -> De
     pack="finance",
     errors=("#NUM!",),
 )
-def irr(values: tuple[Number | None, ...], guess: Number = Decimal("0.1")) -> Decimal:
-    flows = [nm.dec(v) for v in values if v is not None]
+def irr(values: tuple[Any, ...], guess: Number = Decimal("0.1")) -> Decimal:
+    flows = [nm.dec(v) for v in values if is_number(v)]  # texts, logicals, blanks skipped
     if not any(v > 0 for v in flows) or not any(v < 0 for v in flows):
         raise XLError(NUM, "IRR needs at least one positive and one negative cash flow")
     return _newton(lambda r: _irr_step(flows, r), nm.dec(guess), "IRR")

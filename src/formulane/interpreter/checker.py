@@ -40,6 +40,8 @@ _CRITERIA_FAMILY = frozenset(("COUNTIF", "SUMIF", "AVERAGEIF", "COUNTIFS", "SUMI
 #: Functions whose arrays' texts and logicals are read, not skipped (excel profile).
 _NONNUMERIC_REFUSED = frozenset(("GCD", "LCM", "MULTINOMIAL"))
 _COALESCE_TRAP = frozenset({"+", "-", "*", "/", "^", "&"})
+#: Cash-flow functions -> the position of their values list, which may be a mixed array.
+_CASH_FLOWS = {"IRR": 0, "MIRR": 0, "XIRR": 0, "XNPV": 1}
 
 
 class _Abort(Exception):
@@ -419,6 +421,19 @@ class Checker(OverloadResolver):
             false = ast.Boolean(False, Span(node.span.end, node.span.end))
             nodes.append(false)
             args.append(ir.Const(False, BOOLEAN, false.span))
+        at = _CASH_FLOWS.get(spec.name)
+        if self.profile == "excel" and at is not None and at < len(args):
+            flows = args[at]
+            if flows is not None and flows.type.kind == "List" and flows.type.elem is not None \
+                    and flows.type.elem.kind == "Any":
+                # A mixed array of cash flows ({-20, 8, TRUE}) reaches the function as is:
+                # IRR and MIRR skip its texts and logicals, XIRR answers #VALUE!, XNPV #NUM!
+                # (Excel; functions/finance.py, cashflows.py).
+                args[at] = ir.Coerce(flows, "array_mixed",
+                                     Type("List", elem=optional(NUMBER),
+                                          nullable=flows.type.nullable),
+                                     flows.span, flows.may_error, flows.cost + 1 + flows.size,
+                                     flows.size)
         return self.resolve(spec, nodes, args, node.span, node.name_span or node.span,
                             scope=scope)
 

@@ -437,25 +437,6 @@ def _metered(run: Closure, node: ir.Call, closures: list[Closure]) -> Closure:
 # ------------------------------------------------------------------------------- coercions
 
 
-def _text_to_number(text: str | None) -> Any:
-    from decimal import Decimal, InvalidOperation
-
-    if text is None:  # a blank passes on (the checker follows with blank_to_number)
-        return None
-    cleaned = text.strip().replace(",", "")
-    percent = cleaned.endswith("%")
-    if percent:
-        cleaned = cleaned[:-1]
-    try:
-        value = Decimal(cleaned)
-    except InvalidOperation:
-        raise XLError(VALUE, f"cannot read {text!r} as a number") from None
-    if not value.is_finite():
-        raise XLError(VALUE, f"cannot read {text!r} as a number")
-    value = CONTEXT.plus(value)
-    return value / 100 if percent else value
-
-
 def _text_to_boolean(text: str | None) -> bool | None:
     if text is None:  # a blank passes on (the checker follows with blank_to_boolean)
         return None
@@ -477,14 +458,13 @@ _COERCIONS: dict[str, Callable[[Any], Any]] = {
     "blank_to_number": lambda v: 0 if v is None else v,
     "blank_to_text": lambda v: "" if v is None else v,
     "blank_to_boolean": lambda v: False if v is None else v,
-    "text_to_number": _text_to_number,
     "boolean_to_number": lambda v: 1 if v else 0,
     "number_to_boolean": lambda v: v != 0,
     "text_to_boolean": _text_to_boolean,
     "to_text": display_text,
     "each_to_text": _each_to_text,
 }
-_COERCIONS.update(SERIAL_COERCIONS)  # excel profile: serial numbers as dates and times
+_COERCIONS.update(SERIAL_COERCIONS)  # excel profile: serial numbers, texts read as numbers
 _COERCIONS.update(ARRAY_COERCIONS)  # excel profile: Excel's skip rules inside arrays
 
 _COERCIONS["array_number_cells"] = number_cells  # excel profile: an array as a number range

@@ -426,6 +426,11 @@ class OverloadResolver(SerialCoercions):
                 return arg if (expected.nullable or not a.nullable) else FAIL_NULLABLE
             return None
         # scalar expected
+        if self.excel_coercions and a.kind == "List" and type(arg) is ir.ListOf \
+                and len(arg.items) == 1:
+            # Excel reads a one-cell range where one value is expected as that cell
+            # (NPV(A1, ...) with A1's #NUM! is #NUM!): a one-item list literal stands for one.
+            return self.match(expected, arg.items[0], bindings)
         if a.kind == "Blank":
             if expected.nullable:
                 return arg

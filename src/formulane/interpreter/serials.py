@@ -65,6 +65,8 @@ class SerialCoercions:
 
         def match(self, expected: Type, arg: IR, bindings: dict[str, Type]) -> Any: ...
 
+        def coerce(self, arg: IR, target: Type) -> IR | None: ...
+
         def resolve(self, spec: FunctionSpec, nodes: Sequence[ast.Node | None],
                     args: list[IR | None], span: Span, name_span: Span, *,
                     display: str | None = None, scope: Scope | None = None) -> IR: ...
@@ -95,6 +97,12 @@ class SerialCoercions:
             return self.blank_serial(node) if arg.type.nullable else node
         if dst in SERIAL_KINDS and src == "Blank":
             return ir.Const(_ZERO[dst], Type(dst), arg.span)
+        if dst in SERIAL_KINDS and src == "Boolean":
+            # Excel reads a logical where a date is expected as its number (DAYS(x, FALSE)
+            # counts from serial 0); the Analysis ToolPak functions answer #VALUE! instead
+            # (TBILLYIELD(TRUE, ...); overloads.REFUSE_LOGICALS), which `coerce` decides.
+            number = self.coerce(arg, NUMBER)
+            return None if number is None else self.from_serial(number, dst)
         return None
 
     def blank_serial(self, arg: IR) -> IR:
