@@ -10,7 +10,8 @@ its items may mix types (``{1, "a", TRUE}``). As Excel, inside an array:
   (the function then answers it, as ``SUM({1, #N/A})`` is #N/A);
 - ``array_and`` / ``array_or`` / ``array_xor``: one logical value for the whole array, numbers
   read as logicals (0 is FALSE), texts and blanks skipped; an array with no logical value is
-  #VALUE!, the first error value is the answer;
+  skipped (None), and the function is #VALUE! when no argument gives one; the first error
+  value is the answer;
 - ``array_mixed``: marks an array constant whose items mix types (the identity here);
 - ``array_vector``: a one-column or one-row 2-D array where a list is expected (MATCH,
   XLOOKUP... over ``{1;2;3}``);
@@ -44,7 +45,7 @@ def array_numbers(value: Any) -> tuple[Any, ...] | None:
 
 
 def _logicals(value: Any) -> list[bool]:
-    out = []
+    out: list[bool] = []
     for x in _items(value):
         t = type(x)
         if t is ErrorValue:
@@ -53,21 +54,33 @@ def _logicals(value: Any) -> list[bool]:
             out.append(x)
         elif t is Decimal or t is int:
             out.append(x != 0)
-    if not out:
-        raise XLError(VALUE, "the array holds no logical value or number")
     return out
 
 
+def _one_logical(value: Any, fold: Any) -> bool | None:
+    """The array's logical value, or None when it holds none: the argument is then skipped,
+    and AND/OR/XOR answer #VALUE! only when no argument gives one (Excel's
+    OR({blank,blank}, TRUE) is TRUE; `no_logical_value`)."""
+    if value is None:
+        return None
+    found = _logicals(value)
+    return fold(found) if found else None
+
+
 def array_and(value: Any) -> bool | None:
-    return None if value is None else all(_logicals(value))
+    return _one_logical(value, all)
 
 
 def array_or(value: Any) -> bool | None:
-    return None if value is None else any(_logicals(value))
+    return _one_logical(value, any)
 
 
 def array_xor(value: Any) -> bool | None:
-    return None if value is None else sum(_logicals(value)) % 2 == 1
+    return _one_logical(value, lambda found: sum(found) % 2 == 1)
+
+
+def no_logical_value(name: str) -> XLError:
+    return XLError(VALUE, f"{name} has no logical value: its arrays hold none")
 
 
 def array_skip_errors(value: Any) -> tuple[Any, ...] | None:

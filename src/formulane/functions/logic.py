@@ -15,6 +15,7 @@ from ..values import CUSTOM, NA, VALUE, ErrorValue, XLError
 from ..vectorized.forms import polars_form as P
 from ..vectorized.forms import sql_form as S
 from .spec import Cost, Refuse, builtin, p, sig
+from ._excel_arrays import no_logical_value
 
 
 @builtin(
@@ -115,10 +116,15 @@ def switch(f: Any, subject: Any, *args: Any) -> Any:
 
 
 def _all_true(f: Any, args: tuple[Any, ...], stop: bool) -> Any:
+    seen = False
     for a in args:
         v = a(f)
         if v is stop or type(v) is ErrorValue:
             return v
+        seen = seen or v is not None
+    if not seen and args:
+        # Only an excel-profile array with no logical value gives None (`_excel_arrays`).
+        raise no_logical_value("OR" if stop else "AND")
     return not stop
 
 
@@ -161,6 +167,8 @@ def or_(f: Any, *args: Any) -> Any:
     can_error=False,
 )
 def xor(*args: bool) -> bool:
+    if args and all(a is None for a in args):
+        raise no_logical_value("XOR")  # every argument an array with no logical value
     return sum(1 for a in args if a) % 2 == 1
 
 

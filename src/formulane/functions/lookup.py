@@ -47,9 +47,6 @@ def _modes(match_mode: Any, search_mode: Any) -> tuple[int, int]:
         raise XLError(VALUE, "match_mode must be 0 (exact), -1, 1, 2 (wildcards) or 3 (regex)")
     if sm not in (1, -1, 2, -2):
         raise XLError(VALUE, "search_mode must be 1, -1, 2 or -2")
-    if mm >= 2 and sm in (2, -2):
-        # Excel: a pattern has no place in a sorted order, so a binary search cannot use one.
-        raise XLError(VALUE, "wildcard and regex matches cannot use a binary search_mode")
     return mm, sm
 
 

@@ -174,6 +174,13 @@ class OverloadResolver(SerialCoercions):
             prm = s.param_for(i)
             assert prm is not None
             if isinstance(node, ast.Omitted):
+                if not prm.optional and self.excel_coercions \
+                        and prm.type.kind in _ZERO_VALUE and not prm.type.nullable:
+                    # Excel reads a left-out argument as an empty cell: 0, "" or FALSE
+                    # (CONCATENATE("a", , "b") is "ab"; SUM(1, , 2) is 3).
+                    out.append(ir.Const(_ZERO_VALUE[prm.type.kind], Type(prm.type.kind),
+                                        node.span))
+                    continue
                 if not prm.optional:
                     return (i, prm, None, f"{prm.name} cannot be left out")
                 default = prm.default
