@@ -15,6 +15,7 @@ its items may mix types (``{1, "a", TRUE}``). As Excel, inside an array:
 - ``array_mixed``: marks an array constant whose items mix types (the identity here);
 - ``array_vector``: a one-column or one-row 2-D array where a list is expected (MATCH,
   XLOOKUP... over ``{1;2;3}``);
+- ``array_flat``: a 2-D array's items row by row where texts are joined (CONCAT, TEXTJOIN);
 - ``array_skip_errors`` (COUNT) and ``array_errors_counted`` (COUNTA): COUNT skips error values
   inside arrays, COUNTA counts them.
 The columnar and SQL backends refuse these modes at compile time (an array of mixed types has
@@ -111,6 +112,11 @@ def array_vector(value: Any) -> tuple[Any, ...] | None:
     raise XLError(VALUE, "a list is expected here: give one row or one column")
 
 
+def array_flat(value: Any) -> tuple[Any, ...] | None:
+    """A 2-D array's items row by row, where a list of texts is read (CONCAT, TEXTJOIN)."""
+    return None if value is None else tuple(_items(value))
+
+
 def array_mixed(value: Any) -> Any:
     """An array whose items mix types ({1, "a", TRUE}): the scalar engine holds it as is."""
     return value
@@ -119,6 +125,7 @@ def array_mixed(value: Any) -> Any:
 ARRAY_COERCIONS = {
     "array_mixed": array_mixed,
     "array_vector": array_vector,
+    "array_flat": array_flat,
     "array_skip_errors": array_skip_errors,
     "array_errors_counted": array_errors_counted,
     "array_numbers": array_numbers,

@@ -221,22 +221,23 @@ def xmatch(value: Any, keys: tuple[Any, ...], match_mode: Any = 0, search_mode: 
 
 
 def _last_within(value: Any, keys: Sequence[Any], descending: bool) -> int | None:
-    """Excel's approximate MATCH/LOOKUP on sorted data: the last item <= value (ascending) or
-    >= value (descending), among items of the value's type (binary search)."""
+    """Excel's approximate MATCH/LOOKUP/VLOOKUP on sorted data: the last item <= value
+    (ascending) or >= value (descending), by binary search among the items of the value's
+    type: blanks, error values and other types are passed over, as Excel's search does
+    (MATCH(5, {1,"x",3,7}) is 3; LOOKUP(2, 1/(...), ...) finds the last 1 among errors)."""
     target = _key(value)
+    same = [i for i, k in enumerate(keys) if k is not None and _key(k)[0] == target[0]]
     # Inclusive bounds, as Excel's own search: on unsorted data it then answers as Excel does
     # (the docs' MATCH(40, {25;38;40;41}, -1) is #N/A).
-    lo, hi, i = 0, len(keys) - 1, -1
+    lo, hi, at = 0, len(same) - 1, -1
     while lo <= hi:
         mid = (lo + hi) // 2
-        k = _key(keys[mid])
+        k = _key(keys[same[mid]])
         if (k >= target) if descending else (k <= target):
-            i, lo = mid, mid + 1
+            at, lo = mid, mid + 1
         else:
             hi = mid - 1
-    while i >= 0 and (keys[i] is None or _key(keys[i])[0] != target[0]):
-        i -= 1  # skip blanks and other types (Excel ignores them)
-    return i if i >= 0 else None
+    return same[at] if at >= 0 else None
 
 
 @builtin(

@@ -148,17 +148,25 @@ class OverloadResolver(SerialCoercions):
         """`try_sig`, trying again when T must meet at Text or Any; a failure leaves no
         diagnostics behind."""
         mark = len(self.diagnostics)
-        try:
-            result = self.try_sig(spec, s, nodes, args, span, scope)
-        except _MeetAtText as meet:
-            del self.diagnostics[mark:]
-            result = self.try_sig(spec, s, nodes, args, span, scope,
-                                  {meet.name: Type(meet.kind)})
-            if not isinstance(result, tuple) and meet.kind == "Text":
-                self.warn("E202", f"{name}: values of different types meet as Text "
-                          "(excel profile; the strict profile refuses this)", span,
-                          hint="make the types agree, e.g. TEXT(x, \"0.00\") or a "
-                               "number fallback, to keep numbers numbers")
+        bound: dict[str, Type] = {}
+        result: IR | tuple[int, Param, IR | None, str] | None = None
+        # Each retry binds one more type variable (T to Text, then U to Any...): bounded.
+        for _ in range(4):
+            try:
+                result = self.try_sig(spec, s, nodes, args, span, scope, bound or None)
+                break
+            except _MeetAtText as meet:
+                del self.diagnostics[mark:]
+                if bound.get(meet.name) == Type(meet.kind):
+                    break  # already tried: the types do not meet
+                bound = {**bound, meet.name: Type(meet.kind)}
+        if result is None:  # only a signature with parameters raises _MeetAtText
+            result = (0, s.params[0], None, "the arguments' types do not meet")
+        if not isinstance(result, tuple) and any(t.kind == "Text" for t in bound.values()):
+            self.warn("E202", f"{name}: values of different types meet as Text "
+                      "(excel profile; the strict profile refuses this)", span,
+                      hint="make the types agree, e.g. TEXT(x, \"0.00\") or a "
+                           "number fallback, to keep numbers numbers")
         if isinstance(result, tuple):
             del self.diagnostics[mark:]
         return result
@@ -405,6 +413,19 @@ class OverloadResolver(SerialCoercions):
                     return ir.Coerce(arg, "array_numbers", Type("List", elem=elem,
                                                                 nullable=a.nullable),
                                      arg.span, True, arg.cost + 1 + arg.size, arg.size)
+                if elem.kind == "Text" and self.excel_coercions and a.elem is not None \
+                        and a.elem.kind == "List" and a.elem.elem is not None:
+                    # CONCAT({"a","b";"c","d"}): Excel joins a 2-D array's items row by row.
+                    # the items' count bounds the joined list: exact for a constant
+                    inner = arg.node if type(arg) is ir.Coerce else arg
+                    items = sum(i.size for i in inner.items) if type(inner) is ir.ListOf \
+                        else self.limits.max_list_length
+                    flat = ir.Coerce(arg, "array_flat", Type("List", elem=a.elem.elem,
+                                                             nullable=a.nullable),
+                                     arg.span, arg.may_error, arg.cost + 1 + items, items)
+                    if _unify(elem, non_null(a.elem.elem), bindings):
+                        return flat
+                    return self.each_to_text(flat)
                 return self.each_to_text(arg) if elem.kind == "Text" else None
             return self.match(optional(elem), arg, bindings)
         if k == "List":
@@ -489,7 +510,10 @@ class OverloadResolver(SerialCoercions):
                 return None
             raise _MeetAtText(name, "Any")
         if not vector:
-            return arg
+            # Marked as a mixed array: the columnar and SQL backends, whose columns hold one
+            # type, refuse it when compiling rather than answer in another type.
+            return ir.Coerce(arg, "array_mixed", arg.type, arg.span, arg.may_error,
+                             arg.cost + 1, arg.size)
         return ir.Coerce(arg, "array_vector", Type("List", elem=item, nullable=arg.type.nullable),
                          arg.span, True, arg.cost + 1 + arg.size, arg.size)
 
