@@ -262,7 +262,7 @@ TABLES += [
         'XLOOKUP(v, keys, res, "none", 1)', 'XLOOKUP(v, keys, res, "", 0, -1)',
         'XLOOKUP(v, keys, res, "", -1, -1)', 'XLOOKUP(v, keys, res, "", 1, -1)',
         "XLOOKUP(tv, tk, tk)", 'XLOOKUP("b*", tk, tk, "none", 2)',
-        'XLOOKUP("B", tk, tk, "-", 0, -1)', 'XLOOKUP(v, keys, res, "", 3)',
+        'XLOOKUP("B", tk, tk, "-", 0, -1)', 'XLOOKUP(v, keys, res, "", 4)',
         'XLOOKUP(v, keys, res, "", 0, 3)', 'XLOOKUP(tv, tk, tk, "none", 1)',
         'XLOOKUP(tv, tk, tk, "none", -1)', "XLOOKUP(dv, dk, dk, dv, -1)",
         'XLOOKUP("?", tk, tk, nf, 2, -1)', 'XLOOKUP("*", tk, tk, nf, 2, 2)',

@@ -83,7 +83,7 @@ def test_xlookup_match_modes() -> None:
     assert call("XLOOKUP", "b?n*", ("apple", "banana"), L(1, 2), None, D(2)) == 2
     assert call("XLOOKUP", "~*", ("a", "*"), L(1, 2), None, D(2)) == 2
     assert call("XLOOKUP", D(3), L(1, 3), L(1, 2), None, D(2)) == 2  # wildcards: numbers exact
-    assert call("XLOOKUP", D(1), L(1), L(1), None, D(3)) == "#VALUE!"
+    assert call("XLOOKUP", D(1), L(1), L(1), None, D(4)) == "#VALUE!"  # 3 is the regex mode
     assert call("XLOOKUP", D(1), L(1), L(1), None, D(0), D(0)) == "#VALUE!"
     assert call("XLOOKUP", D(1), L(1), L(1), None, D("1e300")) == "#VALUE!"
 
@@ -102,7 +102,9 @@ def test_xmatch_binary_modes() -> None:
     assert call("XMATCH", D(4), desc, D(1), D(-2)) == 2
     assert call("XMATCH", "B", ("a", "b", "c"), D(0), D(2)) == 2
     assert call("XMATCH", "?b", ("ab", "bb"), D(2), D(-1)) == 2
-    assert call("XMATCH", D(2), L(1, 2, 2, 2, 3), D(0), D(2)) == 2  # leftmost duplicate
+    # Excel probes for the last item <= value: among duplicates the last one (IronCalc's XLOOKUP
+    # workbook, multipleelements sheet: XLOOKUP(5, {9;8;7;7;7;6;5;5;5;...}, ..., , 1, -2) is the 3rd 5)
+    assert call("XMATCH", D(2), L(1, 2, 2, 2, 3), D(0), D(2)) == 4
 
 
 sorted_keys = st.lists(st.integers(-50, 50), max_size=25).map(

@@ -10,10 +10,12 @@ its items may mix types (``{1, "a", TRUE}``). As Excel, inside an array:
   (the function then answers it, as ``SUM({1, #N/A})`` is #N/A);
 - ``array_and`` / ``array_or`` / ``array_xor``: one logical value for the whole array, numbers
   read as logicals (0 is FALSE), texts and blanks skipped; an array with no logical value is
-  #VALUE!, the first error value is the answer;
+  skipped (None), and the function is #VALUE! when no argument gives one; the first error
+  value is the answer;
 - ``array_mixed``: marks an array constant whose items mix types (the identity here);
 - ``array_vector``: a one-column or one-row 2-D array where a list is expected (MATCH,
   XLOOKUP... over ``{1;2;3}``);
+- ``array_flat``: a 2-D array's items row by row where texts are joined (CONCAT, TEXTJOIN);
 - ``array_skip_errors`` (COUNT) and ``array_errors_counted`` (COUNTA): COUNT skips error values
   inside arrays, COUNTA counts them.
 The columnar and SQL backends refuse these modes at compile time (an array of mixed types has
@@ -44,7 +46,7 @@ def array_numbers(value: Any) -> tuple[Any, ...] | None:
 
 
 def _logicals(value: Any) -> list[bool]:
-    out = []
+    out: list[bool] = []
     for x in _items(value):
         t = type(x)
         if t is ErrorValue:
@@ -53,21 +55,33 @@ def _logicals(value: Any) -> list[bool]:
             out.append(x)
         elif t is Decimal or t is int:
             out.append(x != 0)
-    if not out:
-        raise XLError(VALUE, "the array holds no logical value or number")
     return out
 
 
+def _one_logical(value: Any, fold: Any) -> bool | None:
+    """The array's logical value, or None when it holds none: the argument is then skipped,
+    and AND/OR/XOR answer #VALUE! only when no argument gives one (Excel's
+    OR({blank,blank}, TRUE) is TRUE; `no_logical_value`)."""
+    if value is None:
+        return None
+    found = _logicals(value)
+    return fold(found) if found else None
+
+
 def array_and(value: Any) -> bool | None:
-    return None if value is None else all(_logicals(value))
+    return _one_logical(value, all)
 
 
 def array_or(value: Any) -> bool | None:
-    return None if value is None else any(_logicals(value))
+    return _one_logical(value, any)
 
 
 def array_xor(value: Any) -> bool | None:
-    return None if value is None else sum(_logicals(value)) % 2 == 1
+    return _one_logical(value, lambda found: sum(found) % 2 == 1)
+
+
+def no_logical_value(name: str) -> XLError:
+    return XLError(VALUE, f"{name} has no logical value: its arrays hold none")
 
 
 def array_skip_errors(value: Any) -> tuple[Any, ...] | None:
@@ -98,6 +112,11 @@ def array_vector(value: Any) -> tuple[Any, ...] | None:
     raise XLError(VALUE, "a list is expected here: give one row or one column")
 
 
+def array_flat(value: Any) -> tuple[Any, ...] | None:
+    """A 2-D array's items row by row, where a list of texts is read (CONCAT, TEXTJOIN)."""
+    return None if value is None else tuple(_items(value))
+
+
 def array_mixed(value: Any) -> Any:
     """An array whose items mix types ({1, "a", TRUE}): the scalar engine holds it as is."""
     return value
@@ -106,6 +125,7 @@ def array_mixed(value: Any) -> Any:
 ARRAY_COERCIONS = {
     "array_mixed": array_mixed,
     "array_vector": array_vector,
+    "array_flat": array_flat,
     "array_skip_errors": array_skip_errors,
     "array_errors_counted": array_errors_counted,
     "array_numbers": array_numbers,

@@ -4,12 +4,16 @@ DPRODUCT, DSTDEV, DSTDEVP, DVAR, DVARP.
 Contract: ``database`` is a list of records (Excel's range of rows under a header row), or
 that range itself as a 2-D array whose first row names the fields (the excel profile's
 ``{"Tree","Height";"Apple",18;...}``), and so is ``criteria``;
-``field`` names a field (case-insensitive) or gives its 1-based position; ``criteria`` is a
-list of records, Excel's criteria range: a record matches when it satisfies every field of
-at least one criteria record (fields AND, records OR); a criterion value is read as in
-COUNTIF (``">5"``, ``"a*"``, a number or a date for equality, blank for anything), and an
-empty criteria list matches every record. A criteria field that the database lacks, a field
-that names none, or an item that is not a record is ``#VALUE!``. The aggregate then runs the
+``field`` names a field (case-insensitive, the first column of a name) or gives its 1-based
+position; ``criteria`` is a list of records or Excel's criteria range (a 2-D array under a
+header row, or one column given as a list: label first): a record matches when it satisfies
+every field of at least one criteria row (fields AND, rows OR); a criterion value is read as
+in COUNTIF (``">5"``, ``"a*"``, a number or a date for equality, blank for anything) except
+that a text with no operator matches the texts that begin with it, as Excel's criteria
+ranges do; an empty criteria list matches every record. In Excel's range a condition under a
+blank label or a label the database lacks matches no record; in criteria records such a
+field is ``#VALUE!`` (a misspelt field), as are a field that names none and an item that is
+neither a record nor a cell. The aggregate then runs the
 list family's own implementation over the matching values of ``field`` (one definition of
 SUM, STDEV.S...): blanks and non-numbers are skipped where Excel skips them. One pass over
 the records per criteria record: cost linear in the records. No polars or SQL form: the
@@ -22,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
 from ..types import ANY, NUMBER, TEXT, T, U, fn, list_of, var
-from ..values import NUM, VALUE, XLError
+from ..values import NUM, VALUE, ErrorValue, XLError
 from . import _criteria as cr
 from . import lists
 from .spec import Cost, Example, Refuse, builtin, p, sig
@@ -48,22 +52,43 @@ def _ex(expr: str, result: str, **criteria: Any) -> Example:
     return Example(expr, result, tuple(variables))
 
 
+#: A grid column that no name reaches (a blank header, a repeated name): kept under a key of
+#: its own, so a field given by position still counts every column of the grid.
+_UNNAMED = "\x00column "
+
+
+def _label(name: Any) -> str | None:
+    """A header cell as the name Excel reads there: a text as is, TRUE/FALSE and numbers as
+    they display; a blank cell names nothing."""
+    if name is None:
+        return None
+    if type(name) is bool:
+        return "TRUE" if name else "FALSE"
+    return name if type(name) is str else str(name)
+
+
 def _records(items: tuple[Any, ...], what: str) -> tuple[Any, ...]:
     """Excel's layout, a 2-D array whose first row holds the field names (``{"Tree",
     "Height"; "Apple", 18; ...}``), as the list of records it stands for; a list of records
-    as it is. A repeated name keeps its first column, as Excel reads the first match."""
+    as it is. Names are compared ignoring case and the first column of a name wins, as Excel
+    reads the first match; a header TRUE names the field "TRUE"."""
     if not items or not all(type(row) is tuple for row in items):
         return items
     header = items[0]
-    columns: dict[str, int] = {}
+    keys: list[str] = []
+    seen: set[str] = set()
     for i, name in enumerate(header):
-        if name is not None and not isinstance(name, bool):
-            columns.setdefault(name if type(name) is str else str(name), i)
+        label = _label(name)
+        if label is None or label.lower() in seen:
+            keys.append(f"{_UNNAMED}{i}")
+        else:
+            seen.add(label.lower())
+            keys.append(label)
     out = []
     for row in items[1:]:
         if len(row) != len(header):
             raise XLError(VALUE, f"every {what} row must have as many cells as the header")
-        out.append({name: row[i] for name, i in columns.items()})
+        out.append(dict(zip(keys, row)))
     return tuple(out)
 
 
@@ -74,7 +99,13 @@ def _record(item: Any, what: str) -> Mapping[str, Any]:
 
 
 def _names(record: Mapping[str, Any]) -> dict[str, str]:
-    return {str(k).lower(): str(k) for k in record}
+    """Lower-cased name -> field, the first field of a name winning; unnamed columns left out."""
+    out: dict[str, str] = {}
+    for k in record:
+        key = str(k)
+        if not key.startswith(_UNNAMED):
+            out.setdefault(key.lower(), key)
+    return out
 
 
 def _field_name(database: tuple[Any, ...], field: Any) -> str | None:
@@ -94,23 +125,72 @@ def _field_name(database: tuple[Any, ...], field: Any) -> str | None:
     return str(names[index - 1])
 
 
+#: One criteria row: (label, value) pairs; a None label is a blank header cell.
+_Row = list[tuple[Any, Any]]
+
+
+def _criteria_rows(criteria: tuple[Any, ...]) -> tuple[list[_Row], bool]:
+    """The criteria's rows of (label, condition), and whether they came from Excel's range
+    (a 2-D array under a header row, or one column as a list: its first item is the header)
+    rather than from records."""
+    if not criteria:
+        return [], False
+    if all(type(row) is tuple for row in criteria):
+        header = [_label(h) for h in criteria[0]]
+        rows = []
+        for row in criteria[1:]:
+            if len(row) != len(header):
+                raise XLError(VALUE, "every criteria row must have as many cells as the header")
+            rows.append(list(zip(header, row)))
+        return rows, True
+    if not any(isinstance(c, Mapping) for c in criteria):
+        # One column of Excel's criteria range (a row of labels alone sets no condition, and
+        # Microsoft asks for a label with at least one cell below it): label, then conditions.
+        label = _label(criteria[0])
+        return [[(label, v)] for v in criteria[1:]], True
+    return [list(_record(c, "criteria").items()) for c in criteria], False
+
+
+def _condition(value: Any) -> Callable[[Any], bool]:
+    """A criteria cell as Excel's database functions read it: as COUNTIF's criteria, except
+    that a text with no operator matches the texts that begin with it ("Berlin" matches
+    "Berlino"; "=Berlin" is the exact match), as Microsoft's advanced-criteria page says:
+    https://support.microsoft.com/en-us/office/filter-by-using-advanced-criteria-4c9222fe-8529-4cd7-a898-3f16abdff32b"""
+    if type(value) is ErrorValue:
+        code = value.code  # an error cell matches the cells holding that error, as in COUNTIF
+        return lambda v: type(v) is ErrorValue and v.code == code
+    test = cr.criterion(value)
+    if type(value) is str and test.op == "" and test.kind == "text":
+        return cr.criterion(value + "*")
+    return test
+
+
+def _never(_: Any) -> bool:
+    return False
+
+
 def _matching(database: tuple[Any, ...], criteria: tuple[Any, ...]) -> list[Mapping[str, Any]]:
-    database, criteria = _records(database, "database"), _records(criteria, "criteria")
+    database = _records(database, "database")
     records = [_record(r, "database") for r in database]
-    rows = [_record(c, "criteria") for c in criteria]
+    rows, excel_range = _criteria_rows(criteria)
     if not rows:
         return records
     known = _names(records[0]) if records else {}
     tests: list[list[tuple[str, Callable[[Any], bool]]]] = []
     for row in rows:
         conditions: list[tuple[str, Callable[[Any], bool]]] = []
-        for label, value in row.items():
+        for label, value in row:
             if value is None:
                 continue  # an empty criteria cell places no condition
-            name = known.get(str(label).lower())
+            name = known.get(str(label).lower()) if label is not None else None
+            if name is None and excel_range:
+                # A condition under a blank label or a label the database lacks: no record
+                # satisfies it (Excel's DVARP(db, f, {"";"East"}) is #DIV/0!).
+                conditions.append(("", _never))
+                continue
             if name is None and records:
                 raise XLError(VALUE, f"the database has no field named {label!r}")
-            conditions.append((name or str(label), cr.criterion(value)))
+            conditions.append((name or str(label), _condition(value)))
         tests.append(conditions)
     return [r for r in records
             if any(all(test(r.get(name)) for name, test in row) for row in tests)]
@@ -123,6 +203,16 @@ def _values(database: tuple[Any, ...], field: Any, criteria: tuple[Any, ...]) ->
     return tuple(r.get(name) for r in _matching(database, criteria))
 
 
+def _argument_error(*args: Any) -> ErrorValue | None:
+    """An argument that is itself an error value is the answer. The functions take error
+    values (``accepts_errors``) because an error *inside* the ranges is a cell like any
+    other: a criteria cell holding #N/A is a condition no record meets, not the answer."""
+    for a in args:
+        if type(a) is ErrorValue:
+            return a
+    return None
+
+
 def _numbers_only(values: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(v for v in values if cr.is_number(v))
 
@@ -130,7 +220,8 @@ def _numbers_only(values: tuple[Any, ...]) -> tuple[Any, ...]:
 def _declare(name: str, aggregate: Callable[[tuple[Any, ...]], Any], doc: str, examples: list[Example],
              errors: tuple[str, ...] = ("#VALUE!",)) -> Any:
     def impl(database: tuple[Any, ...], field: Any, criteria: tuple[Any, ...]) -> Any:
-        return aggregate(_values(database, field, criteria))
+        error = _argument_error(database, field, criteria)
+        return error if error is not None else aggregate(_values(database, field, criteria))
 
     impl.__name__ = name.lower()
     impl.__module__ = __name__
@@ -139,6 +230,7 @@ def _declare(name: str, aggregate: Callable[[tuple[Any, ...]], Any], doc: str, e
                    sig(_DB, p("field", NUMBER, doc="a 1-based field position"), _CRITERIA,
                        returns=NUMBER),
                    doc=doc, examples=examples, cost=Cost.linear(60, 20), errors=errors,
+                   accepts_errors=True,
                    polars=_REFUSE, sql=_REFUSE)(impl)
 
 
@@ -215,6 +307,9 @@ def _one(values: Sequence[Any]) -> Any:
 
 def _dget_by(database: tuple[Any, ...], field: Callable[[Any], Any], criteria: tuple[Any, ...]) -> Any:
     """DGET with the field given as a lambda (``r => r.yield``): typed by the lambda."""
+    error = _argument_error(database, criteria)
+    if error is not None:
+        return error
     record = _one(tuple(_matching(database, criteria)))
     return field(record)  # an error value from the lambda is the result, as it should be
 
@@ -234,9 +329,13 @@ _V = var("V")
                    _ex('DGET(trees, t => t.name, crit) & "!"', '"Apple!"', crit=[{'height': '>17'}]),
                    _ex('DGET(trees, "yield", crit)', '#NUM!', crit=[{'name': 'Apple'}]),
                    _ex('DGET(trees, "yield", crit)', '#VALUE!', crit=[{'name': 'Plum'}])],
-         cost=Cost.higher_order(60, 20), errors=("#VALUE!", "#NUM!"), polars=_REFUSE,
+         cost=Cost.higher_order(60, 20), errors=("#VALUE!", "#NUM!"), accepts_errors=True,
+         polars=_REFUSE,
          sql=_REFUSE)
 def dget(database: tuple[Any, ...], field: Any, criteria: tuple[Any, ...]) -> Any:
+    error = _argument_error(database, field, criteria)
+    if error is not None:
+        return error
     return _one(_values(database, field, criteria))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from ..types import ANY, BOOLEAN, NEVER, NUMBER, TEXT, T, U, Type, join, non_null, optional
 from ..values import CUSTOM, NA, VALUE, ErrorValue, XLError
 from .spec import Cost, Refuse, builtin, p, sig
+from ._excel_arrays import no_logical_value
 
 #: The category of this module's functions (the reference groups them by it).
 CATEGORY = "logic"
@@ -117,10 +118,15 @@ def switch(f: Any, subject: Any, *args: Any) -> Any:
 
 
 def _all_true(f: Any, args: tuple[Any, ...], stop: bool) -> Any:
+    seen = False
     for a in args:
         v = a(f)
         if v is stop or type(v) is ErrorValue:
             return v
+        seen = seen or v is not None
+    if not seen and args:
+        # Only an excel-profile array with no logical value gives None (`_excel_arrays`).
+        raise no_logical_value("OR" if stop else "AND")
     return not stop
 
 
@@ -162,6 +168,8 @@ def or_(f: Any, *args: Any) -> Any:
     can_error=False,
 )
 def xor(*args: bool) -> bool:
+    if args and all(a is None for a in args):
+        raise no_logical_value("XOR")  # every argument an array with no logical value
     return sum(1 for a in args if a) % 2 == 1
 
 

@@ -3,9 +3,11 @@
 A 2-D array (VLOOKUP and HLOOKUP's table, INDEX(array, row, column)) is a list of rows.
 
 Contract: positions are 1-based. Matching follows Excel: text ignores case, exact matches never
-use wildcards except in match mode 2 (XLOOKUP/XMATCH) and MATCH type 0; approximate matches
-only consider items of the lookup value's own type; binary search modes assume the list is
-sorted as declared and are O(log n). Not found is ``#N/A`` (or XLOOKUP's if_not_found).
+use wildcards except in match mode 2 (XLOOKUP/XMATCH) and MATCH type 0 (match mode 3 is a
+regex); XLOOKUP/XMATCH's next smaller or larger item follows Excel's order across types
+(numbers < texts < logicals), while MATCH/LOOKUP/VLOOKUP's approximate search only considers
+items of the lookup value's own type; binary search modes assume the list is sorted as
+declared and are O(log n); blanks never match. Not found is ``#N/A`` (or XLOOKUP's if_not_found).
 ``LOOKUP(records, predicate, [result])`` is Power Fx's LookUp (first match, ``#N/A`` when none,
 where Power Fx gives blank: a missing record is an error worth seeing); ``LOOKUP(value, list,
 [results])`` keeps Excel's vector form. Lambdas may return error values; the first one met
@@ -20,6 +22,7 @@ from ..types import ANY, BOOLEAN, NUMBER, T, U, fn, list_of, optional
 from ..values import NA, REF, VALUE, ErrorValue, XLError
 from ._grids import along, grid_rows, pick_line
 from ._criteria import order_key, to_int, truthy, wildcard
+from ._textsearch import Regex
 from .spec import Cost, Refuse, builtin, p, sig
 
 #: The category of this module's functions (the reference groups them by it).
@@ -42,8 +45,8 @@ def _key(v: Any) -> tuple[int, Any]:
 def _modes(match_mode: Any, search_mode: Any) -> tuple[int, int]:
     mm = to_int(match_mode, "match_mode")
     sm = to_int(search_mode, "search_mode")
-    if mm not in (0, -1, 1, 2):
-        raise XLError(VALUE, "match_mode must be 0 (exact), -1, 1 or 2 (wildcards)")
+    if mm not in (0, -1, 1, 2, 3):
+        raise XLError(VALUE, "match_mode must be 0 (exact), -1, 1, 2 (wildcards) or 3 (regex)")
     if sm not in (1, -1, 2, -2):
         raise XLError(VALUE, "search_mode must be 1, -1, 2 or -2")
     return mm, sm
@@ -51,7 +54,9 @@ def _modes(match_mode: Any, search_mode: Any) -> tuple[int, int]:
 
 def _linear(value: Any, keys: Sequence[Any], mm: int, backwards: bool) -> int | None:
     """Exact match first (in search order); failing that, the nearest smaller (-1) or larger (1)
-    item of the same type, the first one met on ties."""
+    item in Excel's order across types (numbers < texts < logicals: the next smaller than
+    FALSE may be a text), the first one met on ties; a blank (or an error value) is only
+    ever an exact match."""
     order = range(len(keys) - 1, -1, -1) if backwards else range(len(keys))
     target = _key(value)
     best: int | None = None
@@ -61,7 +66,7 @@ def _linear(value: Any, keys: Sequence[Any], mm: int, backwards: bool) -> int | 
         kk = _key(k)
         if kk == target:
             return i
-        if mm == 0 or kk[0] != target[0] or k is None:
+        if mm == 0 or kk >= _BLANK_KEY or target >= _BLANK_KEY:
             continue
         if mm == -1 and kk < target and (best is None or kk > best_key):
             best, best_key = i, kk
@@ -71,35 +76,46 @@ def _linear(value: Any, keys: Sequence[Any], mm: int, backwards: bool) -> int | 
 
 
 def _binary(value: Any, keys: Sequence[Any], mm: int, descending: bool) -> int | None:
-    """Binary search over a list sorted ascending (or descending); leftmost exact match."""
+    """Binary search over a list sorted ascending (or descending), as Excel probes it: the
+    last item <= value (>= when descending) is found first; it is the match when equal (so
+    among equal items the last one, as Excel's XLOOKUP(5, {9;...;5;5;5;...}, ..., 1, -2)),
+    else its neighbour on the side match_mode asks for, whatever its type."""
     target = _key(value)
-    lo, hi = 0, len(keys)
-    while lo < hi:
+    if target >= _BLANK_KEY:
+        return None
+    lo, hi, at = 0, len(keys) - 1, -1
+    while lo <= hi:
         mid = (lo + hi) // 2
         k = _key(keys[mid])
-        if (k > target) if descending else (k < target):
-            lo = mid + 1
+        if (k >= target) if descending else (k <= target):
+            at, lo = mid, mid + 1
         else:
-            hi = mid
-    n = len(keys)
-    if lo < n and _key(keys[lo]) == target:
-        return lo
+            hi = mid - 1
+    if at >= 0 and _key(keys[at]) == target:
+        return at
     if mm == 0:
         return None
-    # lo is where the value would go: its neighbours are the next smaller / larger items.
-    smaller, larger = (lo, lo - 1) if descending else (lo - 1, lo)
-    pick = smaller if mm == -1 else larger
-    if 0 <= pick < n and keys[pick] is not None and _key(keys[pick])[0] == target[0]:
+    # `at` is the last item on the value's near side; the next one is past it.
+    pick = at + 1 if (mm == 1) != descending else at
+    if 0 <= pick < len(keys) and _key(keys[pick]) < _BLANK_KEY:
         return pick
     return None
 
 
 def _search(value: Any, keys: Sequence[Any], match_mode: Any, search_mode: Any) -> int | None:
     mm, sm = _modes(match_mode, search_mode)
-    if mm == 2:
+    if mm >= 2:
         if type(value) is str:
-            pattern = wildcard(value)
             order = range(len(keys) - 1, -1, -1) if sm < 0 else range(len(keys))
+            if mm == 3:
+                # Excel's regex match (XLOOKUP/XMATCH match_mode 3): the pattern found
+                # anywhere in the text, case-sensitive, as REGEXTEST by default (RE2 here).
+                for i in order:
+                    k = keys[i]
+                    if type(k) is str and Regex(value, k, "XLOOKUP").search() is not None:
+                        return i
+                return None
+            pattern = wildcard(value)
             for i in order:
                 k = keys[i]
                 if type(k) is str and pattern.matches(k):
@@ -111,7 +127,8 @@ def _search(value: Any, keys: Sequence[Any], match_mode: Any, search_mode: Any) 
     return _binary(value, keys, mm, sm == -2)
 
 
-_MATCH_DOC = "0 exact, -1 exact or next smaller, 1 exact or next larger, 2 wildcards (? * ~)"
+_MATCH_DOC = ("0 exact, -1 exact or next smaller, 1 exact or next larger, 2 wildcards (? * ~), "
+              "3 regex (RE2, found anywhere, case-sensitive)")
 _SEARCH_DOC = ("1 first to last, -1 last to first, 2 binary (sorted ascending), -2 binary "
                "(sorted descending)")
 
@@ -192,7 +209,7 @@ def xlookup(value: Any, keys: tuple[Any, ...], results: tuple[Any, ...], if_not_
     examples=['XMATCH("c", ["a", "b", "c"]) -> 3', 'XMATCH(5, [1, 3]) -> #N/A',
               'XMATCH(4, [1, 3, 5], 1) -> 3', 'XMATCH(4, [1, 3, 5], -1) -> 2',
               'XMATCH("?b", ["ab", "bb"], 2, -1) -> 2', 'XMATCH(3, [1, 3, 5, 7], 0, 2) -> 2',
-              'XMATCH(1, [1], 3) -> #VALUE!'],
+              'XMATCH(1, [1], 4) -> #VALUE!'],
     cost=Cost.criteria(4, 2),
     errors=("#N/A", "#VALUE!"),
 )
@@ -204,22 +221,23 @@ def xmatch(value: Any, keys: tuple[Any, ...], match_mode: Any = 0, search_mode: 
 
 
 def _last_within(value: Any, keys: Sequence[Any], descending: bool) -> int | None:
-    """Excel's approximate MATCH/LOOKUP on sorted data: the last item <= value (ascending) or
-    >= value (descending), among items of the value's type (binary search)."""
+    """Excel's approximate MATCH/LOOKUP/VLOOKUP on sorted data: the last item <= value
+    (ascending) or >= value (descending), by binary search among the items of the value's
+    type: blanks, error values and other types are passed over, as Excel's search does
+    (MATCH(5, {1,"x",3,7}) is 3; LOOKUP(2, 1/(...), ...) finds the last 1 among errors)."""
     target = _key(value)
+    same = [i for i, k in enumerate(keys) if k is not None and _key(k)[0] == target[0]]
     # Inclusive bounds, as Excel's own search: on unsorted data it then answers as Excel does
     # (the docs' MATCH(40, {25;38;40;41}, -1) is #N/A).
-    lo, hi, i = 0, len(keys) - 1, -1
+    lo, hi, at = 0, len(same) - 1, -1
     while lo <= hi:
         mid = (lo + hi) // 2
-        k = _key(keys[mid])
+        k = _key(keys[same[mid]])
         if (k >= target) if descending else (k <= target):
-            i, lo = mid, mid + 1
+            at, lo = mid, mid + 1
         else:
             hi = mid - 1
-    while i >= 0 and (keys[i] is None or _key(keys[i])[0] != target[0]):
-        i -= 1  # skip blanks and other types (Excel ignores them)
-    return i if i >= 0 else None
+    return same[at] if at >= 0 else None
 
 
 @builtin(
@@ -238,6 +256,9 @@ def _last_within(value: Any, keys: Sequence[Any], descending: bool) -> int | Non
 )
 def match(value: Any, keys: tuple[Any, ...], match_type: Any = 1) -> int:
     mt = to_int(match_type, "match_type")
+    if value is None:
+        # Excel: MATCH of an empty cell finds nothing, not even an empty cell.
+        raise XLError(NA, "the value was not found")
     if mt == 0:
         i = _search(value, keys, 2, 1)
     else:

@@ -377,6 +377,11 @@ class Checker(OverloadResolver):
             # Excel reads an array argument's logical values (numbers as logicals, texts
             # skipped) into one logical value per array.
             mode = "array_" + spec.name.lower()
+            if spec.name == "XOR":
+                # XOR skips a text argument as it skips texts in arrays: Excel's XOR("FALSE")
+                # is #VALUE! (no logical value), where AND and OR read "TRUE" as TRUE.
+                args = [ir.ListOf((a,), list_of(a.type), a.span, a.may_error, a.cost + 1, 1)
+                        if a is not None and a.type.kind == "Text" else a for a in args]
             args = [ir.Coerce(a, mode, BOOLEAN, a.span, True, a.cost + 1 + a.size)
                     if a is not None and a.type.kind == "List" else a for a in args]
         if self.profile == "excel" and spec.name in ("COUNT", "COUNTA"):

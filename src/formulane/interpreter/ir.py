@@ -137,7 +137,7 @@ COERCIONS = (
     "text_to_duration", "each_serial_to_date", "boolean_refused",
     # excel profile, scalar engine only (functions/_excel_arrays.py): skip rules inside arrays
     "array_numbers", "array_and", "array_or", "array_xor", "array_skip_errors",
-    "array_errors_counted", "array_vector", "array_mixed",
+    "array_errors_counted", "array_vector", "array_mixed", "array_flat",
     # excel profile, scalar engine only (functions/_listnum.py): an array as a range of numbers
     "array_number_cells",
 )

@@ -116,23 +116,24 @@ class OverloadResolver(SerialCoercions):
         self.calling = spec.name  # coerce() asks: Excel's add-in functions refuse logicals
         for coerce in passes:
             self.coercing = coerce
-            for s in fitting:
-                mark = len(self.diagnostics)
-                try:
-                    result = self.try_sig(spec, s, nodes, args, span, scope)
-                except _MeetAtText as meet:
-                    del self.diagnostics[mark:]
-                    result = self.try_sig(spec, s, nodes, args, span, scope,
-                                          {meet.name: Type(meet.kind)})
-                    if not isinstance(result, tuple) and meet.kind == "Text":
-                        self.warn("E202", f"{name}: values of different types meet as Text "
-                                  "(excel profile; the strict profile refuses this)", span,
-                                  hint="make the types agree, e.g. TEXT(x, \"0.00\") or a "
-                                       "number fallback, to keep numbers numbers")
+            for at, s in enumerate(fitting):
+                result = self.fit_sig(spec, s, nodes, args, span, scope, name)
                 if isinstance(result, tuple):
-                    del self.diagnostics[mark:]
                     failures.append(result)
                     continue
+                vectors = _literal_vectors(result) if coerce else ()
+                if vectors:
+                    # Excel: XLOOKUP(x, {1;2}, {"a";"b"}) is "a", not the one-item row
+                    # {"a"}: a later overload reading that one-column (or one-row) array
+                    # as a list, when one fits, is the one meant.
+                    read = list(args)
+                    for i in vectors:
+                        read[i] = _as_vector(args[i])  # type: ignore[arg-type]
+                    for later in fitting[at + 1:]:
+                        other = self.fit_sig(spec, later, nodes, read, span, scope, name)
+                        if not isinstance(other, tuple):
+                            result = other
+                            break
                 self.coercing = True
                 if self.profile == "excel" and spec.name in _BLANK_SKIPPING:
                     return self.skip_blanks(result, span)
@@ -140,6 +141,35 @@ class OverloadResolver(SerialCoercions):
         self.coercing = True
         self.report_mismatch(spec, name, failures, nodes, fitting)
         return self.poison(span)
+
+    def fit_sig(self, spec: FunctionSpec, s: Sig, nodes: Sequence[ast.Node | None],
+                args: list[IR | None], span: Span, scope: Scope | None, name: str,
+                ) -> IR | tuple[int, Param, IR | None, str]:
+        """`try_sig`, trying again when T must meet at Text or Any; a failure leaves no
+        diagnostics behind."""
+        mark = len(self.diagnostics)
+        bound: dict[str, Type] = {}
+        result: IR | tuple[int, Param, IR | None, str] | None = None
+        # Each retry binds one more type variable (T to Text, then U to Any...): bounded.
+        for _ in range(4):
+            try:
+                result = self.try_sig(spec, s, nodes, args, span, scope, bound or None)
+                break
+            except _MeetAtText as meet:
+                del self.diagnostics[mark:]
+                if bound.get(meet.name) == Type(meet.kind):
+                    break  # already tried: the types do not meet
+                bound = {**bound, meet.name: Type(meet.kind)}
+        if result is None:  # only a signature with parameters raises _MeetAtText
+            result = (0, s.params[0], None, "the arguments' types do not meet")
+        if not isinstance(result, tuple) and any(t.kind == "Text" for t in bound.values()):
+            self.warn("E202", f"{name}: values of different types meet as Text "
+                      "(excel profile; the strict profile refuses this)", span,
+                      hint="make the types agree, e.g. TEXT(x, \"0.00\") or a "
+                           "number fallback, to keep numbers numbers")
+        if isinstance(result, tuple):
+            del self.diagnostics[mark:]
+        return result
 
     def try_sig(self, spec: FunctionSpec, s: Sig, nodes: Sequence[ast.Node | None], args: list[IR | None],
                 span: Span, scope: Scope | None, bound: Mapping[str, Type] | None = None,
@@ -152,6 +182,13 @@ class OverloadResolver(SerialCoercions):
             prm = s.param_for(i)
             assert prm is not None
             if isinstance(node, ast.Omitted):
+                if not prm.optional and self.excel_coercions \
+                        and prm.type.kind in _ZERO_VALUE and not prm.type.nullable:
+                    # Excel reads a left-out argument as an empty cell: 0, "" or FALSE
+                    # (CONCATENATE("a", , "b") is "ab"; SUM(1, , 2) is 3).
+                    out.append(ir.Const(_ZERO_VALUE[prm.type.kind], Type(prm.type.kind),
+                                        node.span))
+                    continue
                 if not prm.optional:
                     return (i, prm, None, f"{prm.name} cannot be left out")
                 default = prm.default
@@ -344,6 +381,8 @@ class OverloadResolver(SerialCoercions):
             if bound is None:
                 bindings[expected.name] = a
                 return arg
+            if bound.kind == "Any" and self.excel_coercions and (a.is_scalar or a.kind == "Any"):
+                return arg  # T met a mixed array: Excel compares values of any types
             joined = join(bound, a)
             if joined is None:
                 if not self.excel_coercions:
@@ -374,6 +413,19 @@ class OverloadResolver(SerialCoercions):
                     return ir.Coerce(arg, "array_numbers", Type("List", elem=elem,
                                                                 nullable=a.nullable),
                                      arg.span, True, arg.cost + 1 + arg.size, arg.size)
+                if elem.kind == "Text" and self.excel_coercions and a.elem is not None \
+                        and a.elem.kind == "List" and a.elem.elem is not None:
+                    # CONCAT({"a","b";"c","d"}): Excel joins a 2-D array's items row by row.
+                    # the items' count bounds the joined list: exact for a constant
+                    inner = arg.node if type(arg) is ir.Coerce else arg
+                    items = sum(i.size for i in inner.items) if type(inner) is ir.ListOf \
+                        else self.limits.max_list_length
+                    flat = ir.Coerce(arg, "array_flat", Type("List", elem=a.elem.elem,
+                                                             nullable=a.nullable),
+                                     arg.span, arg.may_error, arg.cost + 1 + items, items)
+                    if _unify(elem, non_null(a.elem.elem), bindings):
+                        return flat
+                    return self.each_to_text(flat)
                 return self.each_to_text(arg) if elem.kind == "Text" else None
             return self.match(optional(elem), arg, bindings)
         if k == "List":
@@ -418,6 +470,10 @@ class OverloadResolver(SerialCoercions):
                                  Type("List", elem=Type("Date", nullable=a.elem.nullable),
                                       nullable=a.nullable),
                                  arg.span, True, arg.cost + 1 + arg.size, arg.size)
+            if self.excel_coercions and expected.elem is not None and expected.elem.kind == "Var":
+                met = self.meet_at_any(expected.elem.name, arg, bindings)
+                if met is not None:
+                    return met
             return self.each_to_text(arg) if expected.elem.kind == "Text" else None  # type: ignore[union-attr]
         if k == "Record":
             from ..types import is_assignable
@@ -451,6 +507,33 @@ class OverloadResolver(SerialCoercions):
         if self.excel_coercions:
             return self.coerce(arg, expected)
         return None
+
+    def meet_at_any(self, name: str, arg: IR, bindings: dict[str, Type]) -> IR | None:
+        """A list (or a one-row or one-column 2-D array) whose items differ in type from the
+        value that bound T (``MATCH(0, {"a";"b"})``, ``XLOOKUP(1, {2;TRUE;"x"}, ...)``):
+        Excel compares values of any types, a number never equal to a text, so T meets at
+        Any (the signature is tried again) and the list is taken as it is. Excel profile,
+        coercion pass only; a date and a number are left to the serial coercions."""
+        bound = bindings.get(name)
+        elem = arg.type.elem
+        if bound is None or elem is None:
+            return None
+        vector = elem.kind == "List"
+        item = elem.elem if vector else elem
+        if item is None or not (item.is_scalar or item.kind == "Any"):
+            return None
+        if bound.kind != "Any":
+            serials = {bound.kind, item.kind} & set(SERIAL_KINDS)
+            if not bound.is_scalar or serials and {bound.kind, item.kind} & {"Number"}:
+                return None
+            raise _MeetAtText(name, "Any")
+        if not vector:
+            # Marked as a mixed array: the columnar and SQL backends, whose columns hold one
+            # type, refuse it when compiling rather than answer in another type.
+            return ir.Coerce(arg, "array_mixed", arg.type, arg.span, arg.may_error,
+                             arg.cost + 1, arg.size)
+        return ir.Coerce(arg, "array_vector", Type("List", elem=item, nullable=arg.type.nullable),
+                         arg.span, True, arg.cost + 1 + arg.size, arg.size)
 
     calling: str | None = None
 
@@ -710,6 +793,34 @@ def _subst(t: Type, bindings: Mapping[str, Type]) -> Type:
         return replace(t, params=tuple(_subst(p, bindings) for p in t.params),
                        elem=_subst(t.elem, bindings))  # type: ignore[arg-type]
     return t
+
+
+def _literal_vector(node: IR) -> bool:
+    """An array constant one column wide ({1;2;3}) or one row high ({1,2,3} as a 2-D row)."""
+    if type(node) is ir.Coerce and node.mode == "array_mixed":
+        node = node.node
+    if type(node) is not ir.ListOf or not node.items \
+            or not all(type(row) is ir.ListOf for row in node.items):
+        return False
+    rows: Any = node.items
+    return len(rows) == 1 and len(rows[0].items) > 0 or all(len(row.items) == 1 for row in rows)
+
+
+def _as_vector(node: IR) -> IR:
+    """A one-column or one-row array constant read as a list (``array_vector``)."""
+    elem = node.type.elem.elem  # type: ignore[union-attr]
+    return ir.Coerce(node, "array_vector", Type("List", elem=elem, nullable=node.type.nullable),
+                     node.span, True, node.cost + 1 + node.size, node.size)
+
+
+def _literal_vectors(call: IR) -> tuple[int, ...]:
+    """The positions where a call passes such a constant as is to a 2-D (list of lists)
+    parameter."""
+    if type(call) is not ir.Call:
+        return ()
+    return tuple(i for i, (prm, arg) in enumerate(zip(call.sig.params, call.args))
+                 if prm.type.kind == "List" and prm.type.elem is not None
+                 and prm.type.elem.kind == "List" and _literal_vector(arg))
 
 
 def _unify(expected: Type, actual: Type, bindings: dict[str, Type]) -> bool:
