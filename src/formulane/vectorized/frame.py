@@ -273,7 +273,7 @@ def apply(
     registry: Any = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Add one column per formula (and its error column where errors are possible)."""
-    from .. import compile as compile_formula
+    from ..interpreter.cache import compile_cached as compile_formula
 
     if not isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
         raise CheckError(f"apply takes a polars DataFrame or LazyFrame, got "
@@ -399,7 +399,7 @@ def sql_select(
     ``limits.max_sql_length`` characters."""
     from . import sql_let
 
-    from .. import compile as compile_formula
+    from ..interpreter.cache import compile_cached as compile_formula
     from ..limits import DEFAULT_LIMITS
 
     limits = limits or DEFAULT_LIMITS

@@ -210,7 +210,7 @@ def plan_stream(
     result = apply(frame, formulas, types, profile=profile, numbers=numbers,
                    error_suffix=error_suffix, registry=registry)
     assert isinstance(result, pl.LazyFrame)
-    from .. import compile as compile_formula  # cached: apply compiled the same programs
+    from ..interpreter.cache import compile_cached as compile_formula  # cached: apply compiled the same programs
 
     used = {n for src in formulas.values()
             for n in compile_formula(src, types, profile=profile, registry=registry).uses}

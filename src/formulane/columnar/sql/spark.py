@@ -45,7 +45,7 @@ def with_formulas(frame: Any, formulas: Mapping[str, str], schema: Any, *,
     """A Spark DataFrame with one column per formula (and ``<name>__error`` where the formula
     may produce an error value). Refuses at compile time (`Unsupported`) what Spark SQL cannot
     express faithfully."""
-    from ... import compile as compile_formula
+    from ...interpreter.cache import compile_cached as compile_formula
     from ...limits import DEFAULT_LIMITS
     from ...vectorized.frame import check_output_names, to_sql_forms
 
