@@ -392,7 +392,9 @@ TABLES += [
     Table("excel profile", CRIT, CRIT_ROWS, [
         "COUNTIF(xs, 5)", "COUNTIF(xs, 2)", "SUMIF(xs, 10, ys)", "COUNTIF(bs, TRUE)",
         "SUM(TRUE, xs)", "AVERAGE(a, xs)", "MAX(a)",
-        F('COUNTIFS(xs, ">=" & 2)', {"sql": "General format"}),
+        # A computed criterion may be an error in the excel profile, so the list is read with
+        # its error cells (array_mixed), which polars does not hold: a typed refusal.
+        F('COUNTIFS(xs, ">=" & 2)', {"polars": "coercion has no polars form", "sql": "General format"}),
         "XMATCH(a, xs)", "COUNT(a, TRUE)",
     ], profile="excel"),
 ]
