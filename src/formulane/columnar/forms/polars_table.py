@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .form import (
-    Form, Style, dates_arithmetic, dates_parts, elementwise, lists_aggregates, lists_arrays, lists_criteria, lists_lookup, lists_statistics, math_polars, operators_polars, text_case, text_formatting, text_regex, text_search,
+    Form, Style, dates_entries, elementwise, lists_aggregates, lists_arrays, lists_criteria, lists_lookup, lists_statistics, math_polars, operators_polars, text_case, text_formatting, text_regex, text_search,
 )
 
 
@@ -188,76 +188,8 @@ POLARS: dict[str, Form] = {
     "REGEXEXTRACTALL": _f(text_regex, "polars_regexextractall"),
     "REGEXGROUPS": _f(text_regex, "polars_regexgroups"),
     "REGEXREPLACE": _f(text_regex, "polars_regexreplace"),
-    # dates
-    "DATE": _f(dates_parts, "f_date", (), style="ops"),
-    "TIME": _f(dates_parts, "f_time", (), style="ops"),
-    "DATETIME": _f(dates_parts, "f_datetime", (), style="ops"),
-    "YEAR": _f(dates_parts, "f_year", ("Date",), style="ops"),
-    "YEAR(DateTime)": _f(dates_parts, "f_year", ("DateTime",), style="ops"),
-    "MONTH": _f(dates_parts, "f_month", ("Date",), style="ops"),
-    "MONTH(DateTime)": _f(dates_parts, "f_month", ("DateTime",), style="ops"),
-    "DAY": _f(dates_parts, "f_day", ("Date",), style="ops"),
-    "DAY(DateTime)": _f(dates_parts, "f_day", ("DateTime",), style="ops"),
-    "HOUR": _f(dates_parts, "f_hour", ("DateTime",), style="ops"),
-    "HOUR(Duration)": _f(dates_parts, "f_hour", ("Duration",), style="ops"),
-    "HOUR(Date)": _f(dates_parts, "f_hour", ("Date",), style="ops"),
-    "MINUTE": _f(dates_parts, "f_minute", ("DateTime",), style="ops"),
-    "MINUTE(Duration)": _f(dates_parts, "f_minute", ("Duration",), style="ops"),
-    "MINUTE(Date)": _f(dates_parts, "f_minute", ("Date",), style="ops"),
-    "SECOND": _f(dates_parts, "f_second", ("DateTime",), style="ops"),
-    "SECOND(Duration)": _f(dates_parts, "f_second", ("Duration",), style="ops"),
-    "SECOND(Date)": _f(dates_parts, "f_second", ("Date",), style="ops"),
-    "WEEKDAY": _f(dates_parts, "f_weekday", ("Date", None), style="ops"),
-    "WEEKDAY(Date, Number)": _f(dates_parts, "f_weekday", ("Date", "Number"), style="ops"),
-    "WEEKDAY(DateTime, Number)": _f(dates_parts, "f_weekday", ("DateTime", "Number"), style="ops"),
-    "WEEKNUM": _f(dates_parts, "f_weeknum", ("Date", None), style="ops"),
-    "WEEKNUM(Date, Number)": _f(dates_parts, "f_weeknum", ("Date", "Number"), style="ops"),
-    "WEEKNUM(DateTime, Number)": _f(dates_parts, "f_weeknum", ("DateTime", "Number"), style="ops"),
-    "ISOWEEKNUM": _f(dates_parts, "f_isoweeknum", ("Date",), style="ops"),
-    "ISOWEEKNUM(DateTime)": _f(dates_parts, "f_isoweeknum", ("DateTime",), style="ops"),
-    "EDATE": _f(dates_arithmetic, "f_edate", ("Date", None), style="ops"),
-    "EDATE(Date, Number)": _f(dates_arithmetic, "f_edate", ("Date", "Number"), style="ops"),
-    "EDATE(DateTime, Number)":
-        _f(dates_arithmetic, "f_edate", ("DateTime", "Number"), style="ops"),
-    "EOMONTH": _f(dates_arithmetic, "f_eomonth", ("Date", None), style="ops"),
-    "EOMONTH(Date, Number)": _f(dates_arithmetic, "f_eomonth", ("Date", "Number"), style="ops"),
-    "EOMONTH(DateTime, Number)":
-        _f(dates_arithmetic, "f_eomonth", ("DateTime", "Number"), style="ops"),
-    "DATEADD": _f(dates_arithmetic, "f_dateadd", ("Date", "Number", "Text"), style="ops"),
-    "DATEADD(DateTime, Number, Text)":
-        _f(dates_arithmetic, "f_dateadd", ("DateTime", "Number", "Text"), style="ops"),
-    "DATEDIF": _f(dates_arithmetic, "f_datedif", ("Date", "Date", None), style="ops"),
-    "DATEDIF(Date, Date, Text)":
-        _f(dates_arithmetic, "f_datedif", ("Date", "Date", "Text"), style="ops"),
-    "DATEDIF(Date, DateTime, Text)":
-        _f(dates_arithmetic, "f_datedif", ("Date", "DateTime", "Text"), style="ops"),
-    "DATEDIF(DateTime, Date, Text)":
-        _f(dates_arithmetic, "f_datedif", ("DateTime", "Date", "Text"), style="ops"),
-    "DATEDIF(DateTime, DateTime, Text)":
-        _f(dates_arithmetic, "f_datedif", ("DateTime", "DateTime", "Text"), style="ops"),
-    "DAYS": _f(dates_arithmetic, "f_days", ("Date", "Date"), style="ops"),
-    "DAYS(Date, DateTime)": _f(dates_arithmetic, "f_days", ("Date", "DateTime"), style="ops"),
-    "DAYS(DateTime, Date)": _f(dates_arithmetic, "f_days", ("DateTime", "Date"), style="ops"),
-    "DAYS(DateTime, DateTime)":
-        _f(dates_arithmetic, "f_days", ("DateTime", "DateTime"), style="ops"),
-    "YEARFRAC": _f(dates_arithmetic, "f_yearfrac", ("Date", "Date", None), style="ops"),
-    "YEARFRAC(Date, Date, Number)":
-        _f(dates_arithmetic, "f_yearfrac", ("Date", "Date", "Number"), style="ops"),
-    "YEARFRAC(Date, DateTime, Number)":
-        _f(dates_arithmetic, "f_yearfrac", ("Date", "DateTime", "Number"), style="ops"),
-    "YEARFRAC(DateTime, Date, Number)":
-        _f(dates_arithmetic, "f_yearfrac", ("DateTime", "Date", "Number"), style="ops"),
-    "YEARFRAC(DateTime, DateTime, Number)":
-        _f(dates_arithmetic, "f_yearfrac", ("DateTime", "DateTime", "Number"), style="ops"),
-    "NETWORKDAYS": _f(dates_arithmetic, "f_networkdays", (), style="ops"),
-    "NETWORKDAYS.INTL": _f(dates_arithmetic, "f_networkdays", (), style="ops"),
-    "WORKDAY": _f(dates_arithmetic, "f_workday", (), style="ops"),
-    "WORKDAY.INTL": _f(dates_arithmetic, "f_workday", (), style="ops"),
-    "TZCONVERT": _f(dates_parts, "f_tzconvert", ("DateTime", "Text"), style="ops"),
-    "SERIAL": _f(dates_parts, "f_serial", ("Date",), style="ops"),
-    "SERIAL(DateTime)": _f(dates_parts, "f_serial", ("DateTime",), style="ops"),
-    "SERIAL(Duration)": _f(dates_parts, "f_serial", ("Duration",), style="ops"),
-    "FROMSERIAL": _f(dates_parts, "f_fromserial", ("Number",), style="ops"),
+    # dates: one declaration for both backends (form.DATES_OPS)
+    **dates_entries("polars"),
     # lists
     "DROP": _f(lists_arrays, "polars_drop", style="call"),
     "FILTER": _f(lists_arrays, "polars_filter", style="call"),
