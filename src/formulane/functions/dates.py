@@ -31,7 +31,7 @@ from ..types import DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optio
 from ..values import NUM, VALUE, XLError
 from . import _calendar as cal
 from . import _numeric as nm
-from .spec import Cost, FunctionSpec, Param, Refuse, Sig, builtin, p, sig
+from .spec import Cost, FunctionSpec, Param, Refuse, Sig, builtin, family, p, sig
 
 #: The category of this module's functions (the reference groups them by it).
 CATEGORY = "dates"
@@ -69,7 +69,12 @@ def _date_sigs(*params: Param, returns: Type) -> tuple[Sig, ...]:
 # The clock
 
 
-@builtin(
+#: TODAY and NOW read the evaluation's injected clock: never folded, never vectorized.
+_clock_read = family(cost=Cost.const(1), needs_ctx=True, volatile=True, can_error=False,
+                     polars=_CLOCK_REFUSED, sql=_CLOCK_REFUSED)
+
+
+@_clock_read(
     "TODAY",
     sig(returns=DATE),
     doc="Today's date, from the evaluation's injected clock (in the clock's time zone).",
@@ -77,28 +82,16 @@ def _date_sigs(*params: Param, returns: Type) -> tuple[Sig, ...]:
         "DAYS(TODAY(), TODAY()) -> 0",
         "TODAY() = DATE(YEAR(TODAY()), MONTH(TODAY()), DAY(TODAY())) -> TRUE",
     ],
-    cost=Cost.const(1),
-    needs_ctx=True,
-    volatile=True,
-    can_error=False,
-    polars=_CLOCK_REFUSED,
-    sql=_CLOCK_REFUSED,
 )
 def today(ctx: EvalContext) -> dt.date:
     return ctx.today
 
 
-@builtin(
+@_clock_read(
     "NOW",
     sig(returns=DATETIME),
     doc="The current date and time, from the evaluation's injected clock.",
     examples=["DAYS(NOW(), TODAY()) -> 0", "HOUR(NOW()) < 24 -> TRUE"],
-    cost=Cost.const(1),
-    needs_ctx=True,
-    volatile=True,
-    can_error=False,
-    polars=_CLOCK_REFUSED,
-    sql=_CLOCK_REFUSED,
 )
 def now(ctx: EvalContext) -> dt.datetime:
     return ctx.now

@@ -18,7 +18,7 @@ from ..types import (
 )
 from ..values import DIV0, NUM, ErrorValue, XLError, display_text
 from ._numeric import POWER_COST
-from .spec import Cost, FunctionSpec, Refuse, builtin, p, sig
+from .spec import Cost, FunctionSpec, Refuse, builtin, family, p, sig
 
 #: The category of this module's functions (the reference groups them by it).
 CATEGORY = "operators"
@@ -421,33 +421,25 @@ def _lazy_or(f: Any, a: Any, b: Any) -> Any:
     return b(f)
 
 
-@builtin(
+#: The lazy logical operators (`and`, `or`): the right side is evaluated only when needed.
+_lazy_op = family(sig(BOOLEAN, BOOLEAN, returns=BOOLEAN), category="operators", lazy=True,
+                  cost=Cost.const(1), can_error=False, any_decimal_scale=True,
+                  total_on_floats=True)
+
+
+@_lazy_op(
     "OP_AND",
-    sig(BOOLEAN, BOOLEAN, returns=BOOLEAN),
     doc="Logical and, lazy left to right (`&&` also works).",
     examples=["TRUE and FALSE -> FALSE", "FALSE and 1/0 = 1 -> FALSE"],
-    category="operators",
-    lazy=True,
-    cost=Cost.const(1),
-    can_error=False,
-    any_decimal_scale=True,
-    total_on_floats=True,
 )
 def and_op(f: Any, a: Any, b: Any) -> Any:
     return _lazy_and(f, a, b)
 
 
-@builtin(
+@_lazy_op(
     "OP_OR",
-    sig(BOOLEAN, BOOLEAN, returns=BOOLEAN),
     doc="Logical or, lazy left to right (`||` also works).",
     examples=["FALSE or TRUE -> TRUE", "TRUE or 1/0 = 1 -> TRUE"],
-    category="operators",
-    lazy=True,
-    cost=Cost.const(1),
-    can_error=False,
-    any_decimal_scale=True,
-    total_on_floats=True,
 )
 def or_op(f: Any, a: Any, b: Any) -> Any:
     return _lazy_or(f, a, b)
