@@ -29,7 +29,7 @@ from ..values import NA, VALUE, XLError
 from ._numbertext import parse_number_text, parse_numbervalue
 from ._textformat import format_value
 from ._textsearch import before_after, delimiter_spans, delimiters, flag, wildcard_find
-from .spec import Cost, Refuse, builtin, family, p, sig
+from .spec import Cost, FunctionSpec, Refuse, builtin, family, p, sig
 
 #: The category of this module's functions (the reference groups them by it).
 CATEGORY = "text"
@@ -402,43 +402,31 @@ def search(find_text: str, within_text: str, start_num: Decimal | int = 1) -> in
     return at + 1
 
 
-@builtin(
-    "STARTSWITH",
-    sig(p("text", TEXT), p("prefix", TEXT), returns=BOOLEAN),
+def _affix_test(name: str, part: str, test: Callable[[str, str], bool], *, doc: str,
+                examples: list[str]) -> FunctionSpec:
+    """STARTSWITH, ENDSWITH, CONTAINS: a case-sensitive test of a text against a part of it."""
+    return builtin(name, sig(p("text", TEXT), p(part, TEXT), returns=BOOLEAN), doc=doc,
+                   examples=examples, cost=Cost.const(1), can_error=False)(test)
+
+
+startswith = _affix_test(
+    "STARTSWITH", "prefix", lambda text, prefix: text.startswith(prefix),
     doc="Whether the text starts with prefix (case-sensitive).",
     examples=['STARTSWITH("abc", "ab") -> TRUE', 'STARTSWITH("abc", "AB") -> FALSE',
               'STARTSWITH("abc", "") -> TRUE'],
-    cost=Cost.const(1),
-    can_error=False,
 )
-def startswith(text: str, prefix: str) -> bool:
-    return text.startswith(prefix)
-
-
-@builtin(
-    "ENDSWITH",
-    sig(p("text", TEXT), p("suffix", TEXT), returns=BOOLEAN),
+endswith = _affix_test(
+    "ENDSWITH", "suffix", lambda text, suffix: text.endswith(suffix),
     doc="Whether the text ends with suffix (case-sensitive).",
     examples=['ENDSWITH("abc", "bc") -> TRUE', 'ENDSWITH("abc", "C") -> FALSE',
               'ENDSWITH("abc", "") -> TRUE'],
-    cost=Cost.const(1),
-    can_error=False,
 )
-def endswith(text: str, suffix: str) -> bool:
-    return text.endswith(suffix)
-
-
-@builtin(
-    "CONTAINS",
-    sig(p("text", TEXT), p("substring", TEXT), returns=BOOLEAN),
+contains = _affix_test(
+    "CONTAINS", "substring", lambda text, substring: substring in text,
     doc="Whether the text contains substring (case-sensitive; SEARCH ignores case).",
     examples=['CONTAINS("abc", "b") -> TRUE', 'CONTAINS("abc", "B") -> FALSE',
               'CONTAINS("abc", "") -> TRUE'],
-    cost=Cost.const(1),
-    can_error=False,
 )
-def contains(text: str, substring: str) -> bool:
-    return substring in text
 
 
 # ----------------------------------------------------------------------- before / after / split
