@@ -26,7 +26,7 @@ from ._criteria import eq_key, sort_positions, sort_values, to_int, truthy
 from ._grids import (GRID_REFUSED, GRID_TYPE, Grid, empty_grid, filter_grid, grid_rows, sort_grid,
                      sortby_grid, unique_grid)
 from ._listnum import WIDE, finish
-from .spec import Cost, Refuse, builtin, p, sig
+from .spec import Cost, Refuse, builtin, family, p, sig
 
 
 #: These specs belong to the "lists" category (the module name would say "_arrays").
@@ -38,6 +38,9 @@ _LIST = list_of(T)
 #: A 2-D array: a list of equal-length rows (Excel's {1,2;3,4} is [[1, 2], [3, 4]]).
 _GRID = GRID_TYPE
 _GRID_REFUSED = GRID_REFUSED
+#: ROWS, COLUMNS, TRANSPOSE: 2-D arrays, which have no columnar form.
+_grid = family(category="lists", polars=_GRID_REFUSED, sql=_GRID_REFUSED,
+               cost=Cost.linear(1, 1), errors=("#VALUE!",))
 
 
 def _order(value: Any) -> bool:
@@ -486,36 +489,28 @@ def flatten(ctx: EvalContext, values: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 
-@builtin(
+@_grid(
     "ROWS",
     sig(p("array", list_of(list_of(T))), returns=NUMBER, impl=lambda rows: len(grid_rows(rows))),
     sig(p("array", list_of(T)), returns=NUMBER),
     doc="The number of rows of an array: of a 2-D array (a list of rows), its rows; of a flat "
         "list (a column), its items.",
-    category="lists",
-    polars=_GRID_REFUSED, sql=_GRID_REFUSED,
     examples=["ROWS([[1, 2, 3], [4, 5, 6]]) -> 2", "ROWS([1, 2, 3]) -> 3", "ROWS([]) -> 0",
               "ROWS([[1, 2], [3]]) -> #VALUE!"],
-    cost=Cost.linear(1, 1),
-    errors=("#VALUE!",),
 )
 def rows_(values: tuple[Any, ...]) -> int:
     return len(values)
 
 
-@builtin(
+@_grid(
     "COLUMNS",
     sig(p("array", list_of(list_of(T))), returns=NUMBER,
         impl=lambda rows: len(grid_rows(rows)[0]) if rows else 0),
     sig(p("array", list_of(T)), returns=NUMBER),
     doc="The number of columns of an array: of a 2-D array (a list of rows), the length of its "
         "rows; a flat list is one column.",
-    category="lists",
-    polars=_GRID_REFUSED, sql=_GRID_REFUSED,
     examples=["COLUMNS([[1, 2, 3], [4, 5, 6]]) -> 3", "COLUMNS([1, 2, 3]) -> 1",
               "COLUMNS([[1, 2], [3]]) -> #VALUE!"],
-    cost=Cost.linear(1, 1),
-    errors=("#VALUE!",),
 )
 def columns_(values: tuple[Any, ...]) -> int:
     return 1 if values else 0
@@ -527,19 +522,15 @@ def _transpose_grid(ctx: EvalContext, rows: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(zip(*grid)) if grid else ()
 
 
-@builtin(
+@_grid(
     "TRANSPOSE",
     sig(p("array", list_of(list_of(T))), returns=list_of(list_of(T)), impl=_transpose_grid),
     sig(p("array", list_of(T)), returns=list_of(list_of(T))),
     doc="Rows become columns: a 2-D array (a list of rows) flipped; a flat list (a column) "
         "becomes one row.",
-    category="lists",
-    polars=_GRID_REFUSED, sql=_GRID_REFUSED,
     examples=["TRANSPOSE([[1, 2, 3], [4, 5, 6]]) -> [[1, 4], [2, 5], [3, 6]]",
               "TRANSPOSE([1, 2, 3]) -> [[1, 2, 3]]", "TRANSPOSE([[1, 2], [3]]) -> #VALUE!"],
-    cost=Cost.linear(1, 1),
     needs_ctx=True,
-    errors=("#VALUE!",),
 )
 def transpose(ctx: EvalContext, values: tuple[Any, ...]) -> tuple[Any, ...]:
     return (values,) if values else ()

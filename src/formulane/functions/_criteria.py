@@ -315,10 +315,6 @@ class Wildcard:
         self._stars = stars_mask
         self._accept = 1 << len(atoms)
 
-    @property
-    def has_wildcards(self) -> bool:
-        return self._fast != "eq"
-
     def matches(self, text: str) -> bool:
         low = text.lower()
         fast = self._fast

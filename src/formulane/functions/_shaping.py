@@ -21,11 +21,15 @@ from ..types import BOOLEAN, NUMBER, T, list_of, optional
 from ..values import NUM, VALUE, ErrorValue, XLError
 from ._criteria import to_int, truthy
 from ._grids import GRID_REFUSED, GRID_TYPE, Grid, grid_rows, transposed
-from .spec import Cost, builtin, p, sig
+from .spec import Cost, family, p, sig
 
 _GRID = GRID_TYPE
 _LIST = list_of(T)
 _REFUSED = GRID_REFUSED
+#: Every shaping function: no columnar form (a 2-D array is not a column); the result's size
+#: is checked and charged (`_build`).
+_shaping = family(category="lists", polars=_REFUSED, sql=_REFUSED, cost=Cost.linear(1, 2),
+                  needs_ctx=True)
 
 
 def _build(ctx: EvalContext, cells: int) -> None:
@@ -48,7 +52,7 @@ def _chooserows_list(ctx: EvalContext, values: tuple[Any, ...], *picks: Any) -> 
     return tuple(values[i] for i in _positions(picks, len(values), "row"))
 
 
-@builtin(
+@_shaping(
     "CHOOSEROWS",
     sig(p("array", _GRID), p("row_num", NUMBER, doc="1-based; negative counts from the end"),
         returns=_GRID, repeat=1),
@@ -56,14 +60,10 @@ def _chooserows_list(ctx: EvalContext, values: tuple[Any, ...], *picks: Any) -> 
         impl=_chooserows_list),
     doc="The given rows of a 2-D array (items of a list, a column), in the order given; "
         "negative numbers count from the end; 0 or past the end is #VALUE!.",
-    category="lists",
-    polars=_REFUSED, sql=_REFUSED,
     examples=["CHOOSEROWS([[1, 2], [3, 4], [5, 6]], 3, 1) -> [[5, 6], [1, 2]]",
               "CHOOSEROWS([[1, 2], [3, 4]], -1) -> [[3, 4]]",
               "CHOOSEROWS([10, 20, 30], 2, 2) -> [20, 20]",
               "CHOOSEROWS([[1, 2]], 2) -> #VALUE!"],
-    cost=Cost.linear(1, 2),
-    needs_ctx=True,
     errors=("#VALUE!",),
 )
 def chooserows(ctx: EvalContext, rows: tuple[Any, ...], *picks: Any) -> Grid:
@@ -72,19 +72,15 @@ def chooserows(ctx: EvalContext, rows: tuple[Any, ...], *picks: Any) -> Grid:
     return tuple(grid[i] for i in _positions(picks, len(grid), "row"))
 
 
-@builtin(
+@_shaping(
     "CHOOSECOLS",
     sig(p("array", _GRID), p("col_num", NUMBER, doc="1-based; negative counts from the end"),
         returns=_GRID, repeat=1),
     doc="The given columns of a 2-D array, in the order given; negative numbers count from "
         "the end; 0 or past the last column is #VALUE!.",
-    category="lists",
-    polars=_REFUSED, sql=_REFUSED,
     examples=["CHOOSECOLS([[1, 2, 3], [4, 5, 6]], 3, 1) -> [[3, 1], [6, 4]]",
               "CHOOSECOLS([[1, 2, 3], [4, 5, 6]], -1) -> [[3], [6]]",
               "CHOOSECOLS([[1, 2]], 0) -> #VALUE!"],
-    cost=Cost.linear(1, 2),
-    needs_ctx=True,
     errors=("#VALUE!",),
 )
 def choosecols(ctx: EvalContext, rows: tuple[Any, ...], *picks: Any) -> Grid:
@@ -100,19 +96,15 @@ def _vstack_lists(ctx: EvalContext, *lists: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(x for v in lists for x in v)
 
 
-@builtin(
+@_shaping(
     "VSTACK",
     sig(p("array", _GRID), returns=_GRID, repeat=1),
     sig(p("list", _LIST), returns=_LIST, repeat=1, impl=_vstack_lists),
     doc="Stacks 2-D arrays vertically: the rows of each in turn (lists, which are columns, "
         "joined into one); arrays of different widths are #VALUE! (Excel pads with #N/A).",
-    category="lists",
-    polars=_REFUSED, sql=_REFUSED,
     examples=["VSTACK([[1, 2]], [[3, 4], [5, 6]]) -> [[1, 2], [3, 4], [5, 6]]",
               "VSTACK([1, 2], [3]) -> [1, 2, 3]",
               "VSTACK([[1, 2]], [[3]]) -> #VALUE!"],
-    cost=Cost.linear(1, 2),
-    needs_ctx=True,
     errors=("#VALUE!",),
 )
 def vstack(ctx: EvalContext, *arrays: tuple[Any, ...]) -> Grid:
@@ -139,20 +131,16 @@ def _hstack_lists(ctx: EvalContext, *lists: tuple[Any, ...]) -> Grid:
     return _hstack(ctx, [tuple((x,) for x in v) for v in lists])
 
 
-@builtin(
+@_shaping(
     "HSTACK",
     sig(p("array", _GRID), returns=_GRID, repeat=1),
     sig(p("list", _LIST), returns=_GRID, repeat=1, impl=_hstack_lists),
     doc="Puts 2-D arrays side by side: each row joined across the arrays (lists, which are "
         "columns, become the columns of a 2-D array); different heights are #VALUE! (Excel "
         "pads with #N/A).",
-    category="lists",
-    polars=_REFUSED, sql=_REFUSED,
     examples=["HSTACK([[1], [2]], [[3, 4], [5, 6]]) -> [[1, 3, 4], [2, 5, 6]]",
               "HSTACK([1, 2], [3, 4]) -> [[1, 3], [2, 4]]",
               "HSTACK([[1], [2]], [[3]]) -> #VALUE!"],
-    cost=Cost.linear(1, 2),
-    needs_ctx=True,
     errors=("#VALUE!",),
 )
 def hstack(ctx: EvalContext, *arrays: tuple[Any, ...]) -> Grid:
@@ -189,20 +177,16 @@ def _torow_list(ctx: EvalContext, values: tuple[Any, ...], ignore: Any = 0,
     return (_flat(ctx, _column(values), ignore, scan_by_column),)
 
 
-@builtin(
+@_shaping(
     "TOCOL",
     sig(p("array", _GRID), _IGNORE, _SCAN, returns=_LIST),
     sig(p("list", _LIST), _IGNORE, _SCAN, returns=_LIST, impl=_tocol_list),
     doc="A 2-D array as one list (a column), read row by row (column by column with "
         "scan_by_column); ignore skips blanks (1), error values (2) or both (3).",
-    category="lists",
-    polars=_REFUSED, sql=_REFUSED,
     examples=["TOCOL([[1, 2], [3, 4]]) -> [1, 2, 3, 4]",
               "TOCOL([[1, 2], [3, 4]], 0, TRUE) -> [1, 3, 2, 4]",
               "TOCOL([[1, BLANK()], [3, 4]], 1) -> [1, 3, 4]",
               "TOCOL([1, BLANK(), 2], 1) -> [1, 2]", "TOCOL([[1]], 4) -> #VALUE!"],
-    cost=Cost.linear(1, 2),
-    needs_ctx=True,
     errors=("#VALUE!",),
 )
 def tocol(ctx: EvalContext, rows: tuple[Any, ...], ignore: Any = 0,
@@ -210,19 +194,15 @@ def tocol(ctx: EvalContext, rows: tuple[Any, ...], ignore: Any = 0,
     return _flat(ctx, rows, ignore, scan_by_column)
 
 
-@builtin(
+@_shaping(
     "TOROW",
     sig(p("array", _GRID), _IGNORE, _SCAN, returns=_GRID),
     sig(p("list", _LIST), _IGNORE, _SCAN, returns=_GRID, impl=_torow_list),
     doc="A 2-D array as one row (a 2-D array of one row), read row by row (column by column "
         "with scan_by_column); ignore skips blanks (1), error values (2) or both (3).",
-    category="lists",
-    polars=_REFUSED, sql=_REFUSED,
     examples=["TOROW([[1, 2], [3, 4]]) -> [[1, 2, 3, 4]]",
               "TOROW([[1, 2], [3, 4]], 0, TRUE) -> [[1, 3, 2, 4]]",
               "TOROW([1, 2, 3]) -> [[1, 2, 3]]", "TOROW([[1]], -1) -> #VALUE!"],
-    cost=Cost.linear(1, 2),
-    needs_ctx=True,
     errors=("#VALUE!",),
 )
 def torow(ctx: EvalContext, rows: tuple[Any, ...], ignore: Any = 0,
@@ -243,20 +223,16 @@ def _wrap(ctx: EvalContext, values: tuple[Any, ...], count: Any, pad: Any) -> Gr
 _PAD = p("pad_with", T, None, "fills the last line (blank when omitted; Excel shows #N/A)")
 
 
-@builtin(
+@_shaping(
     "WRAPROWS",
     sig(p("vector", _LIST), p("wrap_count", NUMBER, doc="items per row"), _PAD,
         returns=list_of(list_of(optional(T)))),
     doc="A list cut into rows of wrap_count items (a 2-D array); the last row is filled with "
         "pad_with, or blanks (Excel: #N/A).",
-    category="lists",
-    polars=_REFUSED, sql=_REFUSED,
     examples=["WRAPROWS([1, 2, 3, 4], 2) -> [[1, 2], [3, 4]]",
               "WRAPROWS([1, 2, 3], 2, 0) -> [[1, 2], [3, 0]]",
               "WRAPROWS([1, 2, 3], 2) -> [[1, 2], [3, BLANK()]]",
               "WRAPROWS([1], 0) -> #NUM!"],
-    cost=Cost.linear(1, 2),
-    needs_ctx=True,
     errors=("#NUM!",),
 )
 def wraprows(ctx: EvalContext, values: tuple[Any, ...], wrap_count: Any,
@@ -264,19 +240,15 @@ def wraprows(ctx: EvalContext, values: tuple[Any, ...], wrap_count: Any,
     return _wrap(ctx, values, wrap_count, pad_with)
 
 
-@builtin(
+@_shaping(
     "WRAPCOLS",
     sig(p("vector", _LIST), p("wrap_count", NUMBER, doc="items per column"), _PAD,
         returns=list_of(list_of(optional(T)))),
     doc="A list cut into columns of wrap_count items (a 2-D array of wrap_count rows); the "
         "last column is filled with pad_with, or blanks (Excel: #N/A).",
-    category="lists",
-    polars=_REFUSED, sql=_REFUSED,
     examples=["WRAPCOLS([1, 2, 3, 4], 2) -> [[1, 3], [2, 4]]",
               "WRAPCOLS([1, 2, 3], 2, 0) -> [[1, 3], [2, 0]]",
               "WRAPCOLS([1], 0) -> #NUM!"],
-    cost=Cost.linear(1, 2),
-    needs_ctx=True,
     errors=("#NUM!",),
 )
 def wrapcols(ctx: EvalContext, values: tuple[Any, ...], wrap_count: Any,

@@ -101,7 +101,7 @@ def _tokenize(fmt: str) -> list[tuple[list[_Token], tuple[str, Decimal] | None]]
             m = _CONDITION.fullmatch(inner.strip())
             if m:
                 condition = (m.group(1), Decimal(m.group(2)))
-            elif (m2 := _ELAPSED.fullmatch(inner)) and len(set(inner.lower())) == 1:
+            elif _ELAPSED.fullmatch(inner) and len(set(inner.lower())) == 1:
                 tokens.append(("elapsed", inner[0].lower(), len(inner)))
             elif key.startswith("$"):
                 currency = inner[1:].split("-", 1)[0]

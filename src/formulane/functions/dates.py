@@ -24,14 +24,14 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from decimal import ROUND_DOWN, ROUND_FLOOR, Decimal
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..runtime import EvalContext
 from ..types import DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional
 from ..values import NUM, VALUE, XLError
 from . import _calendar as cal
 from . import _numeric as nm
-from .spec import Cost, Param, Refuse, Sig, builtin, p, sig
+from .spec import Cost, FunctionSpec, Param, Refuse, Sig, builtin, family, p, sig
 
 #: The category of this module's functions (the reference groups them by it).
 CATEGORY = "dates"
@@ -69,7 +69,12 @@ def _date_sigs(*params: Param, returns: Type) -> tuple[Sig, ...]:
 # The clock
 
 
-@builtin(
+#: TODAY and NOW read the evaluation's injected clock: never folded, never vectorized.
+_clock_read = family(cost=Cost.const(1), needs_ctx=True, volatile=True, can_error=False,
+                     polars=_CLOCK_REFUSED, sql=_CLOCK_REFUSED)
+
+
+@_clock_read(
     "TODAY",
     sig(returns=DATE),
     doc="Today's date, from the evaluation's injected clock (in the clock's time zone).",
@@ -77,28 +82,16 @@ def _date_sigs(*params: Param, returns: Type) -> tuple[Sig, ...]:
         "DAYS(TODAY(), TODAY()) -> 0",
         "TODAY() = DATE(YEAR(TODAY()), MONTH(TODAY()), DAY(TODAY())) -> TRUE",
     ],
-    cost=Cost.const(1),
-    needs_ctx=True,
-    volatile=True,
-    can_error=False,
-    polars=_CLOCK_REFUSED,
-    sql=_CLOCK_REFUSED,
 )
 def today(ctx: EvalContext) -> dt.date:
     return ctx.today
 
 
-@builtin(
+@_clock_read(
     "NOW",
     sig(returns=DATETIME),
     doc="The current date and time, from the evaluation's injected clock.",
     examples=["DAYS(NOW(), TODAY()) -> 0", "HOUR(NOW()) < 24 -> TRUE"],
-    cost=Cost.const(1),
-    needs_ctx=True,
-    volatile=True,
-    can_error=False,
-    polars=_CLOCK_REFUSED,
-    sql=_CLOCK_REFUSED,
 )
 def now(ctx: EvalContext) -> dt.datetime:
     return ctx.now
@@ -237,44 +230,28 @@ def timevalue(time_text: str) -> dt.timedelta:
 # Reading fields
 
 
-def _field_sigs(name: str) -> tuple[Sig, ...]:
-    return tuple(sig(p(name, t), returns=NUMBER) for t in (DATE, DATETIME))
+def _field(name: str, read: Callable[[dt.date], int], *, doc: str,
+           examples: list[str]) -> FunctionSpec:
+    """YEAR, MONTH, DAY: one field of a Date (of a DateTime in its own time zone)."""
+    return builtin(name, *(sig(p("date", t), returns=NUMBER) for t in (DATE, DATETIME)),
+                   doc=doc, examples=examples, cost=Cost.const(1), can_error=False)(read)
 
 
-@builtin(
-    "YEAR",
-    *_field_sigs("date"),
+year = _field(
+    "YEAR", lambda value: value.year,
     doc="The year of a date (of a DateTime in its own time zone).",
     examples=["YEAR(DATE(2024, 3, 1)) -> 2024", "YEAR(DATE(2024, 12, 32)) -> 2025"],
-    cost=Cost.const(1),
-    can_error=False,
 )
-def year(value: dt.date) -> int:
-    return value.year
-
-
-@builtin(
-    "MONTH",
-    *_field_sigs("date"),
+month = _field(
+    "MONTH", lambda value: value.month,
     doc="The month of a date, 1 to 12.",
     examples=["MONTH(DATE(2023, 12, 25)) -> 12", "MONTH(DATE(2024, 0, 1)) -> 12"],
-    cost=Cost.const(1),
-    can_error=False,
 )
-def month(value: dt.date) -> int:
-    return value.month
-
-
-@builtin(
-    "DAY",
-    *_field_sigs("date"),
+day = _field(
+    "DAY", lambda value: value.day,
     doc="The day of the month of a date, 1 to 31.",
     examples=["DAY(DATE(2024, 2, 29)) -> 29", "DAY(DATE(2023, 2, 29)) -> 1"],
-    cost=Cost.const(1),
-    can_error=False,
 )
-def day(value: dt.date) -> int:
-    return value.day
 
 
 def _seconds_of_day(value: dt.date | dt.timedelta) -> int:
@@ -291,49 +268,36 @@ def _seconds_of_day(value: dt.date | dt.timedelta) -> int:
     return (seconds + (1 if micros >= 500_000 else 0)) % 86400
 
 
-def _clock_sigs() -> tuple[Sig, ...]:
-    return tuple(sig(p("time", t), returns=NUMBER)
-                 for t in (DATETIME, DURATION, DATE))
+def _clock(name: str, read: Callable[[int], int], *, doc: str,
+           examples: list[str]) -> FunctionSpec:
+    """HOUR, MINUTE, SECOND: read from the seconds since midnight (`_seconds_of_day`)."""
+
+    def impl(value: dt.date | dt.timedelta) -> int:
+        return read(_seconds_of_day(value))
+
+    return builtin(name, *(sig(p("time", t), returns=NUMBER) for t in (DATETIME, DURATION, DATE)),
+                   doc=doc, examples=examples, cost=Cost.const(1), errors=("#NUM!",))(impl)
 
 
-@builtin(
-    "HOUR",
-    *_clock_sigs(),
+hour = _clock(
+    "HOUR", lambda seconds: seconds // 3600,
     doc="The hour of a DateTime or of a Duration's time of day, 0 to 23.",
     examples=[
         "HOUR(TIME(18, 45, 0)) -> 18",
         "HOUR(DATETIME(2024, 1, 1, 13, 5, 0)) -> 13",
         "HOUR(TIMEVALUE(\"23:59:59.6\")) -> 0",
     ],
-    cost=Cost.const(1),
-    errors=("#NUM!",),
 )
-def hour(value: dt.date | dt.timedelta) -> int:
-    return _seconds_of_day(value) // 3600
-
-
-@builtin(
-    "MINUTE",
-    *_clock_sigs(),
+minute = _clock(
+    "MINUTE", lambda seconds: seconds // 60 % 60,
     doc="The minute of a DateTime or of a Duration's time of day, 0 to 59.",
     examples=["MINUTE(TIME(18, 45, 0)) -> 45", "MINUTE(TIME(0, 750, 0)) -> 30"],
-    cost=Cost.const(1),
-    errors=("#NUM!",),
 )
-def minute(value: dt.date | dt.timedelta) -> int:
-    return _seconds_of_day(value) // 60 % 60
-
-
-@builtin(
-    "SECOND",
-    *_clock_sigs(),
+second = _clock(
+    "SECOND", lambda seconds: seconds % 60,
     doc="The second of a DateTime or of a Duration's time of day, 0 to 59.",
     examples=["SECOND(TIME(0, 0, 2000)) -> 20", "SECOND(DATETIME(2024, 1, 1, 0, 0, 59.5)) -> 0"],
-    cost=Cost.const(1),
-    errors=("#NUM!",),
 )
-def second(value: dt.date | dt.timedelta) -> int:
-    return _seconds_of_day(value) % 60
 
 
 @builtin(

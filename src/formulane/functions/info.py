@@ -20,7 +20,7 @@ from typing import Any, Mapping
 from ..types import ANY, BOOLEAN, NEVER, NUMBER, TEXT, Type, non_null
 from ..values import CONTEXT, ERROR_TYPE_NUMBER, NA, NUM, VALUE, ErrorValue, XLError
 from ._numeric import Number, finish, trunc_int
-from .spec import Cost, Refuse, builtin, p, sig
+from .spec import Cost, Refuse, builtin, family, p, sig
 
 #: The category of this module's functions (the reference groups them by it).
 CATEGORY = "info"
@@ -49,148 +49,112 @@ def _is_number(value: Any) -> bool:
 
 # ----------------------------------------------------------------------------------- IS tests
 
+#: The IS... tests of any value: they see error values and never fail.
+_is = family(sig(p("value", ANY), returns=BOOLEAN), cost=Cost.const(1), accepts_errors=True,
+             can_error=False)
+#: ISEVEN and ISODD: a Number (errors propagate, as in Excel), truncated to an integer.
+_parity = family(sig(p("number", NUMBER), returns=BOOLEAN), cost=Cost.const(1), can_error=False)
 
-@builtin(
+
+@_is(
     "ISBLANK",
-    sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is blank (an empty text is not blank).",
     examples=["ISBLANK(BLANK()) -> TRUE", 'ISBLANK("") -> FALSE', "ISBLANK(0) -> FALSE",
               "ISBLANK(1/0) -> FALSE"],
-    cost=Cost.const(1),
-    accepts_errors=True,
-    can_error=False,
 )
 def isblank(value: Any) -> bool:
     return value is None
 
 
-@builtin(
+@_is(
     "ISERROR",
-    sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is any error value.",
     examples=["ISERROR(1/0) -> TRUE", "ISERROR(NA()) -> TRUE", "ISERROR(1) -> FALSE"],
-    cost=Cost.const(1),
-    accepts_errors=True,
-    can_error=False,
 )
 def iserror(value: Any) -> bool:
     return _is_error(value)
 
 
-@builtin(
+@_is(
     "ISERR",
-    sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is an error other than #N/A.",
     examples=["ISERR(1/0) -> TRUE", "ISERR(NA()) -> FALSE", 'ISERR("x") -> FALSE'],
-    cost=Cost.const(1),
-    accepts_errors=True,
-    can_error=False,
 )
 def iserr(value: Any) -> bool:
     return _is_error(value) and value.code != NA
 
 
-@builtin(
+@_is(
     "ISNA",
-    sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is the #N/A error.",
     examples=["ISNA(NA()) -> TRUE", "ISNA(1/0) -> FALSE", "ISNA(0) -> FALSE"],
-    cost=Cost.const(1),
-    accepts_errors=True,
-    can_error=False,
 )
 def isna(value: Any) -> bool:
     return _is_error(value) and value.code == NA
 
 
-@builtin(
+@_is(
     "ISNUMBER",
-    sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is a Number (not text that looks like one, not a date).",
     examples=["ISNUMBER(4) -> TRUE", 'ISNUMBER("4") -> FALSE', "ISNUMBER(1/0) -> FALSE",
               "ISNUMBER(DATE(2024, 1, 1)) -> FALSE"],
-    cost=Cost.const(1),
-    accepts_errors=True,
-    can_error=False,
 )
 def isnumber(value: Any) -> bool:
     return _is_number(value)
 
 
-@builtin(
+@_is(
     "ISTEXT",
-    sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is a Text (the empty text included).",
     examples=['ISTEXT("a") -> TRUE', 'ISTEXT("") -> TRUE', "ISTEXT(1) -> FALSE",
               "ISTEXT(BLANK()) -> FALSE"],
-    cost=Cost.const(1),
-    accepts_errors=True,
-    can_error=False,
 )
 def istext(value: Any) -> bool:
     return type(value) is str
 
 
-@builtin(
+@_is(
     "ISNONTEXT",
-    sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is not a Text (blanks and errors included).",
     examples=["ISNONTEXT(1) -> TRUE", 'ISNONTEXT("a") -> FALSE', "ISNONTEXT(BLANK()) -> TRUE",
               "ISNONTEXT(NA()) -> TRUE"],
-    cost=Cost.const(1),
-    accepts_errors=True,
-    can_error=False,
 )
 def isnontext(value: Any) -> bool:
     return type(value) is not str
 
 
-@builtin(
+@_is(
     "ISLOGICAL",
-    sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is a Boolean.",
     examples=["ISLOGICAL(TRUE) -> TRUE", "ISLOGICAL(1) -> FALSE", 'ISLOGICAL("TRUE") -> FALSE'],
-    cost=Cost.const(1),
-    accepts_errors=True,
-    can_error=False,
 )
 def islogical(value: Any) -> bool:
     return type(value) is bool
 
 
-@builtin(
+@_is(
     "ISDATE",
-    sig(p("value", ANY), returns=BOOLEAN),
     doc="TRUE when the value is a Date or a DateTime (text is never a date).",
     examples=["ISDATE(DATE(2024, 2, 29)) -> TRUE", 'ISDATE("2024-02-29") -> FALSE',
               "ISDATE(45351) -> FALSE"],
-    cost=Cost.const(1),
-    accepts_errors=True,
-    can_error=False,
 )
 def isdate(value: Any) -> bool:
     return isinstance(value, dt.date)
 
 
-@builtin(
+@_parity(
     "ISEVEN",
-    sig(p("number", NUMBER), returns=BOOLEAN),
     doc="TRUE when the number, truncated to an integer, is even.",
     examples=["ISEVEN(4) -> TRUE", "ISEVEN(2.5) -> TRUE", "ISEVEN(-1) -> FALSE", "ISEVEN(0) -> TRUE"],
-    cost=Cost.const(1),
-    can_error=False,
 )
 def iseven(number: Number) -> bool:
     return trunc_int(number) % 2 == 0
 
 
-@builtin(
+@_parity(
     "ISODD",
-    sig(p("number", NUMBER), returns=BOOLEAN),
     doc="TRUE when the number, truncated to an integer, is odd.",
     examples=["ISODD(3) -> TRUE", "ISODD(-3.7) -> TRUE", "ISODD(2) -> FALSE", "ISODD(0) -> FALSE"],
-    cost=Cost.const(1),
-    can_error=False,
 )
 def isodd(number: Number) -> bool:
     return trunc_int(number) % 2 == 1

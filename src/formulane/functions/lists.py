@@ -36,7 +36,7 @@ from ._shaping import (  # noqa: F401 - re-exported: Excel's array shaping funct
     choosecols, chooserows, hstack, tocol, torow, vstack, wrapcols, wraprows,
 )
 from ._criteria import criterion, is_number, parse_number, serial, truthy
-from .spec import Cost, Refuse, builtin, p, sig
+from .spec import Cost, FunctionSpec, Refuse, builtin, p, sig
 
 #: The category of this module's functions (the reference groups them by it).
 CATEGORY = "lists"
@@ -131,56 +131,46 @@ def average(*args: Any) -> Decimal | int:
     return ln.mean(ln.numbers(args))
 
 
-def _extreme(pick: Callable[..., Any], what: str) -> Callable[..., Any]:
-    def run(*args: Any) -> Any:
+def _extreme(name: str, pick: Callable[..., Any], *, doc: str,
+             examples: list[str]) -> FunctionSpec:
+    """MIN and MAX: of numbers (0 when there are none, as in Excel), or of dates, datetimes or
+    durations (#CALC! when there are none)."""
+
+    def of_numbers(*args: Any) -> Decimal | int:
+        xs = ln.numbers(args)
+        return pick(xs) if xs else 0
+
+    def of_others(*args: Any) -> Any:
         values = _flat(args)
         if not values:
-            raise XLError(CALC, f"{what} of no values")
+            raise XLError(CALC, f"{name} of no values")
         return pick(values)
 
-    return run
+    return builtin(
+        name,
+        sig(p("number", _NUMS), returns=_N, repeat=1),
+        sig(p("date", many(DATE)), returns=DATE, repeat=1, impl=of_others),
+        sig(p("datetime", many(DATETIME)), returns=DATETIME, repeat=1, impl=of_others),
+        sig(p("duration", many(DURATION)), returns=DURATION, repeat=1, impl=of_others,
+            sql=_DURATION_ORDER),
+        doc=doc, examples=examples, cost=Cost.linear(2, 1), errors=("#CALC!",),
+    )(of_numbers)
 
 
-_MIN_OTHER = _extreme(min, "MIN")
-_MAX_OTHER = _extreme(max, "MAX")
-
-
-@builtin(
-    "MIN",
-    sig(p("number", _NUMS), returns=_N, repeat=1),
-    sig(p("date", many(DATE)), returns=DATE, repeat=1, impl=_MIN_OTHER),
-    sig(p("datetime", many(DATETIME)), returns=DATETIME, repeat=1, impl=_MIN_OTHER),
-    sig(p("duration", many(DURATION)), returns=DURATION, repeat=1, impl=_MIN_OTHER,
-        sql=_DURATION_ORDER),
+min_ = _extreme(
+    "MIN", min,
     doc="The smallest number (blanks skipped; 0 when there are none, as in Excel); also the "
         "earliest date or datetime, or the shortest duration (#CALC! when there are none).",
     examples=['MIN(3, [1, 2]) -> 1', 'MIN([5, BLANK(), -2]) -> -2', 'MIN([]) -> 0',
               'MIN([DATE(2024, 5, 1), DATE(2023, 1, 9)]) -> DATE(2023, 1, 9)'],
-    cost=Cost.linear(2, 1),
-    errors=("#CALC!",),
 )
-def min_(*args: Any) -> Decimal | int:
-    xs = ln.numbers(args)
-    return min(xs) if xs else 0
-
-
-@builtin(
-    "MAX",
-    sig(p("number", _NUMS), returns=_N, repeat=1),
-    sig(p("date", many(DATE)), returns=DATE, repeat=1, impl=_MAX_OTHER),
-    sig(p("datetime", many(DATETIME)), returns=DATETIME, repeat=1, impl=_MAX_OTHER),
-    sig(p("duration", many(DURATION)), returns=DURATION, repeat=1, impl=_MAX_OTHER,
-        sql=_DURATION_ORDER),
+max_ = _extreme(
+    "MAX", max,
     doc="The largest number (blanks skipped; 0 when there are none, as in Excel); also the "
         "latest date or datetime, or the longest duration (#CALC! when there are none).",
     examples=['MAX(3, [1, 7]) -> 7', 'MAX([-5, BLANK(), -2]) -> -2', 'MAX([]) -> 0',
               'MAX([DATE(2024, 5, 1), DATE(2023, 1, 9)]) -> DATE(2024, 5, 1)'],
-    cost=Cost.linear(2, 1),
-    errors=("#CALC!",),
 )
-def max_(*args: Any) -> Decimal | int:
-    xs = ln.numbers(args)
-    return max(xs) if xs else 0
 
 
 # ---------------------------------------------------------------------------------- counting

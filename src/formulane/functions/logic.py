@@ -12,7 +12,7 @@ from typing import Any
 
 from ..types import ANY, BOOLEAN, NEVER, NUMBER, TEXT, T, U, Type, join, non_null, optional
 from ..values import CUSTOM, NA, VALUE, ErrorValue, XLError
-from .spec import Cost, Refuse, builtin, p, sig
+from .spec import Cost, FunctionSpec, Refuse, builtin, family, p, sig
 from ._excel_arrays import no_logical_value
 
 #: The category of this module's functions (the reference groups them by it).
@@ -130,30 +130,25 @@ def _all_true(f: Any, args: tuple[Any, ...], stop: bool) -> Any:
     return not stop
 
 
-@builtin(
+#: AND and OR: lazy, left to right, stopping at the first deciding value or error.
+_lazy_all = family(sig(p("logical", BOOLEAN), returns=BOOLEAN, repeat=1), lazy=True,
+                   cost=Cost.const(1), can_error=False, any_decimal_scale=True)
+
+
+@_lazy_all(
     "AND",
-    sig(p("logical", BOOLEAN), returns=BOOLEAN, repeat=1),
     doc="TRUE when every argument is TRUE; lazy, left to right.",
     examples=["AND(TRUE, 1 < 2) -> TRUE", "AND(FALSE, 1/0 = 1) -> FALSE",
               "AND(1/0 = 1, FALSE) -> #DIV/0!"],
-    lazy=True,
-    cost=Cost.const(1),
-    can_error=False,
-    any_decimal_scale=True,
 )
 def and_(f: Any, *args: Any) -> Any:
     return _all_true(f, args, False)
 
 
-@builtin(
+@_lazy_all(
     "OR",
-    sig(p("logical", BOOLEAN), returns=BOOLEAN, repeat=1),
     doc="TRUE when any argument is TRUE; lazy, left to right.",
     examples=["OR(FALSE, 1 < 2) -> TRUE", "OR(TRUE, 1/0 = 1) -> TRUE"],
-    lazy=True,
-    cost=Cost.const(1),
-    can_error=False,
-    any_decimal_scale=True,
 )
 def or_(f: Any, *args: Any) -> Any:
     return _all_true(f, args, True)
@@ -173,28 +168,21 @@ def xor(*args: bool) -> bool:
     return sum(1 for a in args if a) % 2 == 1
 
 
-@builtin(
-    "TRUE",
-    sig(returns=BOOLEAN),
-    doc="The logical value TRUE (Excel's TRUE() function; the same as the constant TRUE).",
+def _constant(value: bool, *, doc: str, examples: list[str]) -> FunctionSpec:
+    """TRUE() and FALSE(): Excel's functions for the logical constants."""
+    return builtin(str(value).upper(), sig(returns=BOOLEAN), doc=doc, examples=examples,
+                   cost=Cost.const(1), can_error=False)(lambda: value)
+
+
+true_ = _constant(
+    True, doc="The logical value TRUE (Excel's TRUE() function; the same as the constant TRUE).",
     examples=["TRUE() -> TRUE", "AND(TRUE(), 1 < 2) -> TRUE"],
-    cost=Cost.const(1),
-    can_error=False,
 )
-def true_() -> bool:
-    return True
-
-
-@builtin(
-    "FALSE",
-    sig(returns=BOOLEAN),
+false_ = _constant(
+    False,
     doc="The logical value FALSE (Excel's FALSE() function; the same as the constant FALSE).",
     examples=["FALSE() -> FALSE", "OR(FALSE(), 1 > 2) -> FALSE"],
-    cost=Cost.const(1),
-    can_error=False,
 )
-def false_() -> bool:
-    return False
 
 
 @builtin(

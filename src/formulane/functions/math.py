@@ -16,13 +16,13 @@ from __future__ import annotations
 import decimal
 import math
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 from ..types import NUMBER, many
 from ..values import CONTEXT, DIV0, NUM, XLError
 from . import _numeric as nm
 from ._numeric import Number
-from .spec import Cost, Refuse, builtin, p, sig
+from .spec import Cost, FunctionSpec, Refuse, builtin, p, sig
 
 #: The category of this module's functions (the reference groups them by it).
 CATEGORY = "math"
@@ -93,55 +93,40 @@ def clamp(number: Number, low: Number, high: Number) -> Number:
 # ------------------------------------------------------------------------------------ rounding
 
 
-@builtin(
-    "ROUND",
-    sig(p("number", _N), p("num_digits", _N, 0, "decimal places; negative rounds to tens, "
-                                                  "hundreds..."), returns=_N),
+def _to_digits(name: str, mode: nm.Mode, *, doc: str, examples: list[str],
+               digits_doc: str = "") -> FunctionSpec:
+    """ROUND and its kin: `_numeric.round_digits` in one rounding mode."""
+
+    def impl(number: Number, num_digits: Number = 0) -> Decimal:
+        return nm.round_digits(number, num_digits, mode)
+
+    return builtin(name, sig(p("number", _N), p("num_digits", _N, 0, digits_doc), returns=_N),
+                   doc=doc, examples=examples, cost=Cost.const(30), errors=("#NUM!",))(impl)
+
+
+round_ = _to_digits(
+    "ROUND", "half_up",
+    digits_doc="decimal places; negative rounds to tens, hundreds...",
     doc="A number rounded to num_digits decimal places, halves away from zero.",
     examples=["ROUND(2.5, 0) -> 3", "ROUND(-2.5, 0) -> -3", "ROUND(2.675, 2) -> 2.68",
               "ROUND(1234, -2) -> 1200", "ROUND(3.14159, 2.9) -> 3.14"],
-    cost=Cost.const(30),
-    errors=("#NUM!",),
 )
-def round_(number: Number, num_digits: Number = 0) -> Decimal:
-    return nm.round_digits(number, num_digits, "half_up")
-
-
-@builtin(
-    "ROUNDUP",
-    sig(p("number", _N), p("num_digits", _N, 0), returns=_N),
+roundup = _to_digits(
+    "ROUNDUP", "up",
     doc="A number rounded away from zero to num_digits decimal places.",
     examples=["ROUNDUP(3.2, 0) -> 4", "ROUNDUP(-3.14159, 1) -> -3.2", "ROUNDUP(31415.9, -2) -> 31500"],
-    cost=Cost.const(30),
-    errors=("#NUM!",),
 )
-def roundup(number: Number, num_digits: Number = 0) -> Decimal:
-    return nm.round_digits(number, num_digits, "up")
-
-
-@builtin(
-    "ROUNDDOWN",
-    sig(p("number", _N), p("num_digits", _N, 0), returns=_N),
+rounddown = _to_digits(
+    "ROUNDDOWN", "down",
     doc="A number rounded toward zero to num_digits decimal places.",
     examples=["ROUNDDOWN(3.7, 0) -> 3", "ROUNDDOWN(-3.14159, 3) -> -3.141",
               "ROUNDDOWN(31415.9, -2) -> 31400"],
-    cost=Cost.const(30),
-    errors=("#NUM!",),
 )
-def rounddown(number: Number, num_digits: Number = 0) -> Decimal:
-    return nm.round_digits(number, num_digits, "down")
-
-
-@builtin(
-    "TRUNC",
-    sig(p("number", _N), p("num_digits", _N, 0), returns=_N),
+trunc = _to_digits(
+    "TRUNC", "down",
     doc="A number with its decimals cut off after num_digits places (toward zero).",
     examples=["TRUNC(-3.5) -> -3", "TRUNC(8.97) -> 8", "TRUNC(3.14159, 2) -> 3.14"],
-    cost=Cost.const(30),
-    errors=("#NUM!",),
 )
-def trunc(number: Number, num_digits: Number = 0) -> Decimal:
-    return nm.round_digits(number, num_digits, "down")
 
 
 @builtin(
@@ -214,68 +199,58 @@ def floor(number: Number, significance: Number = 1) -> Decimal:
     return nm.round_multiple(number, significance, "floor")
 
 
-@builtin(
-    "CEILING.MATH",
-    sig(p("number", _N), p("significance", _N, 1, "its sign is ignored"),
-        p("mode", _N, 0, "nonzero: negative numbers round away from zero"), returns=_N),
+def _to_multiple(name: str, up: nm.Mode, down: nm.Mode, mode_doc: str, *, doc: str,
+                 examples: list[str]) -> FunctionSpec:
+    """CEILING.MATH and FLOOR.MATH: a multiple of |significance|, rounding ``up`` (``down``
+    for a negative number with a nonzero mode)."""
+
+    def impl(number: Number, significance: Number = 1, mode: Number = 0) -> Decimal:
+        if not significance:
+            return _ZERO
+        step = nm.magnitude(significance)
+        return nm.round_multiple(number, step, down if number < 0 and mode else up)
+
+    return builtin(name, sig(p("number", _N), p("significance", _N, 1, "its sign is ignored"),
+                             p("mode", _N, 0, mode_doc), returns=_N),
+                   doc=doc, examples=examples, cost=Cost.const(30), errors=("#NUM!",))(impl)
+
+
+ceiling_math = _to_multiple(
+    "CEILING.MATH", "ceil", "floor", "nonzero: negative numbers round away from zero",
     doc="A number rounded up to a multiple of |significance|; with a nonzero mode, negative "
         "numbers round away from zero.",
     examples=["CEILING.MATH(-8.1, 2) -> -8", "CEILING.MATH(-5.5, 2, -1) -> -6",
               "CEILING.MATH(24.3, 5) -> 25", "CEILING.MATH(6.7) -> 7", "CEILING.MATH(3, 0) -> 0"],
-    cost=Cost.const(30),
-    errors=("#NUM!",),
 )
-def ceiling_math(number: Number, significance: Number = 1, mode: Number = 0) -> Decimal:
-    if not significance:
-        return _ZERO
-    step = nm.magnitude(significance)
-    return nm.round_multiple(number, step, "floor" if number < 0 and mode else "ceil")
-
-
-@builtin(
-    "FLOOR.MATH",
-    sig(p("number", _N), p("significance", _N, 1, "its sign is ignored"),
-        p("mode", _N, 0, "nonzero: negative numbers round toward zero"), returns=_N),
+floor_math = _to_multiple(
+    "FLOOR.MATH", "floor", "ceil", "nonzero: negative numbers round toward zero",
     doc="A number rounded down to a multiple of |significance|; with a nonzero mode, negative "
         "numbers round toward zero.",
     examples=["FLOOR.MATH(-8.1, 2) -> -10", "FLOOR.MATH(-5.5, 2, -1) -> -4",
               "FLOOR.MATH(24.3, 5) -> 20", "FLOOR.MATH(6.7) -> 6", "FLOOR.MATH(3, 0) -> 0"],
-    cost=Cost.const(30),
-    errors=("#NUM!",),
 )
-def floor_math(number: Number, significance: Number = 1, mode: Number = 0) -> Decimal:
-    if not significance:
-        return _ZERO
-    step = nm.magnitude(significance)
-    return nm.round_multiple(number, step, "ceil" if number < 0 and mode else "floor")
 
 
-@builtin(
-    "EVEN",
-    sig(p("number", _N), returns=_N),
-    doc="A number rounded away from zero to the nearest even integer.",
+def _to_parity(name: str, odd: int, *, doc: str, examples: list[str]) -> FunctionSpec:
+    """EVEN and ODD: away from zero to the next integer of the parity ``odd`` (0 or 1)."""
+
+    def impl(number: Number) -> Decimal:
+        n = int(nm.round_digits(nm.magnitude(number), 0, "ceil"))
+        n += (n + odd) % 2
+        return nm.finish(-n if number < 0 else n)
+
+    return builtin(name, sig(p("number", _N), returns=_N), doc=doc, examples=examples,
+                   cost=Cost.const(40), errors=("#NUM!",))(impl)
+
+
+even = _to_parity(
+    "EVEN", 0, doc="A number rounded away from zero to the nearest even integer.",
     examples=["EVEN(1.5) -> 2", "EVEN(3) -> 4", "EVEN(-1) -> -2", "EVEN(0) -> 0"],
-    cost=Cost.const(40),
-    errors=("#NUM!",),
 )
-def even(number: Number) -> Decimal:
-    n = int(nm.round_digits(nm.magnitude(number), 0, "ceil"))
-    n += n % 2
-    return nm.finish(-n if number < 0 else n)
-
-
-@builtin(
-    "ODD",
-    sig(p("number", _N), returns=_N),
-    doc="A number rounded away from zero to the nearest odd integer.",
+odd = _to_parity(
+    "ODD", 1, doc="A number rounded away from zero to the nearest odd integer.",
     examples=["ODD(1.5) -> 3", "ODD(3) -> 3", "ODD(-2) -> -3", "ODD(0) -> 1"],
-    cost=Cost.const(40),
-    errors=("#NUM!",),
 )
-def odd(number: Number) -> Decimal:
-    n = int(nm.round_digits(nm.magnitude(number), 0, "ceil"))
-    n += 1 - n % 2
-    return nm.finish(-n if number < 0 else n)
 
 
 # ---------------------------------------------------------------------------------- remainders
@@ -355,32 +330,29 @@ def exp(number: Number) -> Decimal:
         raise XLError(NUM, "EXP result too large") from None
 
 
-@builtin(
-    "LN",
-    sig(p("number", _N), returns=_N),
+def _logarithm(name: str, log: Callable[[Decimal], Decimal], cost: int, *, doc: str,
+               examples: list[str]) -> FunctionSpec:
+    """LN and LOG10: one logarithm of the 34-digit context, of a positive number."""
+
+    def impl(number: Number) -> Decimal:
+        if number <= 0:
+            raise XLError(NUM, f"{name} of a number <= 0")
+        return nm.finish(log(nm.dec(number)))
+
+    return builtin(name, sig(p("number", _N), returns=_N), doc=doc, examples=examples,
+                   cost=Cost.const(cost), errors=("#NUM!",))(impl)
+
+
+ln = _logarithm(
+    "LN", CONTEXT.ln, 450,  # ~21 µs measured
     doc="The natural logarithm of a positive number.",
     examples=["LN(1) -> 0", "ROUND(LN(86), 6) -> 4.454347", "LN(0) -> #NUM!", "LN(-1) -> #NUM!"],
-    cost=Cost.const(450),  # ~21 µs measured
-    errors=("#NUM!",),
 )
-def ln(number: Number) -> Decimal:
-    if number <= 0:
-        raise XLError(NUM, "LN of a number <= 0")
-    return nm.finish(CONTEXT.ln(nm.dec(number)))
-
-
-@builtin(
-    "LOG10",
-    sig(p("number", _N), returns=_N),
+log10 = _logarithm(
+    "LOG10", CONTEXT.log10, 500,  # ~23 µs measured
     doc="The base-10 logarithm of a positive number (exact for powers of ten).",
     examples=["LOG10(1000) -> 3", "LOG10(0.01) -> -2", "LOG10(0) -> #NUM!"],
-    cost=Cost.const(500),  # ~23 µs measured
-    errors=("#NUM!",),
 )
-def log10(number: Number) -> Decimal:
-    if number <= 0:
-        raise XLError(NUM, "LOG10 of a number <= 0")
-    return nm.finish(CONTEXT.log10(nm.dec(number)))
 
 
 @builtin(
@@ -425,74 +397,57 @@ def _from_trig(x: float) -> Decimal:
     return nm.from_float(x)
 
 
-def _trig_arg(number: Number, name: str) -> float:
-    if nm.magnitude(number) >= _TRIG_LIMIT:
-        raise XLError(NUM, f"{name} of a number of 2^27 or more")
-    return float(number)
+def _trig(name: str, fn: Callable[[float], float], *, doc: str,
+          examples: list[str]) -> FunctionSpec:
+    """SIN, COS, TAN: the float function of an angle below 2^27 in magnitude (Excel's limit)."""
+
+    def impl(number: Number) -> Decimal:
+        if nm.magnitude(number) >= _TRIG_LIMIT:
+            raise XLError(NUM, f"{name} of a number of 2^27 or more")
+        return _from_trig(fn(float(number)))
+
+    return builtin(name, sig(p("number", _N, doc="an angle in radians"), returns=_N), doc=doc,
+                   examples=examples, cost=Cost.const(30), errors=("#NUM!",))(impl)
 
 
-@builtin(
-    "SIN",
-    sig(p("number", _N, doc="an angle in radians"), returns=_N),
+def _arc(name: str, fn: Callable[[float], float], *, doc: str,
+         examples: list[str]) -> FunctionSpec:
+    """ASIN, ACOS: the float function of a number between -1 and 1."""
+
+    def impl(number: Number) -> Decimal:
+        if not -1 <= number <= 1:
+            raise XLError(NUM, f"{name} needs a number between -1 and 1")
+        return _from_trig(fn(float(number)))
+
+    return builtin(name, sig(p("number", _N), returns=_N), doc=doc, examples=examples,
+                   cost=Cost.const(30), errors=("#NUM!",))(impl)
+
+
+sin = _trig(
+    "SIN", math.sin,
     doc="The sine of an angle in radians (binary floating point, as in Excel).",
     examples=["SIN(0) -> 0", "ROUND(SIN(PI()/6), 12) -> 0.5", "SIN(2^27) -> #NUM!"],
-    cost=Cost.const(30),
-    errors=("#NUM!",),
 )
-def sin(number: Number) -> Decimal:
-    return _from_trig(math.sin(_trig_arg(number, "SIN")))
-
-
-@builtin(
-    "COS",
-    sig(p("number", _N, doc="an angle in radians"), returns=_N),
+cos = _trig(
+    "COS", math.cos,
     doc="The cosine of an angle in radians (binary floating point, as in Excel).",
     examples=["COS(0) -> 1", "ROUND(COS(PI()/3), 12) -> 0.5", "COS(2^27) -> #NUM!"],
-    cost=Cost.const(30),
-    errors=("#NUM!",),
 )
-def cos(number: Number) -> Decimal:
-    return _from_trig(math.cos(_trig_arg(number, "COS")))
-
-
-@builtin(
-    "TAN",
-    sig(p("number", _N, doc="an angle in radians"), returns=_N),
+tan = _trig(
+    "TAN", math.tan,
     doc="The tangent of an angle in radians (binary floating point, as in Excel).",
     examples=["TAN(0) -> 0", "ROUND(TAN(PI()/4), 12) -> 1", "TAN(-134217728) -> #NUM!"],
-    cost=Cost.const(30),
-    errors=("#NUM!",),
 )
-def tan(number: Number) -> Decimal:
-    return _from_trig(math.tan(_trig_arg(number, "TAN")))
-
-
-@builtin(
-    "ASIN",
-    sig(p("number", _N), returns=_N),
+asin = _arc(
+    "ASIN", math.asin,
     doc="The arcsine in radians of a number between -1 and 1.",
     examples=["ASIN(0) -> 0", "ROUND(ASIN(-0.5), 9) -> -0.523598776", "ASIN(2) -> #NUM!"],
-    cost=Cost.const(30),
-    errors=("#NUM!",),
 )
-def asin(number: Number) -> Decimal:
-    if not -1 <= number <= 1:
-        raise XLError(NUM, "ASIN needs a number between -1 and 1")
-    return _from_trig(math.asin(float(number)))
-
-
-@builtin(
-    "ACOS",
-    sig(p("number", _N), returns=_N),
+acos = _arc(
+    "ACOS", math.acos,
     doc="The arccosine in radians (0 to pi) of a number between -1 and 1.",
     examples=["ACOS(1) -> 0", "ROUND(ACOS(-0.5), 9) -> 2.094395102", "ACOS(-1.5) -> #NUM!"],
-    cost=Cost.const(30),
-    errors=("#NUM!",),
 )
-def acos(number: Number) -> Decimal:
-    if not -1 <= number <= 1:
-        raise XLError(NUM, "ACOS needs a number between -1 and 1")
-    return _from_trig(math.acos(float(number)))
 
 
 @builtin(

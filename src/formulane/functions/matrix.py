@@ -25,11 +25,14 @@ from ..values import NUM, VALUE, XLError
 from . import _numeric as nm
 from ._arrays import _GRID_REFUSED
 from ._grids import grid_rows
-from .spec import Cost, builtin, p, sig
+from .spec import Cost, family, p, sig
 
 #: The largest order MDETERM and MINVERSE accept (#NUM! beyond): 64^3 exact steps.
 MAX_ORDER = 64
 _MATRIX = list_of(list_of(NUMBER))
+#: Every matrix function: a 2-D array has no columnar form; the result is sized and charged.
+_declare = family(category="math", polars=_GRID_REFUSED, sql=_GRID_REFUSED,
+                  cost=Cost.linear(1, 1), needs_ctx=True)
 
 
 def _matrix(rows: tuple[Any, ...], what: str) -> tuple[tuple[Any, ...], ...]:
@@ -116,56 +119,44 @@ def _mmult(ctx: EvalContext, left: tuple[Any, ...], right: tuple[Any, ...]) -> t
                        for col in cols) for row in fa)
 
 
-@builtin(
+@_declare(
     "MMULT",
     sig(p("array1", _MATRIX), p("array2", _MATRIX, doc="as many rows as array1 has columns"),
         returns=_MATRIX, impl=_mmult),
     doc="The matrix product of two 2-D arrays: as many rows as array1 and as many columns as "
         "array2; array1's columns must equal array2's rows (#VALUE! otherwise, or when an item "
         "is blank or not a number). Exact arithmetic.",
-    category="math",
-    polars=_GRID_REFUSED, sql=_GRID_REFUSED,
     examples=["MMULT([[1, 3], [7, 2]], [[2, 0], [0, 2]]) -> [[2, 6], [14, 4]]",
               "MMULT([[1, 2, 3]], [[4], [5], [6]]) -> [[32]]",
               "MMULT([[1, 2]], [[1, 2]]) -> #VALUE!"],
-    cost=Cost.linear(1, 1),
-    needs_ctx=True,
     errors=("#VALUE!", "#NUM!"),
 )
 def mmult(ctx: EvalContext, left: tuple[Any, ...], right: tuple[Any, ...]) -> tuple[Any, ...]:
     return _mmult(ctx, left, right)
 
 
-@builtin(
+@_declare(
     "MDETERM",
     sig(p("array", _MATRIX, doc="a square 2-D array of numbers"), returns=NUMBER),
     doc=f"The determinant of a square 2-D array of numbers (#VALUE! when it is not square or an "
         f"item is blank or not a number; #NUM! beyond {MAX_ORDER} rows). Exact arithmetic: "
         "MDETERM([[1, 2], [3, 4]]) is exactly -2.",
-    category="math",
-    polars=_GRID_REFUSED, sql=_GRID_REFUSED,
     examples=["MDETERM([[1, 3, 8, 5], [1, 3, 6, 1], [1, 1, 1, 0], [7, 3, 10, 2]]) -> 88",
               "MDETERM([[3, 6], [1, 1]]) -> -3", "MDETERM([[1, 2, 3], [4, 5, 6]]) -> #VALUE!"],
-    cost=Cost.linear(1, 1),
-    needs_ctx=True,
     errors=("#VALUE!", "#NUM!"),
 )
 def mdeterm(ctx: EvalContext, rows: tuple[Any, ...]) -> Decimal:
     return _number(_eliminate(_square(ctx, rows), None))
 
 
-@builtin(
+@_declare(
     "MINVERSE",
     sig(p("array", _MATRIX, doc="a square 2-D array of numbers"), returns=_MATRIX),
     doc=f"The inverse of a square 2-D array of numbers: #NUM! when the matrix is singular "
         f"(its determinant is 0), #VALUE! when it is not square or an item is blank or not a "
         f"number, #NUM! beyond {MAX_ORDER} rows. Exact arithmetic, each item rounded once.",
-    category="math",
-    polars=_GRID_REFUSED, sql=_GRID_REFUSED,
     examples=["MINVERSE([[4, -1], [2, 0]]) -> [[0, 0.5], [-1, 2]]",
               "MINVERSE([[1, 2], [2, 4]]) -> #NUM!"],
-    cost=Cost.linear(1, 1),
-    needs_ctx=True,
     errors=("#VALUE!", "#NUM!"),
 )
 def minverse(ctx: EvalContext, rows: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -178,19 +169,15 @@ def minverse(ctx: EvalContext, rows: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(tuple(_number(x) for x in row) for row in ident)
 
 
-@builtin(
+@_declare(
     "MUNIT",
     sig(p("dimension", NUMBER, doc="the number of rows and columns, at least 1"),
         returns=_MATRIX),
     doc="The identity matrix of the given dimension (1 on the diagonal, 0 elsewhere); "
         "#VALUE! when the dimension is below 1. Its size is checked against the list limit "
         "before it is built.",
-    category="math",
-    polars=_GRID_REFUSED, sql=_GRID_REFUSED,
     examples=["MUNIT(3) -> [[1, 0, 0], [0, 1, 0], [0, 0, 1]]", "MUNIT(1) -> [[1]]",
               "MUNIT(0) -> #VALUE!"],
-    cost=Cost.linear(1, 1),
-    needs_ctx=True,
     errors=("#VALUE!",),
 )
 def munit(ctx: EvalContext, dimension: Any) -> tuple[Any, ...]:

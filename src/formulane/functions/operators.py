@@ -18,12 +18,14 @@ from ..types import (
 )
 from ..values import DIV0, NUM, ErrorValue, XLError, display_text
 from ._numeric import POWER_COST
-from .spec import Cost, FunctionSpec, Refuse, builtin, p, sig
+from .spec import Cost, FunctionSpec, Refuse, builtin, family, p, sig
 
 #: The category of this module's functions (the reference groups them by it).
 CATEGORY = "operators"
 
 _EPOCH_UTC = dt.timezone.utc
+#: +, -, * and /: the refusal of their overloads without a table form (DateTime, Duration).
+_TIME_REFUSED = Refuse("DateTime and Duration arithmetic is not vectorized yet")
 
 
 def _days(n: Any) -> dt.timedelta:
@@ -120,8 +122,7 @@ def _duration_ratio(a: dt.timedelta, b: dt.timedelta) -> Decimal:
     sig(DURATION, DATE, returns=DATETIME, impl=_checked(lambda s, d: _date_plus_duration(d, s))),
     sig(DURATION, DURATION, returns=DURATION, impl=_checked(operator.add)),
     doc="Addition; a Date plus a Number adds days, a DateTime plus a Duration adds time.",
-    polars=Refuse("DateTime and Duration arithmetic is not vectorized yet"),
-    sql=Refuse("DateTime and Duration arithmetic is not vectorized yet"),
+    polars=_TIME_REFUSED, sql=_TIME_REFUSED,
     examples=["1 + 2 -> 3", "0.1 + 0.2 -> 0.3", "DATE(2024,2,28) + 1 -> DATE(2024,2,29)"],
     category="operators",
     cost=Cost.const(1),
@@ -145,8 +146,7 @@ def add(a: Any, b: Any) -> Any:
     sig(DATE, DURATION, returns=DATETIME, impl=_checked(lambda d, s: _date_plus_duration(d, -s))),
     sig(DURATION, DURATION, returns=DURATION, impl=_checked(operator.sub)),
     doc="Subtraction; Date minus Date gives days, DateTime minus DateTime a Duration.",
-    polars=Refuse("DateTime and Duration arithmetic is not vectorized yet"),
-    sql=Refuse("DateTime and Duration arithmetic is not vectorized yet"),
+    polars=_TIME_REFUSED, sql=_TIME_REFUSED,
     examples=["5 - 7 -> -2", "DATE(2024,3,1) - DATE(2024,2,1) -> 29"],
     category="operators",
     cost=Cost.const(1),
@@ -173,8 +173,7 @@ def _multiply(a: Any, b: Any) -> Any:
     sig(DURATION, NUMBER, returns=DURATION, impl=_duration_times),
     sig(NUMBER, DURATION, returns=DURATION, impl=lambda n, d: _duration_times(d, n)),
     doc="Multiplication.",
-    polars=Refuse("DateTime and Duration arithmetic is not vectorized yet"),
-    sql=Refuse("DateTime and Duration arithmetic is not vectorized yet"),
+    polars=_TIME_REFUSED, sql=_TIME_REFUSED,
     examples=["6 * 7 -> 42", "1.1 * 1.1 -> 1.21"],
     category="operators",
     cost=Cost.const(1),
@@ -200,8 +199,7 @@ def _divide(a: Any, b: Any) -> Any:
     sig(DURATION, NUMBER, returns=DURATION, impl=_duration_div),
     sig(DURATION, DURATION, returns=NUMBER, impl=_duration_ratio),
     doc="Division; dividing by zero gives #DIV/0!.",
-    polars=Refuse("DateTime and Duration arithmetic is not vectorized yet"),
-    sql=Refuse("DateTime and Duration arithmetic is not vectorized yet"),
+    polars=_TIME_REFUSED, sql=_TIME_REFUSED,
     examples=["1 / 4 -> 0.25", "1 / 0 -> #DIV/0!", "0 / 0 -> #DIV/0!"],
     category="operators",
     cost=Cost.const(1),
@@ -421,33 +419,25 @@ def _lazy_or(f: Any, a: Any, b: Any) -> Any:
     return b(f)
 
 
-@builtin(
+#: The lazy logical operators (`and`, `or`): the right side is evaluated only when needed.
+_lazy_op = family(sig(BOOLEAN, BOOLEAN, returns=BOOLEAN), category="operators", lazy=True,
+                  cost=Cost.const(1), can_error=False, any_decimal_scale=True,
+                  total_on_floats=True)
+
+
+@_lazy_op(
     "OP_AND",
-    sig(BOOLEAN, BOOLEAN, returns=BOOLEAN),
     doc="Logical and, lazy left to right (`&&` also works).",
     examples=["TRUE and FALSE -> FALSE", "FALSE and 1/0 = 1 -> FALSE"],
-    category="operators",
-    lazy=True,
-    cost=Cost.const(1),
-    can_error=False,
-    any_decimal_scale=True,
-    total_on_floats=True,
 )
 def and_op(f: Any, a: Any, b: Any) -> Any:
     return _lazy_and(f, a, b)
 
 
-@builtin(
+@_lazy_op(
     "OP_OR",
-    sig(BOOLEAN, BOOLEAN, returns=BOOLEAN),
     doc="Logical or, lazy left to right (`||` also works).",
     examples=["FALSE or TRUE -> TRUE", "TRUE or 1/0 = 1 -> TRUE"],
-    category="operators",
-    lazy=True,
-    cost=Cost.const(1),
-    can_error=False,
-    any_decimal_scale=True,
-    total_on_floats=True,
 )
 def or_op(f: Any, a: Any, b: Any) -> Any:
     return _lazy_or(f, a, b)

@@ -39,7 +39,7 @@ def declaration_modules() -> tuple[ModuleType, ...]:
 class Registry:
     """Immutable name -> spec mapping (names upper-case; operators under their symbols)."""
 
-    __slots__ = ("_specs", "_packs", "_all", "_key")
+    __slots__ = ("_specs", "_packs", "_all")
 
     def __init__(self, specs: Iterable[FunctionSpec], packs: Iterable[str] = ()) -> None:
         table: dict[str, FunctionSpec] = {}
@@ -53,7 +53,6 @@ class Registry:
         self._specs: Mapping[str, FunctionSpec] = MappingProxyType(
             {n: s for n, s in table.items() if s.pack is None or s.pack in self._packs}
         )
-        self._key = (tuple(sorted(self._specs)), self._packs, tuple(id(s) for s in self._specs.values()))
 
     def get(self, name: str) -> FunctionSpec | None:
         return self._specs.get(ascii_upper(name))
@@ -94,10 +93,6 @@ class Registry:
         if unknown:
             raise ValueError(f"unknown pack(s) {sorted(unknown)}; known: {sorted(known)}")
         return Registry(self._all.values(), self._packs | set(packs))
-
-    @property
-    def cache_key(self) -> tuple[Any, ...]:
-        return self._key
 
 
 def _collect() -> list[FunctionSpec]:

@@ -333,7 +333,23 @@ def builtin(
     return wrap
 
 
+Declare = Callable[[Callable[..., Any]], FunctionSpec]
+
+
+def family(*signatures: Sig, **shared: Any) -> Callable[..., Declare]:
+    """A family's own `builtin`: the signatures and keywords its members share, stated once.
+    ``_is = family(sig(p("value", ANY), returns=BOOLEAN), cost=Cost.const(1))`` then
+    ``@_is("ISTEXT", doc=..., examples=[...])`` above each member's implementation, which
+    keeps its name, doc and examples where grep and an IDE find them. A member's own
+    signatures follow the shared ones; a keyword given twice is a TypeError at import."""
+
+    def declare(name: str, *own_signatures: Sig, **own: Any) -> Declare:
+        return builtin(name, *signatures, *own_signatures, **shared, **own)
+
+    return declare
+
+
 __all__ = [
-    "Cost", "Example", "FunctionSpec", "Param", "Refuse", "Sig", "UNDECIDED", "builtin", "p",
-    "sig", "field",
+    "Cost", "Declare", "Example", "FunctionSpec", "Param", "Refuse", "Sig", "UNDECIDED",
+    "builtin", "family", "p", "sig", "field",
 ]

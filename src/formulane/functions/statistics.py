@@ -20,7 +20,7 @@ from ..types import BOOLEAN, NUMBER, list_of, many, optional
 from ..values import DIV0, NA, NUM, XLError
 from . import _listnum as ln
 from ._criteria import to_int
-from .spec import Cost, builtin, p, sig
+from .spec import Cost, builtin, family, p, sig
 
 #: The category of this module's functions (the reference groups them by it).
 CATEGORY = "statistics"
@@ -97,14 +97,15 @@ def geomean(*args: Any) -> Decimal | int:
     return _result(value)
 
 
-@builtin(
+#: HARMEAN, AVEDEV, DEVSQ: one number from a list's spread (#NUM! when it has no numbers).
+_spread = family(sig(p("number", _NUMS), returns=_N, repeat=1), cost=Cost.linear(6, 2),
+                 errors=("#NUM!",), pack=_PACK)
+
+
+@_spread(
     "HARMEAN",
-    sig(p("number", _NUMS), returns=_N, repeat=1),
     doc="The harmonic mean of positive numbers; #NUM! for none or any number <= 0.",
     examples=['HARMEAN(1, 4, 4) -> 2', 'HARMEAN([2, 6]) -> 3', 'HARMEAN(-1, 2) -> #NUM!'],
-    cost=Cost.linear(6, 2),
-    errors=("#NUM!",),
-    pack=_PACK,
 )
 def harmean(*args: Any) -> Decimal | int:
     xs = _positive(args, "HARMEAN")
@@ -114,14 +115,10 @@ def harmean(*args: Any) -> Decimal | int:
     return _result(value)
 
 
-@builtin(
+@_spread(
     "AVEDEV",
-    sig(p("number", _NUMS), returns=_N, repeat=1),
     doc="The mean absolute deviation from the mean; #NUM! when there are no numbers.",
     examples=['AVEDEV(2, 4, 6) -> 4 / 3', 'AVEDEV([5, 5]) -> 0', 'AVEDEV([]) -> #NUM!'],
-    cost=Cost.linear(6, 2),
-    errors=("#NUM!",),
-    pack=_PACK,
 )
 def avedev(*args: Any) -> Decimal | int:
     xs = ln.numbers(args)
@@ -133,14 +130,10 @@ def avedev(*args: Any) -> Decimal | int:
     return _result(value)
 
 
-@builtin(
+@_spread(
     "DEVSQ",
-    sig(p("number", _NUMS), returns=_N, repeat=1),
     doc="The sum of squared deviations from the mean; #NUM! when there are no numbers.",
     examples=['DEVSQ(1, 2, 3) -> 2', 'DEVSQ([4, BLANK(), 4]) -> 0', 'DEVSQ([]) -> #NUM!'],
-    cost=Cost.linear(6, 2),
-    errors=("#NUM!",),
-    pack=_PACK,
 )
 def devsq(*args: Any) -> Decimal | int:
     xs = ln.numbers(args)
@@ -333,28 +326,25 @@ def _fit(ys: tuple[Any, ...], xs: tuple[Any, ...]) -> tuple[Decimal, Decimal]:
         return slope, my - slope * mx
 
 
-@builtin(
+#: SLOPE and INTERCEPT: the least-squares line through pairs of numbers.
+_line = family(sig(p("known_ys", _NUMLIST), p("known_xs", _NUMLIST), returns=_N),
+               cost=Cost.linear(10, 4), errors=_PAIR_ERRORS, pack=_PACK)
+
+
+@_line(
     "SLOPE",
-    sig(p("known_ys", _NUMLIST), p("known_xs", _NUMLIST), returns=_N),
     doc="The slope of the least-squares line through the (x, y) points.",
     examples=['SLOPE([3, 5, 7], [1, 2, 3]) -> 2', 'SLOPE([1, 2], [4, 4]) -> #DIV/0!',
               'SLOPE([1, 2], [1]) -> #N/A'],
-    cost=Cost.linear(10, 4),
-    errors=_PAIR_ERRORS,
-    pack=_PACK,
 )
 def slope(ys: tuple[Any, ...], xs: tuple[Any, ...]) -> Decimal | int:
     return _result(_fit(ys, xs)[0])
 
 
-@builtin(
+@_line(
     "INTERCEPT",
-    sig(p("known_ys", _NUMLIST), p("known_xs", _NUMLIST), returns=_N),
     doc="Where the least-squares line through the (x, y) points crosses x = 0.",
     examples=['INTERCEPT([3, 5, 7], [1, 2, 3]) -> 1', 'INTERCEPT([1, 2], [4, 4]) -> #DIV/0!'],
-    cost=Cost.linear(10, 4),
-    errors=_PAIR_ERRORS,
-    pack=_PACK,
 )
 def intercept(ys: tuple[Any, ...], xs: tuple[Any, ...]) -> Decimal | int:
     return _result(_fit(ys, xs)[1])

@@ -29,7 +29,7 @@ from ..values import NA, VALUE, XLError
 from ._numbertext import parse_number_text, parse_numbervalue
 from ._textformat import format_value
 from ._textsearch import before_after, delimiter_spans, delimiters, flag, wildcard_find
-from .spec import Cost, Refuse, builtin, p, sig
+from .spec import Cost, FunctionSpec, Refuse, builtin, family, p, sig
 
 #: The category of this module's functions (the reference groups them by it).
 CATEGORY = "text"
@@ -139,25 +139,23 @@ def _map_chars(text: str, fn: Callable[[str], str]) -> str:
     return "".join(out)
 
 
-@builtin(
+#: UPPER, LOWER, TRIM, CLEAN: a Text to a Text, one C-speed pass.
+_text_to_text = family(sig(p("text", TEXT), returns=TEXT), cost=Cost.const(1), can_error=False)
+
+
+@_text_to_text(
     "UPPER",
-    sig(p("text", TEXT), returns=TEXT),
     doc="The text in upper case (character by character: 'ß' stays 'ß').",
     examples=['UPPER("Abc") -> "ABC"', 'UPPER("straße") -> "STRAßE"', 'UPPER("") -> ""'],
-    cost=Cost.const(1),
-    can_error=False,
 )
 def upper(text: str) -> str:
     return _map_chars(text, str.upper)
 
 
-@builtin(
+@_text_to_text(
     "LOWER",
-    sig(p("text", TEXT), returns=TEXT),
     doc="The text in lower case (character by character).",
     examples=['LOWER("AbC") -> "abc"', 'LOWER("ÉTÉ 2024") -> "été 2024"', 'LOWER("") -> ""'],
-    cost=Cost.const(1),
-    can_error=False,
 )
 def lower(text: str) -> str:
     return _map_chars(text, str.lower)
@@ -188,28 +186,22 @@ def proper(text: str) -> str:
     return "".join(out)
 
 
-@builtin(
+@_text_to_text(
     "TRIM",
-    sig(p("text", TEXT), returns=TEXT),
     doc="The text without leading or trailing spaces, inner runs of spaces reduced to one "
         "(only the space U+0020, as Excel).",
     examples=['TRIM("  a   b  ") -> "a b"', 'TRIM("   ") -> ""',
               'TRIM("a" & CHAR(9)) -> "a" & CHAR(9)'],
-    cost=Cost.const(1),
-    can_error=False,
 )
 def trim(text: str) -> str:
     return " ".join(part for part in text.split(" ") if part)
 
 
-@builtin(
+@_text_to_text(
     "CLEAN",
-    sig(p("text", TEXT), returns=TEXT),
     doc="The text without the control characters 0-31 (as Excel; DEL and C1 controls stay).",
     examples=['CLEAN("a" & CHAR(10) & "b") -> "ab"', 'CLEAN("abc") -> "abc"',
               'CLEAN(CHAR(127)) -> CHAR(127)'],
-    cost=Cost.const(1),
-    can_error=False,
 )
 def clean(text: str) -> str:
     if text.isprintable():
@@ -410,43 +402,31 @@ def search(find_text: str, within_text: str, start_num: Decimal | int = 1) -> in
     return at + 1
 
 
-@builtin(
-    "STARTSWITH",
-    sig(p("text", TEXT), p("prefix", TEXT), returns=BOOLEAN),
+def _affix_test(name: str, part: str, test: Callable[[str, str], bool], *, doc: str,
+                examples: list[str]) -> FunctionSpec:
+    """STARTSWITH, ENDSWITH, CONTAINS: a case-sensitive test of a text against a part of it."""
+    return builtin(name, sig(p("text", TEXT), p(part, TEXT), returns=BOOLEAN), doc=doc,
+                   examples=examples, cost=Cost.const(1), can_error=False)(test)
+
+
+startswith = _affix_test(
+    "STARTSWITH", "prefix", lambda text, prefix: text.startswith(prefix),
     doc="Whether the text starts with prefix (case-sensitive).",
     examples=['STARTSWITH("abc", "ab") -> TRUE', 'STARTSWITH("abc", "AB") -> FALSE',
               'STARTSWITH("abc", "") -> TRUE'],
-    cost=Cost.const(1),
-    can_error=False,
 )
-def startswith(text: str, prefix: str) -> bool:
-    return text.startswith(prefix)
-
-
-@builtin(
-    "ENDSWITH",
-    sig(p("text", TEXT), p("suffix", TEXT), returns=BOOLEAN),
+endswith = _affix_test(
+    "ENDSWITH", "suffix", lambda text, suffix: text.endswith(suffix),
     doc="Whether the text ends with suffix (case-sensitive).",
     examples=['ENDSWITH("abc", "bc") -> TRUE', 'ENDSWITH("abc", "C") -> FALSE',
               'ENDSWITH("abc", "") -> TRUE'],
-    cost=Cost.const(1),
-    can_error=False,
 )
-def endswith(text: str, suffix: str) -> bool:
-    return text.endswith(suffix)
-
-
-@builtin(
-    "CONTAINS",
-    sig(p("text", TEXT), p("substring", TEXT), returns=BOOLEAN),
+contains = _affix_test(
+    "CONTAINS", "substring", lambda text, substring: substring in text,
     doc="Whether the text contains substring (case-sensitive; SEARCH ignores case).",
     examples=['CONTAINS("abc", "b") -> TRUE', 'CONTAINS("abc", "B") -> FALSE',
               'CONTAINS("abc", "") -> TRUE'],
-    cost=Cost.const(1),
-    can_error=False,
 )
-def contains(text: str, substring: str) -> bool:
-    return substring in text
 
 
 # ----------------------------------------------------------------------- before / after / split
