@@ -348,6 +348,7 @@ def percent(a: Any) -> Any:
     any_decimal_scale=True,
     total_on_floats=True,
     propagates_null=True,
+    decimal_free=True,
 )
 def not_(a: bool) -> bool:
     return not a
@@ -381,6 +382,7 @@ def _comparison(symbol: str, op: Callable[[Any, Any], bool], text_op: Callable[[
         any_decimal_scale=True,
         total_on_floats=True,
         propagates_null=True,
+        decimal_free=True,
     )(op)
 
 
@@ -422,7 +424,7 @@ def _lazy_or(f: Any, a: Any, b: Any) -> Any:
 #: The lazy logical operators (`and`, `or`): the right side is evaluated only when needed.
 _lazy_op = family(sig(BOOLEAN, BOOLEAN, returns=BOOLEAN), category="operators", lazy=True,
                   cost=Cost.const(1), can_error=False, any_decimal_scale=True,
-                  total_on_floats=True)
+                  total_on_floats=True, decimal_free=True)
 
 
 @_lazy_op(
@@ -466,6 +468,7 @@ def _coalesce_check(types: list[Type], profile: str) -> tuple[list[Type], Type]:
     check=_coalesce_check,
     can_error=False,
     any_decimal_scale=True,
+    decimal_free=True,
 )
 def coalesce_op(f: Any, a: Any, b: Any) -> Any:
     x = a(f)

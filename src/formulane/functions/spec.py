@@ -250,6 +250,10 @@ class FunctionSpec:
     #: Joins its operands' display texts (`&`): each operand is shown as text
     #: (`values.display_text`) before the join, by the backend's own text rules.
     joins_text: bool = False
+    #: The scalar implementation never rounds a Decimal (it compares, tests or selects), so
+    #: generated code may run it outside the decimal context (`interpreter.codegen`); the logic
+    #: category is so by definition.
+    decimal_free: bool = False
 
     def describe(self) -> list[str]:
         return [s.describe(self.name) for s in self.signatures]
@@ -293,6 +297,7 @@ def builtin(
     propagates_null: bool = False,
     sql_null_on_own_error: bool = False,
     joins_text: bool = False,
+    decimal_free: bool = False,
 ) -> Callable[[Callable[..., Any]], FunctionSpec]:
     """Declare a function; the decorated name becomes its `FunctionSpec`. Its category is
     ``category``, else the declaring module's ``CATEGORY``, else "other" (never a file name).
@@ -328,6 +333,7 @@ def builtin(
             propagates_null=propagates_null,
             sql_null_on_own_error=sql_null_on_own_error,
             joins_text=joins_text,
+            decimal_free=decimal_free,
         )
 
     return wrap

@@ -22,8 +22,6 @@ from .compile import _CAUGHT, _NOT_CONST, to_error
 from ..runtime import EvalContext
 
 _SMALL = 10**15  # as program._SMALL: small ints are taken as they are
-#: Spec names program._uses_decimal treats as free of decimal arithmetic (plus category logic).
-_NO_DECIMAL = frozenset(("=", "<>", "<", "<=", ">", ">=", "OP_AND", "OP_OR", "??", "NOT"))
 _COMPARE = {operator.eq: ast.Eq, operator.ne: ast.NotEq, operator.lt: ast.Lt,
             operator.le: ast.LtE, operator.gt: ast.Gt, operator.ge: ast.GtE}
 _HUNDRED = Decimal(100)
@@ -184,7 +182,7 @@ class _Operators:
     def lazy_generic(self, node: ir.Call, impl: Any) -> _V:
         """Call the lazy implementation with generated thunks (IFS, SWITCH, CHOOSE...)."""
         spec = node.spec
-        if not (spec.category == "logic" or spec.name in _NO_DECIMAL):
+        if not (spec.category == "logic" or spec.decimal_free):
             self.needs_swap = True
         thunks = []
         for arg in node.args:

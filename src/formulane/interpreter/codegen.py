@@ -55,7 +55,7 @@ from ..limits import Limits
 from ..types import Type
 from ..values import CONTEXT, REF, ErrorValue, to_external
 from . import ir
-from ._codegen_ops import _EPOCH, _NO_DECIMAL, _Operators
+from ._codegen_ops import _EPOCH, _Operators
 from ._pyast import _N, _V, _assign, _atom, _call, _cmp, _const, _function, _load
 from .compile import _CAUGHT, _COERCIONS, _NOT_CONST, Compiler, _first_error, to_error
 from .ir import IR
@@ -545,7 +545,7 @@ class _Gen(_Operators):
             if not raises:
                 return _V(expr, False, kind)
             return self.attempt(expr, node.span, route, kind, False)
-        if not (spec.category == "logic" or spec.name in _NO_DECIMAL
+        if not (spec.category == "logic" or spec.decimal_free
                 or any(impl is f for f in self.known["free"])):
             self.needs_swap = True
         head = [self.ctx()] if spec.needs_ctx else []

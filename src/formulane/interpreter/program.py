@@ -431,8 +431,7 @@ def _uses_decimal(node: ir.IR) -> bool:
     while stack:
         n = stack.pop()
         if isinstance(n, ir.Call):
-            if n.spec.category not in ("logic",) and n.spec.name not in (
-                    "=", "<>", "<", "<=", ">", ">=", "OP_AND", "OP_OR", "??", "NOT"):
+            if not (n.spec.category == "logic" or n.spec.decimal_free):
                 return True
         elif isinstance(n, ir.Coerce):
             return True
