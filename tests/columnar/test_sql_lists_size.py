@@ -67,6 +67,7 @@ DECIDED = [
     "RANK.EQ(n, xs)", 'SUMIF(xs, ">1", ys)', 'AVERAGEIF(xs, "<>2")', 'COUNTIF(xs, "<>2")',
     'COUNTIFS(xs, ">1", ys, "<>4")', 'SUMIFS(ys, xs, "<=3")',
     "SEQUENCE(3, 1, 10, 5)", "SUM(SEQUENCE(4, 1, n, 2))", "AVEDEV(xs)", "DEVSQ([2, 2, 2])",
+    "COUNTBLANK(xs)",
 ]
 
 

@@ -149,9 +149,9 @@ def polars_countblank(c: FormCall, values: Any) -> Any:
 def sql_countblank(c: FormCall, values: Any) -> Any:
     if c.elem(0).kind == "Text":
         test = _lam(lambda x: _or(_is_null(x), exp.EQ(this=x, expression=exp.Literal.string(""))))
-    else:
-        test = _lam(lambda x: _is_null(x))
-    return _coalesce(_len(_f("LIST_FILTER", values, test)), _n(0))
+        return _coalesce(_len(_f("LIST_FILTER", values, test)), _n(0))
+    # the items less the non-blank ones (0 for a blank list)
+    return _coalesce(_op("-", _len(values), _f("LIST_COUNT", values)), _n(0))
 
 
 # ------------------------------------------------------------------------ order statistics
