@@ -16,8 +16,11 @@ from sqlglot import exp
 
 from ....interpreter import ir
 from ....types import Type
+from ....values import ErrorValue
 from ...call import MISSING
 from ...call import FormCall as FormCall
+from ...sql.kit import cases as _cases
+from ...sql.let import _trivial as _sql_trivial
 from .. import _lazy
 
 # the list modules import these from here: polars and the compilers' modules, on first use
@@ -88,23 +91,36 @@ def _pl_empty_like(lst: Any) -> Any:
     return lst.list.head(0)
 
 
-def _pl_items(c: FormCall, values: Sequence[Any], start: int = 0) -> Any:
-    """``many(...)`` arguments as one list (numbers given directly and list items, in order;
-    blanks dropped; a blank list counts as empty)."""
+def _many(c: FormCall, values: Sequence[Any], start: int,
+          as_list: Callable[[Type, Any], Any], as_item: Callable[[Any], Any]
+          ) -> tuple[list[Any], Any]:
+    """The parts of ``many(...)`` arguments, in order (both backends): ``as_list(type, value)``
+    for a list argument, ``as_item(value)`` for one given directly; and the list part when it
+    is the only part (else None). Nested lists are refused."""
     parts = []
     only_list = None
     for i in range(start, len(values)):
         t = c.type(i)
-        v = values[i]
         if t.kind == "List":
             if t.elem is not None and t.elem.kind == "List":
                 c.refuse("nested lists")
-            if t.elem is None or t.elem.kind in ("Number", "Never", "Blank"):
-                v = v.cast(pl.List(_vp.dtype_of(Type("Number"))))  # [] is a list of nulls
-            v = v.fill_null([]) if t.nullable else v
-            only_list = v
-        parts.append(v)
-    if len(parts) == 1 and only_list is not None:
+            only_list = as_list(t, values[i])
+            parts.append(only_list)
+        else:
+            parts.append(as_item(values[i]))
+    return parts, (only_list if len(parts) == 1 else None)
+
+
+def _pl_items(c: FormCall, values: Sequence[Any], start: int = 0) -> Any:
+    """``many(...)`` arguments as one list (numbers given directly and list items, in order;
+    blanks dropped; a blank list counts as empty)."""
+    def as_list(t: Type, v: Any) -> Any:
+        if t.elem is None or t.elem.kind in ("Number", "Never", "Blank"):
+            v = v.cast(pl.List(_vp.dtype_of(Type("Number"))))  # [] is a list of nulls
+        return v.fill_null([]) if t.nullable else v
+
+    parts, only_list = _many(c, values, start, as_list, lambda v: v)
+    if only_list is not None:
         return only_list.list.drop_nulls()
     return pl.concat_list(parts).list.drop_nulls()
 
@@ -216,6 +232,16 @@ def _or(*xs: exp.Expr) -> exp.Expr:
     return out
 
 
+def _any(*xs: exp.Expr | bool) -> exp.Expr | bool:
+    """OR of conditions some of which the compiler decided (Python booleans)."""
+    if any(x is True for x in xs):
+        return True
+    kept = [x for x in xs if x is not False]
+    if not kept:
+        return False
+    return _or(*kept) if len(kept) > 1 else kept[0]  # type: ignore[arg-type]
+
+
 def _not(x: exp.Expr) -> exp.Expr:
     return exp.Not(this=_p(x))
 
@@ -228,27 +254,18 @@ def _not_null(x: exp.Expr) -> exp.Expr:
     return exp.Not(this=exp.Is(this=_p(x), expression=exp.Null()))
 
 
-_CMP: dict[str, type[exp.Binary]] = {"=": exp.EQ, "<>": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}
+#: The binary operators the SQL forms build (`_op`).
+_OPS: dict[str, type[exp.Binary]] = {
+    "+": exp.Add, "-": exp.Sub, "*": exp.Mul, "/": exp.Div, "=": exp.EQ, "<>": exp.NEQ,
+    "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}
 
 
-def _cmp(op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _CMP[op](this=_p(a), expression=_p(b))
-
-
-def _add(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.Add(this=_p(a), expression=_p(b))
-
-
-def _sub(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.Sub(this=_p(a), expression=_p(b))
-
-
-def _mul(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.Mul(this=_p(a), expression=_p(b))
-
-
-def _div(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.Div(this=_p(a), expression=_p(b), typed=False, safe=False)
+def _op(op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    """``a op b``, each operand parenthesized when it is an operator expression (a division
+    is the engine's own: no typed or safe variant)."""
+    if op == "/":
+        return exp.Div(this=_p(a), expression=_p(b), typed=False, safe=False)
+    return _OPS[op](this=_p(a), expression=_p(b))
 
 
 def _case(pairs: Sequence[tuple[exp.Expr, exp.Expr]],
@@ -270,31 +287,117 @@ def _sql_int(x: exp.Expr) -> exp.Expr:
     return exp.cast(clamped, exp.DataType.build("BIGINT"))
 
 
+def _sql_int_arg(c: FormCall, i: int, value: exp.Expr) -> tuple[exp.Expr, int | None]:
+    """Argument ``i`` as `_sql_int` does, and its value when the compiler knows it: a literal
+    number is truncated and clamped here (the forms then decide at compile time what it
+    selects); any other value is computed once (`FormCall.let`; total: clamped first)."""
+    k = c.const(i)
+    if isinstance(k, (int, Decimal)) and not isinstance(k, bool):
+        known = max(-(10**15), min(10**15, int(k)))
+        return _n(known), known
+    return c.let(_sql_int(value)), None
+
+
 def _sql_range_errors(value: exp.Expr) -> list[tuple[exp.Expr, str]]:
     # NaN compares above every number in DuckDB, so this also catches inf - inf.
     return [(exp.GTE(this=_f("ABS", value), expression=exp.Literal.number("1e308")), "#NUM!")]
 
 
+def _sql_checked(c: FormCall, value: exp.Expr, errors: Sequence[tuple[Any, str]] = (),
+                 total: bool = True) -> tuple[exp.Expr, list[tuple[Any, str]]]:
+    """``(value, [*errors, #NUM! beyond 1e308])`` with the value computed once (it is read by
+    the range test and by the result). ``total``: the value never aborts the query (a DOUBLE,
+    a list aggregate); binding computes it on every row, where the range test reads it only
+    after ``errors``, so a value that may abort (a DECIMAL sum) stays inline after errors."""
+    if (total or not errors) and _sql_nodes(value) > _BIND_NODES:
+        value = c.let(value)
+    return value, [*errors, *_sql_range_errors(value)]
+
+
+#: A value read twice is bound (`FormCall.let`) only past this many nodes: a binding costs a
+#: lateral subquery (about 60 characters) when it starts a level of its own.
+_BIND_NODES = 16
+
+
+def _sql_nodes(e: exp.Expr) -> int:
+    return sum(1 for _ in e.walk())
+
+
+def _sql_errors(pairs: Sequence[tuple[exp.Expr | bool, str]]) -> Any:
+    """A form's errors with the conditions the compiler decided (Python booleans) folded: a
+    false one is dropped, a true one ends the list as its constant code."""
+    kept: list[tuple[exp.Expr, str]] = []
+    for condition, code in pairs:
+        if condition is False:
+            continue
+        if condition is True:
+            return _cases([(cond, exp.Literal.string(k)) for cond, k in kept],
+                          exp.Literal.string(code))
+        kept.append((condition, code))
+    return kept
+
+
 def _sql_items(c: FormCall, values: Sequence[Any], start: int = 0) -> exp.Expr:
     """``many(...)`` arguments as one list (blanks kept: list aggregates skip them)."""
-    parts = []
-    only_list = None
-    for i in range(start, len(values)):
-        t = c.type(i)
-        v = values[i]
-        if t.kind == "List":
-            if t.elem is not None and t.elem.kind == "List":
-                c.refuse("nested lists")
-            v = _coalesce(v, exp.Array(expressions=[])) if t.nullable else v
-            only_list = v
-            parts.append(v)
-        else:
-            parts.append(exp.Array(expressions=[v]))
-    if len(parts) == 1 and only_list is not None:
-        return only_list
-    if len(parts) == 1:
-        return parts[0]
-    return _f("LIST_CONCAT", *parts)
+    parts, _ = _many(
+        c, values, start,
+        lambda t, v: _coalesce(v, exp.Array(expressions=[])) if t.nullable else v,
+        lambda v: exp.Array(expressions=[v]))
+    return parts[0] if len(parts) == 1 else _f("LIST_CONCAT", *parts)
+
+
+def _known_len(c: FormCall, i: int) -> int | None:
+    """The length of list argument ``i`` when the compiler knows it (a list written out, such
+    as ``[1, x]``), else None."""
+    a = c.args[i] if i < len(c.args) else None
+    return len(a.items) if isinstance(a, ir.ListOf) else None
+
+
+def _known_number(c: FormCall, i: int) -> Decimal | None:
+    """Argument ``i`` when it is a literal number (a Decimal), else None."""
+    k = c.const(i)
+    if isinstance(k, (int, Decimal)) and not isinstance(k, bool):
+        return Decimal(k)
+    return None
+
+
+def _known_items(c: FormCall, i: int) -> tuple[Any, ...] | None:
+    """The items of list argument ``i`` when it is written out of literals (no error value),
+    else None."""
+    a = c.args[i] if i < len(c.args) else None
+    if not isinstance(a, ir.ListOf) or not all(
+            isinstance(item, ir.Const) and not isinstance(item.value, ErrorValue)
+            for item in a.items):
+        return None
+    return tuple(item.value for item in a.items)  # type: ignore[union-attr]
+
+
+def _known_count(c: FormCall, start: int = 0, stop: int | None = None) -> int | None:
+    """How many non-blank items `_sql_items` / `_pl_items` hold when the compiler knows it
+    (lists written out and values given directly, each item a literal or of a type that is
+    never blank), else None."""
+    total = 0
+    for a in c.args[start:stop]:
+        for item in (a.items if isinstance(a, ir.ListOf) else (a,)):
+            if (isinstance(item, ir.Const) and item.value is None) \
+                    or item.type.kind == "Blank":
+                continue  # a literal blank, BLANK()
+            if item.type.nullable or item.type.kind in ("List", "Never", "Any", "Var"):
+                return None
+            total += 1
+    return total
+
+
+def _sql_too_few(c: FormCall, items: exp.Expr, minimum: int, start: int = 0,
+                 stop: int | None = None) -> exp.Expr | bool:
+    """Whether the ``many(...)`` arguments ``start:stop`` (as the list ``items``) hold fewer
+    than ``minimum`` non-blank items: decided here when the count is known (`_known_count`)."""
+    known = _known_count(c, start, stop)
+    if known is not None:
+        return known < minimum
+    if minimum == 1:
+        return exp.EQ(this=_sql_count(items), expression=_n(0))
+    return exp.LT(this=_sql_count(items), expression=_n(minimum))
 
 
 def _sql_present(lst: exp.Expr) -> exp.Expr:
@@ -306,14 +409,26 @@ def _sql_count(lst: exp.Expr) -> exp.Expr:
     return _coalesce(_f("LIST_COUNT", lst), _n(0))
 
 
+def _once(c: FormCall, e: exp.Expr) -> exp.Expr:
+    """``e`` computed once per row (`FormCall.let`: bound by the compiler when it binds)."""
+    return cast(exp.Expr, c.let(e))
+
+
 def _sql_let(values: dict[str, exp.Expr],
              body: Callable[[dict[str, exp.Expr]], exp.Expr]) -> exp.Expr:
-    """Bind expressions once per row (``list_transform([{...}], s -> ...)[1]``), so a lambda
-    that needs a list's mean does not recompute it for every item."""
+    """``body`` reading each of ``values`` computed once per row, inside the expression itself
+    (``list_transform([{...}], s -> ...)[1]``), so a lambda that needs a list's mean does not
+    recompute it for every item. (A binding of the compiler, `FormCall.let`, may be inlined
+    back where it is read once, which inside a lambda is once per item.) Values that are
+    already columns or literals (`FormCall.let` results among them) are passed as they are."""
+    heavy = {k: v for k, v in values.items() if not _sql_trivial(v)}
+    if not heavy:
+        return body(values)
     name = f"_s{next(_names)}"
     struct = exp.Struct(expressions=[
-        exp.PropertyEQ(this=exp.to_identifier(k), expression=v) for k, v in values.items()])
+        exp.PropertyEQ(this=exp.to_identifier(k), expression=v) for k, v in heavy.items()])
     fields: dict[str, exp.Expr] = {
-        k: exp.Dot(this=exp.column(name), expression=exp.to_identifier(k)) for k in values}
+        k: exp.Dot(this=exp.column(name), expression=exp.to_identifier(k)) if k in heavy else v
+        for k, v in values.items()}
     lam = exp.Lambda(this=body(fields), expressions=[exp.to_identifier(name)])
     return _at(_f("LIST_TRANSFORM", exp.Array(expressions=[struct]), lam), _n(1))

@@ -8,15 +8,18 @@ skipped where the scalar skips them); forms that are one builder with a flag (MI
 
 from __future__ import annotations
 
+import decimal
+from decimal import Decimal
 from typing import Any
 
 from sqlglot import exp
 
 from ....types import Type
 from ._base import (
-    FormCall, _add, _at, _case, _coalesce, _div, _e, _f, _float, _is_null, _lam, _len, _mul, _n,
-    _not_null, _num, _or, _pl_empty_like, _pl_items, _pl_range_errors, _pl_zip, _sql_count,
-    _sql_items, _sql_let, _sql_present, _sql_range_errors, _sub, _vp, pl,
+    FormCall, _any, _at, _case, _coalesce, _e, _f, _float, _is_null, _known_count, _known_number,
+    _lam, _len, _n, _not_null, _num, _op, _or, pl, _pl_empty_like, _pl_items, _pl_range_errors,
+    _pl_zip, _sql_checked, _sql_count, _sql_errors, _sql_items, _sql_let, _sql_present,
+    _sql_too_few, _vp,
 )
 
 
@@ -29,8 +32,7 @@ def polars_sum(c: FormCall, *values: Any) -> Any:
 
 
 def sql_sum(c: FormCall, *values: Any) -> Any:
-    total = _coalesce(_f("LIST_SUM", _sql_items(c, values)), _n(0))
-    return total, _sql_range_errors(total)
+    return _sql_checked(c, _coalesce(_f("LIST_SUM", _sql_items(c, values)), _n(0)))
 
 
 def polars_product(c: FormCall, *values: Any) -> Any:
@@ -41,10 +43,12 @@ def polars_product(c: FormCall, *values: Any) -> Any:
 
 
 def sql_product(c: FormCall, *values: Any) -> Any:
-    items = _sql_items(c, values)
-    value = _case([(exp.EQ(this=_sql_count(items), expression=_n(0)), _n(0))],
-                  _f("LIST_PRODUCT", items))
-    return value, _sql_range_errors(value)
+    items = c.let(_sql_items(c, values))
+    empty = _sql_too_few(c, items, 1)
+    if empty is True:
+        return _n(0)
+    product = _f("LIST_PRODUCT", items)
+    return _sql_checked(c, product if empty is False else _case([(empty, _n(0))], product))
 
 
 def _pl_mean(items: Any) -> Any:
@@ -65,8 +69,7 @@ def polars_average(c: FormCall, *values: Any) -> Any:
 
 def sql_average(c: FormCall, *values: Any) -> Any:
     items = _sql_items(c, values)
-    return _f("LIST_AVG", items), [(exp.EQ(this=_sql_count(items), expression=_n(0)),
-                                    "#DIV/0!")]
+    return _f("LIST_AVG", items), _sql_errors([(_sql_too_few(c, items, 1), "#DIV/0!")])
 
 
 def _pl_extreme(c: FormCall, *values: Any, largest: bool) -> Any:
@@ -82,7 +85,7 @@ def _sql_extreme(c: FormCall, *values: Any, largest: bool) -> Any:
     value = _f("LIST_MAX" if largest else "LIST_MIN", items)
     if c.node.type.kind == "Number":
         return _coalesce(value, _n(0))
-    return value, [(exp.EQ(this=_sql_count(items), expression=_n(0)), "#CALC!")]
+    return value, _sql_errors([(_sql_too_few(c, items, 1), "#CALC!")])
 
 
 _SERIAL_KINDS = ("Number", "Date", "DateTime", "Duration")
@@ -131,9 +134,9 @@ def _sql_count_args(c: FormCall, *values: Any, nonblank: bool) -> Any:
     for i, how in _count_plan(c, nonblank):
         v = values[i]
         if how == "list":
-            total = _add(total, _sql_count(v))
+            total = _op("+", total, _sql_count(v))
         elif how == "scalar":
-            total = _add(total, _case([(_not_null(v), _n(1))], _n(0)))
+            total = _op("+", total, _case([(_not_null(v), _n(1))], _n(0)))
     return total
 
 
@@ -146,9 +149,9 @@ def polars_countblank(c: FormCall, values: Any) -> Any:
 def sql_countblank(c: FormCall, values: Any) -> Any:
     if c.elem(0).kind == "Text":
         test = _lam(lambda x: _or(_is_null(x), exp.EQ(this=x, expression=exp.Literal.string(""))))
-    else:
-        test = _lam(lambda x: _is_null(x))
-    return _coalesce(_len(_f("LIST_FILTER", values, test)), _n(0))
+        return _coalesce(_len(_f("LIST_FILTER", values, test)), _n(0))
+    # the items less the non-blank ones (0 for a blank list)
+    return _coalesce(_op("-", _len(values), _f("LIST_COUNT", values)), _n(0))
 
 
 # ------------------------------------------------------------------------ order statistics
@@ -161,8 +164,7 @@ def polars_median(c: FormCall, *values: Any) -> Any:
 
 def sql_median(c: FormCall, *values: Any) -> Any:
     items = _sql_items(c, values)
-    return _f("LIST_MEDIAN", items), [(exp.EQ(this=_sql_count(items), expression=_n(0)),
-                                       "#NUM!")]
+    return _f("LIST_MEDIAN", items), _sql_errors([(_sql_too_few(c, items, 1), "#NUM!")])
 
 
 def _pl_spread(c: FormCall, *values: Any, sample: bool, root: bool) -> Any:
@@ -210,19 +212,23 @@ def _pl_decimal_var(items: Any, estimate: Any, ddof: int) -> Any:
 
 
 def _sql_spread(c: FormCall, *values: Any, sample: bool, root: bool) -> Any:
-    items = _sql_items(c, values)
+    items = c.let(_sql_items(c, values))
     name = ("LIST_STDDEV_" if root else "LIST_VAR_") + ("SAMP" if sample else "POP")
-    flat = exp.EQ(this=_f("LIST_MIN", items), expression=_f("LIST_MAX", items))
+    low, high = _f("LIST_MIN", items), _f("LIST_MAX", items)
+    if root:  # read twice each
+        low, high = c.let(low), c.let(high)
+    flat = exp.EQ(this=low, expression=high)
     if root:  # scaled, as in the polars form
-        scale = _f("GREATEST", _f("ABS", _f("LIST_MIN", items)), _f("ABS", _f("LIST_MAX", items)))
+        scale = _f("GREATEST", _f("ABS", low), _f("ABS", high))
         raw = _sql_let({"xs": items, "m": exp.cast(scale, exp.DataType.build("DOUBLE"))},
-                       lambda s: _mul(_f(name, _f("LIST_TRANSFORM", s["xs"], _lam(
-                           lambda x: _div(x, s["m"])))), s["m"]))
+                        lambda s: _op("*", _f(name, _f("LIST_TRANSFORM", s["xs"], _lam(
+                            lambda x: _op("/", x, s["m"])))), s["m"]))
     else:
         raw = _f(name, items)
-    value = _case([(flat, _n(0))], raw)
-    return value, [(exp.LT(this=_sql_count(items), expression=_n(2 if sample else 1)),
-                    "#DIV/0!"), *_sql_range_errors(value)]
+    too_few = _sql_too_few(c, items, 2 if sample else 1)
+    if too_few is True:
+        return exp.Null(), exp.Literal.string("#DIV/0!")
+    return _sql_checked(c, _case([(flat, _n(0))], raw), _sql_errors([(too_few, "#DIV/0!")]))
 
 
 def _pl_kth(c: FormCall, values: Any, k: Any, *, largest: bool) -> Any:
@@ -237,13 +243,23 @@ def _pl_kth(c: FormCall, values: Any, k: Any, *, largest: bool) -> Any:
 
 
 def _sql_kth(c: FormCall, values: Any, k: Any, *, largest: bool) -> Any:
-    items = _sql_present(values)
-    position = _f("CEIL" if largest else "FLOOR", k)
-    n = _sql_count(values)
-    bad = _or(exp.EQ(this=n, expression=_n(0)), exp.LT(this=position, expression=_n(1)),
-              exp.GT(this=position, expression=n))
+    known = _known_number(c, 1)
+    count = _known_count(c, 0, 1)
+    n = _n(count) if count is not None else c.let(_sql_count(values))
+    ordered = _f("LIST_SORT", _sql_present(values),
+                 exp.Literal.string("DESC" if largest else "ASC"))
+    if known is not None:
+        position = min(10**15, int(known.to_integral_value(
+            decimal.ROUND_CEILING if largest else decimal.ROUND_FLOOR)))
+        if position < 1 or (count is not None and count < position):
+            return exp.Null(), exp.Literal.string("#NUM!")
+        # (an empty list has fewer items than any position)
+        return _at(ordered, _n(position)), _sql_errors([
+            (False if count is not None else exp.LT(this=n, expression=_n(position)), "#NUM!")])
+    position = c.let(_f("CEIL" if largest else "FLOOR", k))
+    bad = c.let(_or(exp.EQ(this=n, expression=_n(0)), exp.LT(this=position, expression=_n(1)),
+                    exp.GT(this=position, expression=n)))
     index = exp.cast(_case([(bad, _n(1))], position), exp.DataType.build("BIGINT"))
-    ordered = _f("LIST_SORT", items, exp.Literal.string("DESC" if largest else "ASC"))
     return _at(ordered, index), [(bad, "#NUM!")]
 
 
@@ -264,21 +280,42 @@ def _pl_percentile(values: Any, k: Any, errors: list[tuple[Any, str]]) -> Any:
     return _num(value), [*errors, (bad, "#NUM!")]
 
 
-def _sql_percentile(values: Any, k: Any, errors: list[tuple[Any, str]]) -> Any:
-    items = _f("LIST_SORT", _sql_present(values))
-    n = _sql_count(values)
-    bad = _or(exp.EQ(this=n, expression=_n(0)), exp.LT(this=k, expression=_n(0)),
-              exp.GT(this=k, expression=_n(1)))
-    kd = exp.cast(k, exp.DataType.build("DOUBLE"))
-    position = _case([(bad, _n(0))], _mul(kd, _sub(n, _n(1))))
-    lower = _f("FLOOR", position)
-    frac = _sub(position, lower)
-    lo_i = exp.cast(lower, exp.DataType.build("BIGINT"))
-    lo = _at(items, _add(lo_i, _n(1)))
-    hi = _at(items, _f("LEAST", _add(lo_i, _n(2)), n))
+def _sql_percentile(c: FormCall, values: Any, k: Any, errors: list[tuple[Any, str]],
+                    known: Decimal | None = None) -> Any:
+    """PERCENTILE.INC in SQL; ``known``: k when the compiler knows it (its range is then
+    decided here), else None. ``errors`` come first (conditions or Python booleans)."""
+    if known is not None and not 0 <= known <= 1:
+        return exp.Null(), _sql_errors([*errors, (True, "#NUM!")])
+    count = _known_count(c, 0, 1)
+    if count == 0:
+        return exp.Null(), _sql_errors([*errors, (True, "#NUM!")])
+    n = _n(count) if count is not None else c.let(_sql_count(values))
+    bad = _any(False if count is not None else exp.EQ(this=n, expression=_n(0)),
+               *(() if known is not None else (exp.LT(this=k, expression=_n(0)),
+                                               exp.GT(this=k, expression=_n(1)))))
+    items = c.let(_f("LIST_SORT", _sql_present(values)))
+    double = exp.DataType.build("DOUBLE")
+    if known is not None and count is not None:  # the rank is known: exact, as the scalar's
+        rank = known * (count - 1)
+        whole = int(rank)
+        lo = _at(items, _n(whole + 1))
+        if rank != whole:
+            hi = _at(items, _n(min(whole + 2, count)))
+            lo = c.let(lo)
+            lo = _op("+", lo, _op("*", exp.cast(_n(rank - whole), double), _op("-", hi, lo)))
+        return lo, _sql_errors([*errors, (bad, "#NUM!")])
+    else:
+        spot = _op("*", exp.cast(k, double), _op("-", n, _n(1)))
+        guarded = spot if isinstance(bad, bool) else _case([(bad, _n(0))], spot)
+        position = c.let(guarded)
+        lower = c.let(_f("FLOOR", position))
+        frac = c.let(_op("-", position, lower))
+        lo_i = exp.cast(lower, exp.DataType.build("BIGINT"))
+        lo = c.let(_at(items, _op("+", lo_i, _n(1))))
+        hi = _at(items, _f("LEAST", _op("+", lo_i, _n(2)), n))
     value = _case([(exp.EQ(this=frac, expression=_n(0)), lo)],
-                  _add(lo, _mul(frac, _sub(hi, lo))))
-    return value, [*errors, (bad, "#NUM!")]
+                  _op("+", lo, _op("*", frac, _op("-", hi, lo))))
+    return value, _sql_errors([*errors, (bad, "#NUM!")])
 
 
 def polars_percentile_inc(c: FormCall, values: Any, k: Any) -> Any:
@@ -286,7 +323,7 @@ def polars_percentile_inc(c: FormCall, values: Any, k: Any) -> Any:
 
 
 def sql_percentile_inc(c: FormCall, values: Any, k: Any) -> Any:
-    return _sql_percentile(values, k, [])
+    return _sql_percentile(c, values, k, [], _known_number(c, 1))
 
 
 def polars_sumproduct(c: FormCall, *lists: Any) -> Any:
@@ -318,10 +355,10 @@ def sql_sumproduct(c: FormCall, *lists: Any) -> Any:
 
         out = factor(x)
         for lst in lists[1:]:
-            out = _mul(out, factor(_at(lst, i)))
+            out = _op("*", out, factor(_at(lst, i)))
         return out
 
     total = _coalesce(_f("LIST_SUM", _f("LIST_TRANSFORM", first, _lam(term, 2))), _n(0))
     mismatch = [exp.NEQ(this=_len(lst), expression=_len(first)) for lst in lists[1:]]
     errors = [(_or(*mismatch), "#VALUE!")] if mismatch else []
-    return total, [*errors, *_sql_range_errors(total)]
+    return _sql_checked(c, total, errors)  # a DOUBLE sum: total

@@ -8,6 +8,7 @@ compiling.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, Callable
 
 from sqlglot import exp
@@ -16,9 +17,9 @@ from ....interpreter import ir
 from ....types import Type
 from ....functions._criteria import to_int
 from ._base import (
-    FormCall, _BIG, _MISSING, _add, _and, _apply, _at, _case, _coalesce, _e, _f, _float, _is_null,
-    _lam, _len, _mul, _n, _not_null, _num, _p, _pl_bcast, _pl_int, _pl_with, _sql_count, _sql_int,
-    _sql_range_errors, _trunc, _vp, pl,
+    FormCall, _and, _apply, _at, _BIG, _case, _coalesce, _e, _f, _float, _is_null, _known_len,
+    _known_number, _lam, _len, _MISSING, _n, _not_null, _num, _op, _p, pl, _pl_bcast, _pl_int,
+    _pl_with, _sql_count, _sql_errors, _sql_int_arg, _sql_range_errors, _trunc, _vp,
 )
 
 
@@ -187,7 +188,7 @@ def sql_sortby(c: FormCall, values: Any, by: Any, *rest: Any) -> Any:
         return value, errors
     kind = _orderable(c, c.elem(1), "sort keys")
     # Sort the positions by the keys at those positions, then read the items there.
-    positions = _f("RANGE", _n(1), _add(_len(values), _n(1)))
+    positions = _f("RANGE", _n(1), _op("+", _len(values), _n(1)))
 
     def build(descending: bool) -> exp.Expr:
         order = _sql_sorted(positions, lambda i: _sql_key(_at(by, i), kind), descending)
@@ -300,8 +301,16 @@ def sql_sequence(c: FormCall, rows: Any, columns: Any = None, start: Any = None,
         return exp.Null(), [(exp.Boolean(this=True), "#VALUE!")]
     if n == 0:
         return exp.cast(exp.Array(expressions=[]), exp.DataType.build("DOUBLE[]"))
-    value = _f("LIST_TRANSFORM", _f("RANGE", _n(n)), _lam(lambda i: _add(start, _mul(step, i))))
-    last = _add(start, _mul(step, _n(n - 1)))
+    known = [_known_number(c, i) if i < len(c.args) else Decimal(1) for i in (2, 3)]
+    if known[1] == 1:  # start + i
+        value = _f("LIST_TRANSFORM", _f("RANGE", _n(n)), _lam(lambda i: _op("+", start, i)))
+    else:
+        value = _f("LIST_TRANSFORM", _f("RANGE", _n(n)), _lam(
+            lambda i: _op("+", start, _op("*", step, i))))
+    if known[0] is not None and known[1] is not None:  # the last item is known
+        return value, _sql_errors([(abs(known[0] + known[1] * (n - 1)) >= Decimal("1e308"),
+                                    "#NUM!")])
+    last = _op("+", start, _op("*", step, _n(n - 1)))
     return value, _sql_range_errors(exp.cast(last, exp.DataType.build("DOUBLE")))
 
 
@@ -316,10 +325,19 @@ def polars_take(c: FormCall, values: Any, count: Any) -> Any:
 
 
 def sql_take(c: FormCall, values: Any, count: Any) -> Any:
-    n = _sql_int(count)
-    size = _len(values)
-    front = _f("LIST_SLICE", values, _n(1), _f("GREATEST", n, _n(0)))
-    back = _f("LIST_SLICE", values, _f("GREATEST", _add(_add(size, n), _n(1)), _n(1)), size)
+    n, known = _sql_int_arg(c, 1, count)
+    length = _known_len(c, 0)
+    size = _n(length) if length is not None else c.let(_len(values))
+    front = _f("LIST_SLICE", values, _n(1), n if known is not None and known >= 0
+               else _f("GREATEST", n, _n(0)))
+    if known is not None and known >= 0:
+        return front
+    first = _op("+", _op("+", size, n), _n(1))
+    back = _f("LIST_SLICE", values, _n(max(length + known + 1, 1))
+              if length is not None and known is not None
+              else _f("GREATEST", first, _n(1)), size)
+    if known is not None:
+        return back
     return _case([(exp.GTE(this=n, expression=_n(0)), front)], back)
 
 
@@ -335,10 +353,17 @@ def polars_drop(c: FormCall, values: Any, count: Any) -> Any:
 
 
 def sql_drop(c: FormCall, values: Any, count: Any) -> Any:
-    n = _sql_int(count)
-    size = _len(values)
-    rest = _f("LIST_SLICE", values, _add(_f("LEAST", n, size), _n(1)), size)
-    front = _f("LIST_SLICE", values, _n(1), _f("GREATEST", _add(size, n), _n(0)))
+    n, known = _sql_int_arg(c, 1, count)
+    length = _known_len(c, 0)
+    size = _n(length) if length is not None else c.let(_len(values))
+    if known is not None and length is not None:  # decided here: the slice is known
+        if known >= 0:
+            return _f("LIST_SLICE", values, _n(min(known, length) + 1), size)
+        return _f("LIST_SLICE", values, _n(1), _n(max(length + known, 0)))
+    rest = _f("LIST_SLICE", values, _op("+", _f("LEAST", n, size), _n(1)), size)
+    front = _f("LIST_SLICE", values, _n(1), _f("GREATEST", _op("+", size, n), _n(0)))
+    if known is not None:
+        return rest if known >= 0 else front
     return _case([(exp.GTE(this=n, expression=_n(0)), rest)], front)
 
 

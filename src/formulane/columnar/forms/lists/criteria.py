@@ -16,9 +16,9 @@ from sqlglot import exp
 from ....interpreter import ir
 from ....functions._criteria import Criterion, criterion
 from ._base import (
-    FormCall, _EPOCH, _MISSING, _and, _apply, _at, _case, _cmp, _coalesce, _e, _f, _is_null, _lam,
-    _len, _n, _not, _not_null, _num, _or, _p, _pl_bcast, _pl_empty_like, _pl_lit, _pl_positions,
-    _pl_range_errors, _pl_with, _sql_count, _sql_range_errors, _vs, pl,
+    FormCall, _and, _apply, _at, _case, _coalesce, _e, _EPOCH, _f, _is_null, _lam, _len, _MISSING,
+    _n, _not, _not_null, _num, _op, _or, _p, pl, _pl_bcast, _pl_empty_like, _pl_lit, _pl_positions,
+    _pl_range_errors, _pl_with, _sql_count, _sql_range_errors, _vs,
 )
 from .aggregates import _pl_mean
 
@@ -171,6 +171,12 @@ class _PlOps:
 
 
 class _SqlOps:
+    """Predicate building blocks over sqlglot expressions. The predicates are read only by
+    LIST_FILTER, which keeps the items whose predicate is TRUE: a comparison with a blank item
+    is NULL, so it needs no blank guard (``filters_nulls``) unless it is negated (``<>``)."""
+
+    filters_nulls = True
+
     def true(self) -> exp.Expr:
         return exp.Boolean(this=True)
 
@@ -196,7 +202,7 @@ class _SqlOps:
         return cast(exp.Expr, _vs.literal(v))
 
     def cmp(self, op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-        return _cmp(op, a, b)
+        return _op(op, a, b)
 
     def lower(self, x: exp.Expr) -> exp.Expr:
         return exp.Lower(this=x)
@@ -220,13 +226,21 @@ def _crit_pred(c: FormCall, o: Any, crit: Criterion, kind: str, x: Any) -> Any:
     decided at compile time for the list's item type (blanks never equal a value, so ``<>``
     accepts them)."""
     if crit.op == "<>":
-        return o.not_(_crit_equal(c, o, crit, kind, x, True))
+        return o.not_(_crit_equal(c, o, crit, kind, x, True, negated=True))
     if crit.op in ("", "="):
         return _crit_equal(c, o, crit, kind, x, crit.op == "=")
-    return o.and_(o.not_null(x), _crit_order(c, o, crit, kind, x))
+    return _guarded(o, x, _crit_order(c, o, crit, kind, x), False)
 
 
-def _crit_equal(c: FormCall, o: Any, crit: Criterion, kind: str, x: Any, explicit: bool) -> Any:
+def _guarded(o: Any, x: Any, match: Any, negated: bool) -> Any:
+    """``match`` false for a blank item ``x`` (see ``_SqlOps.filters_nulls``)."""
+    if getattr(o, "filters_nulls", False) and not negated:
+        return match
+    return o.and_(o.not_null(x), match)
+
+
+def _crit_equal(c: FormCall, o: Any, crit: Criterion, kind: str, x: Any, explicit: bool,
+                negated: bool = False) -> Any:
     ck = crit.kind
     if ck == "empty":
         if kind == "Text" and not explicit:
@@ -258,7 +272,7 @@ def _crit_equal(c: FormCall, o: Any, crit: Criterion, kind: str, x: Any, explici
         match = o.cmp("=", x, o.lit(crit.flag))
     else:
         c.refuse(f"criteria over {kind} items")
-    return o.and_(o.not_null(x), match)
+    return _guarded(o, x, match, negated)
 
 
 def _crit_order(c: FormCall, o: Any, crit: Criterion, kind: str, x: Any) -> Any:
@@ -380,6 +394,7 @@ def _sql_if_family(c: FormCall, *values: Any, how: str) -> Any:
         target = values[2]
         errors.append((exp.NEQ(this=_len(target), expression=_len(lst)), "#VALUE!"))
         picked = _f("LIST_FILTER", target, _lam(lambda t, i: pred(_at(lst, i)), 2))
+    picked = c.let(picked)  # read by the value and its test (a filter: total)
     if how == "sum":
         value = _coalesce(_f("LIST_SUM", picked), _n(0))
         return value, [*errors, *_sql_range_errors(value)]
@@ -434,7 +449,7 @@ def _sql_ifs(c: FormCall, *values: Any, how: str) -> Any:
     if how == "count":
         hits = _f("LIST_FILTER", first, _lam(lambda x, i: every(i), 2))
         return _coalesce(_len(hits), _n(0)), errors
-    picked = _f("LIST_FILTER", values[0], _lam(lambda x, i: every(i), 2))
+    picked = c.let(_f("LIST_FILTER", values[0], _lam(lambda x, i: every(i), 2)))
     if how == "sum":
         value = _coalesce(_f("LIST_SUM", picked), _n(0))
         return value, [*errors, *_sql_range_errors(value)]

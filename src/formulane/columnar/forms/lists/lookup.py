@@ -12,8 +12,9 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from ._base import (
-    FormCall, _and, _apply, _at, _case, _cmp, _coalesce, _e, _f, _is_null, _lam, _len, _n, _not, _num,
-    _or, _pl_bcast, _pl_int, _pl_with, _sql_int, _sql_let, _vp, pl,
+    FormCall, _and, _apply, _at, _case, _coalesce, _e, _f, _is_null, _known_len, _lam, _len,
+    _MISSING, _n, _not, _num, _once, _op, _or, pl, _pl_bcast, _pl_int, _pl_with, _sql_errors,
+    _sql_int_arg, _sql_let, _vp,
 )
 from .arrays import _pl_key, _sql_key
 from .criteria import _PlOps, _SqlOps, _pl_wild_regex, _sql_wild_regex
@@ -93,8 +94,8 @@ def _pl_find(s: _Search, keys: Any, value: Any) -> Any:
     return _pl_with(keys, [value], build, agg=True).cast(pl.Int64)
 
 
-def _sql_find(s: _Search, keys: Any, value: Any) -> exp.Expr:
-    """The 1-based position found (NULL when not found)."""
+def _sql_find(c: FormCall, s: _Search, keys: Any, value: Any) -> exp.Expr:
+    """The 1-based position found (NULL when not found), computed once per row."""
     kind = s.kind
     pick = "LIST_MAX" if s.backwards else "LIST_MIN"
 
@@ -103,21 +104,21 @@ def _sql_find(s: _Search, keys: Any, value: Any) -> exp.Expr:
             lambda k, i: _case([(pred(k), i)]), 2)))
 
     if s.pattern is not None:
-        return first(lambda k: _SqlOps().matches(k, s.pattern))  # type: ignore[arg-type]
+        return _once(c, first(lambda k: _SqlOps().matches(k, s.pattern)))  # type: ignore[arg-type]
     if s.dynamic:
         regex = _sql_wild_regex(value)
-        return first(lambda k: _f("REGEXP_FULL_MATCH", exp.Lower(this=k), regex))
+        return _once(c, first(lambda k: _f("REGEXP_FULL_MATCH", exp.Lower(this=k), regex)))
     v = _sql_key(value, kind)
     exact = first(lambda k: exp.EQ(this=_sql_key(k, kind), expression=v))
     if s.mm == 0:
-        return exact
+        return _once(c, exact)
     op = "<" if s.mm == -1 else ">"
-    candidates = _f("LIST_FILTER", keys, _lam(lambda k: _cmp(op, _sql_key(k, kind), v)))
+    candidates = _f("LIST_FILTER", keys, _lam(lambda k: _op(op, _sql_key(k, kind), v)))
     best = _f("LIST_MAX" if s.mm == -1 else "LIST_MIN",
               _f("LIST_TRANSFORM", candidates, _lam(lambda k: _sql_key(k, kind))))
     near = _sql_let({"b": best}, lambda b: first(
         lambda k: exp.EQ(this=_sql_key(k, kind), expression=b["b"])))
-    return _coalesce(exact, near)
+    return _once(c, _coalesce(exact, near))
 
 
 def polars_xlookup(c: FormCall, value: Any, keys: Any, results: Any, if_not_found: Any,
@@ -143,13 +144,15 @@ def sql_xlookup(c: FormCall, value: Any, keys: Any, results: Any, if_not_found: 
                                       "#VALUE!")]
     if s.invalid:
         return exp.Null(), [*errors, (exp.Boolean(this=True), "#VALUE!")]
-    position = _sql_find(s, keys, value)
+    position = _sql_find(c, s, keys, value)
     missing = _is_null(position)
     found = _at(results, position)
     if c.omitted(3):
         return found, [*errors, (missing, "#N/A")]
+    given = c.const(3)  # a literal if_not_found is never blank
     return _case([(missing, if_not_found)], found), [
-        *errors, (_and(missing, _is_null(if_not_found)), "#N/A")]
+        *errors, *([] if given is not _MISSING and given is not None
+                   else [(_and(missing, _is_null(if_not_found)), "#N/A")])]
 
 
 def polars_xmatch(c: FormCall, value: Any, keys: Any, match_mode: Any, search_mode: Any) -> Any:
@@ -164,7 +167,7 @@ def sql_xmatch(c: FormCall, value: Any, keys: Any, match_mode: Any, search_mode:
     s = _Search(c, 0, 1, *_search_modes(c, 2, 3))
     if s.invalid:
         return exp.Null(), [(exp.Boolean(this=True), "#VALUE!")]
-    position = _sql_find(s, keys, value)
+    position = _sql_find(c, s, keys, value)
     return position, [(_is_null(position), "#N/A")]
 
 
@@ -182,7 +185,7 @@ def polars_match(c: FormCall, value: Any, keys: Any, match_type: Any) -> Any:
 
 
 def sql_match(c: FormCall, value: Any, keys: Any, match_type: Any) -> Any:
-    position = _sql_find(_match_search(c), keys, value)
+    position = _sql_find(c, _match_search(c), keys, value)
     return position, [(_is_null(position), "#N/A")]
 
 
@@ -212,8 +215,9 @@ def polars_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
 
 
 def sql_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
-    size = _len(values)
-    r = _sql_int(row)
+    length = _known_len(c, 0)
+    size = _n(length) if length is not None else c.let(_len(values))
+    r, rk = _sql_int_arg(c, 1, row)
 
     def within(i: exp.Expr, n: exp.Expr) -> exp.Expr:
         return _and(exp.GTE(this=i, expression=_n(1)), exp.LTE(this=i, expression=n))
@@ -221,26 +225,49 @@ def sql_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
     def out_of(i: exp.Expr, n: exp.Expr) -> exp.Expr:
         return _or(exp.EQ(this=i, expression=_n(0)), exp.GT(this=i, expression=n))
 
-    negative = exp.LT(this=r, expression=_n(0))
+    def outside(i: exp.Expr, known: int | None, n: exp.Expr) -> exp.Expr | bool:
+        """#REF!: 0 or past the end (a negative position is #VALUE! before this test)."""
+        if known is None:
+            return out_of(i, n)
+        if known > 0 and n is size and length is not None:
+            return known > length
+        return known == 0 or (exp.GT(this=i, expression=n) if known > 0 else False)
+
+    def pick(lst: exp.Expr, i: exp.Expr, known: int | None, n: exp.Expr) -> exp.Expr:
+        # a known position from 1 on reads the item directly (past the end is NULL; only a
+        # negative position would count from the end)
+        return _at(lst, i if known is not None and known >= 1 else _case([(within(i, n), i)]))
+
+    negative: exp.Expr | bool = rk < 0 if rk is not None else exp.LT(this=r, expression=_n(0))
     if column is None:
-        return _at(values, _case([(within(r, size), r)])), [
-            (negative, "#VALUE!"), (out_of(r, size), "#REF!")]
-    col = _sql_int(column)
+        return pick(values, r, rk, size), _sql_errors([
+            (negative, "#VALUE!"),
+            (outside(r, rk, size), "#REF!")])
+    col, ck = _sql_int_arg(c, 2, column)
+    col_negative: exp.Expr | bool = ck < 0 if ck is not None else exp.LT(this=col, expression=_n(0))
     if c.node.sig is c.node.spec.signatures[0]:  # a list of lists
-        line = _at(values, _case([(within(r, size), r)]))
-        width = _len(line)
-        value = _at(line, _case([(within(col, width), col)]))
-        return value, [(negative, "#VALUE!"), (out_of(r, size), "#REF!"),
-                       (_is_null(line), "#REF!"), (exp.LT(this=col, expression=_n(0)), "#VALUE!"),
-                       (out_of(col, width), "#REF!")]
+        line = c.let(pick(values, r, rk, size))
+        width = c.let(_len(line))
+        value = pick(line, col, ck, width)
+        return value, _sql_errors([
+            (negative, "#VALUE!"), (outside(r, rk, size), "#REF!"),
+            (_is_null(line), "#REF!"), (col_negative, "#VALUE!"),
+            (outside(col, ck, width), "#REF!")])
+    if rk is not None and ck is not None:  # decided here: the position is known
+        at = rk if ck in (0, 1) and rk >= 1 else ck if rk in (0, 1) and ck >= 1 else None
+        if at is None:
+            return exp.Null(), exp.Literal.string("#VALUE!" if rk < 0 or ck < 0 else "#REF!")
+        return _at(values, _n(at)), _sql_errors([
+            (at > length if length is not None else exp.GT(this=_n(at), expression=size),
+             "#REF!")])
     first = _or(exp.EQ(this=col, expression=_n(0)), exp.EQ(this=col, expression=_n(1)))
     second = _or(exp.EQ(this=r, expression=_n(0)), exp.EQ(this=r, expression=_n(1)))
-    position = _case([(_and(first, exp.GTE(this=r, expression=_n(1))), r),
-                      (_and(second, exp.GTE(this=col, expression=_n(1))), col)])
+    position = c.let(_case([(_and(first, exp.GTE(this=r, expression=_n(1))), r),
+                            (_and(second, exp.GTE(this=col, expression=_n(1))), col)]))
     value = _at(values, _case([(exp.LTE(this=position, expression=size), position)]))
     return value, [
-        (_and(_is_null(position), _or(negative, exp.LT(this=col, expression=_n(0)))),
-         "#VALUE!"),
+        (_and(_is_null(position), _or(exp.LT(this=r, expression=_n(0)),
+                                      exp.LT(this=col, expression=_n(0)))), "#VALUE!"),
         (_or(_is_null(position), exp.GT(this=position, expression=size)), "#REF!")]
 
 

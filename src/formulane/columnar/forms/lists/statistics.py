@@ -8,14 +8,16 @@ magnitude; "no spread" is decided exactly (min = max), so the error values match
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Any, Callable, cast
 
 from sqlglot import exp
 
 from ._base import (
-    FormCall, _MISSING, _add, _at, _case, _cmp, _coalesce, _div, _e, _f, _lam, _len, _mul, _n,
-    _not_null, _num, _or, _p, _pl_empty_like, _pl_int, _pl_items, _pl_range_errors, _pl_with,
-    _sql_count, _sql_items, _sql_let, _sql_present, _sql_range_errors, _sub, _trunc, pl,
+    FormCall, _at, _case, _coalesce, _e, _f, _known_count, _known_items, _known_len, _known_number,
+    _lam, _len, _MISSING, _n, _not_null, _num, _op, _or, _p, pl, _pl_empty_like, _pl_int,
+    _pl_items, _pl_range_errors, _pl_with, _sql_checked, _sql_count, _sql_errors, _sql_items,
+    _sql_let, _sql_present, _sql_range_errors, _trunc,
 )
 from .aggregates import _pl_percentile, _sql_percentile
 
@@ -33,7 +35,7 @@ def polars_mode_sngl(c: FormCall, *values: Any) -> Any:
 
 
 def sql_mode_sngl(c: FormCall, *values: Any) -> Any:
-    items = _sql_present(_sql_items(c, values))
+    items = c.let(_sql_present(_sql_items(c, values)))  # read by the value and the error
 
     def counts(xs: exp.Expr) -> exp.Expr:
         """How often each item occurs in the list."""
@@ -86,8 +88,8 @@ def sql_harmean(c: FormCall, *values: Any) -> Any:
     items = _sql_items(c, values)
     inverse = _f("LIST_SUM", _f("LIST_TRANSFORM", items, _lam(lambda x: _case(
         [(exp.GT(this=x, expression=_n(0)),
-          _div(_n(1), exp.cast(x, exp.DataType.build("DOUBLE"))))]))))
-    return _div(_sql_count(items), _f("NULLIF", inverse, _n(0))), _sql_positive(items)
+          _op("/", _n(1), exp.cast(x, exp.DataType.build("DOUBLE"))))]))))
+    return _op("/", _sql_count(items), _f("NULLIF", inverse, _n(0))), _sql_positive(items)
 
 
 def _pl_deviations(c: FormCall, *values: Any, squares: bool) -> Any:
@@ -104,12 +106,12 @@ def _pl_deviations(c: FormCall, *values: Any, squares: bool) -> Any:
 
 
 def _sql_deviations(c: FormCall, *values: Any, squares: bool) -> Any:
-    items = _sql_items(c, values)
+    items = c.let(_sql_items(c, values))
 
     def body(s: dict[str, exp.Expr]) -> exp.Expr:
         def dev(x: exp.Expr) -> exp.Expr:
-            d = _sub(exp.cast(x, exp.DataType.build("DOUBLE")), s["m"])
-            return _mul(d, d) if squares else _f("ABS", d)
+            d = _op("-", exp.cast(x, exp.DataType.build("DOUBLE")), s["m"])
+            return _op("*", d, d) if squares else _f("ABS", d)
 
         each = _f("LIST_TRANSFORM", s["xs"], _lam(dev))
         return _f("LIST_SUM", each) if squares else _f("LIST_AVG", each)
@@ -117,9 +119,8 @@ def _sql_deviations(c: FormCall, *values: Any, squares: bool) -> Any:
     raw = _sql_let({"xs": items, "m": _f("LIST_AVG", exp.cast(
         items, exp.DataType.build("DOUBLE[]")))}, body)
     flat = exp.EQ(this=_f("LIST_MIN", items), expression=_f("LIST_MAX", items))
-    value = _case([(flat, _n(0))], raw)
-    return value, [(exp.EQ(this=_sql_count(items), expression=_n(0)), "#NUM!"),
-                   *_sql_range_errors(value)]
+    return _sql_checked(c, _case([(flat, _n(0))], raw), [
+        (exp.EQ(this=_sql_count(items), expression=_n(0)), "#NUM!")])
 
 
 def polars_quartile_inc(c: FormCall, values: Any, quart: Any) -> Any:
@@ -129,9 +130,14 @@ def polars_quartile_inc(c: FormCall, values: Any, quart: Any) -> Any:
 
 
 def sql_quartile_inc(c: FormCall, values: Any, quart: Any) -> Any:
-    q = _trunc(quart)
+    known = _known_number(c, 1)
+    if known is not None:  # decided here: the quartile is a literal
+        q = int(known)
+        return _sql_percentile(c, values, _n(Decimal(q) / 4), [(not 0 <= q <= 4, "#NUM!")],
+                               Decimal(q) / 4)
+    q = c.let(_trunc(quart))
     bad = _or(exp.LT(this=q, expression=_n(0)), exp.GT(this=q, expression=_n(4)))
-    return _sql_percentile(values, _div(exp.cast(q, exp.DataType.build("DOUBLE")), _n(4)),
+    return _sql_percentile(c, values, _op("/", exp.cast(q, exp.DataType.build("DOUBLE")), _n(4)),
                            [(bad, "#NUM!")])
 
 
@@ -151,15 +157,15 @@ def _pl_rank(c: FormCall, number: Any, values: Any, order: Any, *, average: bool
 
 def _sql_rank(c: FormCall, number: Any, values: Any, order: Any, *, average: bool) -> Any:
     def count(op: str) -> exp.Expr:
-        return _len(_f("LIST_FILTER", values, _lam(lambda x: _cmp(op, x, number))))
+        return _len(_f("LIST_FILTER", values, _lam(lambda x: _op(op, x, number))))
 
-    equal = count("=")
+    equal = c.let(count("="))  # read by the value and the error
     ahead = _case([(exp.NEQ(this=order, expression=_n(0)), count("<"))], count(">"))
     if average:
-        value = _div(exp.cast(_add(_add(_mul(_n(2), ahead), equal), _n(1)),
+        value = _op("/", exp.cast(_op("+", _op("+", _op("*", _n(2), ahead), equal), _n(1)),
                               exp.DataType.build("DOUBLE")), _n(2))
     else:
-        value = _add(ahead, _n(1))
+        value = _op("+", ahead, _n(1))
     return value, [(exp.EQ(this=_coalesce(equal, _n(0)), expression=_n(0)), "#N/A")]
 
 
@@ -200,56 +206,71 @@ def _sql_paired(first: Any, second: Any) -> tuple[exp.Expr, exp.Expr]:
     return px, py
 
 
-def _sql_moments(first: Any, second: Any, body: Callable[[dict[str, exp.Expr]],
-                                                         exp.Expr]) -> exp.Expr:
+def _sql_moments(c: FormCall, first: Any, second: Any, minimum: int, flat: str,
+                 body: Callable[[dict[str, exp.Expr]], exp.Expr], swap: bool = False) -> Any:
+    """``(value, errors)``: ``body`` of the moments of the pairs of ``first`` and ``second``
+    where both are numbers (each read once per row: `_sql_let`), and the errors every
+    two-list statistic checks: lists of different lengths (#N/A), fewer than ``minimum``
+    pairs, no spread in x or y (``flat``, #DIV/0!). ``swap``: ``first`` is the call's second
+    argument. Lengths and pair counts the compiler knows are decided here."""
+    i, j = (1, 0) if swap else (0, 1)
+    n1, n2 = _known_len(c, i), _known_len(c, j)
+    pairs = n1 if n1 is not None and n1 == n2 and _known_count(c, i, i + 1) == n1 \
+        and _known_count(c, j, j + 1) == n2 else None  # no blank item on either side
+    mismatch = n1 != n2 if n1 is not None and n2 is not None \
+        else exp.NEQ(this=_len(first), expression=_len(second))
+    flats: dict[str, Any] = {}
+    for which, k in (("x", i), ("y", j)):
+        known = _known_items(c, k) if pairs is not None and which in flat else None
+        if known is not None:  # no blank item: the pairs are these items
+            flats[which] = len(set(known)) <= 1
+    if mismatch is True or (pairs is not None and pairs < minimum) or True in flats.values():
+        return exp.Null(), _sql_errors([(mismatch, "#N/A"), (True, "#DIV/0!")])
     px, py = _sql_paired(first, second)
+    px, py = c.let(px), c.let(py)  # read by the moments and by the errors
+    errors: list[tuple[Any, str]] = _sql_errors([
+        (mismatch, "#N/A"),
+        (False if pairs is not None else exp.LT(this=_sql_count(px), expression=_n(minimum)),
+         "#DIV/0!")])
+    for which, p in (("x", px), ("y", py)):
+        if which in flat and which not in flats:
+            errors.append((exp.EQ(this=_f("LIST_MIN", p), expression=_f("LIST_MAX", p)),
+                           "#DIV/0!"))
 
     def scale(p: exp.Expr) -> exp.Expr:
         m = _f("GREATEST", _f("ABS", _f("LIST_MIN", p)), _f("ABS", _f("LIST_MAX", p)))
-        return _case([(exp.GT(this=m, expression=_n(0)), m)], exp.cast(
-            _n(1), exp.DataType.build("DOUBLE")))
+        # the largest magnitude, 1 when it is 0 or there is none
+        return _coalesce(_f("NULLIF", m, _n(0)), exp.cast(_n(1), exp.DataType.build("DOUBLE")))
 
     def level2(s: dict[str, exp.Expr]) -> exp.Expr:
-        ux = _f("LIST_TRANSFORM", s["px"], _lam(lambda x: _div(x, s["sx"])))
-        uy = _f("LIST_TRANSFORM", s["py"], _lam(lambda y: _div(y, s["sy"])))
+        ux = _f("LIST_TRANSFORM", s["px"], _lam(lambda x: _op("/", x, s["sx"])))
+        uy = _f("LIST_TRANSFORM", s["py"], _lam(lambda y: _op("/", y, s["sy"])))
 
         def level3(u: dict[str, exp.Expr]) -> exp.Expr:
             def level4(m: dict[str, exp.Expr]) -> exp.Expr:
                 def dev(x: exp.Expr, mean: exp.Expr) -> exp.Expr:
-                    return _sub(x, mean)
+                    return _op("-", x, mean)
 
                 sxx = _f("LIST_SUM", _f("LIST_TRANSFORM", u["ux"], _lam(
-                    lambda x: _mul(dev(x, m["ux"]), dev(x, m["ux"])))))
+                    lambda x: _op("*", dev(x, m["ux"]), dev(x, m["ux"])))))
                 syy = _f("LIST_SUM", _f("LIST_TRANSFORM", u["uy"], _lam(
-                    lambda y: _mul(dev(y, m["uy"]), dev(y, m["uy"])))))
+                    lambda y: _op("*", dev(y, m["uy"]), dev(y, m["uy"])))))
                 sxy = _f("LIST_SUM", _f("LIST_TRANSFORM", u["ux"], _lam(
-                    lambda x, i: _mul(dev(x, m["ux"]), dev(_at(u["uy"], i), m["uy"])), 2)))
+                    lambda x, i: _op("*", dev(x, m["ux"]), dev(_at(u["uy"], i), m["uy"])), 2)))
                 return body({"n": s["n"], "sx": s["sx"], "sy": s["sy"], "mx": m["mx"],
                              "my": m["my"], "mux": m["ux"], "sxx": sxx, "syy": syy,
                              "sxy": sxy})
 
             return _sql_let({"ux": _f("LIST_AVG", u["ux"]), "uy": _f("LIST_AVG", u["uy"]),
-                             "mx": _f("LIST_AVG", s["px"]), "my": _f("LIST_AVG", s["py"])},
-                            level4)
+                                 "mx": _f("LIST_AVG", s["px"]), "my": _f("LIST_AVG", s["py"])},
+                             level4)
 
         return _sql_let({"ux": ux, "uy": uy}, level3)
 
-    return _sql_let({"px": px, "py": py}, lambda s: _sql_let(
+    value = _sql_let({"px": px, "py": py}, lambda s: _sql_let(
         {"px": s["px"], "py": s["py"], "sx": scale(s["px"]), "sy": scale(s["py"]),
          "n": _f("LIST_COUNT", s["px"])}, level2))
-
-
-def _sql_pair_errors(first: Any, second: Any, minimum: int, flat: str
-                     ) -> list[tuple[exp.Expr, str]]:
-    px, py = _sql_paired(first, second)
-    errors: list[tuple[exp.Expr, str]] = [
-        (exp.NEQ(this=_len(first), expression=_len(second)), "#N/A"),
-        (exp.LT(this=_sql_count(px), expression=_n(minimum)), "#DIV/0!")]
-    for which, p in (("x", px), ("y", py)):
-        if which in flat:
-            errors.append((exp.EQ(this=_f("LIST_MIN", p), expression=_f("LIST_MAX", p)),
-                           "#DIV/0!"))
-    return errors
+    return value, errors
 
 
 def _pl_pair_errors(m: dict[str, Any], minimum: int, flat: str) -> list[tuple[Any, str]]:
@@ -268,9 +289,8 @@ def polars_correl(c: FormCall, first: Any, second: Any) -> Any:
 
 
 def sql_correl(c: FormCall, first: Any, second: Any) -> Any:
-    value = _sql_moments(first, second, lambda m: _div(m["sxy"], _mul(
-        _f("SQRT", m["sxx"]), _f("SQRT", m["syy"]))))
-    return value, _sql_pair_errors(first, second, 1, "xy")
+    return _sql_moments(c, first, second, 1, "xy", lambda m: _op("/", m["sxy"], _op(
+        "*", _f("SQRT", m["sxx"]), _f("SQRT", m["syy"]))))
 
 
 def polars_rsq(c: FormCall, ys: Any, xs: Any) -> Any:
@@ -281,10 +301,10 @@ def polars_rsq(c: FormCall, ys: Any, xs: Any) -> Any:
 
 def sql_rsq(c: FormCall, ys: Any, xs: Any) -> Any:
     def body(m: dict[str, exp.Expr]) -> exp.Expr:
-        r = _div(m["sxy"], _mul(_f("SQRT", m["sxx"]), _f("SQRT", m["syy"])))
-        return _mul(r, r)
+        r = _op("/", m["sxy"], _op("*", _f("SQRT", m["sxx"]), _f("SQRT", m["syy"])))
+        return _op("*", r, r)
 
-    return _sql_moments(xs, ys, body), _sql_pair_errors(xs, ys, 1, "xy")
+    return _sql_moments(c, xs, ys, 1, "xy", body, swap=True)
 
 
 def _pl_covariance(c: FormCall, first: Any, second: Any, *, sample: bool) -> Any:
@@ -296,12 +316,13 @@ def _pl_covariance(c: FormCall, first: Any, second: Any, *, sample: bool) -> Any
 
 def _sql_covariance(c: FormCall, first: Any, second: Any, *, sample: bool) -> Any:
     def body(m: dict[str, exp.Expr]) -> exp.Expr:
-        divisor = _sub(m["n"], _n(1)) if sample else m["n"]
-        return _div(_mul(_mul(m["sxy"], m["sx"]), m["sy"]), _f("NULLIF", divisor, _n(0)))
+        divisor = _op("-", m["n"], _n(1)) if sample else m["n"]
+        return _op("/", _op("*", _op("*", m["sxy"], m["sx"]), m["sy"]), _f("NULLIF", divisor, _n(0)))
 
-    value = _sql_moments(first, second, body)
-    return value, [*_sql_pair_errors(first, second, 2 if sample else 1, ""),
-                   *_sql_range_errors(value)]
+    value, errors = _sql_moments(c, first, second, 2 if sample else 1, "", body)
+    if not isinstance(errors, list):
+        return value, errors
+    return _sql_checked(c, value, errors)
 
 
 def _pl_fit(c: FormCall, ys: Any, xs: Any, *, intercept: bool) -> Any:
@@ -316,13 +337,15 @@ def _pl_fit(c: FormCall, ys: Any, xs: Any, *, intercept: bool) -> Any:
 
 def _sql_fit(c: FormCall, ys: Any, xs: Any, *, intercept: bool) -> Any:
     def body(m: dict[str, exp.Expr]) -> exp.Expr:
-        scaled = _div(m["sxy"], _f("NULLIF", m["sxx"], _n(0)))
+        scaled = _op("/", m["sxy"], _f("NULLIF", m["sxx"], _n(0)))
         if intercept:
-            return _sub(m["my"], _mul(_mul(scaled, m["mux"]), m["sy"]))
-        return _mul(scaled, _div(m["sy"], m["sx"]))
+            return _op("-", m["my"], _op("*", _op("*", scaled, m["mux"]), m["sy"]))
+        return _op("*", scaled, _op("/", m["sy"], m["sx"]))
 
-    value = _sql_moments(xs, ys, body)
-    return value, [*_sql_pair_errors(xs, ys, 1, "x"), *_sql_range_errors(value)]
+    value, errors = _sql_moments(c, xs, ys, 1, "x", body, swap=True)
+    if not isinstance(errors, list):
+        return value, errors
+    return _sql_checked(c, value, errors)
 
 
 # The normal distribution. erfc has no native form in polars or SQL engines: it is computed
@@ -394,16 +417,16 @@ def _d(v: Any) -> exp.Expr:
 
 class _SqlMath:
     def add(self, a: Any, b: Any) -> exp.Expr:
-        return _add(_d(a), _d(b))
+        return _op("+", _d(a), _d(b))
 
     def sub(self, a: Any, b: Any) -> exp.Expr:
-        return _sub(_d(a), _d(b))
+        return _op("-", _d(a), _d(b))
 
     def mul(self, a: Any, b: Any) -> exp.Expr:
-        return _mul(_d(a), _d(b))
+        return _op("*", _d(a), _d(b))
 
     def div(self, a: Any, b: Any) -> exp.Expr:
-        return _div(_d(a), _d(b))
+        return _op("/", _d(a), _d(b))
 
     def neg(self, a: Any) -> exp.Expr:
         return exp.Neg(this=_p(_d(a)))
@@ -438,10 +461,10 @@ def _pl_standard(z: Any, cumulative: Any, scale: Any, c: FormCall, i_cumulative:
 def _sql_standard(z: Any, cumulative: Any, scale: Any, c: FormCall, i_cumulative: int) -> Any:
     def body(s: dict[str, exp.Expr]) -> exp.Expr:
         zz = s["z"]
-        density = _div(_f("EXP", _mul(_mul(_d(-0.5), zz), zz)), _mul(s["sd"], _d(_SQRT_2PI)))
-        t = _f("LEAST", _f("GREATEST", _div(exp.Neg(this=_p(zz)), _d(_SQRT_2)), _d(-40.0)),
+        density = _op("/", _f("EXP", _op("*", _op("*", _d(-0.5), zz), zz)), _op("*", s["sd"], _d(_SQRT_2PI)))
+        t = _f("LEAST", _f("GREATEST", _op("/", exp.Neg(this=_p(zz)), _d(_SQRT_2)), _d(-40.0)),
                _d(40.0))
-        probability = _sql_let({"t": t}, lambda u: _mul(_d(0.5), _erfc(u["t"], _SqlMath())))
+        probability = _sql_let({"t": t}, lambda u: _op("*", _d(0.5), _erfc(u["t"], _SqlMath())))
         literal = c.const(i_cumulative)
         if literal is _MISSING:
             return _case([(cumulative, probability)], density)
@@ -461,7 +484,7 @@ def polars_norm_dist(c: FormCall, x: Any, mean: Any, sd: Any, cumulative: Any) -
 def sql_norm_dist(c: FormCall, x: Any, mean: Any, sd: Any, cumulative: Any) -> Any:
     sdd = exp.cast(sd, exp.DataType.build("DOUBLE"))
     safe = _case([(exp.GT(this=sdd, expression=_n(0)), sdd)], _d(1.0))
-    z = _div(_sub(exp.cast(x, exp.DataType.build("DOUBLE")),
+    z = _op("/", _op("-", exp.cast(x, exp.DataType.build("DOUBLE")),
                   exp.cast(mean, exp.DataType.build("DOUBLE"))), safe)
     value = _sql_standard(z, cumulative, safe, c, 3)
     return value, [(exp.LTE(this=sd, expression=_n(0)), "#NUM!"), *_sql_range_errors(value)]
