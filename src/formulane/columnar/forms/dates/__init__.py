@@ -43,6 +43,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .ops import PolarsOps, SqlOps
+from .sqlops import constant
 
 _OPS: dict[str, type[PolarsOps] | type[SqlOps]] = {"polars": PolarsOps, "sql": SqlOps}
 
@@ -56,5 +57,9 @@ def run_ops(backend: str, form: Callable[..., Any], kinds: tuple[str | None, ...
     out = form(o, kinds, *[o.wrap(a) for a in args])
     if isinstance(out, tuple):
         value, errors = out
-        return o.unwrap(value), [(o.unwrap(c), code) for c, code in errors]
+        pairs = [(o.unwrap(c), code) for c, code in errors]
+        if o.backend == "sql":  # a condition known FALSE (or NULL) never raises its error
+            pairs = [(c, code) for c, code in pairs if constant(c)[1] is not False
+                     and constant(c) != (True, None)]
+        return o.unwrap(value), pairs
     return o.unwrap(out)
