@@ -34,6 +34,8 @@ def _add_months(o: Any, d: Any, months: Any, bad: Any) -> Program:
     ks = yield o.when([(~bad, k)], 12)
     start = yield o.month_start(ks)
     length = o.month_start(ks + 1) - start
+    if o.backend == "sql":  # read twice by _min (polars: its expression is shared as it is)
+        length = yield length
     return start + _min(o, D, length) - 1, bad
 
 
@@ -85,8 +87,8 @@ def f_dateadd(o: Any, kinds: Any, x: Any, n: Any, unit: Any) -> Program:
     is_months = yield code <= 3
     is_clock = yield code >= 6
     date = yield o.local_date(x) if kinds[0] == "DateTime" else x
-    months = nn * o.when([(code == c, k) for c, k in _MONTHS_PER.items()], 0)
-    days = nn * o.when([(code == c, k) for c, k in _DAYS_PER.items()], 0)
+    months = nn * o.lookup(code, _MONTHS_PER, 0)
+    days = nn * o.lookup(code, _DAYS_PER, 0)
     by_month, bad_month = yield from _add_months(o, date, months, big)
     by_day = yield o.ordinal(date) + days
     bad_day = big | (by_day < 1) | (by_day > MAX_ORDINAL)
@@ -96,7 +98,7 @@ def f_dateadd(o: Any, kinds: Any, x: Any, n: Any, unit: Any) -> Program:
         errors = [(unknown, "#VALUE!"), (is_clock, "#VALUE!"), (bad_calendar, "#NUM!")]
         return _to_date(o, moved, unknown | is_clock | bad_calendar), errors
     # DateTime: calendar units keep the wall clock; clock units add elapsed time.
-    seconds = yield nn * o.when([(code == c, k) for c, k in _SECONDS_PER.items()], 0)
+    seconds = yield nn * o.lookup(code, _SECONDS_PER, 0)
     too_far = yield big | (seconds > 3_700_000 * 86400) | (seconds < -3_700_000 * 86400)
     delta_days = yield o.when([(~(unknown | is_clock | bad_calendar), moved - o.ordinal(date))],
                               0)
@@ -146,8 +148,7 @@ def f_datedif(o: Any, kinds: Any, s: Any, e: Any, unit: Any) -> Program:
     anchor = o.ord_ymd(ey, sm, 1) + sd - 1
     between = o.ord_ymd(ey, 1, 1) - o.ord_ymd(o.when([(sy < ey, sy + 1)], ey), 1, 1)
     yd = o.when([(~early, oe - anchor)], oe - os_ - between)
-    value = o.when([(code == 1, d_), (code == 2, y_), (code == 3, m_), (code == 4, ym),
-                    (code == 5, md)], yd)
+    value = o.lookup(code, {1: d_, 2: y_, 3: m_, 4: ym, 5: md}, yd)
     unknown = o.when([(code >= 1, False)], True)
     return o.number(value), [(os_ > oe, "#NUM!"), (unknown, "#NUM!")]
 
@@ -173,7 +174,7 @@ def f_yearfrac(o: Any, kinds: Any, s: Any, e: Any, basis: Any) -> Program:
     s, e, basis = (yield s), (yield e), (yield basis)
     b, big = o.trunc(basis)
     b = yield b
-    bad = big | o.when([(b == k, False) for k in range(5)], True)
+    bad = big | o.not_in(b, range(5))
     o1, o2 = (yield o.ordinal(s)), (yield o.ordinal(e))
     swap = yield o1 > o2
     lo, hi = o.when([(swap, e)], s), o.when([(swap, s)], e)
@@ -191,10 +192,10 @@ def f_yearfrac(o: Any, kinds: Any, s: Any, e: Any, basis: Any) -> Program:
     year_len = o.when([(Y1 == Y2, o.when([(is_leap(Y1), 366)], 365)),
                        (feb29 | ((M2 == 2) & (D2 == 29)), 366)], 365)
     span = o.ord_ymd(Y2 + 1, 1, 1) - o.ord_ymd(Y1, 1, 1)
-    num = o.when([(b == 0, d360), (b == 4, d360_eu),
-                  (b == 1, o.when([(one_year, days)], days * (Y2 - Y1 + 1)))], days)
-    den = o.when([(b == 0, 360), (b == 2, 360), (b == 3, 365), (b == 4, 360),
-                  (b == 1, o.when([(one_year, year_len)], span))], 1)
+    num = o.lookup(b, {0: d360, 4: d360_eu,
+                       1: o.when([(one_year, days)], days * (Y2 - Y1 + 1))}, days)
+    den = o.lookup(b, {0: 360, 2: 360, 3: 365, 4: 360,
+                       1: o.when([(one_year, year_len)], span)}, 1)
     return o.ratio(num, den), [(bad, "#NUM!")]
 
 
@@ -230,23 +231,18 @@ class _Week:
     # (arguments are bound values or list elements: they are read several times)
     def count_to(self, x: Any) -> Any:
         """W(x): working days among ordinals 1..x (x >= 0; ordinal 1 is a Monday)."""
-        r = x % 7
-        partial = self.o.when([(r == j, self.prefix[j]) for j in range(1, 7)], 0)
+        partial = self.o.pick(x % 7, {j: self.prefix[j] for j in range(1, 7)}, 0)
         return (x // 7) * self.per_week + partial
 
     def nth(self, c: Any) -> Any:
         """The ordinal of the c-th working day from ordinal 1 (c >= 1)."""
         c = c - 1
         rem = c % self.per_week + 1
-        day = self.o.when([(rem == k, p) for k, p in self.position.items()], 0)
+        day = self.o.pick(rem, self.position, 0)
         return (c // self.per_week) * 7 + day
 
     def is_workday(self, ordinal: Any) -> Any:
-        wd = (ordinal - 1) % 7
-        result = None
-        for j in self.work:
-            result = (wd == j) if result is None else result | (wd == j)
-        return result
+        return self.o.one_of((ordinal - 1) % 7, self.work)
 
 
 def _holiday_ordinals(o: Any, week: _Week, holidays: Any) -> Any:

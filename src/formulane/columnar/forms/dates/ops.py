@@ -131,6 +131,27 @@ class PolarsOps:
     def date(self, o: Any) -> Any:
         return (o - EPOCH_ORDINAL).cast(pl.Int32, strict=False).cast(pl.Date)
 
+    def masked_date(self, o: Any, bad: Any) -> Any:
+        return self.date(self.when([(~bad, o)]))
+
+    def pick(self, index: Any, table: dict[int, Any], default: Any) -> Any:
+        """``table[index]`` (``default`` for an index not in it)."""
+        return self.when([(index == k, v) for k, v in table.items()], default)
+
+    def lookup(self, x: Any, table: dict[Any, Any], default: Any = None) -> Any:
+        """``table[x]``, ``default`` for a key not in it (or a NULL ``x``)."""
+        return self.when([(x == k, v) for k, v in table.items()], default)
+
+    def not_in(self, x: Any, keys: Sequence[Any]) -> Any:
+        """Whether ``x`` is none of ``keys`` (TRUE for a NULL ``x``)."""
+        return self.when([(x == k, False) for k in keys], True)
+
+    def one_of(self, x: Any, values: Sequence[int]) -> Any:
+        result: Any = None
+        for v in values:
+            result = (x == v) if result is None else result | (x == v)
+        return result
+
     def ord_ymd(self, Y: Any, M: Any, D: Any) -> Any:
         """A valid (year 1-10000, month, day) as an ordinal."""
         return self.ordinal(pl.date(Y, M, D))

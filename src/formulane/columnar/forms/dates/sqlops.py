@@ -81,6 +81,11 @@ class Q:
         known, v = constant(self.e)
         if known and (v is None or isinstance(v, bool)):
             return Q(None if v is None else not v)
+        inner = self.e
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        if isinstance(inner, exp.Not):  # NOT NOT x is x (NULL stays NULL)
+            return Q(inner.this)
         return Q(exp.Not(this=_atom(self.e)))
 
     __hash__ = None  # type: ignore[assignment]
@@ -116,6 +121,11 @@ def constant(e: exp.Expr) -> tuple[bool, Any]:
     a date (``CAST('...' AS DATE)``) or an instant (``CAST('...+00:00' AS TIMESTAMPTZ)``)."""
     while isinstance(e, exp.Paren):
         e = e.this
+    if type(e) is exp.Column and not e.table:
+        # an argument the compiler bound (`let`) may be a literal another form folded to
+        binder = _BINDER.get()
+        bound = None if binder is None else binder.exprs.get(e.name)
+        return (False, None) if bound is None else constant(bound)
     if isinstance(e, exp.Neg):
         known, v = constant(e.this)
         if known and isinstance(v, (int, Decimal)) and not isinstance(v, bool):
@@ -138,6 +148,11 @@ def constant(e: exp.Expr) -> tuple[bool, Any]:
         return True, bool(e.this)
     if isinstance(e, exp.Null):
         return True, None
+    if isinstance(e, exp.Anonymous) and e.name == "TO_MICROSECONDS" and len(e.expressions) == 1:
+        known, v = constant(e.expressions[0])
+        if known and type(v) is int:
+            return True, dt.timedelta(microseconds=v)  # `SqlOps.make_duration`
+        return False, None
     if isinstance(e, exp.Cast) and isinstance(e.this, exp.Null):
         return True, None
     if isinstance(e, exp.Cast) and isinstance(e.this, exp.Literal) and e.this.is_string:
@@ -424,6 +439,50 @@ class SqlOps:
                             unit=exp.var("DAY"))
         return _cast(Q(moved), "DATE")
 
+    def masked_date(self, o: Any, bad: Any) -> Any:
+        """The date of ordinal ``o`` where ``bad`` is not set (`_base._to_date`: ``bad``
+        covers every ordinal out of range, so ``date``'s own guard is not repeated)."""
+        days = self.when([(~bad, o - 1)])
+        known, v = constant(days.e)
+        if known:
+            return self.date(Q(None if v is None else v + 1))
+        moved = exp.DateAdd(this=_date_literal(dt.date(1, 1, 1)), expression=days.e,
+                            unit=exp.var("DAY"))
+        return _cast(Q(moved), "DATE")
+
+    def pick(self, index: Any, table: dict[int, Any], default: Any) -> Any:
+        """``table[index]`` as a list read by index (``[0, 1, 2, 2][i + 1]``): the index is
+        read once. The callers' indexes are 0..6 where the value is used (a list read past
+        its end is NULL, never an error)."""
+        known, v = constant(Q(index).e)
+        if known:
+            return Q(None if v is None else table.get(v, default))
+        items = [Q(table.get(k, default)).e for k in range(max(table) + 1)]
+        return Q(exp.Bracket(this=exp.Array(expressions=items),
+                             expressions=[(Q(index) + 1).e], offset=1))
+
+    def lookup(self, x: Any, table: dict[Any, Any], default: Any = None) -> Any:
+        """``table[x]`` as a simple CASE (``CASE x WHEN 1 THEN ...``: ``x`` is read once);
+        ``default`` for a key not in it or a NULL ``x``."""
+        known, v = constant(Q(x).e)
+        if known:
+            return Q(default if v is None or v not in table else table[v])
+        d = Q(default).e
+        return Q(exp.Case(this=_atom(Q(x).e), ifs=[exp.If(this=Q(k).e, true=Q(v).e)
+                                                    for k, v in table.items()],
+                          default=None if isinstance(d, exp.Null) else d))
+
+    def not_in(self, x: Any, keys: Sequence[Any]) -> Any:
+        """Whether ``x`` is none of ``keys`` (TRUE for a NULL ``x``, as the polars form)."""
+        return self.when([(self.one_of(x, keys), False)], True)
+
+    def one_of(self, x: Any, values: Sequence[int]) -> Any:
+        """``x IN (values)`` (NULL for a NULL ``x``, as the equivalent OR chain)."""
+        known, v = constant(Q(x).e)
+        if known:
+            return Q(None if v is None else v in values)
+        return Q(exp.In(this=_atom(Q(x).e), expressions=[Q(v).e for v in values]))
+
     def ord_ymd(self, Y: Any, M: Any, D: Any) -> Any:
         """A valid (year 1-10000, month, day) as an ordinal (MAKE_DATE reads each once)."""
         parts = [constant(Q(p).e) for p in (Y, M, D)]
@@ -494,6 +553,9 @@ class SqlOps:
         return Q(exp.AtTimeZone(this=naive, zone=exp.Literal.string("UTC")))
 
     def duration_us(self, x: Any) -> Any:
+        known, v = constant(Q(x).e)
+        if known and (v is None or type(v) is dt.timedelta):
+            return Q(None if v is None else v // dt.timedelta(microseconds=1))
         return Q(exp.UnixMicros(this=Q(x).e))
 
     def make_duration(self, us: Any) -> Any:
