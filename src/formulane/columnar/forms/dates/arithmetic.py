@@ -7,6 +7,8 @@ could make an engine raise masked first; weekend codes must be literals.
 
 from __future__ import annotations
 
+import datetime as dt
+import operator
 from decimal import Decimal
 from typing import Any, Sequence
 
@@ -19,6 +21,7 @@ from ._base import (
     _to_date, is_leap, pl, program,
 )
 from .ops import Q, _cast, _lambda
+from .sqlops import constant
 from .parts import _fix_gap
 
 
@@ -187,16 +190,17 @@ def f_yearfrac(o: Any, kinds: Any, s: Any, e: Any, basis: Any) -> Program:
     d360_eu = (Y2 - Y1) * 360 + (M2 - M1) * 30 + _min(o, D2, 30) - _min(o, D1, 30)
     # basis 1, actual/actual
     one_year = yield (Y1 == Y2) | ((Y1 + 1 == Y2) & ((M1 > M2) | ((M1 == M2) & (D1 >= D2))))
-    feb29 = (is_leap(Y1) & (M1 <= 2)) | (is_leap(Y2) & (M2 >= 3)
+    leap1, leap2 = o.bind(is_leap(Y1)), o.bind(is_leap(Y2))
+    feb29 = (leap1 & (M1 <= 2)) | (leap2 & (M2 >= 3)
                                          & (o.ord_ymd(Y2, 3, 1) > lo_o))
-    year_len = o.when([(Y1 == Y2, o.when([(is_leap(Y1), 366)], 365)),
+    year_len = o.when([(Y1 == Y2, o.when([(leap1, 366)], 365)),
                        (feb29 | ((M2 == 2) & (D2 == 29)), 366)], 365)
     span = o.ord_ymd(Y2 + 1, 1, 1) - o.ord_ymd(Y1, 1, 1)
     num = o.lookup(b, {0: d360, 4: d360_eu,
                        1: o.when([(one_year, days)], days * (Y2 - Y1 + 1))}, days)
     den = o.lookup(b, {0: 360, 2: 360, 3: 365, 4: 360,
                        1: o.when([(one_year, year_len)], span)}, 1)
-    return o.ratio(num, den), [(bad, "#NUM!")]
+    return o.bind(o.ratio(num, den)), [(bad, "#NUM!")]
 
 
 # ------------------------------------------------------------------------- working days
@@ -251,6 +255,11 @@ def _holiday_ordinals(o: Any, week: _Week, holidays: Any) -> Any:
         e = pl.element().cast(pl.Int32).cast(pl.Int64) + EPOCH_ORDINAL
         keep = e.is_not_null() & _Week(o, week.mask).is_workday(e)
         return holidays.list.eval(e.filter(keep).unique().sort())
+    known, items = constant(Q(holidays).e)
+    if known and items is not None and all(i is None or type(i) is dt.date for i in items):
+        # a literal list: its working-day ordinals now
+        ordinals = {i.toordinal() for i in items if i is not None}
+        return _int_list(sorted(x for x in ordinals if not week.mask[(x - 1) % 7]))
     x, y = exp.to_identifier("_h"), exp.to_identifier("_w")
     mapped = exp.Anonymous(this="LIST_TRANSFORM", expressions=[
         Q(holidays).e, _lambda(o.ordinal(Q(exp.column(x))), x)])
@@ -260,12 +269,22 @@ def _holiday_ordinals(o: Any, week: _Week, holidays: Any) -> Any:
         exp.Anonymous(this="LIST_DISTINCT", expressions=[kept])]))
 
 
+def _int_list(values: Sequence[int]) -> Any:
+    return Q(exp.Array(expressions=[Q(v).e for v in values]))
+
+
 def _count_where(o: Any, items: Any, bound: Any, op: str) -> Any:
     """How many items compare ``op`` with the row's bound (``>=``, ``<=``, ``>``)."""
     if o.backend == "polars":
         e = pl.element()
         test = {">=": e >= 0, "<=": e <= 0, ">": e > 0}[op]
         return (items - bound).list.eval(test.cast(pl.Int64)).list.sum()
+    known, values = constant(Q(items).e)
+    if known and values is not None:
+        b_known, b = constant(Q(bound).e)
+        if not values or (b_known and b is not None):
+            compare = {">=": operator.ge, "<=": operator.le, ">": operator.gt}[op]
+            return Q(sum(1 for v in values if v is not None and compare(v, b)))
     x = exp.to_identifier("_c")
     xe = Q(exp.column(x))
     test = {">=": xe >= bound, "<=": xe <= bound, ">": xe > bound}[op]
@@ -326,7 +345,9 @@ def f_workday(o: Any, kinds: Any, start: Any, n: Any, *rest: Any) -> Program:
         c_fwd, c_back = forward, backward
     else:
         hols = yield _holiday_ordinals(o, week, holidays)
-        if o.backend == "polars":
+        if o.backend == "sql" and constant(hols.e) == (True, ()):
+            fwd_keys = back_keys = _int_list([])  # no working-day holiday: counts are 0
+        elif o.backend == "polars":
             e = pl.element()
             rank = pl.int_range(pl.len(), dtype=pl.Int64)
             after = (hols - s).list.eval(e.filter(e > 0)) + s
@@ -334,6 +355,16 @@ def f_workday(o: Any, kinds: Any, start: Any, n: Any, *rest: Any) -> Program:
             w_e = _Week(o, mask).count_to(e)
             fwd_keys = after.list.eval(w_e - rank)
             back_keys = before.list.eval(w_e + rank)
+        elif constant(hols.e)[0] and constant(s.e)[0] and constant(s.e)[1] is not None:
+            # literal holidays and start: the keys now (`_Week.count_to` folds)
+            h_list, s_value = constant(hols.e)[1], constant(s.e)[1]
+            w = _Week(o, mask)
+            after_, before_ = [h for h in h_list if h > s_value], \
+                [h for h in reversed(h_list) if h < s_value]
+            fwd_keys = _int_list([constant((w.count_to(Q(h)) - r).e)[1]
+                                  for r, h in enumerate(after_)])
+            back_keys = _int_list([constant((w.count_to(Q(h)) + r).e)[1]
+                                   for r, h in enumerate(before_)])
         else:
             x, i = exp.to_identifier("_x"), exp.to_identifier("_i")
             xe = Q(exp.column(x))

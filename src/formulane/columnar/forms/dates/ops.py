@@ -131,6 +131,10 @@ class PolarsOps:
     def date(self, o: Any) -> Any:
         return (o - EPOCH_ORDINAL).cast(pl.Int32, strict=False).cast(pl.Date)
 
+    def bind(self, x: Any) -> Any:
+        """``x`` as it is (`SqlOps.bind` binds; polars shares the expression itself)."""
+        return x
+
     def masked_date(self, o: Any, bad: Any) -> Any:
         return self.date(self.when([(~bad, o)]))
 

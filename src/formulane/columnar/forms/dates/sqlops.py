@@ -146,6 +146,21 @@ def constant(e: exp.Expr) -> tuple[bool, Any]:
         return True, number
     if isinstance(e, exp.Boolean):
         return True, bool(e.this)
+    if isinstance(e, exp.Case) and e.this is None:
+        # a CASE of literal conditions (the compiler's coercion of a literal, TRUE to 1)
+        for branch in e.args.get("ifs") or []:
+            known, truth = constant(branch.this)
+            if not known or not (truth is None or isinstance(truth, bool)):
+                return False, None
+            if truth:
+                return constant(branch.args["true"])
+        default = e.args.get("default")
+        return (True, None) if default is None else constant(default)
+    if isinstance(e, exp.Array):
+        items = [constant(i) for i in e.expressions]
+        if all(k for k, _ in items):
+            return True, tuple(v for _, v in items)
+        return False, None
     if isinstance(e, exp.Null):
         return True, None
     if isinstance(e, exp.Anonymous) and e.name == "TO_MICROSECONDS" and len(e.expressions) == 1:
@@ -438,6 +453,11 @@ class SqlOps:
         moved = exp.DateAdd(this=_date_literal(dt.date(1, 1, 1)), expression=Q(safe).e,
                             unit=exp.var("DAY"))
         return _cast(Q(moved), "DATE")
+
+    def bind(self, x: Any) -> Any:
+        """``x`` bound once (`let`) where a binder is active: for a value read several times
+        that no lambda parameter appears in (else the algorithm ``yield``s it)."""
+        return Q(let(Q(x).e))
 
     def masked_date(self, o: Any, bad: Any) -> Any:
         """The date of ordinal ``o`` where ``bad`` is not set (`_base._to_date`: ``bad``
