@@ -64,6 +64,22 @@ def test_three_valued_folding_is_the_engines(a: Any, b: Any, op: type) -> None:
     assert constant((~Q(a)).e)[1] == _duckdb(exp.Not(this=exp.Paren(this=_sql_lit(a))))
 
 
+_DOUBLES = st.sampled_from(["1", "2", "-1", "'nan'", "'inf'", "NULL"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(a=_DOUBLES, b=_DOUBLES, op=st.sampled_from([exp.LT, exp.LTE, exp.GT, exp.GTE, exp.EQ,
+                                                    exp.NEQ]))
+def test_a_negated_comparison_is_the_opposite_comparison(a: str, b: str, op: type) -> None:
+    x, y = (exp.cast(exp.Literal.string(v.strip("'")) if v.startswith("'") else
+                     (exp.Null() if v == "NULL" else exp.Literal.number(v)),
+                     exp.DataType.build("DOUBLE")) for v in (a, b))
+    compared = op(this=x, expression=y)
+    negated = (~Q(compared)).e
+    assert not isinstance(negated, exp.Not)
+    assert _duckdb(negated) == _duckdb(exp.Not(this=exp.Paren(this=compared.copy())))
+
+
 def test_an_operand_known_to_decide_drops_the_other() -> None:
     column = exp.column("c")
     assert _fold_binary(exp.And, column, _sql_lit(False)) is False

@@ -86,9 +86,17 @@ class Q:
             inner = inner.this
         if isinstance(inner, exp.Not):  # NOT NOT x is x (NULL stays NULL)
             return Q(inner.this)
+        if type(inner) in _NEGATED:  # NOT (a < b) is a >= b (NULL either way; NaN sorts last)
+            return Q(_NEGATED[type(inner)](this=inner.this, expression=inner.expression))
         return Q(exp.Not(this=_atom(self.e)))
 
     __hash__ = None  # type: ignore[assignment]
+
+
+#: The comparison that is true exactly where another is false (engines order every value,
+#: NaN included, so NOT (a < b) and a >= b agree on every row; NULL stays NULL).
+_NEGATED: dict[type, type] = {exp.LT: exp.GTE, exp.GTE: exp.LT, exp.GT: exp.LTE, exp.LTE: exp.GT,
+                              exp.EQ: exp.NEQ, exp.NEQ: exp.EQ}
 
 
 def _sql_lit(v: Any) -> exp.Expr:
