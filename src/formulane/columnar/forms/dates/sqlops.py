@@ -432,7 +432,8 @@ class SqlOps:
     def exact_micros(self, s: Any) -> Program:
         """A helper generator (``yield from``): see `PolarsOps.exact_micros`."""
         known, v = constant(s.e)
-        if known and _number(v) and -Decimal(v).as_tuple().exponent <= 24:  # type: ignore[operator]
+        exponent = Decimal(v).as_tuple().exponent if known and _number(v) else "n"
+        if isinstance(exponent, int) and -exponent <= 24:  # DECIMAL(38, 24) holds it exactly
             if abs(v) > 10**12:
                 return Q(None), Q(True)
             whole = int(v)
