@@ -26,16 +26,21 @@ Conventions shared by both backends:
 - Weekend codes must be literals (their mask decides the shape of the expression); a weekend
   that is a column is refused.
 
-Sharing. Neither engine has a let: an expression used twice is written twice, and chains of
-reuse grow exponentially (polars walks its expression trees without memo, SQL text repeats).
-So the algorithms are generators: ``v = yield expr`` names a value (helpers join the chain with
-``yield from``). Polars binds it as a struct field (``pl.struct(v0=...).struct.with_fields(
-v1=f(pl.field("v0")))``, outputs read from the last struct), SQL as a lambda parameter
-(``LIST_TRANSFORM([expr], LAMBDA v : ...)[1]``): the forms stay linear in the formula's size.
+Sharing. An expression used twice is written twice, and chains of reuse grow exponentially
+(polars walks its expression trees without memo, SQL text repeats). So the algorithms are
+generators: ``v = yield expr`` names a value (helpers join the chain with ``yield from``).
+Polars binds it as a struct field (``pl.struct(v0=...).struct.with_fields(v1=f(pl.field("v0")))``,
+outputs read from the last struct); SQL through the `let` kit (`columnar.sql.let`: a column of a
+lateral subquery, shared by the form's value and its error conditions), or, where no binder is
+active (a lambda body, SQLite, BigQuery), as a list-lambda parameter (``LIST_TRANSFORM([expr],
+LAMBDA v : ...)[1]``): the forms stay linear in the formula's size. What the compiler knows is
+decided when compiling: SQL literals (a year, a date, a unit, a holiday list) are folded with
+the engine's semantics (`sqlops.constant`), weekend masks must be literals anyway.
 
-Layout: `_base` (constants, refusals, `program`, the calendar helpers), `ops` (`PolarsOps`,
-`SqlOps` and the SQL value `Q`), `parts` (building dates and reading their parts), `arithmetic`
-(moving dates, differences, working days); `run_ops` is the one entry point.
+Layout: `_base` (constants, refusals, `program`, the calendar helpers), `ops` (`PolarsOps`),
+`sqlops` (`SqlOps`, the SQL value `Q` and the folding), `parts` (building dates and reading
+their parts), `arithmetic` (moving dates, differences, working days); `run_ops` is the one entry
+point.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .ops import PolarsOps, SqlOps
+from .sqlops import constant
 
 _OPS: dict[str, type[PolarsOps] | type[SqlOps]] = {"polars": PolarsOps, "sql": SqlOps}
 
@@ -56,5 +62,9 @@ def run_ops(backend: str, form: Callable[..., Any], kinds: tuple[str | None, ...
     out = form(o, kinds, *[o.wrap(a) for a in args])
     if isinstance(out, tuple):
         value, errors = out
-        return o.unwrap(value), [(o.unwrap(c), code) for c, code in errors]
+        pairs = [(o.unwrap(c), code) for c, code in errors]
+        if o.backend == "sql":  # a condition known FALSE (or NULL) never raises its error
+            pairs = [(c, code) for c, code in pairs if constant(c)[1] is not False
+                     and constant(c) != (True, None)]
+        return o.unwrap(value), pairs
     return o.unwrap(out)

@@ -72,7 +72,9 @@ def _month_ok(k: Any) -> Any:
 
 
 def _to_date(o: Any, ordinal: Any, bad: Any) -> Any:
-    return o.date(o.when([(~bad, ordinal)]))
+    """The date of ``ordinal`` on the rows where ``bad`` is not set; every caller's ``bad``
+    covers the ordinals outside 1..MAX_ORDINAL (so no engine sees an impossible date)."""
+    return o.masked_date(ordinal, bad)
 
 
 def _dates(o: Any, kinds: Sequence[str | None], args: Sequence[Any]) -> list[Any]:

@@ -7,6 +7,8 @@ could make an engine raise masked first; weekend codes must be literals.
 
 from __future__ import annotations
 
+import datetime as dt
+import operator
 from decimal import Decimal
 from typing import Any, Sequence
 
@@ -19,6 +21,7 @@ from ._base import (
     _to_date, is_leap, pl, program,
 )
 from .ops import Q, _cast, _lambda
+from .sqlops import constant
 from .parts import _fix_gap
 
 
@@ -34,6 +37,8 @@ def _add_months(o: Any, d: Any, months: Any, bad: Any) -> Program:
     ks = yield o.when([(~bad, k)], 12)
     start = yield o.month_start(ks)
     length = o.month_start(ks + 1) - start
+    if o.backend == "sql":  # read twice by _min (polars: its expression is shared as it is)
+        length = yield length
     return start + _min(o, D, length) - 1, bad
 
 
@@ -85,8 +90,8 @@ def f_dateadd(o: Any, kinds: Any, x: Any, n: Any, unit: Any) -> Program:
     is_months = yield code <= 3
     is_clock = yield code >= 6
     date = yield o.local_date(x) if kinds[0] == "DateTime" else x
-    months = nn * o.when([(code == c, k) for c, k in _MONTHS_PER.items()], 0)
-    days = nn * o.when([(code == c, k) for c, k in _DAYS_PER.items()], 0)
+    months = nn * o.lookup(code, _MONTHS_PER, 0)
+    days = nn * o.lookup(code, _DAYS_PER, 0)
     by_month, bad_month = yield from _add_months(o, date, months, big)
     by_day = yield o.ordinal(date) + days
     bad_day = big | (by_day < 1) | (by_day > MAX_ORDINAL)
@@ -96,7 +101,7 @@ def f_dateadd(o: Any, kinds: Any, x: Any, n: Any, unit: Any) -> Program:
         errors = [(unknown, "#VALUE!"), (is_clock, "#VALUE!"), (bad_calendar, "#NUM!")]
         return _to_date(o, moved, unknown | is_clock | bad_calendar), errors
     # DateTime: calendar units keep the wall clock; clock units add elapsed time.
-    seconds = yield nn * o.when([(code == c, k) for c, k in _SECONDS_PER.items()], 0)
+    seconds = yield nn * o.lookup(code, _SECONDS_PER, 0)
     too_far = yield big | (seconds > 3_700_000 * 86400) | (seconds < -3_700_000 * 86400)
     delta_days = yield o.when([(~(unknown | is_clock | bad_calendar), moved - o.ordinal(date))],
                               0)
@@ -146,8 +151,7 @@ def f_datedif(o: Any, kinds: Any, s: Any, e: Any, unit: Any) -> Program:
     anchor = o.ord_ymd(ey, sm, 1) + sd - 1
     between = o.ord_ymd(ey, 1, 1) - o.ord_ymd(o.when([(sy < ey, sy + 1)], ey), 1, 1)
     yd = o.when([(~early, oe - anchor)], oe - os_ - between)
-    value = o.when([(code == 1, d_), (code == 2, y_), (code == 3, m_), (code == 4, ym),
-                    (code == 5, md)], yd)
+    value = o.lookup(code, {1: d_, 2: y_, 3: m_, 4: ym, 5: md}, yd)
     unknown = o.when([(code >= 1, False)], True)
     return o.number(value), [(os_ > oe, "#NUM!"), (unknown, "#NUM!")]
 
@@ -173,7 +177,7 @@ def f_yearfrac(o: Any, kinds: Any, s: Any, e: Any, basis: Any) -> Program:
     s, e, basis = (yield s), (yield e), (yield basis)
     b, big = o.trunc(basis)
     b = yield b
-    bad = big | o.when([(b == k, False) for k in range(5)], True)
+    bad = big | o.not_in(b, range(5))
     o1, o2 = (yield o.ordinal(s)), (yield o.ordinal(e))
     swap = yield o1 > o2
     lo, hi = o.when([(swap, e)], s), o.when([(swap, s)], e)
@@ -186,16 +190,17 @@ def f_yearfrac(o: Any, kinds: Any, s: Any, e: Any, basis: Any) -> Program:
     d360_eu = (Y2 - Y1) * 360 + (M2 - M1) * 30 + _min(o, D2, 30) - _min(o, D1, 30)
     # basis 1, actual/actual
     one_year = yield (Y1 == Y2) | ((Y1 + 1 == Y2) & ((M1 > M2) | ((M1 == M2) & (D1 >= D2))))
-    feb29 = (is_leap(Y1) & (M1 <= 2)) | (is_leap(Y2) & (M2 >= 3)
+    leap1, leap2 = o.bind(is_leap(Y1)), o.bind(is_leap(Y2))
+    feb29 = (leap1 & (M1 <= 2)) | (leap2 & (M2 >= 3)
                                          & (o.ord_ymd(Y2, 3, 1) > lo_o))
-    year_len = o.when([(Y1 == Y2, o.when([(is_leap(Y1), 366)], 365)),
+    year_len = o.when([(Y1 == Y2, o.when([(leap1, 366)], 365)),
                        (feb29 | ((M2 == 2) & (D2 == 29)), 366)], 365)
     span = o.ord_ymd(Y2 + 1, 1, 1) - o.ord_ymd(Y1, 1, 1)
-    num = o.when([(b == 0, d360), (b == 4, d360_eu),
-                  (b == 1, o.when([(one_year, days)], days * (Y2 - Y1 + 1)))], days)
-    den = o.when([(b == 0, 360), (b == 2, 360), (b == 3, 365), (b == 4, 360),
-                  (b == 1, o.when([(one_year, year_len)], span))], 1)
-    return o.ratio(num, den), [(bad, "#NUM!")]
+    num = o.lookup(b, {0: d360, 4: d360_eu,
+                       1: o.when([(one_year, days)], days * (Y2 - Y1 + 1))}, days)
+    den = o.lookup(b, {0: 360, 2: 360, 3: 365, 4: 360,
+                       1: o.when([(one_year, year_len)], span)}, 1)
+    return o.bind(o.ratio(num, den)), [(bad, "#NUM!")]
 
 
 # ------------------------------------------------------------------------- working days
@@ -230,23 +235,18 @@ class _Week:
     # (arguments are bound values or list elements: they are read several times)
     def count_to(self, x: Any) -> Any:
         """W(x): working days among ordinals 1..x (x >= 0; ordinal 1 is a Monday)."""
-        r = x % 7
-        partial = self.o.when([(r == j, self.prefix[j]) for j in range(1, 7)], 0)
+        partial = self.o.pick(x % 7, {j: self.prefix[j] for j in range(1, 7)}, 0)
         return (x // 7) * self.per_week + partial
 
     def nth(self, c: Any) -> Any:
         """The ordinal of the c-th working day from ordinal 1 (c >= 1)."""
         c = c - 1
         rem = c % self.per_week + 1
-        day = self.o.when([(rem == k, p) for k, p in self.position.items()], 0)
+        day = self.o.pick(rem, self.position, 0)
         return (c // self.per_week) * 7 + day
 
     def is_workday(self, ordinal: Any) -> Any:
-        wd = (ordinal - 1) % 7
-        result = None
-        for j in self.work:
-            result = (wd == j) if result is None else result | (wd == j)
-        return result
+        return self.o.one_of((ordinal - 1) % 7, self.work)
 
 
 def _holiday_ordinals(o: Any, week: _Week, holidays: Any) -> Any:
@@ -255,6 +255,11 @@ def _holiday_ordinals(o: Any, week: _Week, holidays: Any) -> Any:
         e = pl.element().cast(pl.Int32).cast(pl.Int64) + EPOCH_ORDINAL
         keep = e.is_not_null() & _Week(o, week.mask).is_workday(e)
         return holidays.list.eval(e.filter(keep).unique().sort())
+    known, items = constant(Q(holidays).e)
+    if known and items is not None and all(i is None or type(i) is dt.date for i in items):
+        # a literal list: its working-day ordinals now
+        ordinals = {i.toordinal() for i in items if i is not None}
+        return _int_list(sorted(x for x in ordinals if not week.mask[(x - 1) % 7]))
     x, y = exp.to_identifier("_h"), exp.to_identifier("_w")
     mapped = exp.Anonymous(this="LIST_TRANSFORM", expressions=[
         Q(holidays).e, _lambda(o.ordinal(Q(exp.column(x))), x)])
@@ -264,12 +269,22 @@ def _holiday_ordinals(o: Any, week: _Week, holidays: Any) -> Any:
         exp.Anonymous(this="LIST_DISTINCT", expressions=[kept])]))
 
 
+def _int_list(values: Sequence[int]) -> Any:
+    return Q(exp.Array(expressions=[Q(v).e for v in values]))
+
+
 def _count_where(o: Any, items: Any, bound: Any, op: str) -> Any:
     """How many items compare ``op`` with the row's bound (``>=``, ``<=``, ``>``)."""
     if o.backend == "polars":
         e = pl.element()
         test = {">=": e >= 0, "<=": e <= 0, ">": e > 0}[op]
         return (items - bound).list.eval(test.cast(pl.Int64)).list.sum()
+    known, values = constant(Q(items).e)
+    if known and values is not None:
+        b_known, b = constant(Q(bound).e)
+        if not values or (b_known and b is not None):
+            compare = {">=": operator.ge, "<=": operator.le, ">": operator.gt}[op]
+            return Q(sum(1 for v in values if v is not None and compare(v, b)))
     x = exp.to_identifier("_c")
     xe = Q(exp.column(x))
     test = {">=": xe >= bound, "<=": xe <= bound, ">": xe > bound}[op]
@@ -330,7 +345,9 @@ def f_workday(o: Any, kinds: Any, start: Any, n: Any, *rest: Any) -> Program:
         c_fwd, c_back = forward, backward
     else:
         hols = yield _holiday_ordinals(o, week, holidays)
-        if o.backend == "polars":
+        if o.backend == "sql" and constant(hols.e) == (True, ()):
+            fwd_keys = back_keys = _int_list([])  # no working-day holiday: counts are 0
+        elif o.backend == "polars":
             e = pl.element()
             rank = pl.int_range(pl.len(), dtype=pl.Int64)
             after = (hols - s).list.eval(e.filter(e > 0)) + s
@@ -338,6 +355,16 @@ def f_workday(o: Any, kinds: Any, start: Any, n: Any, *rest: Any) -> Program:
             w_e = _Week(o, mask).count_to(e)
             fwd_keys = after.list.eval(w_e - rank)
             back_keys = before.list.eval(w_e + rank)
+        elif constant(hols.e)[0] and constant(s.e)[0] and constant(s.e)[1] is not None:
+            # literal holidays and start: the keys now (`_Week.count_to` folds)
+            h_list, s_value = constant(hols.e)[1], constant(s.e)[1]
+            w = _Week(o, mask)
+            after_, before_ = [h for h in h_list if h > s_value], \
+                [h for h in reversed(h_list) if h < s_value]
+            fwd_keys = _int_list([constant((w.count_to(Q(h)) - r).e)[1]
+                                  for r, h in enumerate(after_)])
+            back_keys = _int_list([constant((w.count_to(Q(h)) + r).e)[1]
+                                   for r, h in enumerate(before_)])
         else:
             x, i = exp.to_identifier("_x"), exp.to_identifier("_i")
             xe = Q(exp.column(x))

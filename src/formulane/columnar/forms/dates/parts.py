@@ -194,9 +194,9 @@ def f_weekday(o: Any, kinds: Any, d: Any, rt: Any) -> Program:
     r, big = o.trunc(rt)
     r = yield r
     table = cal.WEEKDAY_TYPES
-    first = o.when([(r == t, f) for t, (f, _) in table.items()])
-    base = o.when([(r == t, b) for t, (_, b) in table.items()])
-    bad = big | o.when([(r == t, False) for t in table], True)
+    first = o.lookup(r, {t: f for t, (f, _) in table.items()})
+    base = o.lookup(r, {t: b for t, (_, b) in table.items()})
+    bad = big | o.not_in(r, list(table))
     weekday0 = (o.ordinal(d) - 1) % 7  # Python's weekday(): ordinal 1 is a Monday
     return o.number((weekday0 - first + 7) % 7 + base), [(bad, "#NUM!")]
 
@@ -208,8 +208,8 @@ def f_weeknum(o: Any, kinds: Any, d: Any, rt: Any) -> Program:
     r, big = o.trunc(rt)
     r = yield r
     table = cal.WEEKNUM_TYPES
-    first = o.when([(r == t, f) for t, f in table.items()], 0)
-    bad = big | o.when([(r == t, False) for t in [*table, 21]], True)
+    first = o.lookup(r, dict(table), 0)
+    bad = big | o.not_in(r, [*table, 21])
     ordinal = yield o.ordinal(d)
     jan1 = yield ordinal - o.day_of_year(d) + 1
     offset = ((jan1 - 1) % 7 - first + 7) % 7

@@ -1,0 +1,611 @@
+"""The SQL side of the date algorithms: `SqlOps` and `Q` (a sqlglot expression with Python
+operators), with what the compiler knows folded when compiling.
+
+Contract: each ``yield``ed value of an algorithm is bound once (`SqlOps.run`): a column of the
+query's lateral subqueries through the SQL `let` kit (`columnar.sql.let`) when a binder is
+active, so the value of a form and its error conditions read the same bindings; else (a lambda
+body, a dialect without lateral subqueries) a list-lambda parameter
+(``LIST_TRANSFORM([expr], LAMBDA v : ...)[1]``). Literal operands are computed now with the
+engine's semantics (`constant`, `_fold_binary`): a literal year, a literal date, a literal
+weekend cost no SQL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from decimal import Decimal
+from typing import Any, Callable, Sequence
+
+from sqlglot import exp
+
+from ...sql.let import _BINDER, let
+from ._base import BOUND, MAX_ORDINAL, Program, US_0001, US_10000, WHITESPACE
+
+# =============================================================================================
+# SQL values with Python operators
+
+
+def _atom(e: exp.Expr) -> exp.Expr:
+    # (AND/OR are sqlglot Funcs too, yet render infix: they need parentheses like any operator)
+    if isinstance(e, (exp.Connector, exp.Binary, exp.Not, exp.Neg)):
+        return exp.Paren(this=e)
+    if isinstance(e, (exp.Column, exp.Func, exp.Paren, exp.Null, exp.Boolean, exp.Bracket)):
+        return e
+    if isinstance(e, exp.Literal) and (e.is_string or not e.this.startswith("-")):
+        return e
+    return exp.Paren(this=e)
+
+
+class Q:
+    """A sqlglot expression with Python operators (``==`` builds SQL ``=``)."""
+
+    __slots__ = ("e",)
+    e: exp.Expr
+
+    def __init__(self, e: Any) -> None:
+        self.e = e.e if isinstance(e, Q) else e if isinstance(e, exp.Expr) else _sql_lit(e)
+
+    def _bin(self, cls: type, other: Any, swap: bool = False) -> "Q":
+        x, y = self.e, Q(other).e
+        if swap:
+            x, y = y, x
+        folded = _fold_binary(cls, x, y)
+        if folded is not _NOT_CONSTANT:
+            return Q(folded)
+        return Q(cls(this=_atom(x), expression=_atom(y)))
+
+    def __add__(self, o: Any) -> "Q": return self._bin(exp.Add, o)
+    def __radd__(self, o: Any) -> "Q": return self._bin(exp.Add, o, True)
+    def __sub__(self, o: Any) -> "Q": return self._bin(exp.Sub, o)
+    def __rsub__(self, o: Any) -> "Q": return self._bin(exp.Sub, o, True)
+    def __mul__(self, o: Any) -> "Q": return self._bin(exp.Mul, o)
+    def __rmul__(self, o: Any) -> "Q": return self._bin(exp.Mul, o, True)
+
+    def __truediv__(self, o: Any) -> "Q":
+        return Q(exp.Div(this=_atom(self.e), expression=_atom(Q(o).e), typed=False, safe=False))
+
+    def __floordiv__(self, o: Any) -> "Q": return self._bin(exp.IntDiv, o)  # operands >= 0
+    def __mod__(self, o: Any) -> "Q": return self._bin(exp.Mod, o)  # operands >= 0
+    def __lt__(self, o: Any) -> "Q": return self._bin(exp.LT, o)
+    def __le__(self, o: Any) -> "Q": return self._bin(exp.LTE, o)
+    def __gt__(self, o: Any) -> "Q": return self._bin(exp.GT, o)
+    def __ge__(self, o: Any) -> "Q": return self._bin(exp.GTE, o)
+    def __eq__(self, o: Any) -> "Q": return self._bin(exp.EQ, o)  # type: ignore[override]
+    def __ne__(self, o: Any) -> "Q": return self._bin(exp.NEQ, o)  # type: ignore[override]
+    def __and__(self, o: Any) -> "Q": return self._bin(exp.And, o)
+    def __rand__(self, o: Any) -> "Q": return self._bin(exp.And, o, True)
+    def __or__(self, o: Any) -> "Q": return self._bin(exp.Or, o)
+    def __ror__(self, o: Any) -> "Q": return self._bin(exp.Or, o, True)
+    def __invert__(self) -> "Q":
+        known, v = constant(self.e)
+        if known and (v is None or isinstance(v, bool)):
+            return Q(None if v is None else not v)
+        inner = self.e
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        if isinstance(inner, exp.Not):  # NOT NOT x is x (NULL stays NULL)
+            return Q(inner.this)
+        if type(inner) in _NEGATED:  # NOT (a < b) is a >= b (NULL either way; NaN sorts last)
+            return Q(_NEGATED[type(inner)](this=inner.this, expression=inner.expression))
+        return Q(exp.Not(this=_atom(self.e)))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+#: The comparison that is true exactly where another is false (engines order every value,
+#: NaN included, so NOT (a < b) and a >= b agree on every row; NULL stays NULL).
+_NEGATED: dict[type, type] = {exp.LT: exp.GTE, exp.GTE: exp.LT, exp.GT: exp.LTE, exp.LTE: exp.GT,
+                              exp.EQ: exp.NEQ, exp.NEQ: exp.EQ}
+
+
+def _sql_lit(v: Any) -> exp.Expr:
+    if v is None:
+        return exp.Null()
+    if isinstance(v, bool):
+        return exp.Boolean(this=v)
+    if isinstance(v, int):
+        lit = exp.Literal.number(abs(v))
+        return exp.Paren(this=exp.Neg(this=lit)) if v < 0 else lit
+    if isinstance(v, str):
+        return exp.Literal.string(v)
+    if isinstance(v, dt.datetime):
+        return exp.cast(exp.Literal.string(v.isoformat()), exp.DataType.build("TIMESTAMPTZ"))
+    if isinstance(v, dt.date):
+        return _date_literal(v)
+    raise TypeError(type(v).__name__)
+
+
+# ---------------------------------------------------------------------------------------------
+# Folding: what the compiler knows (literal arguments, literal intermediate values) is computed
+# now, with the engine's semantics (integer `//` and `%` truncate toward zero, NULL propagates,
+# AND/OR are three-valued), so a literal year or a literal date costs no SQL at all.
+
+_NOT_CONSTANT: Any = object()
+
+
+def constant(e: exp.Expr) -> tuple[bool, Any]:
+    """(True, value) when ``e`` is a literal: an int or Decimal, a bool, NULL (None), a text,
+    a date (``CAST('...' AS DATE)``) or an instant (``CAST('...+00:00' AS TIMESTAMPTZ)``)."""
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if type(e) is exp.Column and not e.table:
+        # an argument the compiler bound (`let`) may be a literal another form folded to
+        binder = _BINDER.get()
+        bound = None if binder is None else binder.exprs.get(e.name)
+        return (False, None) if bound is None else constant(bound)
+    if isinstance(e, exp.Neg):
+        known, v = constant(e.this)
+        if known and isinstance(v, (int, Decimal)) and not isinstance(v, bool):
+            return True, -v
+        return False, None
+    if isinstance(e, exp.Literal):
+        if e.is_string:
+            return True, e.this
+        text = e.this
+        try:
+            number = Decimal(text)
+        except ArithmeticError:
+            return False, None
+        if not number.is_finite():
+            return False, None
+        if number == number.to_integral_value() and "." not in text and "e" not in text.lower():
+            return True, int(number)
+        return True, number
+    if isinstance(e, exp.Boolean):
+        return True, bool(e.this)
+    if isinstance(e, exp.Case) and e.this is None:
+        # a CASE of literal conditions (the compiler's coercion of a literal, TRUE to 1)
+        for branch in e.args.get("ifs") or []:
+            known, truth = constant(branch.this)
+            if not known or not (truth is None or isinstance(truth, bool)):
+                return False, None
+            if truth:
+                return constant(branch.args["true"])
+        default = e.args.get("default")
+        return (True, None) if default is None else constant(default)
+    if isinstance(e, exp.Array):
+        items = [constant(i) for i in e.expressions]
+        if all(k for k, _ in items):
+            return True, tuple(v for _, v in items)
+        return False, None
+    if isinstance(e, exp.Null):
+        return True, None
+    if isinstance(e, exp.Anonymous) and e.name == "TO_MICROSECONDS" and len(e.expressions) == 1:
+        known, v = constant(e.expressions[0])
+        if known and type(v) is int:
+            return True, dt.timedelta(microseconds=v)  # `SqlOps.make_duration`
+        return False, None
+    if isinstance(e, exp.Cast) and isinstance(e.this, exp.Null):
+        return True, None
+    if isinstance(e, exp.Cast) and isinstance(e.this, exp.Literal) and e.this.is_string:
+        to = e.to.this
+        try:
+            if to == exp.DataType.Type.DATE:
+                return True, dt.date.fromisoformat(e.this.this)
+            if to == exp.DataType.Type.TIMESTAMPTZ:
+                v = dt.datetime.fromisoformat(e.this.this)
+                if v.tzinfo is not None:
+                    return True, v
+        except ValueError:
+            return False, None
+    return False, None
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, Decimal)) and not isinstance(v, bool)
+
+
+def _tdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
+    exp.LT: lambda a, b: a < b, exp.LTE: lambda a, b: a <= b, exp.GT: lambda a, b: a > b,
+    exp.GTE: lambda a, b: a >= b, exp.EQ: lambda a, b: a == b, exp.NEQ: lambda a, b: a != b,
+}
+
+
+def _fold_binary(cls: type, x: exp.Expr, y: exp.Expr) -> Any:
+    """The literal result of ``x <op> y`` when both are literals, else `_NOT_CONSTANT`."""
+    kx, a = constant(x)
+    ky, b = constant(y)
+    if cls is exp.And or cls is exp.Or:
+        # three-valued: FALSE AND anything is FALSE, TRUE OR anything is TRUE (the other
+        # operand is total: it cannot fail, so leaving it out changes nothing)
+        decisive = cls is exp.Or
+        if (kx and a is decisive) or (ky and b is decisive):
+            return decisive
+        if ky and b is (not decisive):  # x AND TRUE is x, x OR FALSE is x
+            return x
+        if kx and a is (not decisive):
+            return y
+        if not (kx and ky):
+            return _NOT_CONSTANT
+        if not all(v is None or isinstance(v, bool) for v in (a, b)):
+            return _NOT_CONSTANT
+        return None if a is None or b is None else a
+    if not (kx and ky):
+        # x + 0, x - 0, 0 + x and x * 1 are x (integers: the type stays the engine's)
+        if ky and type(b) is int and ((b == 0 and cls in (exp.Add, exp.Sub))
+                                      or (b == 1 and cls is exp.Mul)):
+            return x
+        if kx and type(a) is int and ((a == 0 and cls is exp.Add)
+                                      or (a == 1 and cls is exp.Mul)):
+            return y
+        return _NOT_CONSTANT
+    if a is None or b is None:
+        return None
+    if cls in _COMPARE:
+        same = (_number(a) and _number(b)) or type(a) is type(b)
+        return _COMPARE[cls](a, b) if same else _NOT_CONSTANT
+    if not (type(a) is int and type(b) is int):
+        return _NOT_CONSTANT  # decimal arithmetic keeps the engine's typing
+    if cls is exp.Add:
+        return a + b
+    if cls is exp.Sub:
+        return a - b
+    if cls is exp.Mul:
+        return a * b
+    if cls is exp.IntDiv and b:
+        return _tdiv(a, b)
+    if cls is exp.Mod and b:
+        return a - b * _tdiv(a, b)
+    return _NOT_CONSTANT
+
+
+def _fn(name: str, *args: Any) -> Q:
+    return Q(exp.Anonymous(this=name, expressions=[Q(a).e for a in args]))
+
+
+def _cast(v: Any, to: str) -> Q:
+    return Q(exp.cast(Q(v).e, exp.DataType.build(to)))
+
+
+def _trivial(e: exp.Expr) -> bool:
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if isinstance(e, exp.Neg):
+        e = e.this
+    return isinstance(e, (exp.Column, exp.Literal, exp.Null, exp.Boolean))
+
+
+#: A yielded SQL value of at most this many nodes is repeated rather than bound. Binding costs a
+#: lambda level (DuckDB binds nested lambdas in time growing with their depth); repeating costs
+#: text that doubles with each reuse along a chain (WORKDAY's text reached gigabytes when
+#: nothing was bound). Ten nodes keeps both small (tests/test_backends.py runs every date case).
+SMALL_SQL = 10
+
+
+def _small(e: exp.Expr) -> bool:
+    n = 0
+    for _ in e.walk():
+        n += 1
+        if n > SMALL_SQL:
+            return False
+    return True
+
+
+def _lambda(body: Any, *names: exp.Identifier) -> exp.Lambda:
+    return exp.Lambda(this=Q(body).e, expressions=list(names))
+
+
+def _first(list_expr: exp.Expr) -> exp.Expr:
+    return exp.Bracket(this=list_expr, expressions=[exp.Literal.number(1)], offset=1)
+
+
+def _map(out: Any, f: Callable[[Any], Any], kind: type) -> Any:
+    if isinstance(out, tuple):
+        return tuple(_map(x, f, kind) for x in out)
+    if isinstance(out, list):
+        return [_map(x, f, kind) for x in out]
+    if isinstance(out, kind):
+        return f(out)
+    return out
+
+
+_NAMES = itertools.count()
+
+
+
+class SqlOps:
+    backend = "sql"
+    decimal = False
+
+    # -- plumbing
+    def run(self, gen: Program) -> Any:
+        """Runs an algorithm; each non-trivial ``yield``ed value is bound once: a column of the
+        query's lateral subqueries (`sql.let`) when a binder is active, else (a lambda body, a
+        dialect without lateral subqueries) a list-lambda parameter."""
+        binds: list[tuple[str, Q]] = []
+        lateral = _BINDER.get() is not None
+        try:
+            value = next(gen)
+            while True:
+                q = Q(value)
+                if lateral:
+                    send = Q(let(q.e))
+                elif _trivial(q.e) or _small(q.e):
+                    send = q
+                else:
+                    name = f"_v{next(_NAMES)}"
+                    binds.append((name, q))
+                    send = Q(exp.column(name))
+                value = gen.send(send)
+        except StopIteration as stop:
+            out = stop.value
+        if not binds:
+            return out
+        return _map(out, lambda q: self._bound(q, binds), Q)
+
+    @staticmethod
+    def _bound(q: Q, binds: list[tuple[str, Q]]) -> Q:
+        """``q`` inside the let bindings it needs (directly or through later bindings)."""
+        e = q.e
+        needed = {c.name for c in e.find_all(exp.Column)}
+        for name, value in reversed(binds):
+            if name not in needed:
+                continue
+            listed = exp.Array(expressions=[value.e])
+            # exp.Transform renders per dialect (DuckDB LIST_TRANSFORM, Spark/Trino TRANSFORM)
+            e = _first(exp.Transform(this=listed, expression=_lambda(e, exp.to_identifier(name))))
+            needed |= {c.name for c in value.e.find_all(exp.Column)}
+        return Q(e)
+
+    def wrap(self, v: Any) -> Any:
+        return Q(v)
+
+    def unwrap(self, v: Any) -> Any:
+        return v.e if isinstance(v, Q) else v
+
+    def lit(self, v: Any) -> Any:
+        return Q(v)
+
+    def when(self, pairs: Sequence[tuple[Any, Any]], default: Any = None) -> Any:
+        """CASE WHEN ... END, without the branches a literal condition rules out (a literal
+        TRUE ends the CASE: its value becomes the ELSE)."""
+        ifs = []
+        for c, v in pairs:
+            cond = Q(c).e
+            known, truth = constant(cond)
+            if not known:
+                ifs.append(exp.If(this=cond, true=Q(v).e))
+            elif truth is True:
+                default = v
+                break
+        if not ifs:
+            return Q(default)
+        d = None if default is None else Q(default).e
+        if d is not None and isinstance(d, exp.Null):
+            d = None
+        return Q(exp.Case(ifs=ifs, default=d))
+
+    def true(self) -> Any:
+        return Q(exp.true())
+
+    def literal(self, v: Any) -> tuple[bool, Any]:
+        e = v.e if isinstance(v, Q) else v
+        while isinstance(e, exp.Paren):
+            e = e.this
+        sign = 1
+        if isinstance(e, exp.Neg):
+            sign, e = -1, e.this
+            while isinstance(e, exp.Paren):
+                e = e.this
+        if isinstance(e, exp.Literal):
+            if e.is_string:
+                return sign == 1, e.this
+            return True, sign * Decimal(e.this)
+        return False, None
+
+    def empty_list(self, v: Any) -> bool:
+        e = v.e if isinstance(v, Q) else v
+        return isinstance(e, exp.Array) and not e.expressions
+
+    # -- numbers
+    # (arguments of these methods are bound values or small: they may be read more than once)
+    def trunc(self, x: Any) -> tuple[Any, Any]:
+        return self._rounded(x, exp.Trunc)
+
+    def floor(self, x: Any) -> tuple[Any, Any]:
+        return self._rounded(x, exp.Floor)
+
+    def _rounded(self, x: Any, fn: type) -> tuple[Any, Any]:
+        known, v = constant(x.e)
+        if known and (v is None or _number(v)):
+            if v is None:
+                return Q(None), Q(None)
+            if abs(v) >= BOUND:
+                return Q(None), Q(True)
+            whole = int(v) if fn is exp.Trunc else int(Decimal(v).to_integral_value("ROUND_FLOOR"))
+            return Q(whole), Q(False)
+        ok = Q(exp.Abs(this=x.e)) < BOUND
+        return self.when([(ok, _cast(Q(fn(this=x.e)), "BIGINT"))]), ~ok
+
+    def number(self, i: Any) -> Any:
+        return i
+
+    def ratio(self, num: Any, den: Any) -> Any:
+        return _cast(num, "DOUBLE") / den
+
+    def exact_micros(self, s: Any) -> Program:
+        """A helper generator (``yield from``): see `PolarsOps.exact_micros`."""
+        known, v = constant(s.e)
+        exponent = Decimal(v).as_tuple().exponent if known and _number(v) else "n"
+        if isinstance(exponent, int) and -exponent <= 24:  # DECIMAL(38, 24) holds it exactly
+            if abs(v) > 10**12:
+                return Q(None), Q(True)
+            whole = int(v)
+            return Q(whole * 1_000_000 + int((Decimal(v) - whole) * 1_000_000)), Q(False)
+        big = yield ~(Q(exp.Abs(this=s.e)) <= 10**12)
+        d = yield Q(exp.TryCast(this=_cast(self.when([(~big, s)]), "VARCHAR").e,
+                                to=exp.DataType.build("DECIMAL(38, 24)")))
+        whole = yield _cast(Q(exp.Trunc(this=d.e)), "BIGINT")
+        frac = d - whole
+        return whole * 1_000_000 + _cast(Q(exp.Trunc(this=(frac * 1_000_000).e)), "BIGINT"), big
+
+    # -- dates
+    def ordinal(self, d: Any) -> Any:
+        known, v = constant(Q(d).e)
+        if known and (v is None or type(v) is dt.date):
+            return Q(None if v is None else v.toordinal())
+        return Q(exp.DateDiff(this=Q(d).e, expression=_date_literal(dt.date(1, 1, 1)),
+                              unit=exp.var("DAY"))) + 1
+
+    def date(self, o: Any) -> Any:
+        known, v = constant(Q(o).e)
+        if known and (v is None or (type(v) is int and 1 <= v <= MAX_ORDINAL)):
+            return _cast(None, "DATE") if v is None else Q(_date_literal(dt.date.fromordinal(v)))
+        # masked by the callers; guarded again so an engine never sees an impossible date
+        safe = self.when([((o >= 1) & (o <= MAX_ORDINAL + 1), o - 1)])
+        moved = exp.DateAdd(this=_date_literal(dt.date(1, 1, 1)), expression=Q(safe).e,
+                            unit=exp.var("DAY"))
+        return _cast(Q(moved), "DATE")
+
+    def bind(self, x: Any) -> Any:
+        """``x`` bound once (`let`) where a binder is active: for a value read several times
+        that no lambda parameter appears in (else the algorithm ``yield``s it)."""
+        return Q(let(Q(x).e))
+
+    def masked_date(self, o: Any, bad: Any) -> Any:
+        """The date of ordinal ``o`` where ``bad`` is not set (`_base._to_date`: ``bad``
+        covers every ordinal out of range, so ``date``'s own guard is not repeated)."""
+        days = self.when([(~bad, o - 1)])
+        known, v = constant(days.e)
+        if known:
+            return self.date(Q(None if v is None else v + 1))
+        moved = exp.DateAdd(this=_date_literal(dt.date(1, 1, 1)), expression=days.e,
+                            unit=exp.var("DAY"))
+        return _cast(Q(moved), "DATE")
+
+    def pick(self, index: Any, table: dict[int, Any], default: Any) -> Any:
+        """``table[index]`` as a list read by index (``[0, 1, 2, 2][i + 1]``): the index is
+        read once. The callers' indexes are 0..6 where the value is used (a list read past
+        its end is NULL, never an error)."""
+        known, v = constant(Q(index).e)
+        if known:
+            return Q(None if v is None else table.get(v, default))
+        items = [Q(table.get(k, default)).e for k in range(max(table) + 1)]
+        return Q(exp.Bracket(this=exp.Array(expressions=items),
+                             expressions=[(Q(index) + 1).e], offset=1))
+
+    def lookup(self, x: Any, table: dict[Any, Any], default: Any = None) -> Any:
+        """``table[x]`` as a simple CASE (``CASE x WHEN 1 THEN ...``: ``x`` is read once);
+        ``default`` for a key not in it or a NULL ``x``."""
+        known, v = constant(Q(x).e)
+        if known:
+            return Q(default if v is None or v not in table else table[v])
+        d = Q(default).e
+        return Q(exp.Case(this=_atom(Q(x).e), ifs=[exp.If(this=Q(k).e, true=Q(v).e)
+                                                    for k, v in table.items()],
+                          default=None if isinstance(d, exp.Null) else d))
+
+    def not_in(self, x: Any, keys: Sequence[Any]) -> Any:
+        """Whether ``x`` is none of ``keys`` (TRUE for a NULL ``x``, as the polars form)."""
+        return self.when([(self.one_of(x, keys), False)], True)
+
+    def one_of(self, x: Any, values: Sequence[int]) -> Any:
+        """``x IN (values)`` (NULL for a NULL ``x``, as the equivalent OR chain)."""
+        known, v = constant(Q(x).e)
+        if known:
+            return Q(None if v is None else v in values)
+        return Q(exp.In(this=_atom(Q(x).e), expressions=[Q(v).e for v in values]))
+
+    def ord_ymd(self, Y: Any, M: Any, D: Any) -> Any:
+        """A valid (year 1-10000, month, day) as an ordinal (MAKE_DATE reads each once)."""
+        parts = [constant(Q(p).e) for p in (Y, M, D)]
+        if all(k and type(v) is int for k, v in parts):
+            try:
+                return Q(dt.date(*(v for _, v in parts)).toordinal())
+            except ValueError:
+                pass  # year 10000: the engine's
+        made = exp.DateFromParts(year=Q(Y).e, month=Q(M).e, day=Q(D).e)
+        return self.ordinal(Q(made))
+
+    def month_start(self, k: Any) -> Any:
+        """Month index k (>= 12) as the ordinal of its first day (k is read once)."""
+        known, v = constant(Q(k).e)
+        if known and type(v) is int and 12 <= v < 10000 * 12:
+            return Q(dt.date(v // 12, v % 12 + 1, 1).toordinal())
+        moved = exp.DateAdd(this=_date_literal(dt.date(1, 1, 1)), expression=Q(k - 12).e,
+                            unit=exp.var("MONTH"))
+        return self.ordinal(_cast(Q(moved), "DATE"))
+
+    def ymd(self, d: Any) -> tuple[Any, Any, Any]:
+        known, v = constant(Q(d).e)
+        if known and v is None:
+            return Q(None), Q(None), Q(None)
+        if known and type(v) is dt.date:
+            return Q(v.year), Q(v.month), Q(v.day)
+        return tuple(Q(exp.Extract(this=exp.var(u), expression=Q(d).e))  # type: ignore[return-value]
+                     for u in ("YEAR", "MONTH", "DAY"))
+
+    def day_of_year(self, d: Any) -> Any:
+        known, v = constant(Q(d).e)
+        if known and (v is None or type(v) is dt.date):
+            return Q(None if v is None else v.timetuple().tm_yday)
+        return Q(exp.DayOfYear(this=Q(d).e))
+
+    def iso_week(self, d: Any) -> Any:
+        known, v = constant(Q(d).e)
+        if known and (v is None or type(v) is dt.date):
+            return Q(None if v is None else v.isocalendar()[1])
+        return Q(exp.WeekOfYear(this=Q(d).e))
+
+    # -- date-times (SQL: instants, read at UTC)
+    def local_date(self, x: Any) -> Any:
+        known, v = constant(Q(x).e)
+        if known and v is None:
+            return _cast(None, "DATE")
+        if known and type(v) is dt.datetime:
+            return Q(v.astimezone(dt.timezone.utc).date())
+        return _cast(Q(exp.AtTimeZone(this=Q(x).e, zone=exp.Literal.string("UTC"))), "DATE")
+
+    def wall_us(self, x: Any) -> Any:
+        return self.instant_us(x)
+
+    def instant_us(self, x: Any) -> Any:
+        known, v = constant(Q(x).e)
+        if known and (v is None or type(v) is dt.datetime):
+            return Q(None if v is None else (v - _UTC_0001) // dt.timedelta(microseconds=1))
+        return Q(exp.UnixMicros(this=Q(x).e)) + US_0001
+
+    def from_instant_us(self, us: Any) -> Any:
+        known, v = constant(Q(us).e)
+        if known and (v is None or (type(v) is int and 0 <= v < US_10000)):
+            if v is None:
+                return _cast(None, "TIMESTAMPTZ")
+            return Q(_UTC_0001 + dt.timedelta(microseconds=v))
+        safe = self.when([((us >= 0) & (us < US_10000), us - US_0001)])
+        naive = exp.UnixToTime(this=Q(safe).e, scale=exp.UnixToTime.MICROS)
+        return Q(exp.AtTimeZone(this=naive, zone=exp.Literal.string("UTC")))
+
+    def duration_us(self, x: Any) -> Any:
+        known, v = constant(Q(x).e)
+        if known and (v is None or type(v) is dt.timedelta):
+            return Q(None if v is None else v // dt.timedelta(microseconds=1))
+        return Q(exp.UnixMicros(this=Q(x).e))
+
+    def make_duration(self, us: Any) -> Any:
+        return _fn("TO_MICROSECONDS", us)
+
+    # -- texts
+    def key(self, text: Any, table: dict[str, int], upper: bool) -> Any:
+        known, v = constant(Q(text).e)
+        if known and (v is None or isinstance(v, str)):
+            if v is None:
+                return Q(None)
+            v = v.strip(WHITESPACE)
+            return Q(table.get(v.upper() if upper else v.lower()))
+        t = Q(exp.Trim(this=Q(text).e, expression=exp.Literal.string(WHITESPACE)))
+        t = Q(exp.Upper(this=t.e)) if upper else Q(exp.Lower(this=t.e))
+        return self.when([(t == name, code) for name, code in table.items()])
+
+
+#: 0001-01-01 00:00 UTC, the origin of the microsecond counts (`_base.US_0001`).
+_UTC_0001 = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _date_literal(d: dt.date) -> exp.Expr:
+    return exp.cast(exp.Literal.string(d.isoformat()), exp.DataType.build("DATE"))
