@@ -12,10 +12,12 @@ compute it on every row in DOUBLE or Decimal(38, 18):
   value). Lazy functions too (``IFERROR(1/0, 1)``), given their constant arguments as the
   closures the scalar engine would give them, and functions that inspect error values
   (``ERROR.TYPE(NA())``) given them. Functions that need the evaluation context run
-  in a folding context holding the compile-time `Limits` (one per pass, so the texts and lists
-  folded count against one memory budget, as in one evaluation): a limit passed is not folded
-  (the backend reports it as before), and reading the clock is not folding (volatile
-  functions never fold, nor does any call reading ``now``/``today``);
+  in a folding context holding the compile-time `Limits`. Folding is metered as one
+  evaluation (one context per pass: every folded call's price charged first, the functions'
+  loops polled, the cost budget, the deadline and the memory budget), so a constant cannot
+  make compiling slow: a limit passed is not folded (the backend reports it as before), and
+  reading the clock is not folding (volatile functions never fold, nor does any call
+  reading ``now``/``today``);
 - an eager call that does not inspect errors whose argument is a constant error value while
   every argument before it cannot be an error (the checker's ``may_error``, no LET name or
   lambda parameter, no context-reading call that could stop the evaluation): the scalar engine
@@ -46,10 +48,11 @@ from typing import Any, Callable, Iterator
 
 from ..errors import FormulaError
 from ..limits import DEFAULT_LIMITS, Limits
-from ..runtime import EvalContext
+from ..runtime import EvalContext, activate, deactivate
 from ..values import CONTEXT, ErrorValue
 from . import ir
 from .compile import _CAUGHT, _COERCIONS, _FUSED, to_error
+from .overloads import per_char_cost
 
 #: What `constant` answers (and `fold_call` returns) for a node that is not a constant.
 MISSING: Any = object()
@@ -80,13 +83,14 @@ class _ReadsClock(Exception):
 
 
 class _FoldContext(EvalContext):
-    """The evaluation context of folding: the limits and a memory budget, unmetered, and no
-    clock (reading it stops the fold of that call)."""
+    """The evaluation context of folding: the limits, metered like one evaluation (each call's
+    price charged first, loops polled, the cost budget, the deadline and the memory budget),
+    and no clock (reading it stops the fold of that call)."""
 
     __slots__ = ()
 
     def __init__(self, limits: Limits) -> None:
-        super().__init__(limits, _EPOCH, metered=False)
+        super().__init__(limits, _EPOCH, metered=True)
 
     @property
     def now(self) -> dt.datetime:
@@ -234,16 +238,19 @@ class _Folder:
             return MISSING
         if not spec.lazy and not spec.accepts_errors and not all(_clean(v) for v in values):
             return MISSING  # an error value the scalar engine passes on to the function
+        ctx = self.context()
+        token = activate(ctx)  # the functions' inner loops poll the meter
         try:
+            _charge(ctx, node, values)
             with decimal.localcontext(CONTEXT):
                 if spec.lazy:
-                    frame: list[Any] = [self.context()]
+                    frame: list[Any] = [ctx]
                     given = [_given(v) for v in values]
                     if spec.name in _FUSED and not any(a.may_error for a in node.args):
                         return _FUSED[spec.name](*given)(frame)  # as compile.build_call runs it
                     return impl(frame, *given)
                 if spec.needs_ctx:
-                    return impl(self.context(), *values)
+                    return impl(ctx, *values)
                 return impl(*values)
         except _CAUGHT as exc:
             return to_error(exc, node.span)
@@ -251,6 +258,28 @@ class _Folder:
             return MISSING  # a limit passed, or the clock read: the backend decides
         except Exception:  # noqa: BLE001 - not a constant: left to the backend, which reports it
             return MISSING
+        finally:
+            deactivate(token)
+
+
+def _charge(ctx: EvalContext, node: ir.Call, values: list[Any]) -> None:
+    """Charge a folded call's price as a metered run does (`compile._metered`): its base cost,
+    and for an eager call its list items and text characters."""
+    spec = node.spec
+    cost = spec.cost
+    units = 1 + cost.base
+    if not spec.lazy:
+        items = sum(len(v) for a, v in zip(node.args, values)
+                    if a.type.kind in ("List", "Many") and type(v) is tuple)
+        per_char = per_char_cost(spec)
+        chars = sum(len(v) for a, v in zip(node.args, values)
+                    if a.type.kind == "Text" and type(v) is str) if per_char else 0
+        if per_char and cost.list_chars:
+            chars += sum(len(x) for a, v in zip(node.args, values)
+                         if a.type.kind in ("List", "Many") and type(v) is tuple
+                         for x in v if type(x) is str)
+        units += cost.per_item * items + (items if cost.per_call else 0) + int(per_char * chars)
+    ctx.charge(units)
 
 
 def _first_error(node: ir.Call, values: list[Any]) -> Any:
