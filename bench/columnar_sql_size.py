@@ -1,13 +1,17 @@
 """SQL size and compile time over every golden case (issue 10's targets).
 
     python bench/columnar_sql_size.py [--dialect duckdb] [--numbers decimal] [--worst 15]
+                                      [--by-function]
 
 For each golden case that compiles and that the SQL backend accepts: characters of the whole
 query `Program.to_sql(dialect).select("t")` (bindings included) per IR node, and the time to
 compile the checked program to SQL text (`to_sql` plus rendering; the formula's own parse and
 check are excluded, they are the same for every backend). Prints the distribution
 (percentiles), the worst cases, and the nested-formula figures of tests/test_sql_size.py.
-Targets: at most 40 characters per IR node; under 10 ms per formula.
+Targets: at most 40 characters per IR node; under 10 ms per formula. ``--by-function`` adds
+a breakdown by family (the declared category) and by function: for each, the cases calling it,
+how many of those miss 40 characters per node, their median, and its worst case (a case is
+counted under every function it calls, so a miss shows under each suspect).
 """
 
 from __future__ import annotations
@@ -37,6 +41,40 @@ def nodes(root: Any) -> int:
     return count
 
 
+def functions(root: Any) -> dict[str, str]:
+    """The functions a program calls: name -> family (the declared category)."""
+    called: dict[str, str] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if type(node) is ir.Call:
+            called[node.spec.name] = node.spec.category or "?"
+        stack.extend(ir.ir_children(node))
+    return called
+
+
+def breakdown(rows: list[tuple[Any, ...]], key: int, title: str, limit: int) -> None:
+    """Per family or function (``key``: 5 for functions, 6 for families): cases, misses of
+    40 chars/node, median chars/node, worst case; those with the most misses first."""
+    groups: dict[str, list[tuple[Any, ...]]] = {}
+    for row in rows:
+        for name in row[key]:
+            groups.setdefault(name, []).append(row)
+    table = []
+    for name, members in groups.items():
+        misses = [r for r in members if r[0] > 40]
+        worst = max(members)
+        table.append((len(misses), name, len(members), statistics.median(r[0] for r in members),
+                      worst))
+    table.sort(key=lambda t: (-t[0], -t[4][0]))
+    print(f"{title} (cases, over 40 chars/node, median chars/node, worst case):")
+    for misses, name, count, median, worst in table[:limit]:
+        if not misses:
+            break
+        print(f"  {name[:22]:22} {count:5} cases  {misses:4} over 40  median {median:6.0f}  "
+              f"worst {worst[0]:6.0f}/node {worst[4][:50]}")
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
@@ -49,6 +87,8 @@ def main() -> None:
     parser.add_argument("--dialect", default="duckdb")
     parser.add_argument("--numbers", default="decimal")
     parser.add_argument("--worst", type=int, default=15)
+    parser.add_argument("--by-function", action="store_true",
+                        help="break the misses of 40 chars/node down by family and function")
     args = parser.parse_args()
     rows = []
     refused = 0
@@ -72,7 +112,9 @@ def main() -> None:
             refused += 1
             continue
         n = nodes(program.root)
-        rows.append((len(sql) / n, len(sql), n, elapsed, case.id))
+        called = functions(program.root)
+        rows.append((len(sql) / n, len(sql), n, elapsed, case.id, tuple(called),
+                     tuple(set(called.values()))))
     per_node = [r[0] for r in rows]
     times = [r[3] * 1000 for r in rows]
     print(f"{len(rows)} golden cases compiled to {args.dialect} SQL ({args.numbers}); "
@@ -86,9 +128,12 @@ def main() -> None:
           + f"; mean {statistics.mean(times):.1f}")
     print(f"  cases under 10 ms: {sum(1 for t in times if t < 10)} of {len(times)}")
     print(f"worst {args.worst} by chars per node:")
-    for ratio, length, n, elapsed, case_id in sorted(rows, reverse=True)[:args.worst]:
+    for ratio, length, n, elapsed, case_id, *_ in sorted(rows, reverse=True)[:args.worst]:
         print(f"  {ratio:7.0f}  {length:7,} chars  {n:4} nodes  {elapsed * 1000:6.1f} ms  "
               f"{case_id[:70]}")
+    if args.by_function:
+        breakdown(rows, 6, "by family", 40)
+        breakdown(rows, 5, "by function", 60)
     print("nested formulas (depth 1, 4, 8):")
     for name, inner, wrap in [
         ("ROUND", "x", lambda e: f"ROUND({e} * 1.1, 2)"),

@@ -196,3 +196,38 @@ def test_depth_eight_runs_on_polars(family: str, inner: str, wrap: Callable[[str
                 max(1, abs(expected)), (row, got, expected)
         else:
             assert got["out"] == expected, (row, got, expected)
+
+
+#: Constant parts the fold answers at compile time (`interpreter.fold`), and the formula with
+#: the answer written in: the same SQL. Each was thousands of characters of SQL before
+#: (ROUND(x, 1/0) 13,425; LEN(REPT("ab", 16383)) 32,803; WORKDAY(DATE(2008, 10, 1), 151) 6,041).
+FOLDED = [('ROUND(x, 1/0)', '1/0'), ('ROUND(1, 1/0)', '1/0'),
+          ('LEN(REPT("ab", 16383))', '32766'), ('LEN(REPT("ab", 3)) + x', '6 + x'),
+          ('WORKDAY(DATE(2008, 10, 1), 151)', 'DATE(2009, 4, 30)'),
+          ('SERIAL(DATETIME(2024, 1, 1, 18, 0, 0))', '45292.75'),
+          ('HOUR(TIME(25, 0, 0))', '1'), ('INDEX([10, 20, 30], 3)', '30'),
+          ('IFERROR(1/0, 2) * x', '2 * x')]
+
+
+@pytest.mark.parametrize("formula,answer", FOLDED, ids=[f[0] for f in FOLDED])
+def test_constants_are_folded_to_their_answer(formula: str, answer: str) -> None:
+    query = formulane.sql_select("t", {"out": formula}, SCHEMA)
+    assert query == formulane.sql_select("t", {"out": answer}, SCHEMA)
+    con = duckdb.connect()
+    try:
+        con.execute('CREATE TABLE t (i INTEGER, x DECIMAL(18, 4), t VARCHAR)')
+        con.executemany("INSERT INTO t VALUES (?, ?, ?)",
+                        [(i, r["x"], r["t"]) for i, r in enumerate(ROWS)])
+        got = con.execute(f'SELECT * FROM ({query}) ORDER BY i').fetchall()
+        names = [d[0] for d in con.description]
+    finally:
+        con.close()
+    for row, result in zip(ROWS, got):
+        out = dict(zip(names, result))
+        expected = _scalar(formula, row)
+        if isinstance(expected, str) and expected.startswith("#"):
+            assert out.get("out__error") == expected, (row, out)
+        elif isinstance(expected, Decimal):
+            assert Decimal(str(out["out"])) == expected, (row, out, expected)
+        else:
+            assert out["out"] == expected, (row, out, expected)

@@ -8,7 +8,9 @@ them, read from the checked IR, never from the values:
 - ``type(i)`` / ``kind(i)`` / ``elem(i)``: the argument's static type (a ``many(NUMBER)``
   argument may be a number or a list);
 - ``const(i)`` / ``const_int(i, what)`` / ``omitted(i)``: the argument's value when it is a
-  literal or a call of literals folded as the scalar engine folds it (`MISSING` otherwise);
+  constant as `interpreter.fold.constant` decides (the one place that does: a literal, a list
+  of constants, a call of constants computed as the scalar engine computes it), `MISSING`
+  otherwise;
 - ``numbers``: the numeric mode ("float" or "decimal"; polars only);
 - ``let(expr)``: bind an expression once instead of writing it at every use;
 - ``refuse(reason)``: raise `Unsupported` at compile time, with the reason, in the words every
@@ -20,17 +22,15 @@ adapts the call for them. Importing this imports neither polars nor sqlglot.
 
 from __future__ import annotations
 
-import decimal
 from typing import Any, NoReturn, Sequence
 
 from ..errors import Unsupported
 from ..functions._criteria import to_int
 from ..interpreter import ir
+from ..interpreter.fold import MISSING, constant
 from ..types import Type
-from ..values import CONTEXT, ErrorValue, XLError, display_text
+from ..values import ErrorValue
 
-#: What `FormCall.const` answers for an argument that is not a literal.
-MISSING: Any = object()
 _MISSING = MISSING
 
 
@@ -56,10 +56,13 @@ class FormCall:
         return t.elem
 
     def const(self, i: int) -> Any:
-        """The argument's value when it is a literal (not an error), else `_MISSING`."""
+        """The argument's value when it is a constant (`interpreter.fold.constant`, the one
+        reader of constants: a literal, a list of constants, or a call of constants the
+        scalar engine computes), else `_MISSING` (also for a constant error value)."""
         if i >= len(self.args):
             return _MISSING
-        return _constant(self.args[i])
+        value = constant(self.args[i])
+        return _MISSING if type(value) is ErrorValue else value
 
     def omitted(self, i: int) -> bool:
         """An optional argument left out (or given as a literal blank)."""
@@ -104,40 +107,3 @@ class FormCall:
         verb = "evaluate" if self.backend == "polars" else "express"
         raise Unsupported(f"{backend} cannot {verb} {self.name}: {reason}", function=self.name,
                           backend=self.backend, reason=reason, span=self.node.span)
-
-
-def _constant(node: ir.IR, depth: int = 0) -> Any:
-    """A literal, or a call of literals folded as the scalar engine folds it (``-1``,
-    ``1 / 4``); `_MISSING` otherwise or when folding gives an error value."""
-    if isinstance(node, ir.Const):
-        return _MISSING if isinstance(node.value, ErrorValue) else node.value
-    if isinstance(node, ir.Coerce) and depth <= 8:  # the excel profile's COUNTIF(xs, 5)
-        from ..interpreter.compile import _COERCIONS
-
-        inner = _constant(node.node, depth + 1)
-        convert = _COERCIONS.get(node.mode)
-        if inner is _MISSING or convert is None:
-            return _MISSING
-        try:
-            with decimal.localcontext(CONTEXT):
-                return convert(inner)
-        except (XLError, ArithmeticError, ValueError, TypeError):
-            return _MISSING
-    if not isinstance(node, ir.Call) or depth > 8:
-        return _MISSING
-    spec = node.spec
-    args = [_constant(a, depth + 1) for a in node.args]
-    if any(a is _MISSING or a is None for a in args):
-        return _MISSING
-    if spec.name == "&" and len(args) == 2:  # ">=" & 2: criteria are built this way
-        text = display_text(args[0]) + display_text(args[1])
-        return text if len(text) <= 255 else _MISSING  # Excel's own bound on criteria
-    impl = node.sig.impl or spec.impl
-    if impl is None or spec.lazy or spec.volatile or spec.needs_ctx or spec.accepts_errors:
-        return _MISSING
-    try:
-        with decimal.localcontext(CONTEXT):
-            value = impl(*args)
-    except (XLError, ArithmeticError, ValueError, TypeError):
-        return _MISSING
-    return _MISSING if isinstance(value, ErrorValue) else value

@@ -1,139 +1,349 @@
-"""Constant folding, once, on the checked IR: a pass from checked IR to folded IR.
+"""Constant folding, once, on the checked IR: a pass from checked IR to folded IR, and the one
+reader of constants (`constant`) every columnar form reads its literal arguments through.
 
-A call of an eager, pure function whose arguments are all literal numbers, texts, booleans or
-dates is replaced by its value, computed by the function's own scalar implementation (so the
-columnar backends give the scalar engine's answer, exactly, where they would otherwise
-compute it in DOUBLE or Decimal(38, 18) on every row). An implementation that fails with an
-error value folds to that error value. Folding runs bottom-up, so a constant sub-expression
-of any depth becomes one `Const` (``ROUND(1, 1/0)`` is ``#DIV/0!``).
+What is a constant is decided here, by the scalar engine's own rules (`interpreter.compile`),
+so the columnar backends give the scalar engine's answer exactly where they would otherwise
+compute it on every row in DOUBLE or Decimal(38, 18):
 
-What is folded is what every columnar backend holds exactly: whole numbers below 1e38 and
-other numbers below 1e20, rounded at 18 decimal places (Decimal(38, 18)); DateTimes are left
-to the backends (a zone's reading). Volatile functions, functions that need the evaluation
-context (limits, clock, meter), lazy functions (IF decides what to evaluate) and functions
-that inspect error values are never folded. A backend passes ``keep`` to leave the calls it
-refuses in place, so that its refusal (with the reason) is still reported.
+- a literal; a list of constants (a tuple, as the scalar engine builds it); a coercion of a
+  constant (the scalar coercion table, its failure an error value);
+- a call of a pure function whose arguments are all constants, computed by the function's own
+  implementation (an implementation that fails with an error value folds to that error
+  value). Lazy functions too (``IFERROR(1/0, 1)``), given their constant arguments as the
+  closures the scalar engine would give them, and functions that inspect error values
+  (``ERROR.TYPE(NA())``) given them. Functions that need the evaluation context run
+  in a folding context holding the compile-time `Limits`. Folding is metered as one
+  evaluation (one context per pass: every folded call's price charged first, the functions'
+  loops polled, the cost budget, the deadline and the memory budget), so a constant cannot
+  make compiling slow: a limit passed is not folded (the backend reports it as before), and
+  reading the clock is not folding (volatile functions never fold, nor does any call
+  reading ``now``/``today``);
+- an eager call that does not inspect errors whose argument is a constant error value while
+  every argument before it cannot be an error (the checker's ``may_error``, no LET name or
+  lambda parameter, no context-reading call that could stop the evaluation): the scalar engine
+  returns the first error left to right, so ``ROUND(x, 1/0)`` is ``#DIV/0!`` for every ``x``.
+
+A value is computed through intermediate values the backends could not hold (a DateTime, a
+Duration, a number past Decimal(38, 18): ``SERIAL(DATETIME(...))`` is a number); only the node
+that becomes a `Const` must be held exactly by every columnar backend: whole numbers below
+1e38 and other numbers below 1e20, rounded at 18 decimal places, texts, booleans, dates and
+error values. A backend passes ``keep`` to leave the calls it refuses in place (and every call
+above them), so that its refusal (with the reason) is still reported.
 
 The output is new immutable nodes (``Const.folded`` is true on each folded value); the input is
-not changed, and a subtree with nothing to fold is returned as it is.
+not changed, and a subtree with nothing to fold is returned as it is. The compile-time limits
+are `FOLD_LIMITS` (default `DEFAULT_LIMITS`, the limits the columnar forms bound their results
+by); an entry point compiling a program with its own limits sets them with `folding_limits`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
+from contextvars import ContextVar
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from ..values import CONTEXT, ErrorValue, XLError
+from ..errors import FormulaError
+from ..limits import DEFAULT_LIMITS, Limits
+from ..runtime import EvalContext, activate, deactivate
+from ..values import CONTEXT, ErrorValue
 from . import ir
+from .compile import _CAUGHT, _COERCIONS, _FUSED, to_error
+from .overloads import per_char_cost
 
-#: Returned by `fold_call` when the call is not folded.
-NOT_FOLDED: Any = object()
+#: What `constant` answers (and `fold_call` returns) for a node that is not a constant.
+MISSING: Any = object()
+NOT_FOLDED: Any = MISSING
+#: The limits constant calls are folded under (see the module docs).
+FOLD_LIMITS: ContextVar[Limits] = ContextVar("formulane_fold_limits", default=DEFAULT_LIMITS)
 _WHOLE_LIMIT = Decimal("1e38")
 _FRACTION_LIMIT = Decimal("1e20")
 _EXACT = decimal.Context(prec=60)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+#: Result types a folded `Const` may have (a Never-typed error call such as NA() stays a call:
+#: the forms type its NULL by the call's own type).
+_CONST_KINDS = frozenset({"Number", "Text", "Boolean", "Date"})
 
 
-def fold(root: ir.IR, keep: Callable[[ir.Call], bool] | None = None) -> ir.IR:
-    """``root`` with every foldable constant call replaced by its value (see the module docs).
-    ``keep(call)`` true leaves that call (and so every call above it) unfolded."""
-    return _fold(root, keep)
-
-
-def _fold(node: ir.IR, keep: Callable[[ir.Call], bool] | None) -> ir.IR:
-    kind = type(node)
-    if kind is ir.Const or kind is ir.Var:
-        return node
-    if kind is ir.Call:
-        call: ir.Call = node  # type: ignore[assignment]
-        args = tuple(_fold(a, keep) for a in call.args)
-        if any(a is not b for a, b in zip(args, call.args)):
-            call = replace(call, args=args)
-        if keep is not None and keep(call):
-            return call
-        value = fold_call(call)
-        if value is NOT_FOLDED:
-            return call
-        return ir.Const(value, call.type, call.span, may_error=type(value) is ErrorValue,
-                        folded=True)
-    if kind is ir.Lambda:
-        lam: ir.Lambda = node  # type: ignore[assignment]
-        body = _fold(lam.body, keep)
-        return lam if body is lam.body else replace(lam, body=body)
-    if kind is ir.Let:
-        let: ir.Let = node  # type: ignore[assignment]
-        values = tuple(_fold(v, keep) for v in let.values)
-        body = _fold(let.body, keep)
-        if body is let.body and all(a is b for a, b in zip(values, let.values)):
-            return let
-        return replace(let, values=values, body=body)
-    if kind is ir.ListOf:
-        lst: ir.ListOf = node  # type: ignore[assignment]
-        items = tuple(_fold(i, keep) for i in lst.items)
-        if all(a is b for a, b in zip(items, lst.items)):
-            return lst
-        return replace(lst, items=items)
-    if kind is ir.IndexOf:
-        idx: ir.IndexOf = node  # type: ignore[assignment]
-        obj, index = _fold(idx.obj, keep), _fold(idx.index, keep)
-        if obj is idx.obj and index is idx.index:
-            return idx
-        return replace(idx, obj=obj, index=index)
-    if kind is ir.FieldOf:
-        fld: ir.FieldOf = node  # type: ignore[assignment]
-        obj = _fold(fld.obj, keep)
-        return fld if obj is fld.obj else replace(fld, obj=obj)
-    if kind is ir.Coerce:
-        co: ir.Coerce = node  # type: ignore[assignment]
-        inner = _fold(co.node, keep)
-        return co if inner is co.node else replace(co, node=inner)
-    raise TypeError(kind.__name__)
-
-
-def fold_call(node: ir.Call) -> Any:
-    """The value (or `ErrorValue`) of an eager, pure call whose arguments are all literal
-    numbers, texts, booleans or dates, by the scalar implementation; `NOT_FOLDED` otherwise
-    (and for a value the columnar backends could not hold exactly)."""
-    spec = node.spec
-    if spec.lazy or spec.volatile or spec.needs_ctx or spec.accepts_errors or not node.args:
-        return NOT_FOLDED
-    values = []
-    for a in node.args:
-        if type(a) is not ir.Const or isinstance(a.value, (ErrorValue, tuple)) or a.value is None:
-            return NOT_FOLDED
-        values.append(a.value)
-    impl = node.sig.impl or spec.impl
-    if impl is None:
-        return NOT_FOLDED
+@contextlib.contextmanager
+def folding_limits(limits: Limits) -> Iterator[None]:
+    """Fold under ``limits`` (a program's own) inside the block."""
+    token = FOLD_LIMITS.set(limits)
     try:
-        with decimal.localcontext(CONTEXT):
-            value = impl(*values)
-    except XLError as exc:
-        code = getattr(exc, "code", None)
-        return ErrorValue(code) if isinstance(code, str) else NOT_FOLDED
-    except Exception:  # noqa: BLE001 - not foldable: left to the backend, which reports it
-        return NOT_FOLDED
-    return _held(value)
+        yield
+    finally:
+        FOLD_LIMITS.reset(token)
+
+
+class _ReadsClock(Exception):
+    """A call read the clock: not a constant."""
+
+
+class _FoldContext(EvalContext):
+    """The evaluation context of folding: the limits, metered like one evaluation (each call's
+    price charged first, loops polled, the cost budget, the deadline and the memory budget),
+    and no clock (reading it stops the fold of that call)."""
+
+    __slots__ = ()
+
+    def __init__(self, limits: Limits) -> None:
+        super().__init__(limits, _EPOCH, metered=True)
+
+    @property
+    def now(self) -> dt.datetime:
+        raise _ReadsClock()
+
+    @now.setter
+    def now(self, value: dt.datetime) -> None:
+        pass
+
+    @property
+    def today(self) -> dt.date:
+        raise _ReadsClock()
+
+
+def fold(root: ir.IR, keep: Callable[[ir.Call], bool] | None = None,
+         limits: Limits | None = None) -> ir.IR:
+    """``root`` with every foldable constant replaced by its value (see the module docs).
+    ``keep(call)`` true leaves that call (and so every call above it) unfolded."""
+    return _Folder(keep, limits).fold(root)[0]
+
+
+def constant(node: ir.IR, limits: Limits | None = None) -> Any:
+    """The node's value when it is a constant (see the module docs: an error value is a
+    constant too), else `MISSING`. The one reader of constants: forms read their literal
+    arguments through it (`columnar.call.FormCall.const`)."""
+    kind = type(node)
+    if kind is ir.Const:
+        return node.value  # type: ignore[union-attr]
+    if kind is ir.Var or kind is ir.Lambda:
+        return MISSING
+    return _Folder(None, limits).fold(node)[1]
+
+
+def fold_call(node: ir.Call, limits: Limits | None = None) -> Any:
+    """The value (or `ErrorValue`) of a constant call (its arguments folded first), or
+    `MISSING`; unlike `fold`, also a value no backend holds as a literal."""
+    return constant(node, limits)
+
+
+class _Folder:
+    """One folding pass: each node -> (folded node, its constant value or MISSING)."""
+
+    def __init__(self, keep: Callable[[ir.Call], bool] | None, limits: Limits | None) -> None:
+        self.keep = keep
+        self.limits = limits or FOLD_LIMITS.get()
+        self._ctx: _FoldContext | None = None
+
+    def context(self) -> _FoldContext:
+        if self._ctx is None:
+            self._ctx = _FoldContext(self.limits)
+        return self._ctx
+
+    def fold(self, node: ir.IR) -> tuple[ir.IR, Any]:
+        kind = type(node)
+        if kind is ir.Const:
+            return node, node.value  # type: ignore[union-attr]
+        if kind is ir.Var:
+            return node, MISSING
+        if kind is ir.Call:
+            return self.call(node)  # type: ignore[arg-type]
+        if kind is ir.Coerce:
+            return self.coerce(node)  # type: ignore[arg-type]
+        if kind is ir.ListOf:
+            lst: ir.ListOf = node  # type: ignore[assignment]
+            folded = [self.fold(i) for i in lst.items]
+            items = tuple(f[0] for f in folded)
+            if any(a is not b for a, b in zip(items, lst.items)):
+                lst = replace(lst, items=items)
+            values = tuple(f[1] for f in folded)
+            known = all(v is not MISSING and _clean(v) for v in values)
+            return lst, (values if known else MISSING)
+        if kind is ir.Lambda:
+            lam: ir.Lambda = node  # type: ignore[assignment]
+            body = self.fold(lam.body)[0]
+            return (lam if body is lam.body else replace(lam, body=body)), MISSING
+        if kind is ir.Let:
+            let: ir.Let = node  # type: ignore[assignment]
+            values_ = tuple(self.fold(v)[0] for v in let.values)
+            body = self.fold(let.body)[0]
+            if body is let.body and all(a is b for a, b in zip(values_, let.values)):
+                return let, MISSING
+            return replace(let, values=values_, body=body), MISSING
+        if kind is ir.IndexOf:
+            idx: ir.IndexOf = node  # type: ignore[assignment]
+            obj, index = self.fold(idx.obj)[0], self.fold(idx.index)[0]
+            if obj is idx.obj and index is idx.index:
+                return idx, MISSING
+            return replace(idx, obj=obj, index=index), MISSING
+        if kind is ir.FieldOf:
+            fld: ir.FieldOf = node  # type: ignore[assignment]
+            obj = self.fold(fld.obj)[0]
+            return (fld if obj is fld.obj else replace(fld, obj=obj)), MISSING
+        raise TypeError(kind.__name__)
+
+    def coerce(self, node: ir.Coerce) -> tuple[ir.IR, Any]:
+        inner, value = self.fold(node.node)
+        if inner is not node.node:
+            node = replace(node, node=inner)
+        convert = _COERCIONS.get(node.mode)
+        if value is MISSING or convert is None:
+            return node, MISSING
+        if type(value) is not ErrorValue:  # build_coerce: an error passes through
+            try:
+                with decimal.localcontext(CONTEXT):
+                    value = convert(value)
+            except _CAUGHT as exc:
+                value = to_error(exc, node.span)
+            except Exception:  # noqa: BLE001 - not a constant: left to the backend
+                return node, MISSING
+        return self.result(node, value)
+
+    def call(self, node: ir.Call) -> tuple[ir.IR, Any]:
+        folded = [self.fold(a) for a in node.args]
+        args = tuple(f[0] for f in folded)
+        if any(a is not b for a, b in zip(args, node.args)):
+            node = replace(node, args=args)
+        if self.keep is not None and self.keep(node):
+            return node, MISSING
+        value = self.value(node, [f[1] for f in folded])
+        if value is MISSING:
+            return node, MISSING
+        return self.result(node, value)
+
+    def result(self, node: ir.Call | ir.Coerce, value: Any) -> tuple[ir.IR, Any]:
+        """A `Const` for ``value`` when every backend holds it exactly, else the node (whose
+        value its parents still use)."""
+        held = _held(value)
+        if held is MISSING or node.type.kind not in _CONST_KINDS:
+            return node, value
+        return ir.Const(held, node.type, node.span, may_error=type(held) is ErrorValue,
+                        folded=True), held
+
+    def value(self, node: ir.Call, values: list[Any]) -> Any:
+        spec = node.spec
+        if spec.volatile or any(type(a) is ir.Lambda for a in node.args):
+            return MISSING
+        impl = node.sig.impl or spec.impl
+        if impl is None:
+            return MISSING
+        if not spec.lazy and not spec.accepts_errors:
+            first = _first_error(node, values)
+            if first is not MISSING:
+                return first
+        if any(v is MISSING for v in values):
+            return MISSING
+        if not spec.lazy and not spec.accepts_errors and not all(_clean(v) for v in values):
+            return MISSING  # an error value the scalar engine passes on to the function
+        ctx = self.context()
+        token = activate(ctx)  # the functions' inner loops poll the meter
+        try:
+            _charge(ctx, node, values)
+            with decimal.localcontext(CONTEXT):
+                if spec.lazy:
+                    frame: list[Any] = [ctx]
+                    given = [_given(v) for v in values]
+                    if spec.name in _FUSED and not any(a.may_error for a in node.args):
+                        return _FUSED[spec.name](*given)(frame)  # as compile.build_call runs it
+                    return impl(frame, *given)
+                if spec.needs_ctx:
+                    return impl(ctx, *values)
+                return impl(*values)
+        except _CAUGHT as exc:
+            return to_error(exc, node.span)
+        except (FormulaError, _ReadsClock):
+            return MISSING  # a limit passed, or the clock read: the backend decides
+        except Exception:  # noqa: BLE001 - not a constant: left to the backend, which reports it
+            return MISSING
+        finally:
+            deactivate(token)
+
+
+def _charge(ctx: EvalContext, node: ir.Call, values: list[Any]) -> None:
+    """Charge a folded call's price as a metered run does (`compile._metered`): its base cost,
+    and for an eager call its list items and text characters."""
+    spec = node.spec
+    cost = spec.cost
+    units = 1 + cost.base
+    if not spec.lazy:
+        items = sum(len(v) for a, v in zip(node.args, values)
+                    if a.type.kind in ("List", "Many") and type(v) is tuple)
+        per_char = per_char_cost(spec)
+        chars = sum(len(v) for a, v in zip(node.args, values)
+                    if a.type.kind == "Text" and type(v) is str) if per_char else 0
+        if per_char and cost.list_chars:
+            chars += sum(len(x) for a, v in zip(node.args, values)
+                         if a.type.kind in ("List", "Many") and type(v) is tuple
+                         for x in v if type(x) is str)
+        units += cost.per_item * items + (items if cost.per_call else 0) + int(per_char * chars)
+    ctx.charge(units)
+
+
+def _first_error(node: ir.Call, values: list[Any]) -> Any:
+    """The first error left to right of an eager call when it is sure (see the module docs),
+    else MISSING."""
+    for a, v in zip(node.args, values):
+        if type(v) is ErrorValue:
+            return v if a.may_error else MISSING  # an unscanned error reaches the function
+        if v is not MISSING and _clean(v):
+            continue
+        if a.may_error or not _quiet(a):
+            return MISSING
+    return MISSING
+
+
+def _quiet(node: ir.IR) -> bool:
+    """Whether evaluating ``node`` can neither give an error value (the checker's proof) nor
+    stop the evaluation (a context-reading call may pass a limit)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        kind = type(n)
+        if kind is ir.Var and n.local:  # type: ignore[union-attr]
+            return False  # the checker's proof does not see through LET names and parameters
+        if kind is ir.Lambda:
+            return False
+        if kind is ir.Call and (n.spec.needs_ctx or n.spec.volatile):  # type: ignore[union-attr]
+            return False
+        stack.extend(ir.ir_children(n))
+    return not node.may_error
+
+
+def _clean(value: Any) -> bool:
+    """No error value in ``value`` (a list's items included)."""
+    if type(value) is ErrorValue:
+        return False
+    if type(value) is tuple:
+        return all(_clean(v) for v in value)
+    return True
+
+
+def _given(value: Any) -> Callable[[list[Any]], Any]:
+    return lambda f: value
 
 
 def _held(value: Any) -> Any:
-    """``value`` as a constant the columnar backends hold exactly, else `NOT_FOLDED`."""
+    """``value`` as a constant the columnar backends hold exactly, else `MISSING`."""
     if isinstance(value, ErrorValue):
         return value
     if isinstance(value, dt.datetime):
-        return NOT_FOLDED  # a DateTime keeps its zone's reading: left to the forms
+        return MISSING  # a DateTime keeps its zone's reading: left to the forms
     if isinstance(value, (bool, str, dt.date)):
         return value
     if isinstance(value, (int, Decimal)):
         number = Decimal(value)
+        if not number.is_finite():
+            return MISSING
         if number == number.to_integral_value() and abs(number) < _WHOLE_LIMIT:
             return number.quantize(Decimal(1), context=_EXACT)
         if not abs(number) < _FRACTION_LIMIT:
-            return NOT_FOLDED  # left to the engine's own arithmetic and range tests
+            return MISSING  # left to the engine's own arithmetic and range tests
         return number.quantize(Decimal("1e-18"), context=_EXACT).normalize()
-    return NOT_FOLDED
+    return MISSING
 
 
-__all__ = ["NOT_FOLDED", "fold", "fold_call"]
+__all__ = ["FOLD_LIMITS", "MISSING", "NOT_FOLDED", "constant", "fold", "fold_call",
+           "folding_limits"]

@@ -4,7 +4,8 @@ The checker's second half, as a mixin: picks one signature per call (exact fits 
 coercions; generic type variables unify left to right; lambdas take their parameter types from
 earlier arguments), makes excel-profile coercions explicit `Coerce` nodes, computes each call's
 static cost and size bounds, and words mismatches as diagnostics with machine-applicable fixes
-(``VALUE(x)``, ``(x ?? 0)``, ``TEXT(x, "General")``...).
+(``VALUE(x)``, ``(x ?? 0)``, ``TEXT(x, "General")``...). How Excel reads an array or a range
+that does not fit a list parameter as it is lives beside it, in `array_matching`.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from ..errors import Fix
 from ..functions.spec import MATCHER_PAIR, MATCHER_PER_CHAR, FunctionSpec, Param, Sig
 from ..grammar import ast
 from ..source import Span, ascii_upper, lookalike_upper
-from ..types import BOOLEAN, NEVER, NUMBER, Type, join, list_of, non_null, optional
+from ..types import BOOLEAN, NEVER, Type, join, non_null, optional
 from . import ir
 from ..values import VALUE, ErrorValue
 from .ir import IR
+from .array_matching import ArrayMatching, MeetAtText, as_vector, literal_vectors, unify
 from .serials import SERIAL_KINDS, SerialCoercions
 
 #: Functions that, in the excel profile, ignore blank arguments (see `skip_blanks`).
@@ -48,7 +50,7 @@ _UNBOUNDED_PRODUCERS = frozenset({"SEQUENCE", "FLATTEN", "TEXTSPLIT", "REGEXEXTR
                                   "VSTACK", "TOCOL", "CHOOSEROWS", "WRAPCOLS", "MUNIT"})
 
 
-class OverloadResolver(SerialCoercions):
+class OverloadResolver(SerialCoercions, ArrayMatching):
     """Mixed into `Checker`, which provides ``error``, ``text``, ``poison``, ``visit_lambda``,
     ``profile``, ``limits``, ``diagnostics`` and ``coercing``."""
 
@@ -121,14 +123,14 @@ class OverloadResolver(SerialCoercions):
                 if isinstance(result, tuple):
                     failures.append(result)
                     continue
-                vectors = _literal_vectors(result) if coerce else ()
+                vectors = literal_vectors(result) if coerce else ()
                 if vectors:
                     # Excel: XLOOKUP(x, {1;2}, {"a";"b"}) is "a", not the one-item row
                     # {"a"}: a later overload reading that one-column (or one-row) array
                     # as a list, when one fits, is the one meant.
                     read = list(args)
                     for i in vectors:
-                        read[i] = _as_vector(args[i])  # type: ignore[arg-type]
+                        read[i] = as_vector(args[i])  # type: ignore[arg-type]
                     for later in fitting[at + 1:]:
                         other = self.fit_sig(spec, later, nodes, read, span, scope, name)
                         if not isinstance(other, tuple):
@@ -155,12 +157,12 @@ class OverloadResolver(SerialCoercions):
             try:
                 result = self.try_sig(spec, s, nodes, args, span, scope, bound or None)
                 break
-            except _MeetAtText as meet:
+            except MeetAtText as meet:
                 del self.diagnostics[mark:]
                 if bound.get(meet.name) == Type(meet.kind):
                     break  # already tried: the types do not meet
                 bound = {**bound, meet.name: Type(meet.kind)}
-        if result is None:  # only a signature with parameters raises _MeetAtText
+        if result is None:  # only a signature with parameters raises MeetAtText
             result = (0, s.params[0], None, "the arguments' types do not meet")
         if not isinstance(result, tuple) and any(t.kind == "Text" for t in bound.values()):
             self.warn("E202", f"{name}: values of different types meet as Text "
@@ -206,7 +208,7 @@ class OverloadResolver(SerialCoercions):
                 lam = self.visit_lambda(node, ptypes, scope or Scope({}))
                 ret = prm.type.elem
                 assert ret is not None
-                if not _unify(ret, lam.body.type, bindings):
+                if not unify(ret, lam.body.type, bindings):
                     return (i, prm, lam, f"the lambda must return {_subst(ret, bindings)}")
                 lambda_cost = max(lambda_cost, lam.cost + 1)
                 out.append(lam)
@@ -391,11 +393,11 @@ class OverloadResolver(SerialCoercions):
                     # IF(c, 1, "n/a"), IFERROR(x / y, "n/a"): without unions, the branches
                     # meet at Text (what Excel shows), never a #VALUE! from reading "n/a"
                     # as a number. Start over with T bound to Text.
-                    raise _MeetAtText(expected.name)
+                    raise MeetAtText(expected.name)
                 if a.kind in SERIAL_KINDS and bound.kind == "Number":
                     # IF(c, 0, DATE(...)): a date and a number meet as a date (the number is
                     # its serial, as Excel formats the cell), whichever branch comes first.
-                    raise _MeetAtText(expected.name, a.kind)
+                    raise MeetAtText(expected.name, a.kind)
                 return self.coerce(arg, bound)
             bindings[expected.name] = joined
             return arg
@@ -405,76 +407,20 @@ class OverloadResolver(SerialCoercions):
             elem = expected.elem
             assert elem is not None
             if a.kind == "List":
-                if _unify(elem, non_null(a.elem), bindings):  # type: ignore[arg-type]
+                if unify(elem, non_null(a.elem), bindings):  # type: ignore[arg-type]
                     return arg
-                if elem.kind == "Number" and self.excel_coercions:
-                    # Excel: numbers inside an array are read, texts and logicals skipped;
-                    # the rows of a 2-D array are read in order.
-                    return ir.Coerce(arg, "array_numbers", Type("List", elem=elem,
-                                                                nullable=a.nullable),
-                                     arg.span, True, arg.cost + 1 + arg.size, arg.size)
-                if elem.kind == "Text" and self.excel_coercions and a.elem is not None \
-                        and a.elem.kind == "List" and a.elem.elem is not None:
-                    # CONCAT({"a","b";"c","d"}): Excel joins a 2-D array's items row by row.
-                    # the items' count bounds the joined list: exact for a constant
-                    inner = arg.node if type(arg) is ir.Coerce else arg
-                    items = sum(i.size for i in inner.items) if type(inner) is ir.ListOf \
-                        else self.limits.max_list_length
-                    flat = ir.Coerce(arg, "array_flat", Type("List", elem=a.elem.elem,
-                                                             nullable=a.nullable),
-                                     arg.span, arg.may_error, arg.cost + 1 + items, items)
-                    if _unify(elem, non_null(a.elem.elem), bindings):
-                        return flat
-                    return self.each_to_text(flat)
-                return self.each_to_text(arg) if elem.kind == "Text" else None
+                return self.read_array(elem, arg, bindings)
             return self.match(optional(elem), arg, bindings)
         if k == "List":
             if a.kind == "Blank":
                 return arg if expected.nullable else FAIL_NULLABLE
             if a.kind != "List":
-                if self.excel_coercions and a.is_scalar and a.kind not in ("Blank", "Never") \
-                        and expected.elem is not None and _unify(expected.elem, a, bindings):
-                    # Excel reads a single value where a range is expected as a one-cell
-                    # range (IRR(-20), SMALL(3.4, 1)).
-                    return ir.ListOf((arg,), Type("List", elem=a), arg.span, arg.may_error,
-                                     arg.cost + 1, 1)
-                if self.excel_coercions and a.kind in ("Text", "Boolean") and expected.elem \
-                        is not None and expected.elem.kind == "Number":  # SMALL("3.4", 1)
-                    cell = ir.Coerce(arg, f"{a.kind.lower()}_to_number", NUMBER, arg.span,
-                                     arg.may_error or a.kind == "Text", arg.cost + 1)
-                    return ir.ListOf((cell,), list_of(NUMBER), arg.span, cell.may_error,
-                                     cell.cost + 1, 1)
-                return None
+                return self.read_cell(expected, arg, bindings)
             if a.nullable and not expected.nullable:
                 return FAIL_NULLABLE
-            if _unify(expected.elem, a.elem, bindings):  # type: ignore[arg-type]
+            if unify(expected.elem, a.elem, bindings):  # type: ignore[arg-type]
                 return arg
-            if self.excel_coercions and expected.elem is not None and expected.elem.kind \
-                    == "Number" and expected.elem.nullable and _number_cells(a.elem):
-                # A range of numbers (SMALL, SUMIFS' sum range): rows in order, texts and
-                # logicals skipped in place, as Excel reads a range.
-                return ir.Coerce(arg, "array_number_cells",
-                                 Type("List", elem=optional(NUMBER), nullable=a.nullable),
-                                 arg.span, arg.may_error, arg.cost + 1 + arg.size, arg.size)
-            if self.excel_coercions and a.elem is not None and a.elem.kind == "List" \
-                    and expected.elem is not None and expected.elem.kind != "List" \
-                    and _unify(expected.elem, a.elem.elem, bindings):  # type: ignore[arg-type]
-                # A one-column ({1;2;3}) or one-row 2-D array where a list is expected.
-                return ir.Coerce(arg, "array_vector", Type("List", elem=a.elem.elem,
-                                                           nullable=a.nullable),
-                                 arg.span, True, arg.cost + 1 + arg.size, arg.size)
-            if self.excel_coercions and a.elem is not None and a.elem.kind == "Number" \
-                    and expected.elem is not None and expected.elem.kind == "Date":
-                # Serial numbers where a list of dates is expected (XNPV's dates, as Excel).
-                return ir.Coerce(arg, "each_serial_to_date",
-                                 Type("List", elem=Type("Date", nullable=a.elem.nullable),
-                                      nullable=a.nullable),
-                                 arg.span, True, arg.cost + 1 + arg.size, arg.size)
-            if self.excel_coercions and expected.elem is not None and expected.elem.kind == "Var":
-                met = self.meet_at_any(expected.elem.name, arg, bindings)
-                if met is not None:
-                    return met
-            return self.each_to_text(arg) if expected.elem.kind == "Text" else None  # type: ignore[union-attr]
+            return self.read_range(expected, arg, bindings)
         if k == "Record":
             from ..types import is_assignable
 
@@ -508,38 +454,7 @@ class OverloadResolver(SerialCoercions):
             return self.coerce(arg, expected)
         return None
 
-    def meet_at_any(self, name: str, arg: IR, bindings: dict[str, Type]) -> IR | None:
-        """A list (or a one-row or one-column 2-D array) whose items differ in type from the
-        value that bound T (``MATCH(0, {"a";"b"})``, ``XLOOKUP(1, {2;TRUE;"x"}, ...)``):
-        Excel compares values of any types, a number never equal to a text, so T meets at
-        Any (the signature is tried again) and the list is taken as it is. Excel profile,
-        coercion pass only; a date and a number are left to the serial coercions."""
-        bound = bindings.get(name)
-        elem = arg.type.elem
-        if bound is None or elem is None:
-            return None
-        vector = elem.kind == "List"
-        item = elem.elem if vector else elem
-        if item is None or not (item.is_scalar or item.kind == "Any"):
-            return None
-        if bound.kind != "Any":
-            serials = {bound.kind, item.kind} & set(SERIAL_KINDS)
-            if not bound.is_scalar or serials and {bound.kind, item.kind} & {"Number"}:
-                return None
-            raise _MeetAtText(name, "Any")
-        if not vector:
-            # Marked as a mixed array: the columnar and SQL backends, whose columns hold one
-            # type, refuse it when compiling rather than answer in another type.
-            return ir.Coerce(arg, "array_mixed", arg.type, arg.span, arg.may_error,
-                             arg.cost + 1, arg.size)
-        return ir.Coerce(arg, "array_vector", Type("List", elem=item, nullable=arg.type.nullable),
-                         arg.span, True, arg.cost + 1 + arg.size, arg.size)
-
     calling: str | None = None
-
-    @property
-    def excel_coercions(self) -> bool:
-        return self.profile == "excel" and self.coercing
 
     def coerce(self, arg: IR, target: Type) -> IR | None:
         """Excel's implicit conversions, made explicit (excel profile only)."""
@@ -576,19 +491,6 @@ class OverloadResolver(SerialCoercions):
                 else arg
         return ir.Coerce(node, mode, non_null(Type(target.kind)), arg.span, may_error,
                          arg.cost + 1)
-
-    def each_to_text(self, arg: IR) -> IR | None:
-        """A list of scalars where a list of texts is expected: Excel converts item by item
-        (``CONCAT({1,2})`` is "12"); excel profile only, blanks and error values kept."""
-        elem = arg.type.elem
-        if not self.excel_coercions or elem is None \
-                or not (elem.is_scalar or elem.kind in ("Any", "Blank")) or elem.kind == "Never":
-            return None  # Any: a mixed array ({1,"p",TRUE}), each item shown as Excel shows it;
-            # Blank: a range of empty cells (CONCAT of it is "")
-        text = Type("Text", nullable=elem.nullable)
-        # Two units an item: formatting a number as text costs about two list steps.
-        return ir.Coerce(arg, "each_to_text", Type("List", elem=text, nullable=arg.type.nullable),
-                         arg.span, arg.may_error, arg.cost + 1 + 2 * arg.size, arg.size)
 
     def expect(self, t: Type, arg: IR, what: str) -> IR:
         matched = self.match(t, arg, {})
@@ -720,16 +622,6 @@ def per_char_cost(spec: FunctionSpec) -> float:
 _ZERO_VALUE = {"Number": Decimal(0), "Text": "", "Boolean": False}
 
 
-class _MeetAtText(Exception):
-    """Raised while matching, in the excel profile, when a generic T bound to a non-text
-    scalar meets a Text: the signature is tried again with T bound to Text."""
-
-    def __init__(self, name: str, kind: str = "Text") -> None:
-        super().__init__(name)
-        self.name = name
-        self.kind = kind
-
-
 #: (id(spec), argument count) -> (spec, its signatures of that arity). Specs live as long as
 #: their registry; the spec kept in the value guards against a reused id.
 _FITTING: dict[tuple[int, int], tuple[FunctionSpec, tuple[Sig, ...]]] = {}
@@ -741,13 +633,6 @@ def _records_for_grid(got: Type, expected: Type) -> bool:
     return (got.kind == "List" and got.elem is not None and got.elem.kind == "Record"
             and expected.kind == "List" and expected.elem is not None
             and expected.elem.kind == "List")
-
-
-def _number_cells(elem: Type | None) -> bool:
-    """Items read as a range of numbers (excel profile): mixed, texts or logicals, or rows."""
-    inner = elem.elem if elem is not None and elem.kind == "List" else elem
-    return inner is not None and inner.kind in ("Any", "Text", "Boolean", "Number") \
-        and (inner is not elem or inner.kind != "Number")
 
 
 def _fitting(spec: FunctionSpec, n: int) -> tuple[Sig, ...]:
@@ -793,67 +678,6 @@ def _subst(t: Type, bindings: Mapping[str, Type]) -> Type:
         return replace(t, params=tuple(_subst(p, bindings) for p in t.params),
                        elem=_subst(t.elem, bindings))  # type: ignore[arg-type]
     return t
-
-
-def _literal_vector(node: IR) -> bool:
-    """An array constant one column wide ({1;2;3}) or one row high ({1,2,3} as a 2-D row)."""
-    if type(node) is ir.Coerce and node.mode == "array_mixed":
-        node = node.node
-    if type(node) is not ir.ListOf or not node.items \
-            or not all(type(row) is ir.ListOf for row in node.items):
-        return False
-    rows: Any = node.items
-    return len(rows) == 1 and len(rows[0].items) > 0 or all(len(row.items) == 1 for row in rows)
-
-
-def _as_vector(node: IR) -> IR:
-    """A one-column or one-row array constant read as a list (``array_vector``)."""
-    elem = node.type.elem.elem  # type: ignore[union-attr]
-    return ir.Coerce(node, "array_vector", Type("List", elem=elem, nullable=node.type.nullable),
-                     node.span, True, node.cost + 1 + node.size, node.size)
-
-
-def _literal_vectors(call: IR) -> tuple[int, ...]:
-    """The positions where a call passes such a constant as is to a 2-D (list of lists)
-    parameter."""
-    if type(call) is not ir.Call:
-        return ()
-    return tuple(i for i, (prm, arg) in enumerate(zip(call.sig.params, call.args))
-                 if prm.type.kind == "List" and prm.type.elem is not None
-                 and prm.type.elem.kind == "List" and _literal_vector(arg))
-
-
-def _unify(expected: Type, actual: Type, bindings: dict[str, Type]) -> bool:
-    """Type-level fit without coercions (list elements, lambda results)."""
-    if actual.kind == "Never":
-        return True
-    k = expected.kind
-    if k == "Var":
-        bound = bindings.get(expected.name)
-        value = non_null(actual) if expected.nullable else actual
-        if bound is None:
-            bindings[expected.name] = value
-            return True
-        joined = join(bound, value)
-        if joined is None:
-            return False
-        bindings[expected.name] = joined
-        return True
-    if k == "Any":
-        return True
-    if actual.kind == "Blank":
-        return expected.nullable
-    if actual.nullable and not expected.nullable:
-        return False
-    if k != actual.kind:
-        return False
-    if k == "List":
-        return _unify(expected.elem, actual.elem, bindings)  # type: ignore[arg-type]
-    if k == "Record":
-        from ..types import is_assignable
-
-        return is_assignable(non_null(actual), non_null(expected))
-    return True
 
 
 def _describe_expected(t: Type) -> str:
