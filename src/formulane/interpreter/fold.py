@@ -14,7 +14,8 @@ compute it on every row in DOUBLE or Decimal(38, 18):
   (``ERROR.TYPE(NA())``) given them. Functions that need the evaluation context run
   in a folding context holding the compile-time `Limits`. Folding is metered as one
   evaluation (one context per pass: every folded call's price charged first, the functions'
-  loops polled, the cost budget, the deadline and the memory budget), so a constant cannot
+  loops polled, the cost and memory budgets; no wall-clock deadline, so that what folds does
+  not depend on the load), so a constant cannot
   make compiling slow: a limit passed is not folded (the backend reports it as before), and
   reading the clock is not folding (volatile functions never fold, nor does any call
   reading ``now``/``today``);
@@ -84,13 +85,16 @@ class _ReadsClock(Exception):
 
 class _FoldContext(EvalContext):
     """The evaluation context of folding: the limits, metered like one evaluation (each call's
-    price charged first, loops polled, the cost budget, the deadline and the memory budget),
-    and no clock (reading it stops the fold of that call)."""
+    price charged first, loops polled, the cost budget and the memory budget),
+    and no clock (reading it stops the fold of that call); no wall-clock deadline."""
 
     __slots__ = ()
 
     def __init__(self, limits: Limits) -> None:
-        super().__init__(limits, _EPOCH, metered=True)
+        # No wall-clock deadline: what folds must not depend on the machine's load (the
+        # compiled program would differ from run to run). The cost, loop and memory budgets
+        # are deterministic and bound folding as they bound one evaluation.
+        super().__init__(replace(limits, deadline_ms=None), _EPOCH, metered=True)
 
     @property
     def now(self) -> dt.datetime:
