@@ -32,10 +32,10 @@ from typing import Any, Collection, Iterator, Mapping
 
 import polars as pl
 
-from ..errors import EvalError
-from ..types import Type
+from ...errors import EvalError
+from ...types import Type
 from .frame import polars_dtype, type_of_dtype
-from .polars import column
+from .kit import column
 
 #: Text read as a blank in CSV files unless ``--null-values`` says otherwise ("" is an empty
 #: field, quoted or not). ``NaN`` is not here: in a number column it is a number.

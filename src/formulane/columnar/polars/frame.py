@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, Mapping, cast
 
 import polars as pl
 
-from ..errors import CheckError, FormulaError
-from ..types import (
+from ...errors import CheckError, FormulaError
+from ...types import (
     ANY, BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional, record,
 )
-from . import polars as pl_backend
-from .forms import ERROR_SUFFIX  # re-exported: callers import it from here
+from ..names import ERROR_SUFFIX  # re-exported: callers import it from here
+from . import compiler, kit
 
 if TYPE_CHECKING:
     from polars.datatypes import DataTypeClass
@@ -63,8 +63,8 @@ class PolarsForm:
             return self.exprs(name, error_suffix), []
         error = name + error_suffix
         first = [self.raw.alias(name), self.error.alias(error)]
-        return first, [pl.when(pl_backend.column(error).is_null())
-                       .then(pl_backend.column(name)).alias(name)]
+        return first, [pl.when(kit.column(error).is_null())
+                       .then(kit.column(name)).alias(name)]
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class SqlForm:
         """(the source, aliased ``_t`` when there are bindings; the lateral joins)."""
         from sqlglot import exp
 
-        from . import sql_let
+        from ..sql import let as sql_let
 
         if not self.bindings:
             return source, []
@@ -112,7 +112,7 @@ def build_select(source: exp.Expr, outputs: list[tuple[str, str, SqlForm]],
     """One SELECT over ``source`` computing every output (forms compiled with one binder)."""
     from sqlglot import exp
 
-    from . import sql_let
+    from ..sql import let as sql_let
 
     bindings: list[tuple[str, exp.Expr, int]] = []
     prefix = "_f"
@@ -178,11 +178,11 @@ def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame) -> dict[str, Type]:
 def polars_dtype(t: Type, numbers: str = "float") -> pl.DataType:
     """The polars dtype that holds a formula type (Number: Float64, or Decimal(38, 18) in
     decimal mode)."""
-    token = pl_backend._MODE.set(numbers)
+    token = kit._MODE.set(numbers)
     try:
-        return pl_backend.dtype_of(t)
+        return kit.dtype_of(t)
     finally:
-        pl_backend._MODE.reset(token)
+        kit._MODE.reset(token)
 
 
 def _to_polars_value(value: Any, t: Type, numbers: str) -> Any:
@@ -210,7 +210,7 @@ def frame_from_rows(rows: list[Mapping[str, Any]], schema: Any, numbers: str = "
                     ) -> pl.DataFrame:
     """A DataFrame of formula values (as `Program.evaluate` takes them) with the dtypes the
     schema's types have in the given numeric mode. A frame of no columns still has its rows."""
-    from ..schema import normalize_schema
+    from ...schema import normalize_schema
 
     types = normalize_schema(schema)
     if not types:
@@ -273,7 +273,7 @@ def apply(
     registry: Any = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Add one column per formula (and its error column where errors are possible)."""
-    from ..interpreter.cache import compile_cached as compile_formula
+    from ...interpreter.cache import compile_cached as compile_formula
 
     if not isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
         raise CheckError(f"apply takes a polars DataFrame or LazyFrame, got "
@@ -286,8 +286,8 @@ def apply(
     then: list[pl.Expr] = []
     # nested calls are computed once each, as temporary columns named apart from the frame's
     # and the outputs' (`polars.Binder`), added before the outputs and dropped after
-    binder = pl_backend.Binder([*dtypes.keys(), *formulas.keys()])
-    token = pl_backend._BINDER.set(binder)
+    binder = kit.Binder([*dtypes.keys(), *formulas.keys()])
+    token = kit._BINDER.set(binder)
     try:
         for name, source in formulas.items():
             try:
@@ -302,7 +302,7 @@ def apply(
             first += step1
             then += step2
     finally:
-        pl_backend._BINDER.reset(token)
+        kit._BINDER.reset(token)
     out = frame
     for group in binder.stages():
         out = out.with_columns(group)
@@ -397,10 +397,10 @@ def sql_select(
     Every sub-expression read more than once is computed once, in a lateral subquery, so the
     SQL grows linearly with the formulas; it is refused (E411) past
     ``limits.max_sql_length`` characters."""
-    from . import sql_let
+    from ..sql import let as sql_let
 
-    from ..interpreter.cache import compile_cached as compile_formula
-    from ..limits import DEFAULT_LIMITS
+    from ...interpreter.cache import compile_cached as compile_formula
+    from ...limits import DEFAULT_LIMITS
 
     limits = limits or DEFAULT_LIMITS
     source_table = table_expression(table)
@@ -420,20 +420,20 @@ def sql_select(
 def to_polars_form(root: Any, numbers: str, dtypes: Any = None) -> PolarsForm:
     """Polars expressions for a checked program; ``dtypes`` (the frame's, when known) lets
     decimal mode keep each Decimal column's own scale."""
-    raw, error = pl_backend.to_polars(root, numbers_mode=numbers, dtypes=dtypes)
+    raw, error = compiler.to_polars(root, numbers_mode=numbers, dtypes=dtypes)
     if error is None:
         return PolarsForm(raw, None)
     # A row with an error has no value: never a half-computed number next to an error code.
-    safe = pl_backend.raw_is_safe(root, numbers, dtypes)
+    safe = compiler.raw_is_safe(root, numbers, dtypes)
     return PolarsForm(pl.when(error.is_null()).then(raw), error, raw if safe else None)
 
 
 def to_sql_form(root: Any, dialect: str, numbers: str = "decimal", limits: Any = None
                 ) -> SqlForm:
     """One program as SQL; E411 when its rendered SQL would pass ``limits.max_sql_length``."""
-    from . import sql_let
+    from ..sql import let as sql_let
 
-    from ..limits import DEFAULT_LIMITS
+    from ...limits import DEFAULT_LIMITS
 
     limits = limits or DEFAULT_LIMITS
     form = to_sql_forms([root], dialect, numbers, limits)[0]
@@ -445,7 +445,7 @@ def to_sql_form(root: Any, dialect: str, numbers: str = "decimal", limits: Any =
 
 
 def _read_names(root: Any) -> set[str]:
-    from ..interpreter import ir
+    from ...interpreter import ir
 
     names: set[str] = set()
     stack = [root]
@@ -462,12 +462,13 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     """Programs compiled with one binder (their bindings are named apart from each other and
     from ``taken`` and the columns read). ``qualify``: references name their lateral subquery
     (False where the bindings become columns of a DataFrame instead)."""
-    from . import sql as sql_backend
-    from . import sql_let
+    from ..sql import compiler as sql_compiler
+    from ..sql import kit as sql_kit
+    from ..sql import let as sql_let
 
-    if dialect not in sql_backend.DIALECTS:
+    if dialect not in sql_kit.DIALECTS:
         raise CheckError(f"unknown SQL dialect {dialect!r}; known: "
-                         f"{', '.join(sql_backend.DIALECTS)}", code="E209")
+                         f"{', '.join(sql_kit.DIALECTS)}", code="E209")
     binder = None
     if dialect in sql_let.LATERAL_DIALECTS:
         binder = sql_let.Binder.for_names(set(taken).union(*[_read_names(r) for r in roots]))
@@ -475,7 +476,7 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     token = sql_let._BINDER.set(binder)
     try:
         for root in roots:
-            compiled += sql_backend.to_sql(root, numbers=numbers,
+            compiled += sql_compiler.to_sql(root, numbers=numbers,
                                            max_sql_length=limits.max_sql_length)
     finally:
         sql_let._BINDER.reset(token)

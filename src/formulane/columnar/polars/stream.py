@@ -26,15 +26,15 @@ from typing import Any, Callable, Iterable, Mapping
 
 import polars as pl
 
-from ..errors import CheckError, FormulaError
-from ..grammar import parse
-from ..grammar.ast import Name, children
-from ..schema import normalize_schema
-from ..types import Type
+from ...errors import CheckError, FormulaError
+from ...grammar import parse
+from ...grammar.ast import Name, children
+from ...schema import normalize_schema
+from ...types import Type
 from . import reading
-from .forms import ERROR_SUFFIX
+from ..names import ERROR_SUFFIX
 from .frame import apply, polars_dtype
-from .polars import column
+from .kit import column
 from .reading import ReadOptions
 
 FORMATS = ("csv", "parquet", "ndjson")
@@ -210,7 +210,7 @@ def plan_stream(
     result = apply(frame, formulas, types, profile=profile, numbers=numbers,
                    error_suffix=error_suffix, registry=registry)
     assert isinstance(result, pl.LazyFrame)
-    from ..interpreter.cache import compile_cached as compile_formula  # cached: apply compiled the same programs
+    from ...interpreter.cache import compile_cached as compile_formula  # cached: apply compiled the same programs
 
     used = {n for src in formulas.values()
             for n in compile_formula(src, types, profile=profile, registry=registry).uses}
