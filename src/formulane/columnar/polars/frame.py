@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Mapping, cast
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Mapping, cast
 
 import polars as pl
 
@@ -158,17 +159,25 @@ def type_of_dtype(dtype: pl.DataType | DataTypeClass, nullable: bool = False) ->
     return optional(t) if nullable else t
 
 
-def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame) -> dict[str, Type]:
+def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame,
+                       only: Collection[str] | None = None) -> dict[str, Type]:
     """Column types; a column with nulls is nullable (``T?``), so the strict profile asks the
     formula to handle blanks whether or not a schema declares them. A LazyFrame's null counts
     are computed by one streaming pass over its plan (for a Parquet scan, only the columns'
-    validity); pass a schema to `apply` to skip it."""
+    validity); pass a schema to `apply` to skip it. ``only``: the columns whose blanks matter
+    (those the formulas read, `read_names`): a LazyFrame counts only these and types the
+    others ``T?`` unseen, as `reading.infer_types` does (their nullability changes no result);
+    None counts every column."""
     if isinstance(frame, pl.LazyFrame):
         schema = frame.collect_schema()
-        if not schema:
-            return {}
-        counts = frame.select(pl.all().null_count()).collect(engine="streaming")
-        return {name: type_of_dtype(dtype, bool(counts[name][0]))
+        counted = [n for n in schema if only is None or n in only]
+        if not counted:
+            return {name: type_of_dtype(dtype, True) for name, dtype in schema.items()}
+        # each by its exact name: `pl.col` would read "^price.*$" as a pattern
+        counts = frame.select([kit.column(n).null_count() for n in counted]).collect(
+            engine="streaming")
+        return {name: type_of_dtype(dtype, bool(counts[name][0]) if name in counts.columns
+                                    else True)
                 for name, dtype in schema.items()}
     nulls = frame.null_count().row(0, named=True) if frame.width else {}
     return {name: type_of_dtype(dtype, nulls.get(name, 0) > 0)
@@ -278,24 +287,76 @@ def apply(
     if not isinstance(frame, (pl.DataFrame, pl.LazyFrame)):
         raise CheckError(f"apply takes a polars DataFrame or LazyFrame, got "
                          f"{type(frame).__name__}", code="E209")
-    if schema is None:
-        schema = infer_frame_schema(frame)
-    dtypes = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
     check_output_names(formulas, error_suffix)
+    if schema is None:
+        schema = infer_frame_schema(frame, only=read_names(formulas.values())
+                                    if isinstance(frame, pl.LazyFrame) else None)
+    dtypes = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+    programs: list[tuple[str, Any]] = []
+    for name, source in formulas.items():
+        try:
+            programs.append((name, compile_formula(source, schema, profile=profile,
+                                                   limits=limits, registry=registry)))
+        except FormulaError as exc:  # say which of the formulas it came from
+            exc.add_note(f"in the formula for output column {name!r}")
+            raise
+    plan = _plan(tuple(programs), numbers, tuple(dtypes.items()), error_suffix)
+    if isinstance(frame, pl.DataFrame) and plan.single:
+        return frame.with_columns(plan.first)  # ~0.1 ms less than planning a lazy query
+    # An eager frame otherwise runs the same plan lazily, collected once: polars' eager
+    # `with_columns` skips common-subexpression elimination, so a value read by its error
+    # column was computed twice (1M rows of `price * qty * (1 - disc)`: 4x the bare
+    # expression before).
+    out = frame.lazy()
+    for group in plan.stages:
+        out = out.with_columns(group)
+    # Every formula reads the input frame (step 1); step 2 reads only step 1's own columns.
+    out = out.with_columns(plan.first)
+    out = out.with_columns(plan.then) if plan.then else out
+    out = out.drop(plan.drop) if plan.drop else out
+    return out.collect() if isinstance(frame, pl.DataFrame) else out
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What `apply` adds to a frame: the binder's temporary columns level by level, the
+    outputs (raw values and error columns), the nulling step, the temporaries to drop."""
+
+    stages: tuple[tuple[pl.Expr, ...], ...]
+    first: tuple[pl.Expr, ...]
+    then: tuple[pl.Expr, ...]
+    drop: tuple[str, ...]
+    #: one step of one expression per output (no error column, nothing bound): nothing for
+    #: common-subexpression elimination to share
+    single: bool = False
+
+
+#: Plans kept (least recently used dropped first). A plan's expressions are immutable and
+#: shared; building them walks the program (~0.5 ms for `price * qty * (1 - disc)`, a fifth
+#: of what polars then takes over 1M rows), so a frame applied again, or a batch of the same
+#: shape, reuses them.
+PLAN_CACHE_SIZE = 256
+
+
+@functools.lru_cache(maxsize=PLAN_CACHE_SIZE)
+def _plan(programs: tuple[tuple[str, Any], ...], numbers: str,
+          dtypes: tuple[tuple[str, pl.DataType], ...], error_suffix: str) -> _Plan:
+    """The polars plan of compiled programs over a frame of these dtypes (programs are keyed
+    by identity: `compile_cached` returns the same object for the same formula and schema)."""
+    frame_dtypes = dict(dtypes)
     first: list[pl.Expr] = []
     then: list[pl.Expr] = []
     # nested calls are computed once each, as temporary columns named apart from the frame's
-    # and the outputs' (`polars.Binder`), added before the outputs and dropped after
-    binder = kit.Binder([*dtypes.keys(), *formulas.keys()])
+    # and the outputs' (`kit.Binder`), added before the outputs and dropped after
+    binder = kit.Binder([*frame_dtypes, *(name for name, _ in programs)])
     token = kit._BINDER.set(binder)
     try:
-        for name, source in formulas.items():
+        for name, program in programs:
             try:
-                program = compile_formula(source, schema, profile=profile, limits=limits,
-                                          registry=registry)
-                mode = numbers if numbers != "auto" else numbers_mode(dtypes, program.uses)
-                step1, step2 = to_polars_form(program.root, mode, dtypes).stages(name,
-                                                                                 error_suffix)
+                mode = numbers if numbers != "auto" else numbers_mode(frame_dtypes,
+                                                                      program.uses)
+                step1, step2 = to_polars_form(program.root, mode, frame_dtypes).stages(
+                    name, error_suffix)
             except FormulaError as exc:  # say which of the formulas it came from
                 exc.add_note(f"in the formula for output column {name!r}")
                 raise
@@ -303,13 +364,41 @@ def apply(
             then += step2
     finally:
         kit._BINDER.reset(token)
-    out = frame
-    for group in binder.stages():
-        out = out.with_columns(group)
-    # Every formula reads the input frame (step 1); step 2 reads only step 1's own columns.
-    out = out.with_columns(first)
-    out = out.with_columns(then) if then else out
-    return out.drop(binder.names) if binder.bindings else out
+    return _Plan(tuple(tuple(g) for g in binder.stages()), tuple(first), tuple(then),
+                 tuple(binder.names),
+                 single=not binder.bindings and not then and len(first) == len(programs))
+
+
+def read_names(sources: Iterable[str]) -> set[str] | None:
+    """Every name the formulas mention as a variable: the columns they may read (and the
+    names of their LET bindings and lambda parameters, which only widen the set). None when a
+    formula does not parse: compiling it reports why, and until then every column counts."""
+    names: set[str] = set()
+    for source in sources:
+        found = _names_in(source) if isinstance(source, str) else frozenset()
+        if found is None:
+            return None
+        names |= found
+    return names
+
+
+@functools.lru_cache(maxsize=2048)
+def _names_in(source: str) -> frozenset[str] | None:
+    # cached: parsing costs ~0.25 ms, as much as the whole blank count of a small frame
+    from ...grammar import parse
+    from ...grammar.ast import Name, children
+
+    try:
+        stack = [parse(source)]
+    except FormulaError:
+        return None
+    names = set()
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Name):
+            names.add(node.name)
+        stack.extend(children(node))
+    return frozenset(names)
 
 
 def check_output_names(formulas: Mapping[str, str], error_suffix: str) -> None:
