@@ -300,7 +300,11 @@ def apply(
         except FormulaError as exc:  # say which of the formulas it came from
             exc.add_note(f"in the formula for output column {name!r}")
             raise
-    plan = _plan(tuple(programs), numbers, tuple(dtypes.items()), error_suffix)
+    key = (tuple(programs), numbers, tuple(dtypes.items()), error_suffix)
+    try:
+        plan = _plan(*key)
+    except TypeError:  # an unhashable argument: built without the cache, which words the error
+        plan = _plan.__wrapped__(*key)
     if isinstance(frame, pl.DataFrame) and plan.single:
         return frame.with_columns(plan.first)  # ~0.1 ms less than planning a lazy query
     # An eager frame otherwise runs the same plan lazily, collected once: polars' eager
