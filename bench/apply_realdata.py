@@ -111,7 +111,7 @@ import sys, time
 c0 = time.process_time()
 import formulane
 c1 = time.process_time()
-from formulane.vectorized.stream import plan_stream
+from formulane.columnar.polars.stream import plan_stream
 formulas = dict(a.split("=", 1) for a in sys.argv[3:])
 c2 = time.process_time()
 plan_stream(sys.argv[1], formulas, sys.argv[2])

@@ -1,6 +1,10 @@
 """Columnar benchmark: the same three formulas, side by side, at 1M and 10M rows.
 
-    python bench/columnar_bench.py [--rows 1000000,10000000] [--repeat 3]
+    python bench/columnar_bench.py [--rows 1000000,10000000] [--repeat 3] [--suite peers|bare|all]
+
+Suite "bare" (issue 10's speed target): `formulane.apply` against the bare polars expression a
+polars user would write (no error checks), eager DataFrame and LazyFrame; see `bare_suite`.
+Suite "peers" (the default, as before):
 
 Engines, each given the same in-memory data:
 - formulane.apply (polars expressions generated from the formula; error columns included);
@@ -143,15 +147,122 @@ def line(r: dict[str, Any]) -> str:
             f"vs scalar {speedup:7,.0f}x (hand polars vs scalar {r['scalar'] / r['polars']:,.0f}x)")
 
 
+# --- suite "bare": formulane against the bare polars expression (issue 10's speed target) ----
+
+BARE_FORMULAS = {
+    "arithmetic": "price * qty * (1 - disc)",
+    "conditional": "IF(qty > 50, price * 0.9, price)",
+    "text": 'UPPER(name) & "-" & LEFT(name, 2)',
+    # not targets: the text line taken apart, to say how much of its ratio is UPPER
+    "text without UPPER": 'name & "-" & LEFT(name, 2)',
+    "UPPER alone": "UPPER(name)",
+}
+
+
+def bare_polars(kind: str) -> pl.Expr:
+    """What a polars user writes for the formula: no error checks, no null handling."""
+    price, qty, disc, name = pl.col("price"), pl.col("qty"), pl.col("disc"), pl.col("name")
+    if kind == "arithmetic":
+        return price * qty * (1 - disc)
+    if kind == "conditional":
+        return pl.when(qty > 50).then(price * 0.9).otherwise(price)
+    if kind == "text":
+        return pl.concat_str([name.str.to_uppercase(), pl.lit("-"), name.str.head(2)])
+    if kind == "text without UPPER":
+        return pl.concat_str([name, pl.lit("-"), name.str.head(2)])
+    assert kind == "UPPER alone"
+    return name.str.to_uppercase()
+
+
+def bare_frame(rows: int) -> pl.DataFrame:
+    """Order lines as a user stores them: Float64 prices and discounts, Int64 quantities,
+    ASCII customer names (where polars' case mapping and Excel's agree)."""
+    return pl.select(i=pl.int_range(0, rows)).with_columns(
+        price=(pl.col("i").hash(1) % 100_000).cast(pl.Float64) / 100,
+        qty=(pl.col("i").hash(2) % 100).cast(pl.Int64),
+        disc=(pl.col("i").hash(4) % 50).cast(pl.Float64) / 100,
+        name=pl.format("customer-{}", pl.col("i").hash(3) % 50_000),
+    ).drop("i").rechunk()
+
+
+def _check_same(frame: pl.DataFrame, kind: str) -> None:
+    """formulane's column equals the bare one on every row without an error, and its error
+    column is right (a wrong answer would make any ratio meaningless)."""
+    ours = formulane.apply(frame, {"out": BARE_FORMULAS[kind]})
+    assert isinstance(ours, pl.DataFrame)
+    bare = frame.select(bare_polars(kind).alias("out"))["out"]
+    if "out__error" in ours.columns:
+        assert ours["out__error"].null_count() == frame.height, f"{kind}: unexpected errors"
+    assert ours["out"].equals(bare, check_dtypes=False), f"{kind}: formulane != bare"
+
+
+def bare_suite(row_counts: list[int], repeat: int,
+               kinds: list[str] | None = None) -> list[dict[str, Any]]:
+    """Per row count, formula and frame kind (eager DataFrame, LazyFrame), the best of
+    ``repeat`` rounds of each contender; inside a round the contenders run back to back, in
+    alternating order, so a burst of load on the shared machine hits both. What is timed is
+    what a user calls: ``formulane.apply(df, ...)`` against ``df.with_columns(...)``, and
+    ``formulane.apply(lf, ...).collect()`` against ``lf.with_columns(...).collect()``,
+    compiling included (after one warm-up call, as in a long-running process)."""
+    results = []
+    print(f"load average at start: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    for rows in row_counts:
+        frame = bare_frame(rows)
+        for kind in kinds or list(BARE_FORMULAS):
+            source = BARE_FORMULAS[kind]
+            _check_same(frame, kind)
+            expr = bare_polars(kind).alias("out")
+            contenders: dict[str, dict[str, Callable[[], Any]]] = {
+                "eager": {"formulane": lambda: formulane.apply(frame, {"out": source}),
+                          "bare": lambda: frame.with_columns(expr)},
+                "lazy": {"formulane": lambda: formulane.apply(frame.lazy(),
+                                                              {"out": source}).collect(),
+                         "bare": lambda: frame.lazy().with_columns(expr).collect()},
+            }
+            for shape, pair in contenders.items():
+                times: dict[str, list[float]] = {name: [] for name in pair}
+                for fn in pair.values():
+                    fn()  # warm-up: compile cache, polars' thread pool
+                for round_ in range(repeat):
+                    order = list(pair.items())
+                    for name, fn in order if round_ % 2 == 0 else order[::-1]:
+                        start = time.perf_counter()
+                        fn()
+                        times[name].append(time.perf_counter() - start)
+                row = {"rows": rows, "formula": kind, "frame": shape,
+                       "formulane": min(times["formulane"]), "bare": min(times["bare"]),
+                       "load": os.getloadavg()[0]}
+                results.append(row)
+                print(f"{rows:>10,} {kind:19} {shape:5} formulane {row['formulane'] * 1e3:8.2f} ms"
+                      f"  bare {row['bare'] * 1e3:8.2f} ms  ratio "
+                      f"{row['formulane'] / row['bare']:5.2f}x  (load {row['load']:.1f})",
+                      flush=True)
+    targets = [r for r in results if r["formula"] in ("arithmetic", "conditional", "text")]
+    if not targets:
+        return results
+    worst = max(targets, key=lambda r: r["formulane"] / r["bare"])
+    print(f"worst target ratio: {worst['formulane'] / worst['bare']:.2f}x ({worst['rows']:,} "
+          f"rows, {worst['formula']}, {worst['frame']}; target 1.25x)")
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", default="1000000,10000000")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sample", type=int, default=20_000,
                         help="rows the scalar row loop runs (then extrapolated)")
+    parser.add_argument("--suite", choices=("peers", "bare", "all"), default="peers")
+    parser.add_argument("--formulas", default=",".join(BARE_FORMULAS),
+                        help="suite bare: which of its formulas run (comma-separated)")
     args = parser.parse_args(argv)
     print(f"polars {pl.__version__}, {os.cpu_count()} cores, "
           f"POLARS_MAX_THREADS={os.environ.get('POLARS_MAX_THREADS', 'default')}")
+    if args.suite in ("bare", "all"):
+        bare_suite([int(x) for x in args.rows.split(",")], args.repeat,
+                   args.formulas.split(","))
+        if args.suite == "bare":
+            return 0
     all_rows = []
     for n in (int(x) for x in args.rows.split(",")):
         all_rows += run(n, args.repeat, args.sample)

@@ -1,4 +1,4 @@
-"""`formulane apply`'s rich progress display (vectorized/progress.py): the total it works
+"""`formulane apply`'s rich progress display (columnar/polars/progress.py): the total it works
 towards (exact for Parquet, estimated for text inputs), the bar on a terminal and the plain
 lines in a log, driven by a real streaming run."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from formulane.vectorized.progress import ApplyProgress, estimate_rows
-from formulane.vectorized.stream import plan_stream, run_stream
+from formulane.columnar.polars.progress import ApplyProgress, estimate_rows
+from formulane.columnar.polars.stream import plan_stream, run_stream
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

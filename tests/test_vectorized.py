@@ -18,7 +18,7 @@ from formulane.types import NUMBER
 pl = pytest.importorskip("polars")
 duckdb = pytest.importorskip("duckdb")
 
-from formulane.vectorized.frame import infer_frame_schema, type_of_dtype  # noqa: E402
+from formulane.columnar.polars.frame import infer_frame_schema, type_of_dtype  # noqa: E402
 from formulane.vectorized.sql import DIALECTS  # noqa: E402
 
 
@@ -340,7 +340,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-CLI = [sys.executable, "-m", "formulane.vectorized.cli_apply"]
+CLI = [sys.executable, "-m", "formulane.columnar.polars.cli_apply"]
 FORMULAS = ["-f", "total=price * qty", "-f", "unit=price / qty",
             "-f", 'tag=IF(qty > 3, "big", "small")']
 

@@ -145,8 +145,8 @@ def apply(frame: Any, formulas: Mapping[str, str], schema: Any = None, *,
     DataFrame or LazyFrame, with native polars expressions only (docs/columnar.md). The schema
     is inferred from the frame's dtypes when not given; ``numbers``: "auto" (decimal when a
     Number column is Decimal), "float" or "decimal"."""
-    from .vectorized.forms import ERROR_SUFFIX
-    from .vectorized.frame import apply as _apply
+    from .columnar.names import ERROR_SUFFIX
+    from .columnar.polars.frame import apply as _apply
 
     return _apply(frame, formulas, schema, profile=profile, numbers=numbers,
                   error_suffix=error_suffix or ERROR_SUFFIX, limits=limits, registry=registry)
@@ -163,8 +163,8 @@ def sql_select(table: Any, formulas: Mapping[str, str], schema: Any, *, dialect:
     Number columns are DECIMAL, "float" for DOUBLE. A sub-expression read more than once is
     computed once (a lateral subquery where the dialect has them), so the SQL grows linearly;
     past ``limits.max_sql_length`` characters it is refused (E411)."""
-    from .vectorized.forms import ERROR_SUFFIX
-    from .vectorized.frame import sql_select as _sql_select
+    from .columnar.names import ERROR_SUFFIX
+    from .columnar.polars.frame import sql_select as _sql_select
 
     return _sql_select(table, formulas, schema, dialect=dialect, profile=profile,
                        numbers=numbers, error_suffix=error_suffix or ERROR_SUFFIX,

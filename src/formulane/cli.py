@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp = sub.add_parser("mcp", help="serve the typed tools over MCP (stdio or HTTP)")
     mcp.add_argument("rest", nargs=argparse.REMAINDER)
     try:  # `apply` needs the columnar extra (polars)
-        from .vectorized.cli_apply import add_parser as add_apply
+        from .columnar.polars.cli_apply import add_parser as add_apply
 
         add_apply(sub)
     except ImportError:
@@ -160,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(mcp_main(args_list[1:]) or 0)
     if args_list[:1] == ["apply"]:
         # Its own parser: building every sub-command's would import the service (about 1 s).
-        from .vectorized.cli_apply import main as apply_main
+        from .columnar.polars.cli_apply import main as apply_main
 
         return apply_main(args_list[1:])
     parser = build_parser()
@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "api_run", None) is not None:  # serve, keys, db (formulane.api.cli)
             return int(args.api_run(args))
         if args.command == "apply":
-            from .vectorized.cli_apply import run as run_apply
+            from .columnar.polars.cli_apply import run as run_apply
 
             return run_apply(args)
     except UsageError as exc:

@@ -1,7 +1,7 @@
 """`formulane apply` on a real public dataset with blanks: the shipped nycflights13 slice
 (tests/data/README.md: 2,699 flights of 1-3 January 2013, CC0), through the command line
 (`cli_cases.yaml`, each case a subprocess as a user runs it) and the Python API (`formulane.apply`
-and `formulane.vectorized.stream.apply_stream`).
+and `formulane.columnar.polars.stream.apply_stream`).
 
 Expected counts are the slice's own (its README lists the blanks per column) and are checked
 against polars reading the same file independently, so a wrong reading fails twice.
@@ -21,7 +21,7 @@ pl = pytest.importorskip("polars")
 yaml = pytest.importorskip("yaml")
 
 import formulane  # noqa: E402
-from formulane.vectorized.stream import apply_stream  # noqa: E402
+from formulane.columnar.polars.stream import apply_stream  # noqa: E402
 
 HERE = Path(__file__).parent
 SLICE = HERE.parent / "data" / "nycflights13_flights_2013-01-01_03.csv"
@@ -156,7 +156,7 @@ def test_python_api_streams_a_file(tmp_path: Path) -> None:
 
 
 def test_python_api_read_error_is_a_formula_error(tmp_path: Path) -> None:
-    from formulane.vectorized.reading import ReadOptions
+    from formulane.columnar.polars.reading import ReadOptions
 
     source = _variant("dash", tmp_path)
     with pytest.raises(formulane.FormulaError) as caught:
@@ -176,7 +176,7 @@ def test_python_api_read_error_is_a_formula_error(tmp_path: Path) -> None:
 def test_read_ahead_is_set_for_the_run_and_put_back(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from formulane.vectorized.reading import (
+    from formulane.columnar.polars.reading import (
         DEFAULT_READ_AHEAD, READ_AHEAD_VARIABLES, ReadOptions, read_ahead)
 
     variable = READ_AHEAD_VARIABLES["parquet"]
@@ -201,8 +201,8 @@ def test_read_ahead_is_set_for_the_run_and_put_back(monkeypatch: pytest.MonkeyPa
 
 def test_the_blank_count_reads_only_the_columns_formulas_mention(tmp_path: Path) -> None:
     from formulane.types import optional, parse_type
-    from formulane.vectorized import reading
-    from formulane.vectorized.stream import read_names
+    from formulane.columnar.polars import reading
+    from formulane.columnar.polars.stream import read_names
 
     assert read_names(["(dep_delay ?? 0) - {arr_delay}", "LET(x, air_time, x * 2)"]) == {
         "dep_delay", "arr_delay", "air_time", "x"}

@@ -83,3 +83,22 @@ def test_columns_by_exact_name(case_id: str, extra: dict[str, list[Any]],
         if name not in formulas:
             assert row[name] == values[0], name
     assert row["price_secret"] == 1000.0
+
+
+def test_blank_count_reads_columns_by_exact_name(tmp_path: Any) -> None:
+    """`formulane apply`'s blank count (`reading.file_types`) counts the column named
+    ``^price.*$``, not the columns the pattern matches: a blank there makes it ``Number?``, and a
+    declared non-blank column holding one names its own first blank row."""
+    from formulane.columnar.polars.reading import file_types
+    from formulane.types import NUMBER, optional
+
+    path = tmp_path / "t.parquet"
+    pl.DataFrame({"^price.*$": [1.0, None, 3.0], "price_secret": [1.0, 2.0, 3.0],
+                  "qty": [1.0, 2.0, None]}).write_parquet(path)
+    frame = pl.scan_parquet(path)
+    types = file_types(frame, path, "parquet", {}, only={"^price.*$", "price_secret"})
+    assert types["^price.*$"] == optional(NUMBER)
+    assert types["price_secret"] == NUMBER
+    with pytest.raises(FormulaError) as info:
+        file_types(frame, path, "parquet", {"^price.*$": NUMBER})
+    assert info.value.code == "E303" and "row 2" in info.value.message, info.value.message

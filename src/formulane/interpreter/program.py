@@ -196,7 +196,7 @@ class Program(Generic[R]):
         `Unsupported` when a part has no faithful polars form. ``numbers``: "float" or
         "decimal" (the arithmetic of Number columns); ``dtypes``: the frame's column dtypes
         when known, so decimal mode keeps each Decimal column's own scale."""
-        from ..vectorized.frame import to_polars_form
+        from ..columnar.polars.frame import to_polars_form
         from .fold import folding_limits
 
         with folding_limits(self.limits):  # constants fold under this program's own limits
@@ -207,7 +207,7 @@ class Program(Generic[R]):
         and the bindings they read: ``.select(table)`` gives the whole query).
         Raises `Unsupported` when a part has no faithful SQL form. ``numbers``: "decimal" when
         Number columns are DECIMAL, "float" when they are DOUBLE."""
-        from ..vectorized.frame import to_sql_form
+        from ..columnar.polars.frame import to_sql_form
 
         return to_sql_form(self.root, dialect, numbers, self.limits)
 

@@ -1,6 +1,6 @@
 """Moved to `formulane.columnar.polars` (issue 10): this module re-exports the compiler and
-its kit for the modules that still import it here (vectorized/frame.py, stream.py,
-reading.py, the forms), until they switch."""
+its kit for the modules that still import it here (the forms,
+`columnar/call.py`, tests), until they switch."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Moved to `formulane.columnar.sql` (issue 10): this module re-exports it for the modules
-that still import it here (vectorized/frame.py, the forms, tests), until they switch."""
+that still import it here (the forms, tests), until they switch."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ...errors import CheckError
-from ...vectorized.forms import ERROR_SUFFIX
+from ..names import ERROR_SUFFIX
 
 
 def local_session(app_name: str = "formulane", cores: int = 2) -> Any:
@@ -47,7 +47,7 @@ def with_formulas(frame: Any, formulas: Mapping[str, str], schema: Any, *,
     express faithfully."""
     from ...interpreter.cache import compile_cached as compile_formula
     from ...limits import DEFAULT_LIMITS
-    from ...vectorized.frame import check_output_names, to_sql_forms
+    from ..polars.frame import check_output_names, to_sql_forms
 
     if not hasattr(frame, "selectExpr"):
         raise CheckError(f"with_formulas takes a Spark DataFrame, got {type(frame).__name__}",

@@ -1,7 +1,7 @@
 """Polars forms of the operators and of the logic functions; each mirrors its scalar twin.
 
 Contract: the forms of `polars_table` marked for this module, called by the polars compiler
-(`vectorized.polars`, whose numeric policy ``numbers()`` they follow) with the arguments'
+(`columnar.polars.kit`, whose numeric policy ``numbers()`` they follow) with the arguments'
 compiled values, or their columns for lazy functions; ``number_compare`` is the form of a
 comparison of two numbers (`forms.form_for`). Importing this imports polars and the compiler.
 """
@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import polars as pl
 
-from ....vectorized.polars import DECIMAL_DTYPE, FLOAT_LIMIT, Column, first_error, numbers
+from ...polars.kit import DECIMAL_DTYPE, FLOAT_LIMIT, Column, first_error, numbers
 
 _NO_ERROR = None
 
@@ -70,7 +70,7 @@ def mul(a: pl.Expr, b: pl.Expr) -> Any:
 
 
 def _small_integer(e: pl.Expr) -> int | None:
-    from ....vectorized.polars import _literal_value
+    from ...polars.kit import _literal_value
 
     value = _literal_value(e)
     if value is None or isinstance(value, bool):
@@ -169,7 +169,7 @@ def _equals_ascii_literal(column: pl.Expr, other: pl.Expr) -> pl.Expr | None:
     """Case-insensitive equality with an ASCII literal without lowercasing every row (which
     costs polars far more than a match): exact equality when the literal has no letters, else
     an anchored regex of exact case classes."""
-    from ....vectorized.polars import _literal_value
+    from ...polars.kit import _literal_value
 
     if not other.meta.is_literal():
         return None
@@ -315,7 +315,7 @@ def _branch(value: pl.Expr, like: pl.Expr, *others: Any) -> pl.Expr:
 
 
 def _in_element_context() -> bool:
-    from ....vectorized.polars import _ELEMENT
+    from ...polars.kit import _ELEMENT
 
     return _ELEMENT.get()
 

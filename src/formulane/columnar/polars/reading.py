@@ -32,10 +32,10 @@ from typing import Any, Collection, Iterator, Mapping
 
 import polars as pl
 
-from ..errors import EvalError
-from ..types import Type
+from ...errors import EvalError
+from ...types import Type
 from .frame import polars_dtype, type_of_dtype
-from .polars import column
+from .kit import column
 
 #: Text read as a blank in CSV files unless ``--null-values`` says otherwise ("" is an empty
 #: field, quoted or not). ``NaN`` is not here: in a number column it is a number.
@@ -181,12 +181,13 @@ def file_types(frame: pl.LazyFrame, path: str | Path, fmt: str,
     if not names and not strict:
         return unseen
     try:
-        counts = frame.select(pl.col([*names, *strict]).null_count()).collect(
+        # each by its exact name: `pl.col` would read "^price.*$" as a pattern
+        counts = frame.select([column(n).null_count() for n in [*names, *strict]]).collect(
             engine="streaming")
         for name in strict:
             if counts[name][0]:
-                first = (frame.select(name).with_row_index("__row", offset=1)
-                         .filter(pl.col(name).is_null()).head(1).collect(engine="streaming"))
+                first = (frame.select(column(name)).with_row_index("__row", offset=1)
+                         .filter(column(name).is_null()).head(1).collect(engine="streaming"))
                 row = f"row {int(first['__row'][0]):,}" if first.height else "a row"
                 raise EvalError(
                     f"{Path(path).name}, column {name!r}, {row}: a blank in a column the schema "
@@ -218,10 +219,10 @@ def _first_bad_row(path: str | Path, fmt: str, options: ReadOptions, name: str,
             frame = pl.scan_parquet(path)
         else:
             frame = pl.scan_ndjson(path, infer_schema_length=options.infer_rows or None)
-        value = pl.col(name)
+        value = column(name)
         bad = value.is_not_null() if dtype is None else \
             value.is_not_null() & value.cast(dtype, strict=False).is_null()
-        found = (frame.select(name).with_row_index("__row", offset=1)
+        found = (frame.select(value).with_row_index("__row", offset=1)
                  .filter(bad).head(1).collect(engine="streaming"))
     except pl.exceptions.PolarsError:
         return None

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..errors import FormulaError
+from ...errors import FormulaError
 from .reading import DEFAULT_INFER_ROWS, DEFAULT_NULL_VALUES, DEFAULT_READ_AHEAD
 
 COMMAND = "apply"
@@ -110,7 +110,7 @@ def _render(exc: FormulaError, formulas: dict[str, str]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..cli import load_schema  # the same schema files as `eval` and `check`
+    from ...cli import load_schema  # the same schema files as `eval` and `check`
 
     from .reading import ReadOptions, parse_null_values
     from .stream import partial_path, plan_stream, run_stream
@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Stand-alone entry point (``python -m formulane.vectorized.cli_apply IN ...``)."""
+    """Stand-alone entry point (``python -m formulane.columnar.polars.cli_apply IN ...``)."""
     parser = argparse.ArgumentParser(prog="formulane")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub)

@@ -22,19 +22,17 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Mapping
 
 import polars as pl
 
-from ..errors import CheckError, FormulaError
-from ..grammar import parse
-from ..grammar.ast import Name, children
-from ..schema import normalize_schema
-from ..types import Type
+from ...errors import CheckError, FormulaError
+from ...schema import normalize_schema
+from ...types import Type
 from . import reading
-from .forms import ERROR_SUFFIX
-from .frame import apply, polars_dtype
-from .polars import column
+from ..names import ERROR_SUFFIX
+from .frame import apply, polars_dtype, read_names
+from .kit import column
 from .reading import ReadOptions
 
 FORMATS = ("csv", "parquet", "ndjson")
@@ -210,31 +208,13 @@ def plan_stream(
     result = apply(frame, formulas, types, profile=profile, numbers=numbers,
                    error_suffix=error_suffix, registry=registry)
     assert isinstance(result, pl.LazyFrame)
-    from ..interpreter.cache import compile_cached as compile_formula  # cached: apply compiled the same programs
+    from ...interpreter.cache import compile_cached as compile_formula  # cached: apply compiled the same programs
 
     used = {n for src in formulas.values()
             for n in compile_formula(src, types, profile=profile, registry=registry).uses}
     inputs = tuple(n for n in frame.collect_schema() if n in used)
     return StreamPlan(result, dict(formulas), str(output), out_fmt, error_suffix, started,
                       str(source), fmt, options, declared, inputs)
-
-
-def read_names(sources: Iterable[str]) -> set[str] | None:
-    """Every name the formulas mention as a variable: the columns they may read (and the
-    names of their LET bindings and lambda parameters, which only widen the set). None when a
-    formula does not parse: compiling it reports why, and until then every column counts."""
-    names: set[str] = set()
-    for source in sources:
-        try:
-            stack = [parse(source)]
-        except FormulaError:
-            return None
-        while stack:
-            node = stack.pop()
-            if isinstance(node, Name):
-                names.add(node.name)
-            stack.extend(children(node))
-    return names
 
 
 def partial_path(output: str | Path) -> str:
