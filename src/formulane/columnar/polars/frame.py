@@ -23,6 +23,7 @@ from ...types import (
     ANY, BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional, record,
 )
 from ..names import ERROR_SUFFIX  # re-exported: callers import it from here
+from ...interpreter.fold import folding_limits
 from . import compiler, kit
 
 if TYPE_CHECKING:
@@ -359,8 +360,9 @@ def _plan(programs: tuple[tuple[str, Any], ...], numbers: str,
             try:
                 mode = numbers if numbers != "auto" else numbers_mode(frame_dtypes,
                                                                       program.uses)
-                step1, step2 = to_polars_form(program.root, mode, frame_dtypes).stages(
-                    name, error_suffix)
+                with folding_limits(program.limits):  # constants fold under its own limits
+                    step1, step2 = to_polars_form(program.root, mode, frame_dtypes).stages(
+                        name, error_suffix)
             except FormulaError as exc:  # say which of the formulas it came from
                 exc.add_note(f"in the formula for output column {name!r}")
                 raise
@@ -568,9 +570,10 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     compiled: list[exp.Expr | None] = []
     token = sql_let._BINDER.set(binder)
     try:
-        for root in roots:
-            compiled += sql_compiler.to_sql(root, numbers=numbers,
-                                           max_sql_length=limits.max_sql_length)
+        with folding_limits(limits):  # constants fold under the programs' own limits
+            for root in roots:
+                compiled += sql_compiler.to_sql(root, numbers=numbers,
+                                               max_sql_length=limits.max_sql_length)
     finally:
         sql_let._BINDER.reset(token)
     if binder is None:
