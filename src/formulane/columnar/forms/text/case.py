@@ -96,14 +96,25 @@ def _fix_pairs(kind: str, ranges: Iterable[tuple[int, int]]) -> tuple[str, str]:
 
 def pl_case(e: Any, kind: str) -> Any:
     """Excel's UPPER/LOWER on polars: polars' own mapping, except on the texts holding a
-    character it maps differently (`casefix.FIX`, checked over every code point by the tests):
-    those take the one-to-one table (``replace_many``; nulls elsewhere, which it skips). ASCII
-    texts (byte length = character length, a constant-time test) are never searched."""
-    src, dst = case_table(kind)
-    native = e.str.to_uppercase() if kind == "upper" else e.str.to_lowercase()
+    character it maps differently (`casefix.FIX`, checked over every code point by the tests),
+    which are cut into those characters (mapped by our table, `_fix_pairs`) and runs without
+    them (polars' mapping), and joined again (no table of every cased character: building
+    one for ``replace_many`` costs more than the whole mapping). ASCII texts (byte length =
+    character length, a constant-time test) are never searched."""
+    fix = FIX[("polars", kind)]
+    src, dst = _fix_pairs(kind, fix)
+    cls = literal_class(fix)
+
+    def native(x: Any) -> Any:
+        return x.str.to_uppercase() if kind == "upper" else x.str.to_lowercase()
+
     wide = pl.when(e.str.len_bytes() != e.str.len_chars()).then(e)
-    rare = pl.when(wide.str.contains(literal_class(FIX[("polars", kind)]))).then(e)
-    return pl.coalesce(rare.str.replace_many(list(src), list(dst)), native)
+    rare = pl.when(wide.str.contains(cls)).then(e)
+    w = pl.element()
+    one = w.str.replace_many(list(src), list(dst)) if src else w
+    piece = pl.when(w.str.contains(cls)).then(one).otherwise(native(w))
+    pieces = rare.str.extract_all(f"{literal_class(fix, negate=True)}+|(?s:.)")
+    return pl.coalesce(pieces.list.eval(piece).list.join(""), native(e))
 
 
 def sql_case(e: Any, kind: str, bind: bool = True) -> Any:
