@@ -16,12 +16,13 @@ Ground rules, as the scalar engine has them:
 - **Case.** The scalar engine maps case one character to one character with Python's tables
   (``"ß"`` stays ``"ß"``, ``"Σ"`` lowers to ``"σ"`` wherever it stands). Engines map whole
   texts with their own tables (polars ``to_uppercase("ß")`` is ``"SS"``, DuckDB gives ``"ẞ"``,
-  their Unicode versions differ from Python's). So UPPER/LOWER (and the case-insensitive
-  searches, which lower both sides first, as `_textsearch.lower1` does) translate with a table
-  built from Python's own mappings: polars ``str.replace_many`` over the single-character
-  pairs; SQL ``TRANSLATE``, behind a fast path: a row made only of characters whose mapping
-  every engine shares (not special-cased, not an unpaired cased letter, assigned in Python's
-  Unicode) uses the engine's own ``UPPER``/``LOWER``.
+  their Unicode versions differ from Python's). The set of characters where each engine's
+  mapping differs from ours is derived over every code point by the tests and listed in
+  `casefix`; UPPER/LOWER/PROPER (and the case-insensitive searches, which lower both sides
+  first, as `_textsearch.lower1` does) use the engine's own mapping on every text without
+  such a character (ASCII texts are never searched), and on the others the one-to-one table
+  built from Python's mappings (polars ``replace_many``) or, in SQL, the text cut into those
+  characters (mapped by our table) and runs without them (mapped by the engine).
 - **Sizes.** Every text the scalar engine builds is checked against the text limit (32,767
   code points) and a longer one stops the evaluation (`LimitExceeded`), which a column
   expression cannot do for one row. Functions that can grow a text (CONCAT, TEXTJOIN, REPT,

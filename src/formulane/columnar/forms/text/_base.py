@@ -310,3 +310,15 @@ _GROWS = ("the result's length is not bounded when compiling (the scalar engine 
 def _grows() -> str:
     return _GROWS.format(limit=LIMIT)
 
+
+
+def _bind(value: Any, build: Callable[[Any], Any]) -> Any:
+    """`_let` for a text expression (total on every row, so safe to evaluate eagerly): the
+    query's own binding (`columnar.sql.let`, a lateral column) when the compiler has a binder
+    active, else (a lambda body, a dialect without lateral subqueries) `_let`."""
+    from ...sql.let import _trivial, let
+
+    if _trivial(value):
+        return build(value)
+    bound = let(value)
+    return build(bound) if bound is not value else _let(value, build)

@@ -2,22 +2,24 @@
 RIGHT MID TRIM CLEAN EXACT STARTSWITH ENDSWITH CONTAINS, CHAR UNICHAR UNICODE CODE.
 
 Contract: case maps one character to one character with Python's own tables (`case_table`),
-as the scalar engine does, whatever the engine's Unicode version; lengths and positions count
-code points.
+as the scalar engine does, whatever the engine's Unicode version: the engine's own mapping
+(polars ``to_uppercase``/``to_lowercase``/``to_titlecase``, SQL ``UPPER``/``LOWER``) on every
+text without a character it maps differently (`casefix`, derived over every code point by the
+tests), the one-to-one table only on the others; lengths and positions count code points.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from functools import lru_cache
 from typing import Any, Iterable
 
 from sqlglot import exp
 
 from ._base import (
-    L, _case, _cat, _eq, _f, _ge, _length, _let, _lt, _pl_int, _pl_number, _pl_text, _sql_int,
-    _substr, pl,
+    _CLAMP, _NOT, L, _bind, _case, _cat, _eq, _f, _ge, _int, _length, _let, _lt, _pl_int,
+    _pl_number, _pl_text, _sql_int, _substr, pl, pl_const, sql_const,
 )
+from .casefix import FIX, literal_class, sql_fix
 
 
 # ======================================================================= Unicode tables
@@ -75,65 +77,71 @@ def letter_class() -> str:
     return _class(_ranges(ord(c) for c in _code_points() if c.isalpha()))
 
 
-#: The fast path of the SQL case mapping covers Latin, Greek and Cyrillic (a short class).
-_FAST_LIMIT = 0x530
-
-
-@lru_cache(maxsize=None)
-def engine_case_safe_class() -> str:
-    """Characters whose one-to-one case mapping every engine shares with Python: assigned
-    in Python's Unicode, not special-cased (no multi-character mapping), not a cased letter
-    without a partner (a later Unicode may give it one), among the Latin, Greek and Cyrillic
-    blocks. A row made only of these can use the engine's own UPPER/LOWER."""
-    safe = []
-    for ch in _code_points(_FAST_LIMIT):
-        cat = unicodedata.category(ch)
-        if cat == "Cn" or len(ch.upper()) > 1 or len(ch.lower()) > 1:
-            continue
-        if cat in ("Lu", "Ll", "Lt") and ch.upper() == ch and ch.lower() == ch:
-            continue
-        safe.append(ord(ch))
-    return _class(_ranges(safe))
-
-
 # ---------------------------------------------------------------------- case mapping
 
 
-@lru_cache(maxsize=None)
-def polars_unsafe_class(kind: str) -> str:
-    """Characters for which polars' own case mapping (Rust's full Unicode mapping) may differ
-    from the scalar engine's one-to-one table: everything outside `engine_case_safe_class`,
-    plus capital sigma for LOWER (Rust writes a final sigma as U+03C2 at a word's end)."""
-    safe = [ord(c) for c in _code_points(_FAST_LIMIT)
-            if unicodedata.category(c) != "Cn" and len(c.upper()) == 1 and len(c.lower()) == 1
-            and not (unicodedata.category(c) in ("Lu", "Ll", "Lt")
-                     and c.upper() == c and c.lower() == c)
-            and not (kind == "lower" and c == "\u03a3")]
-    return _class(_ranges(safe), negate=True)
+def _fix_pairs(kind: str, ranges: Iterable[tuple[int, int]]) -> tuple[str, str]:
+    """(from, to) for TRANSLATE: the scalar engine's mapping of the characters of ``ranges``
+    that it changes (most it keeps: the engines are the ones that change them)."""
+    src, dst = [], []
+    fn = str.upper if kind == "upper" else str.lower
+    for a, b in ranges:
+        for c in range(a, b + 1):
+            mapped = fn(chr(c))
+            if len(mapped) == 1 and mapped != chr(c):
+                src.append(chr(c))
+                dst.append(mapped)
+    return "".join(src), "".join(dst)
 
 
 def pl_case(e: Any, kind: str) -> Any:
-    """Excel's UPPER/LOWER: polars' native mapping on the rows made only of characters both
-    map alike (Latin, Greek, Cyrillic, no multi-character mapping), the one-to-one table
-    (``replace_many`` over every cased character, about 3x slower) only on the other rows:
-    nulls elsewhere, which ``replace_many`` skips, so most rows never pay for it."""
-    src, dst = case_table(kind)
-    rare = pl.when(e.str.contains(polars_unsafe_class(kind))).then(e)
-    native = e.str.to_uppercase() if kind == "upper" else e.str.to_lowercase()
-    return pl.coalesce(rare.str.replace_many(list(src), list(dst)), native)
+    """Excel's UPPER/LOWER on polars: polars' own mapping, except on the texts holding a
+    character it maps differently (`casefix.FIX`, checked over every code point by the tests),
+    which are cut into those characters (mapped by our table, `_fix_pairs`) and runs without
+    them (polars' mapping), and joined again (no table of every cased character: building
+    one for ``replace_many`` costs more than the whole mapping). ASCII texts (byte length =
+    character length, a constant-time test) are never searched."""
+    fix = FIX[("polars", kind)]
+    src, dst = _fix_pairs(kind, fix)
+    cls = literal_class(fix)
+
+    def native(x: Any) -> Any:
+        return x.str.to_uppercase() if kind == "upper" else x.str.to_lowercase()
+
+    wide = pl.when(e.str.len_bytes() != e.str.len_chars()).then(e)
+    rare = pl.when(wide.str.contains(cls)).then(e)
+    w = pl.element()
+    one = w.str.replace_many(list(src), list(dst)) if src else w
+    piece = pl.when(w.str.contains(cls)).then(one).otherwise(native(w))
+    pieces = rare.str.extract_all(f"{literal_class(fix, negate=True)}+|(?s:.)")
+    return pl.coalesce(pieces.list.eval(piece).list.join(""), native(e))
 
 
-def sql_case(e: Any, kind: str) -> Any:
-    src, dst = case_table(kind)
+def sql_case(e: Any, kind: str, bind: bool = True) -> Any:
+    """Excel's UPPER/LOWER in SQL: the engine's own UPPER/LOWER, except on the texts holding a
+    character some engine maps differently (`casefix.sql_fix`): those are cut into such
+    characters (mapped by the scalar engine's table, `_fix_pairs`) and runs without them
+    (the engine's mapping), and joined again. ``bind=False`` inside a form's own lambda
+    (whose parameter no query-level binding can read): the text is bound by `_let`."""
+    fix = sql_fix(kind)
+    cls = literal_class(fix)
+    fn = "UPPER" if kind == "upper" else "LOWER"
+    src, dst = _fix_pairs(kind, fix)
 
     def build(v: Any) -> Any:
-        native = exp.Upper(this=v.copy()) if kind == "upper" else exp.Lower(this=v.copy())
-        safe = exp.RegexpLike(this=v.copy(),
-                              expression=L.string(f"^{engine_case_safe_class()}*$"))
-        translated = _f("TRANSLATE", v.copy(), L.string("".join(src)), L.string("".join(dst)))
-        return _case([(safe, native)], translated)
+        w = exp.column("_c")
+        one = _f("TRANSLATE", w.copy(), L.string(src), L.string(dst)) if src else w.copy()
+        piece = _case([(exp.RegexpLike(this=w.copy(), expression=L.string(cls)), one)],
+                      _f(fn, w.copy()))
+        # maximal runs without such characters, else one character (necessarily one of them)
+        pieces = _f("REGEXP_EXTRACT_ALL", v.copy(),
+                    L.string(f"{literal_class(fix, negate=True)}+|."))
+        rare = _f("ARRAY_TO_STRING", _f("LIST_TRANSFORM", pieces, exp.Lambda(
+            this=piece, expressions=[exp.to_identifier("_c")])), L.string(""))
+        return _case([(exp.RegexpLike(this=v.copy(), expression=L.string(cls)), rare)],
+                     _f(fn, v.copy()))
 
-    return _let(e, build)
+    return _bind(e, build) if bind else _let(e, build)
 
 
 def polars_upper(text: Any) -> Any:
@@ -153,6 +161,14 @@ def sql_lower(text: Any) -> Any:
 
 
 def polars_proper(text: Any) -> Any:
+    """polars' ``str.to_titlecase``, except on the texts holding a character where its rule
+    differs from Excel's (`casefix`; ASCII texts never do): those take `_polars_proper_runs`."""
+    wide = pl.when(text.str.len_bytes() != text.str.len_chars()).then(text)
+    rare = pl.when(wide.str.contains(literal_class(FIX[("polars", "proper")]))).then(text)
+    return pl.coalesce(_polars_proper_runs(rare), text.str.to_titlecase())
+
+
+def _polars_proper_runs(text: Any) -> Any:
     """Letter runs get their first letter upper, the rest lower; other runs stay."""
     letters = letter_class()
     runs = text.str.extract_all(f"{letters}+|{letters[0]}^{letters[1:]}+")
@@ -170,8 +186,8 @@ def sql_proper(text: Any) -> Any:
               L.string(f"{letters}+|{letters[0]}^{letters[1:]}+"))
     w = exp.column("_w")
     fixed = _case([(exp.RegexpLike(this=w.copy(), expression=L.string(f"^{letters}")),
-                    _cat(sql_case(_substr(w, L.number(1), L.number(1)), "upper"),
-                         sql_case(_substr(w, L.number(2)), "lower")))], w.copy())
+                    _cat(sql_case(_substr(w, L.number(1), L.number(1)), "upper", bind=False),
+                         sql_case(_substr(w, L.number(2)), "lower", bind=False)))], w.copy())
     mapped = _f("LIST_TRANSFORM", runs, exp.Lambda(this=fixed,
                                                    expressions=[exp.to_identifier("_w")]))
     return _f("ARRAY_TO_STRING", mapped, L.string(""))
@@ -188,30 +204,61 @@ def sql_len(text: Any) -> Any:
     return _length(text)
 
 
+def _count(n: Any, backend: str, least: int = 0) -> int | None:
+    """A literal count (or position) of at least ``least`` known when compiling, truncated
+    as Excel does and clamped like `_pl_int`, so its error test and clamping are decided here;
+    else None (not a literal, or one the general form answers with its error)."""
+    v = pl_const(n) if backend == "polars" else sql_const(n)
+    if v is _NOT or v is None or isinstance(v, (bool, str, tuple)):
+        return None
+    try:
+        return min(_CLAMP, _int(v)) if v >= least else None
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+
+
 def polars_left(text: Any, n: Any) -> Any:
+    k = _count(n, "polars")
+    if k is not None:
+        return text.str.head(k)
     return text.str.head(_pl_int(n.clip(lower_bound=0))), [(n < 0, "#VALUE!")]
 
 
 def sql_left(text: Any, n: Any) -> Any:
+    k = _count(n, "sql")
+    if k is not None:
+        return _f("LEFT", text.copy(), L.number(k))
     return _substr(text, L.number(1), _sql_int(n)), [(_lt(n, L.number(0)), "#VALUE!")]
 
 
 def polars_right(text: Any, n: Any) -> Any:
+    k = _count(n, "polars")
+    if k is not None:
+        return text.str.tail(k)
     return text.str.tail(_pl_int(n.clip(lower_bound=0))), [(n < 0, "#VALUE!")]
 
 
 def sql_right(text: Any, n: Any) -> Any:
-    k = _f("GREATEST", _sql_int(n), L.number(0))
-    return _f("RIGHT", text.copy(), k), [(_lt(n, L.number(0)), "#VALUE!")]
+    k = _count(n, "sql")
+    if k is not None:
+        return _f("RIGHT", text.copy(), L.number(k))
+    k_sql = _f("GREATEST", _sql_int(n), L.number(0))
+    return _f("RIGHT", text.copy(), k_sql), [(_lt(n, L.number(0)), "#VALUE!")]
 
 
 def polars_mid(text: Any, start: Any, n: Any) -> Any:
+    s0, k0 = _count(start, "polars", 1), _count(n, "polars")
+    if s0 is not None and k0 is not None:
+        return text.str.slice(s0 - 1, k0)
     s = _pl_int(start.clip(lower_bound=1))
     k = _pl_int(n.clip(lower_bound=0))
     return text.str.slice(s - 1, k), [(start < 1, "#VALUE!"), (n < 0, "#VALUE!")]
 
 
 def sql_mid(text: Any, start: Any, n: Any) -> Any:
+    s0, k0 = _count(start, "sql", 1), _count(n, "sql")
+    if s0 is not None and k0 is not None:
+        return _substr(text, L.number(s0), L.number(k0))
     s = _f("GREATEST", _sql_int(start), L.number(1))
     k = _f("GREATEST", _sql_int(n), L.number(0))
     return _substr(text, s, k), [(_lt(start, L.number(1)), "#VALUE!"),
