@@ -419,11 +419,16 @@ def sql_radians(angle: exp.Expr) -> exp.Expr:
 
 @settled
 def sql_fact(x: exp.Expr) -> Any:
+    k = _sql_const(x)
+    if k is not None and 0 <= k < 171:  # a literal: its entry, not the table
+        return _n(_FACTORIALS[int(k)])
     bad = _or(_lt(x, _n(0)), _ge(x, _n(171)))
     index = _add(exp.cast(exp.Trunc(this=_only(_not(bad), x)), exp.DataType.build("INT")),
                  _n(1))
     table = exp.Array(expressions=[_n(v) for v in _FACTORIALS])
-    return exp.Bracket(this=table, expressions=[index], offset=1), [(bad, "#NUM!")]
+    # bound once: float mode's non-finite test of the result would copy the whole table (the
+    # index is NULL outside 0..170, so the lookup is total)
+    return let(exp.Bracket(this=table, expressions=[index], offset=1)), [(bad, "#NUM!")]
 
 
 # ------------------------------------------------------------------------------ information
