@@ -312,7 +312,7 @@ def test_sql_is_simplified_where_no_error_is_possible() -> None:
     divide = formulane.compile("a / b", schema).to_sql("duckdb")
     # NULLIF already blanks the value on #DIV/0! rows: no CASE around the value
     assert "CASE" not in divide.value_sql
-    assert divide.error_sql == "CASE WHEN (\"b\") = 0 THEN '#DIV/0!' END"
+    assert divide.error_sql == "CASE WHEN \"b\" = 0 THEN '#DIV/0!' END"
     # (inline: SQLite has no lateral subqueries; on DuckDB the error, read twice, is bound
     # once and the query holds its text once)
     nested = formulane.compile("IF(a > 0, a / b, 0)", schema).to_sql("sqlite")

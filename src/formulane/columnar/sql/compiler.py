@@ -244,53 +244,11 @@ class SqlCompiler(Walker[SqlColumn]):
 
     @staticmethod
     def decimal_op(op: str, args: list[SqlColumn], nodes: Sequence[ir.IR]) -> SqlColumn:
-        """+ - * on DECIMAL columns (docs/columnar.md, "SQL decimal policy"): the result is a
-        DECIMAL(38, 18), so |x| < 1e20. Engines type a product by adding the operands' scales
-        (DECIMAL(38, 18) * DECIMAL(38, 18) is DECIMAL(38, 36) on DuckDB, overflowing at 100) and
-        abort the whole query on an overflow; so a row whose operands or result do not fit is
-        #NUM! (tested on a DOUBLE estimate, with a margin) and never computed. Sums are exact;
-        a product is exact when one operand is a whole-number literal (DECIMAL(38, 18) times
-        DECIMAL(38, 0)) or both have at most 9 decimal places (DECIMAL(38, 9) each), so the
-        result is at scale 18; otherwise it is computed in DOUBLE and rounded to 18 places
-        (relative 1e-15)."""
-        a, b = args
-        ea, eb = _estimate(a), _estimate(b)
-        est = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul}[op](this=exp.paren(ea),
-                                                              expression=exp.paren(eb))
-        fits = exp.and_(*[exp.LT(this=exp.Abs(this=e.copy()), expression=_DECIMAL_FIT)
-                          for e in (ea, eb, est)])
-        if op == "*":
-            def places(c: SqlColumn, step: str) -> exp.Expr:
-                return exp.EQ(this=exp.Mod(this=exp.paren(c.value.copy()),
-                                           expression=exp.Literal.number(step)),
-                              expression=exp.Literal.number(0))
+        """+ - * on DECIMAL columns: `forms.operators.sql_arith.decimal_arith` (the operators'
+        SQL, with what a literal operand settles decided when compiling)."""
+        from ..forms.operators.sql_arith import decimal_arith
 
-            def mul(sa: exp.DataType, sb: exp.DataType) -> exp.Expr:
-                return exp.Mul(this=exp.cast(exp.paren(a.value.copy()), sa),
-                               expression=exp.cast(exp.paren(b.value.copy()), sb))
-
-            # exact when the operands' decimal places add up to 18 or fewer: an integer times
-            # anything (18 + 0), or two numbers of at most 9 places each
-            whole_a, whole_b = _is_integer_literal(nodes[0]), _is_integer_literal(nodes[1])
-            if whole_a or whole_b:
-                exact = mul(_D0, _D18) if whole_a else mul(_D18, _D0)
-                value = case(fits, exact)
-            else:
-                # (each operand is read twice per product: a chain's text doubles per level)
-                value = cases([
-                    (exp.and_(fits.copy(), places(a, "0.000000001"),
-                              places(b, "0.000000001")), mul(_D9, _D9)),
-                    (fits, exp.cast(exp.paren(est.copy()), _D18))])
-        else:
-            cls = exp.Add if op == "+" else exp.Sub
-            value = case(fits, cls(this=exp.cast(exp.paren(a.value), _D18),
-                                   expression=exp.cast(exp.paren(b.value), _D18)))
-        over = exp.Not(this=exp.paren(fits.copy()))
-        # a NULL operand makes `fits` NULL: a blank, not an error
-        own = cases([(exp.and_(not_null(ea.copy()), not_null(eb.copy()), over),
-                      exp.Literal.string("#NUM!"))])
-        error = first_error(a.error, b.error, own)
-        return SqlColumn(value, error, strict=False, estimate=est)
+        return decimal_arith(op, args[0], args[1])
 
     def concat(self, node: ir.Call) -> SqlColumn:
         """``&``: Text, Boolean and Date operands are shown as `values.display_text` does;
@@ -388,36 +346,6 @@ class SqlCompiler(Walker[SqlColumn]):
 _DECIMAL_OPS = frozenset({"+", "-", "*"})
 #: Float mode: a folded fraction with more decimal places than this is written as a DOUBLE.
 _LITERAL_PLACES = 9
-
-
-_D18 = exp.DataType.build("DECIMAL(38, 18)")
-
-
-_D9 = exp.DataType.build("DECIMAL(38, 9)")
-
-
-_D0 = exp.DataType.build("DECIMAL(38, 0)")
-
-
-def _is_integer_literal(node: ir.IR) -> bool:
-    """A constant written as a whole-number literal (no decimal point, no cast)."""
-    if type(node) is not ir.Const:
-        return False
-    value = node.value
-    if not isinstance(value, (int, Decimal)) or isinstance(value, bool) or _huge(value) \
-            or _beyond_bigint(value):
-        return False
-    return "." not in format(Decimal(value), "f")
-
-
-#: DECIMAL(38, 18) holds |x| < 1e20; the DOUBLE estimate is tested with a margin.
-_DECIMAL_FIT = exp.Literal.number("99999999999990000000")
-
-
-def _estimate(col: SqlColumn) -> exp.Expr:
-    if col.estimate is not None:
-        return col.estimate
-    return exp.cast(exp.paren(col.value.copy()), exp.DataType.build("DOUBLE"))
 
 
 def _huge(value: Any) -> bool:

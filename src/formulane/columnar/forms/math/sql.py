@@ -3,7 +3,9 @@
 Contract: as the package docstring says: decimal-grid functions read operands through
 ``TRY_CAST(CAST(x AS VARCHAR) AS DECIMAL(38, 18))`` and compute exactly, falling back to the
 engine's arithmetic where that does not round-trip; float algorithms run in DOUBLE and every
-non-finite result is #NUM!; divisors are wrapped in NULLIF.
+non-finite result is #NUM!; divisors are wrapped in NULLIF. The builders are the operators'
+(`operators.sql_arith`): a test of literals is decided when compiling, and `settled` drops
+the error tests so decided from a form's result.
 """
 
 from __future__ import annotations
@@ -14,111 +16,34 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
-from ....vectorized.sql_let import let
+from ...sql.let import let
+from ..operators.sql_arith import (add, all_of, any_of, div, double, eq, ge, gt, le,
+                                   literal_number, lt, mod, mul, ne, not_, not_finite,
+                                   nullif_zero, num, only, p, settled, sub, when)
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
 
 
-def _n(value: Any) -> exp.Expr:
-    if isinstance(value, float):
-        return exp.Literal.number(repr(value))
-    return exp.Literal.number(format(Decimal(value), "f") if isinstance(value, Decimal)
-                              else str(value))
-
-
-def _p(e: exp.Expr) -> exp.Expr:
-    # (AND/OR are sqlglot Funcs too, yet render infix: they need parentheses)
-    if isinstance(e, exp.Connector):
-        return exp.Paren(this=e)
-    if isinstance(e, (exp.Column, exp.Literal, exp.Paren, exp.Null)) or isinstance(e, exp.Func):
-        return e
-    return exp.Paren(this=e)
-
-
-def _add(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.Paren(this=exp.Add(this=_p(a), expression=_p(b)))
-
-
-def _sub(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.Paren(this=exp.Sub(this=_p(a), expression=_p(b)))
-
-
-def _mul(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.Paren(this=exp.Mul(this=_p(a), expression=_p(b)))
-
-
-def _div(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.Paren(this=exp.Div(this=_p(a), expression=_p(b), typed=False, safe=False))
+# The builders shared with the operators' SQL (`operators.sql_arith`), by the names the math
+# forms (and `elementwise_sql`) read them: comparisons of literals are decided when compiling,
+# AND/OR/CASE settle the decided conditions.
+_n = num
+_p = p
+_add, _sub, _mul, _div, _mod = add, sub, mul, div, mod
+_eq, _ne, _lt, _le, _gt, _ge = eq, ne, lt, le, gt, ge
+_and, _or, _not, _case = all_of, any_of, not_, when
+_double, _nullif_zero, _only, _sql_const = double, nullif_zero, only, literal_number
 
 
 def _neg(a: exp.Expr) -> exp.Expr:
-    return exp.Neg(this=_p(a))
-
-
-def _mod(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.Paren(this=exp.Mod(this=_p(a), expression=_p(b)))
+    return exp.Neg(this=p(a))
 
 
 def _abs(a: exp.Expr) -> exp.Expr:
     return exp.Abs(this=a)
 
 
-def _eq(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.EQ(this=_p(a), expression=_p(b))
-
-
-def _ne(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.NEQ(this=_p(a), expression=_p(b))
-
-
-def _lt(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.LT(this=_p(a), expression=_p(b))
-
-
-def _le(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.LTE(this=_p(a), expression=_p(b))
-
-
-def _gt(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.GT(this=_p(a), expression=_p(b))
-
-
-def _ge(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.GTE(this=_p(a), expression=_p(b))
-
-
-def _and(*parts: exp.Expr) -> exp.Expr:
-    out = parts[0]
-    for part in parts[1:]:
-        out = exp.And(this=_p(out), expression=_p(part))
-    return exp.Paren(this=out)
-
-
-def _or(*parts: exp.Expr) -> exp.Expr:
-    out = parts[0]
-    for part in parts[1:]:
-        out = exp.Or(this=_p(out), expression=_p(part))
-    return exp.Paren(this=out)
-
-
-def _not(a: exp.Expr) -> exp.Expr:
-    return exp.Not(this=_p(a))
-
-
 def _is_null(a: exp.Expr) -> exp.Expr:
-    return exp.Is(this=_p(a), expression=exp.Null())
-
-
-def _case(pairs: list[tuple[exp.Expr, exp.Expr]],
-          default: exp.Expr | None = None) -> exp.Expr:
-    return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=default)
-
-
-def _double(a: exp.Expr) -> exp.Expr:
-    return exp.cast(a, exp.DataType.build("DOUBLE"))
-
-
-def _nullif_zero(a: exp.Expr) -> exp.Expr:
-    return exp.Nullif(this=_p(a), expression=_n(0))
+    return exp.Is(this=p(a), expression=exp.Null())
 
 
 def _fn(name: str, *args: exp.Expr) -> exp.Expr:
@@ -127,30 +52,20 @@ def _fn(name: str, *args: exp.Expr) -> exp.Expr:
 
 def _not_finite(value: exp.Expr) -> exp.Expr:
     """NaN, infinities and |x| >= 1e308: the numbers the scalar engine cannot hold."""
-    return _not(_lt(_abs(value), _n(1e308)))
-
-
-def _sql_const(e: exp.Expr) -> Decimal | None:
-    """The value of a literal number (possibly negated or parenthesized), else None."""
-    if isinstance(e, exp.Paren):
-        return _sql_const(e.this)
-    if isinstance(e, exp.Neg):
-        inner = _sql_const(e.this)
-        return None if inner is None else -inner
-    if isinstance(e, exp.Literal) and not e.is_string:
-        try:
-            return Decimal(e.this)
-        except ArithmeticError:
-            return None
-    return None
+    return not_finite(value)
 
 
 def _sql_exact(x: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
-    """(x as DECIMAL(38, 18) through its text, whether that decimal is exactly x)."""
+    """(x as DECIMAL(38, 18) through its text, whether that decimal is exactly x); a literal
+    of at most 18 places below the bound is that decimal, exactly, when compiling."""
+    k = literal_number(x)
+    if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
+        return exp.Cast(this=x.copy(), to=exp.DataType.build("DECIMAL(38, 18)")), exp.true()
     d = exp.TryCast(this=exp.cast(_p(x), exp.DataType.build("VARCHAR")),
                     to=exp.DataType.build("DECIMAL(38, 18)"))
     guarded = let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
-    ok = let(_and(_not(_is_null(guarded)), _eq(_double(guarded), _double(x))))
+    # NULL where the cast failed: "no" too, as every reader tests it as a CASE condition
+    ok = let(_eq(_double(guarded), _double(x)))
     return guarded, ok
 
 
@@ -161,14 +76,17 @@ def _sql_sign_apply(x: exp.Expr, magnitude: exp.Expr) -> exp.Expr:
 # ------------------------------------------------------------------------ sign and size
 
 
+@settled
 def sql_abs(x: exp.Expr) -> exp.Expr:
     return exp.Abs(this=x)
 
 
+@settled
 def sql_sign(x: exp.Expr) -> exp.Expr:
     return exp.Sign(this=x)
 
 
+@settled
 def sql_clamp(x: exp.Expr, low: exp.Expr, high: exp.Expr) -> Any:
     value = _case([(_lt(x, low), low), (_gt(x, high), high)], x)
     return value, [(_gt(low, high), "#NUM!")]
@@ -216,7 +134,12 @@ def _sql_round_float(x: exp.Expr, n: int | None, nn: exp.Expr | None,
 
 
 def _sql_round(mode: str) -> Callable[[exp.Expr, exp.Expr], Any]:
+    @settled
     def form(x: exp.Expr, digits: exp.Expr) -> Any:
+        if isinstance(x, exp.Null) or isinstance(digits, exp.Null):
+            # an argument with no value on any row (a constant error: its code is the
+            # result's error): no value, and no algorithm written for it
+            return exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE"))
         xd, ok = _sql_exact(x)
         c = _sql_const(digits)
         ad = _abs(xd)
@@ -254,6 +177,10 @@ def _sql_round(mode: str) -> Callable[[exp.Expr, exp.Expr], Any]:
         if nn is not None:
             fallback = _case([(_ge(nn, _n(18)), x)], fallback)
         value = let(_case([(decimal_ok, exact)], fallback))
+        if n is not None and n >= 0:
+            # rounding to places leaves a finite x finite (|x| >= 2**48 is x itself): only
+            # a non-finite or too large x gives #NUM!
+            return value, [(_not_finite(x), "#NUM!")]
         return value, [(_not_finite(value), "#NUM!")]
     return form
 
@@ -263,6 +190,7 @@ sql_roundup = _sql_round("up")
 sql_rounddown = _sql_round("down")
 
 
+@settled
 def sql_int(x: exp.Expr) -> exp.Expr:
     return exp.Floor(this=x)
 
@@ -291,6 +219,7 @@ def _sql_multiples(x: exp.Expr, step: exp.Expr
             _case([(ok, near)], f_near))
 
 
+@settled
 def sql_mround(x: exp.Expr, multiple: exp.Expr) -> Any:
     _, _, near = _sql_multiples(x, _abs(multiple))
     value = _case([(_eq(multiple, _n(0)), _n(0))], near)
@@ -299,6 +228,7 @@ def sql_mround(x: exp.Expr, multiple: exp.Expr) -> Any:
     return value, [(_and(_ne(multiple, _n(0)), wrong), "#NUM!"), (_not_finite(value), "#NUM!")]
 
 
+@settled
 def sql_ceiling(x: exp.Expr, significance: exp.Expr) -> Any:
     low, high, _ = _sql_multiples(x, _abs(significance))
     value = _case([(_eq(significance, _n(0)), _n(0)), (_gt(significance, _n(0)), high)], low)
@@ -306,6 +236,7 @@ def sql_ceiling(x: exp.Expr, significance: exp.Expr) -> Any:
     return value, [(wrong, "#NUM!"), (_not_finite(value), "#NUM!")]
 
 
+@settled
 def sql_floor(x: exp.Expr, significance: exp.Expr) -> Any:
     low, high, _ = _sql_multiples(x, _abs(significance))
     value = _case([(_eq(significance, _n(0)), _n(0)), (_gt(significance, _n(0)), low)], high)
@@ -315,6 +246,7 @@ def sql_floor(x: exp.Expr, significance: exp.Expr) -> Any:
 
 
 def _sql_math_rounding(toward: str) -> Callable[..., Any]:
+    @settled
     def form(x: exp.Expr, significance: exp.Expr, mode: exp.Expr) -> Any:
         low, high, _ = _sql_multiples(x, _abs(significance))
         flip = _and(_lt(x, _n(0)), _ne(mode, _n(0)))
@@ -329,6 +261,7 @@ sql_floor_math = _sql_math_rounding("floor")
 
 
 def _sql_even_odd(odd: bool) -> Callable[[exp.Expr], Any]:
+    @settled
     def form(x: exp.Expr) -> Any:
         n = exp.Ceil(this=_abs(x))
         parity = _mod(n, _n(2))
@@ -347,10 +280,11 @@ sql_odd = _sql_even_odd(True)
 
 def _sql_floor_mod(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     """a - b * floor(a / b): the remainder with the sign of the divisor (b never zero)."""
-    r = _mod(a, b)
+    r = let(_mod(a, b))  # read four times (DECIMAL or DOUBLE %, total: b is never zero)
     return _case([(_and(_ne(r, _n(0)), _ne(_lt(r, _n(0)), _lt(b, _n(0)))), _add(r, b))], r)
 
 
+@settled
 def sql_mod(x: exp.Expr, divisor: exp.Expr) -> Any:
     xd, ok_x = _sql_exact(x)
     dd, ok_d = _sql_exact(divisor)
@@ -360,6 +294,7 @@ def sql_mod(x: exp.Expr, divisor: exp.Expr) -> Any:
     return _case([(ok, exact)], fallback), [(_eq(divisor, _n(0)), "#DIV/0!")]
 
 
+@settled
 def sql_quotient(x: exp.Expr, divisor: exp.Expr) -> Any:
     xd, ok_x = _sql_exact(x)
     dd, ok_d = _sql_exact(divisor)
@@ -374,39 +309,43 @@ def sql_quotient(x: exp.Expr, divisor: exp.Expr) -> Any:
 # --------------------------------------------------------------- powers, roots, logarithms
 
 
+@settled
 def sql_power(x: exp.Expr, power: exp.Expr) -> Any:
     from ..operators import sql as _sql_forms
 
-    value, errors = _sql_forms.power(x, power)
-    return value, list(errors) + [(_not_finite(value), "#NUM!")]
+    # POWER is not declared sql_double (``^`` is): its result is tested here
+    return _guarded(*_sql_forms.power_parts(x, power))
 
 
-def _guarded(value: exp.Expr, errors: list[tuple[exp.Expr, str]]) -> Any:
-    return value, errors + [(_not_finite(value), "#NUM!")]
+def _guarded(value: exp.Expr, errors: list[tuple[exp.Expr, str]] | None = None) -> Any:
+    """The value with its errors and, last, #NUM! where it is not finite. (The value is
+    written twice, not bound: its argument is bound by the compiler already, so the text
+    grows by a constant factor, and a lateral join costs more than the copy.)"""
+    return value, [*(errors or []), (_not_finite(value), "#NUM!")]
 
 
-def _only(condition: exp.Expr, x: exp.Expr) -> exp.Expr:
-    """x where condition holds, else NULL: engines never see an argument outside a domain."""
-    return _case([(condition, _double(x))])
-
-
+@settled
 def sql_sqrt(x: exp.Expr) -> Any:
     return _guarded(exp.Sqrt(this=_only(_ge(x, _n(0)), x)), [(_lt(x, _n(0)), "#NUM!")])
 
 
+@settled
 def sql_exp(x: exp.Expr) -> Any:
     value = exp.Exp(this=_only(_le(x, _n(709.5)), x))
     return value, [(_or(_gt(x, _n(709.5)), _not_finite(value)), "#NUM!")]
 
 
+@settled
 def sql_ln(x: exp.Expr) -> Any:
     return _guarded(exp.Ln(this=_only(_gt(x, _n(0)), x)), [(_le(x, _n(0)), "#NUM!")])
 
 
+@settled
 def sql_log10(x: exp.Expr) -> Any:
     return _guarded(_fn("LOG10", _only(_gt(x, _n(0)), x)), [(_le(x, _n(0)), "#NUM!")])
 
 
+@settled
 def sql_log(x: exp.Expr, base: exp.Expr) -> Any:
     positive = _only(_gt(x, _n(0)), x)
     errors = [(_or(_le(x, _n(0)), _le(base, _n(0))), "#NUM!"), (_eq(base, _n(1)), "#DIV/0!")]
@@ -418,6 +357,7 @@ def sql_log(x: exp.Expr, base: exp.Expr) -> Any:
     return _guarded(value, errors)
 
 
+@settled
 def sql_pi() -> exp.Expr:
     # 18 places, the SQL decimal policy's scale: a 33-place literal makes engines type its
     # comparisons DECIMAL(38, 33), which cannot hold 134217728 (DuckDB aborts the query)
@@ -428,9 +368,11 @@ def sql_pi() -> exp.Expr:
 
 
 def _sql_trig(cls: type[exp.Func]) -> Callable[[exp.Expr], Any]:
+    @settled
     def form(x: exp.Expr) -> Any:
         big = _ge(_abs(x), _n(_TRIG_LIMIT))
-        return _guarded(cls(this=_only(_not(big), x)), [(big, "#NUM!")])
+        # |x| < 2**27 (NaN and infinities sort above it): the result is finite, untested
+        return cls(this=_only(_not(big), x)), [(big, "#NUM!")]
     return form
 
 
@@ -440,6 +382,7 @@ sql_tan = _sql_trig(exp.Tan)
 
 
 def _sql_inverse(cls: type[exp.Func]) -> Callable[[exp.Expr], Any]:
+    @settled
     def form(x: exp.Expr) -> Any:
         outside = _or(_lt(x, _n(-1)), _gt(x, _n(1)))
         return _guarded(cls(this=_only(_not(outside), x)), [(outside, "#NUM!")])
@@ -450,19 +393,23 @@ sql_asin = _sql_inverse(exp.Asin)
 sql_acos = _sql_inverse(exp.Acos)
 
 
+@settled
 def sql_atan(x: exp.Expr) -> exp.Expr:
     return exp.Atan(this=_double(x))
 
 
+@settled
 def sql_atan2(x_num: exp.Expr, y_num: exp.Expr) -> Any:
     origin = _and(_eq(x_num, _n(0)), _eq(y_num, _n(0)))
     return exp.Atan2(this=_double(y_num), expression=_double(x_num)), [(origin, "#DIV/0!")]
 
 
+@settled
 def sql_degrees(angle: exp.Expr) -> Any:
     return _guarded(exp.Degrees(this=_double(angle)), [])
 
 
+@settled
 def sql_radians(angle: exp.Expr) -> exp.Expr:
     return exp.Radians(this=_double(angle))
 
@@ -470,12 +417,18 @@ def sql_radians(angle: exp.Expr) -> exp.Expr:
 # -------------------------------------------------------------------------- integer functions
 
 
+@settled
 def sql_fact(x: exp.Expr) -> Any:
+    k = _sql_const(x)
+    if k is not None and 0 <= k < 171:  # a literal: its entry, not the table
+        return _n(_FACTORIALS[int(k)])
     bad = _or(_lt(x, _n(0)), _ge(x, _n(171)))
     index = _add(exp.cast(exp.Trunc(this=_only(_not(bad), x)), exp.DataType.build("INT")),
                  _n(1))
     table = exp.Array(expressions=[_n(v) for v in _FACTORIALS])
-    return exp.Bracket(this=table, expressions=[index], offset=1), [(bad, "#NUM!")]
+    # bound once: float mode's non-finite test of the result would copy the whole table (the
+    # index is NULL outside 0..170, so the lookup is total)
+    return let(exp.Bracket(this=table, expressions=[index], offset=1)), [(bad, "#NUM!")]
 
 
 # ------------------------------------------------------------------------------ information
@@ -485,22 +438,27 @@ def _sql_trunc_mod2(x: exp.Expr) -> exp.Expr:
     return _mod(exp.Trunc(this=x), _n(2))
 
 
+@settled
 def sql_iseven(x: exp.Expr) -> exp.Expr:
     return _eq(_sql_trunc_mod2(x), _n(0))
 
 
+@settled
 def sql_isodd(x: exp.Expr) -> exp.Expr:
     return _ne(_sql_trunc_mod2(x), _n(0))
 
 
+@settled
 def sql_na() -> Any:
     return exp.Null(), exp.Literal.string("#N/A")
 
 
+@settled
 def sql_boolean_identity(x: exp.Expr) -> exp.Expr:
     return x
 
 
+@settled
 def sql_boolean_number(x: exp.Expr) -> exp.Expr:
     return _ne(x, _n(0))
 
@@ -509,6 +467,7 @@ def sql_boolean_number(x: exp.Expr) -> exp.Expr:
 _SPACES = " \t\n\r\x0b\x0c"
 
 
+@settled
 def sql_boolean_text(x: exp.Expr) -> Any:
     word = exp.Lower(this=exp.Trim(this=x, expression=exp.Literal.string(_SPACES)))
 
@@ -559,6 +518,7 @@ def _sql_timing(t: exp.Expr) -> exp.Expr:
     return _case([(_ne(t, _n(0)), _n(1.0))], _n(0.0))
 
 
+@settled
 def sql_pmt(rate: exp.Expr, nper: exp.Expr, pv: exp.Expr,
             fv: exp.Expr, type_: exp.Expr) -> Any:
     r, n, p, f = (_double(a) for a in (rate, nper, pv, fv))
@@ -572,6 +532,7 @@ def sql_pmt(rate: exp.Expr, nper: exp.Expr, pv: exp.Expr,
     return _guarded(value, errors)
 
 
+@settled
 def sql_pv(rate: exp.Expr, nper: exp.Expr, pmt: exp.Expr,
            fv: exp.Expr, type_: exp.Expr) -> Any:
     r, n, payment, f = (_double(a) for a in (rate, nper, pmt, fv))
@@ -584,6 +545,7 @@ def sql_pv(rate: exp.Expr, nper: exp.Expr, pmt: exp.Expr,
     return _guarded(value, power_errors + [(vanished, "#DIV/0!")])
 
 
+@settled
 def sql_fv(rate: exp.Expr, nper: exp.Expr, pmt: exp.Expr,
            pv: exp.Expr, type_: exp.Expr) -> Any:
     r, n, payment, p = (_double(a) for a in (rate, nper, pmt, pv))
@@ -617,42 +579,52 @@ def _sql_code_is(col: Any, code: str, equal: bool) -> Any:
     return exp.Coalesce(this=test, expressions=[exp.false()])
 
 
+@settled
 def sql_isblank(col: Any) -> Any:
     return _and(_is_null(col.value.copy()), _sql_clean(col))
 
 
+@settled
 def sql_iserror(col: Any) -> Any:
     return exp.false() if col.error is None else _not(_is_null(col.error.copy()))
 
 
+@settled
 def sql_iserr(col: Any) -> Any:
     return exp.false() if col.error is None else _sql_code_is(col, "#N/A", False)
 
 
+@settled
 def sql_isna(col: Any) -> Any:
     return exp.false() if col.error is None else _sql_code_is(col, "#N/A", True)
 
 
+@settled
 def sql_isnumber(col: Any) -> Any:
     return _sql_kind_test("ISNUMBER", ("Number",), col)
 
 
+@settled
 def sql_istext(col: Any) -> Any:
     return _sql_kind_test("ISTEXT", ("Text",), col)
 
 
+@settled
 def sql_isnontext(col: Any) -> Any:
     return _not(_sql_kind_test("ISNONTEXT", ("Text",), col))
 
 
+@settled
 def sql_islogical(col: Any) -> Any:
     return _sql_kind_test("ISLOGICAL", ("Boolean",), col)
 
 
+@settled
 def sql_isdate(col: Any) -> Any:
     return _sql_kind_test("ISDATE", ("Date", "DateTime"), col)
 
 
+@settled
 def sql_type(col: Any) -> Any:
     """As `math.polars.polars_type`."""
     from .polars import _TYPE_NUMBERS, _static_kind
@@ -667,13 +639,18 @@ def sql_type(col: Any) -> Any:
     return _case(pairs, _n(number)) if pairs else _n(number)
 
 
+@settled
 def sql_error_type(col: Any) -> Any:
     """As `math.polars.polars_error_type`: the error's number, #N/A on a clean row."""
     from ....values import ERROR_TYPE_NUMBER
-    from ....vectorized import sql as backend
+    from ...sql import kit as backend
 
     if col.error is None:
         return backend.SqlColumn(exp.Null(), exp.Literal.string("#N/A"), strict=True)
+    if isinstance(col.error, exp.Literal) and col.error.is_string:
+        # a constant error (a folded 1/0, NA()): its number, known when compiling
+        return backend.SqlColumn(_n(ERROR_TYPE_NUMBER.get(col.error.this, 99)), None,
+                                 strict=True)
     pairs: list[tuple[Any, Any]] = [
         (exp.EQ(this=exp.paren(col.error.copy()), expression=exp.Literal.string(code)),
          _n(number)) for code, number in ERROR_TYPE_NUMBER.items()]

@@ -7,11 +7,17 @@ they return a value or ``(value, errors)``. Importing this imports sqlglot, neve
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 from sqlglot import exp
 
-from ....vectorized.sql import SqlColumn, case, cases, first_error
+from ...sql.kit import SqlColumn, case, cases, first_error, not_null
+from ...sql.let import let
+from . import sql_arith as _k
+from .sql_arith import add, mul, p, settled, sub
+
+#: the forms of + - * (DOUBLE operands, lambda bodies; DECIMAL ones are `_k.decimal_arith`)
+__all__ = ["add", "sub", "mul"]
 
 _ZERO = exp.Literal.number(0)
 
@@ -20,62 +26,50 @@ def _err(col: SqlColumn) -> exp.Expr:
     return col.error_or_null()
 
 
-def _not_null(e: exp.Expr) -> exp.Expr:
-    return exp.Not(this=exp.Is(this=e, expression=exp.Null()))
-
-
-def _cases(pairs: Sequence[tuple[exp.Expr, exp.Expr]],
-           default: exp.Expr | None = None) -> exp.Expr:
-    return cases(pairs, default)
-
-
-def _paren(e: exp.Expr) -> exp.Expr:
-    return exp.Paren(this=e)
-
-
 # ----------------------------------------------------------------------------------- numbers
+# (+ - * on DECIMAL operands are `sql_arith.decimal_arith`, through the compiler; these are
+# their DOUBLE forms and the forms of a lambda body)
 
-
-def add(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.Add(this=_paren(a), expression=_paren(b))
-
-
-def sub(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.Sub(this=_paren(a), expression=_paren(b))
-
-
-def mul(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return exp.Mul(this=_paren(a), expression=_paren(b))
-
-
+@settled
 def divide(a: exp.Expr, b: exp.Expr) -> Any:
     # Division computes in DOUBLE on every dialect (engines' decimal-division scale rules
     # differ: DuckDB gives DOUBLE anyway, Spark keeps 6 places). NULLIF keeps engines that
     # raise on division by zero (PostgreSQL) from failing the query; the error column says
-    # #DIV/0! for that row.
-    value = exp.Div(this=exp.cast(_paren(a), exp.DataType.build("DOUBLE")),
-                    expression=exp.Nullif(this=_paren(b), expression=_ZERO),
-                    typed=False, safe=False)
-    return value, [(exp.EQ(this=_paren(b), expression=_ZERO), "#DIV/0!")]
+    # #DIV/0! for that row. A literal divisor is settled when compiling.
+    value = exp.Div(this=_k.double(a), expression=_k.nullif_zero(b), typed=False, safe=False)
+    return value, [(_k.eq(b, _ZERO), "#DIV/0!")]
 
 
+@settled
 def power(a: exp.Expr, b: exp.Expr) -> Any:
-    base = exp.cast(_paren(a), exp.DataType.build("DOUBLE"))
-    value = exp.Pow(this=base, expression=_paren(b))
-    a_zero = exp.EQ(this=_paren(a), expression=_ZERO)
+    return power_parts(a, b)
+
+
+def power_parts(a: exp.Expr, b: exp.Expr) -> tuple[exp.Expr, list[tuple[exp.Expr, str]]]:
+    """``^`` in DOUBLE: 0^0 #NUM!, 0^-n #DIV/0!, a negative base to a fraction #NUM!; what a
+    literal operand settles is decided when compiling (``x ^ 2`` has no test of its own).
+    ``^`` is declared ``sql_double``: the compiler tests its result for a value the scalar
+    engine could not hold (POWER(10, 400) is Infinity on DOUBLE engines; the scalar engine's
+    bound is 1e308), once, or carries the test to the consumer (`columnar.walk`)."""
+    value = exp.Pow(this=_k.double(a), expression=p(b))
+    a_zero = _k.eq(a, _ZERO)
     return value, [
-        (exp.and_(a_zero, exp.EQ(this=_paren(b), expression=_ZERO)), "#NUM!"),
-        (exp.and_(a_zero, exp.LT(this=_paren(b), expression=_ZERO)), "#DIV/0!"),
-        (exp.and_(exp.LT(this=_paren(a), expression=_ZERO),
-                  exp.NEQ(this=_paren(b), expression=exp.Floor(this=_paren(b)))), "#NUM!"),
-        # POWER(10, 400) is Infinity on DOUBLE engines; the scalar engine's bound is 1e308.
-        (exp.GTE(this=exp.Abs(this=value.copy()), expression=exp.Literal.number("1e308")),
-         "#NUM!"),
+        (_k.all_of(a_zero, _k.eq(b, _ZERO)), "#NUM!"),
+        (_k.all_of(a_zero, _k.lt(b, _ZERO)), "#DIV/0!"),
+        (_k.all_of(_k.lt(a, _ZERO), _fraction(b)), "#NUM!"),
     ]
 
 
+def _fraction(b: exp.Expr) -> exp.Expr:
+    """b is not a whole number (decided for a literal)."""
+    k = _k.literal_number(b)
+    if k is not None:
+        return exp.true() if k != k.to_integral_value() else exp.false()
+    return _k.ne(b, exp.Floor(this=p(b)))
+
+
 def neg(a: exp.Expr) -> exp.Expr:
-    return exp.Neg(this=_paren(a))
+    return exp.Neg(this=p(a))
 
 
 def pos(a: exp.Expr) -> exp.Expr:
@@ -83,13 +77,15 @@ def pos(a: exp.Expr) -> exp.Expr:
 
 
 def percent(a: exp.Expr) -> exp.Expr:
-    return exp.Div(this=_paren(a), expression=exp.Literal.number(100), typed=False, safe=False)
+    return exp.Div(this=p(a), expression=exp.Literal.number(100), typed=False, safe=False)
 
 
 def _date_checked(value: exp.Expr) -> Any:
     """A date result (DuckDB's DATE + INTERVAL is a TIMESTAMP: cast back), #NUM! outside the
     years 1..9999 that the scalar engine's dates cover."""
-    date = exp.cast(value, exp.DataType.build("DATE"))
+    # bound once (read by the value and twice by the test): a moved date is total, its day
+    # count being NULL beyond the calendar's span
+    date = let(exp.cast(value, exp.DataType.build("DATE")))
     year = exp.Extract(this=exp.var("YEAR"), expression=date.copy())
     return date, [(exp.or_(exp.LT(this=year, expression=exp.Literal.number(1)),
                            exp.GT(this=year.copy(), expression=exp.Literal.number(9999))),
@@ -98,20 +94,30 @@ def _date_checked(value: exp.Expr) -> Any:
 
 #: More days than the calendar spans (0001-01-01 .. 9999-12-31): #NUM!, and never cast to INT
 #: (an engine aborts the whole query on an INT overflow).
-_MAX_DAYS = exp.Literal.number(3652059)
+_MAX_DAYS_COUNT = 3652059
+_MAX_DAYS = exp.Literal.number(_MAX_DAYS_COUNT)
 
 
 def _whole_days(n: exp.Expr) -> exp.Expr:
-    """The scalar engine truncates a day count toward zero (CAST to INT rounds on DuckDB)."""
-    truncated = exp.Mul(this=exp.func("SIGN", _paren(n)),
-                        expression=exp.Floor(this=exp.Abs(this=_paren(n))))
-    fits = exp.LTE(this=exp.Abs(this=_paren(n.copy())), expression=_MAX_DAYS.copy())
+    """The scalar engine truncates a day count toward zero (CAST to INT rounds on DuckDB); a
+    literal count is truncated when compiling."""
+    k = _k.literal_number(n)
+    if k is not None:
+        if abs(k) > _MAX_DAYS_COUNT:
+            return exp.Cast(this=exp.Null(), to=exp.DataType.build("INT"))
+        return exp.Literal.number(str(int(k)))  # int() truncates toward zero
+    truncated = exp.Mul(this=exp.func("SIGN", p(n)),
+                        expression=exp.Floor(this=exp.Abs(this=p(n))))
+    fits = exp.LTE(this=exp.Abs(this=p(n.copy())), expression=_MAX_DAYS.copy())
     return case(fits, exp.cast(truncated, exp.DataType.build("INT")))
 
 
+@settled
 def _moved(value: exp.Expr, n: exp.Expr) -> Any:
     date, errors = _date_checked(value)
-    too_far = exp.GT(this=exp.Abs(this=_paren(n.copy())), expression=_MAX_DAYS.copy())
+    k = _k.literal_number(n)
+    too_far = (exp.GT(this=exp.Abs(this=p(n.copy())), expression=_MAX_DAYS.copy())
+               if k is None else exp.true() if abs(k) > _MAX_DAYS_COUNT else exp.false())
     return date, [(too_far, "#NUM!"), *errors]
 
 
@@ -137,7 +143,7 @@ _COMPARE = {"=": exp.EQ, "<>": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT,
 
 
 def compare(op: str) -> Any:
-    return lambda a, b: _COMPARE[op](this=_paren(a), expression=_paren(b))
+    return lambda a, b: _COMPARE[op](this=p(a), expression=p(b))
 
 
 def text_compare(op: str) -> Any:
@@ -150,7 +156,7 @@ text_eq, text_ne, text_lt, text_le, text_gt, text_ge = (
 
 
 def not_(a: exp.Expr) -> exp.Expr:
-    return exp.Not(this=_paren(a))
+    return exp.Not(this=p(a))
 
 
 def concat_text(a: exp.Expr, b: exp.Expr) -> exp.Expr:
@@ -167,7 +173,7 @@ def if_(cond: SqlColumn, then: SqlColumn, otherwise: SqlColumn | None = None) ->
         return SqlColumn(value)
     pairs = []
     if cond.error is not None:
-        pairs.append((_not_null(cond.error), cond.error))
+        pairs.append((not_null(cond.error), cond.error))
     pairs.append((cond.value, _err(then)))
     return SqlColumn(value, cases(pairs, other_error))
 
@@ -179,31 +185,31 @@ def ifs(*args: SqlColumn) -> SqlColumn:
         c, v = args[i], args[i + 1]
         value_pairs.append((c.value, v.value))
         if c.error is not None:
-            error_pairs.append((_not_null(c.error), c.error))
+            error_pairs.append((not_null(c.error), c.error))
         error_pairs.append((c.value, _err(v)))
     return SqlColumn(cases(value_pairs), cases(error_pairs, exp.Literal.string("#N/A")))
 
 
-def op_and(a: SqlColumn, b: SqlColumn) -> SqlColumn:
-    value = exp.And(this=_paren(a.value), expression=_paren(b.value))
+def _left_first(a: SqlColumn, b: SqlColumn, value: exp.Expr, b_unread: exp.Expr
+                ) -> SqlColumn:
+    """``value`` of an operator that reads ``b`` only where ``b_unread`` is false: its error is
+    a's, else b's where b is read (AND, OR, ??)."""
     if a.error is None and b.error is None:
         return SqlColumn(value)
     pairs = []
     if a.error is not None:
-        pairs.append((_not_null(a.error), a.error))
-    pairs.append((exp.Not(this=_paren(a.value)), exp.Null()))
-    return SqlColumn(value, _cases(pairs, _err(b)))
+        pairs.append((not_null(a.error), a.error))
+    pairs.append((b_unread, exp.Null()))
+    return SqlColumn(value, cases(pairs, _err(b)))
+
+
+def op_and(a: SqlColumn, b: SqlColumn) -> SqlColumn:
+    return _left_first(a, b, exp.And(this=p(a.value), expression=p(b.value)),
+                       exp.Not(this=p(a.value)))
 
 
 def op_or(a: SqlColumn, b: SqlColumn) -> SqlColumn:
-    value = exp.Or(this=_paren(a.value), expression=_paren(b.value))
-    if a.error is None and b.error is None:
-        return SqlColumn(value)
-    pairs = []
-    if a.error is not None:
-        pairs.append((_not_null(a.error), a.error))
-    pairs.append((a.value, exp.Null()))
-    return SqlColumn(value, _cases(pairs, _err(b)))
+    return _left_first(a, b, exp.Or(this=p(a.value), expression=p(b.value)), a.value)
 
 
 def and_(*args: SqlColumn) -> SqlColumn:
@@ -221,14 +227,8 @@ def or_(*args: SqlColumn) -> SqlColumn:
 
 
 def coalesce_op(a: SqlColumn, b: SqlColumn) -> SqlColumn:
-    value = exp.Coalesce(this=a.value, expressions=[b.value])
-    if a.error is None and b.error is None:
-        return SqlColumn(value)
-    pairs = []
-    if a.error is not None:
-        pairs.append((_not_null(a.error), a.error))
-    pairs.append((exp.Is(this=a.value, expression=exp.Null()), _err(b)))
-    return SqlColumn(value, _cases(pairs))
+    return _left_first(a, b, exp.Coalesce(this=a.value, expressions=[b.value]),
+                       not_null(a.value))
 
 
 def coalesce(*args: SqlColumn) -> SqlColumn:
@@ -266,30 +266,30 @@ def choose(index: SqlColumn, *values: SqlColumn) -> SqlColumn:
                    for n, v in enumerate(values, start=1)]
     error_pairs = [(exp.EQ(this=i, expression=exp.Literal.number(n)), _err(v))
                    for n, v in enumerate(values, start=1)]
-    return SqlColumn(_cases(value_pairs),
-                     first_error(index.error, _cases(error_pairs, exp.Literal.string("#VALUE!"))))
+    return SqlColumn(cases(value_pairs),
+                     first_error(index.error, cases(error_pairs, exp.Literal.string("#VALUE!"))))
 
 
 def switch(subject: SqlColumn, *args: SqlColumn) -> SqlColumn:
     """Text compares ignoring case, as the scalar SWITCH (and `=`) do; blank matches blank."""
     pairs = len(args) - len(args) % 2
     text = subject.type is not None and subject.type.kind == "Text"
-    s = exp.Lower(this=subject.value) if text else _paren(subject.value)
+    s = exp.Lower(this=subject.value) if text else p(subject.value)
     value_pairs: list[tuple[exp.Expr, exp.Expr]] = []
     error_pairs: list[tuple[exp.Expr, exp.Expr]] = []
     for i in range(0, pairs, 2):
-        candidate = exp.Lower(this=args[i].value) if text else _paren(args[i].value)
+        candidate = exp.Lower(this=args[i].value) if text else p(args[i].value)
         error = args[i].error
         if error is not None:
-            value_pairs.append((_not_null(error), exp.Null()))
-            error_pairs.append((_not_null(error), error))
+            value_pairs.append((not_null(error), exp.Null()))
+            error_pairs.append((not_null(error), error))
         match = exp.NullSafeEQ(this=s, expression=candidate)
         value_pairs.append((match, args[i + 1].value))
         error_pairs.append((match, _err(args[i + 1])))
     default_value = args[-1].value if len(args) % 2 else None
     default_error = _err(args[-1]) if len(args) % 2 else exp.Literal.string("#N/A")
-    return SqlColumn(_cases(value_pairs, default_value),
-                     first_error(subject.error, _cases(error_pairs, default_error)))
+    return SqlColumn(cases(value_pairs, default_value),
+                     first_error(subject.error, cases(error_pairs, default_error)))
 
 
 def xor(*args: exp.Expr) -> exp.Expr:
@@ -297,7 +297,7 @@ def xor(*args: exp.Expr) -> exp.Expr:
     for a in args[1:]:
         total = exp.Add(this=total, expression=case(a, exp.Literal.number(1),
                                                     exp.Literal.number(0)))
-    return exp.EQ(this=exp.Mod(this=_paren(total), expression=exp.Literal.number(2)),
+    return exp.EQ(this=exp.Mod(this=p(total), expression=exp.Literal.number(2)),
                   expression=exp.Literal.number(1))
 
 

@@ -1,0 +1,337 @@
+"""The SQL builders the operators and math forms share, and the decimal + - * of the compiler.
+
+Contract: small sqlglot builders that parenthesize only what needs it (`p`), the binary
+operators and comparisons (`add`, `lt`...), the guards both families write (`not_finite`,
+`only`, `nullif_zero`), `literal_number` (a number the compiler wrote as a literal: its value
+is known when the SQL is built, so a test of it is decided then and never written), and
+`decimal_arith`, the exact DECIMAL(38, 18) + - * that `columnar.sql.compiler` delegates to.
+Importing this imports sqlglot, never polars.
+"""
+
+from __future__ import annotations
+
+import functools
+from decimal import Decimal, InvalidOperation
+from typing import Any, Callable
+
+from sqlglot import exp
+
+from ...sql.kit import SqlColumn, case, cases, first_error, not_null
+from ...sql.let import let
+
+#: Expressions that render as one token or a call: never parenthesized again.
+_ATOMS = (exp.Column, exp.Literal, exp.Paren, exp.Null, exp.Boolean, exp.Cast, exp.TryCast)
+
+
+def p(e: exp.Expr) -> exp.Expr:
+    """``e`` parenthesized unless it renders as an atom or a call (AND/OR are sqlglot Funcs
+    too, yet render infix)."""
+    if isinstance(e, exp.Connector):
+        return exp.Paren(this=e)
+    if isinstance(e, _ATOMS) or (isinstance(e, exp.Func) and not isinstance(e, exp.Binary)):
+        return e
+    return exp.Paren(this=e)
+
+
+def num(value: int | float | Decimal) -> exp.Expr:
+    """A number literal (floats by their shortest repr, decimals as plain digits)."""
+    if isinstance(value, float):
+        return exp.Literal.number(repr(value).replace("e+", "e"))
+    if isinstance(value, Decimal):
+        return exp.Literal.number(format(value, "f"))
+    return exp.Literal.number(str(value))
+
+
+def _binary(cls: type[exp.Binary]) -> Callable[[exp.Expr, exp.Expr], exp.Expr]:
+    def build(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+        if cls is exp.Div:
+            return exp.Div(this=p(a), expression=p(b), typed=False, safe=False)
+        return cls(this=p(a), expression=p(b))
+    return build
+
+
+add, sub, mul, div, mod = (_binary(c) for c in (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod))
+
+_DECIDE: dict[type[exp.Binary], Callable[[Decimal, Decimal], bool]] = {
+    exp.EQ: lambda x, y: x == y, exp.NEQ: lambda x, y: x != y, exp.LT: lambda x, y: x < y,
+    exp.LTE: lambda x, y: x <= y, exp.GT: lambda x, y: x > y, exp.GTE: lambda x, y: x >= y}
+
+
+def _comparison(cls: type[exp.Binary]) -> Callable[[exp.Expr, exp.Expr], exp.Expr]:
+    """A comparison, decided when both sides are number literals (TRUE/FALSE, which
+    `when`, `all_of`, `any_of` and `errors` then drop or settle)."""
+    decide = _DECIDE[cls]
+
+    def build(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+        x, y = literal_number(a), literal_number(b)
+        if x is not None and y is not None:
+            return exp.true() if decide(x, y) else exp.false()
+        if cls in (exp.EQ, exp.NEQ) and truth(b) is not None:
+            # c = TRUE is c, c <> TRUE is NOT c (NULL stays NULL either way)
+            return a if (truth(b) is True) == (cls is exp.EQ) else not_(a)
+        return cls(this=p(a), expression=p(b))
+    return build
+
+
+eq, ne, lt, le, gt, ge = (_comparison(c) for c in (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT,
+                                                    exp.GTE))
+
+
+def truth(e: exp.Expr) -> bool | None:
+    """True/False for a condition decided when compiling, None for a per-row test."""
+    return bool(e.this) if isinstance(e, exp.Boolean) else None
+
+
+def _in_and(c: exp.Expr) -> exp.Expr:
+    """A condition as an operand of AND: comparisons and NOT bind tighter, OR does not."""
+    return exp.Paren(this=c) if isinstance(c, exp.Or) else c
+
+
+def all_of(*parts: exp.Expr) -> exp.Expr:
+    """AND of the conditions, TRUE ones left out (FALSE if one is FALSE)."""
+    kept = [c for c in parts if truth(c) is not True]
+    if any(truth(c) is False for c in kept):
+        return exp.false()
+    if not kept:
+        return exp.true()
+    out = _in_and(kept[0])
+    for c in kept[1:]:
+        out = exp.And(this=out, expression=_in_and(c))
+    # parenthesized: the condition may become a value that other families compare
+    return exp.Paren(this=out) if len(kept) > 1 else out
+
+
+def any_of(*parts: exp.Expr) -> exp.Expr:
+    """OR of the conditions, FALSE ones left out (TRUE if one is TRUE)."""
+    kept = [c for c in parts if truth(c) is not False]
+    if any(truth(c) is True for c in kept):
+        return exp.true()
+    if not kept:
+        return exp.false()
+    out = kept[0]
+    for c in kept[1:]:
+        out = exp.Or(this=out, expression=c)
+    return exp.Paren(this=out) if len(kept) > 1 else out
+
+
+def not_(e: exp.Expr) -> exp.Expr:
+    t = truth(e)
+    if t is not None:
+        return exp.false() if t else exp.true()
+    # NOT binds looser than comparisons and IS in every dialect, tighter than AND/OR
+    return exp.Not(this=exp.Paren(this=e) if isinstance(e, exp.Connector) else e)
+
+
+def when(pairs: list[tuple[exp.Expr, exp.Expr]], default: exp.Expr | None = None
+         ) -> exp.Expr:
+    """CASE WHEN ... END with the conditions decided when compiling settled: a FALSE branch
+    is left out, a TRUE one ends the CASE as its ELSE."""
+    kept: list[tuple[exp.Expr, exp.Expr]] = []
+    for c, v in pairs:
+        t = truth(c)
+        if t is False:
+            continue
+        if t is True:
+            default = v
+            break
+        kept.append((c, v))
+    if not kept:
+        return default if default is not None else exp.Null()
+    if isinstance(default, exp.Case) and default.this is None:
+        # CASE WHEN a THEN x ELSE CASE WHEN b THEN y ELSE z END END: one CASE
+        kept.extend((i.this, i.args["true"]) for i in default.args["ifs"])
+        default = default.args.get("default")
+    return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in kept], default=default)
+
+
+def settled(form: Callable[..., Any]) -> Callable[..., Any]:
+    """A form whose ``(value, [(condition, code), ...])`` result has its decided conditions
+    settled by `errors` (no error list left: the value alone)."""
+    @functools.wraps(form)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        out = form(*args, **kwargs)
+        if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], list):
+            kept = errors(out[1])
+            return (out[0], kept) if kept else out[0]
+        return out
+    return run
+
+
+def errors(pairs: list[tuple[exp.Expr, str]]) -> list[tuple[exp.Expr, str]]:
+    """A form's error tests with those decided FALSE left out, and none after one decided
+    TRUE (it is that row's error on every row)."""
+    kept: list[tuple[exp.Expr, str]] = []
+    for c, code in pairs:
+        t = truth(c)
+        if t is False:
+            continue
+        kept.append((c, code))
+        if t is True:
+            break
+    return kept
+
+
+def cast_to(e: exp.Expr, to: exp.DataType | str) -> exp.Expr:
+    """CAST(e AS to), always written (`exp.cast` drops a cast of a cast to a type it deems
+    equivalent: DECIMAL(38, 0) to DECIMAL(38, 9))."""
+    return exp.Cast(this=e, to=exp.DataType.build(to) if isinstance(to, str) else to.copy())
+
+
+def double(e: exp.Expr) -> exp.Expr:
+    if isinstance(e, exp.Cast) and e.to.this == exp.DataType.Type.DOUBLE:
+        return e
+    return cast_to(e, "DOUBLE")
+
+
+def nullif_zero(e: exp.Expr) -> exp.Expr:
+    """NULL for a zero divisor (engines that raise on division by zero never see one); a
+    literal divisor is settled when compiling."""
+    k = literal_number(e)
+    if k is not None:
+        return exp.Null() if k == 0 else e
+    return exp.Nullif(this=p(e), expression=num(0))
+
+
+def literal_number(e: exp.Expr) -> Decimal | None:
+    """The value of a number literal (possibly negated or parenthesized), else None."""
+    while isinstance(e, exp.Paren) or (isinstance(e, exp.Cast) and e.to.this in _EXACT_TYPES):
+        e = e.this  # a cast to DECIMAL is of a literal that fits it (`compiler.const`)
+    if isinstance(e, exp.Neg):
+        inner = literal_number(e.this)
+        return None if inner is None else -inner
+    if isinstance(e, exp.Literal) and not e.is_string:
+        try:
+            return Decimal(e.this)
+        except (InvalidOperation, ValueError):
+            return None
+    return None
+
+
+_EXACT_TYPES = (exp.DataType.Type.DECIMAL,)
+
+#: Float (DOUBLE) results the scalar engine could not hold are #NUM!.
+FLOAT_LIMIT = exp.Literal.number("1e308")
+
+
+def not_finite(value: exp.Expr) -> exp.Expr:
+    """NaN, infinities and |x| >= 1e308 (NaN sorts above every number in DuckDB, Spark,
+    PostgreSQL and Trino, so the one comparison catches all three)."""
+    return exp.Not(this=exp.LT(this=exp.Abs(this=value), expression=FLOAT_LIMIT.copy()))
+
+
+def only(condition: exp.Expr, x: exp.Expr) -> exp.Expr:
+    """x (as DOUBLE) where condition holds, else NULL: engines never see an argument outside
+    a function's domain."""
+    return when([(condition, double(x))])
+
+
+# ------------------------------------------------------------------- decimal + - *
+
+#: DECIMAL(38, 18) holds |x| < 1e20; the DOUBLE estimate is tested with a margin.
+DECIMAL_FIT = Decimal("99999999999990000000")
+_D18 = exp.DataType.build("DECIMAL(38, 18)")
+_D9 = exp.DataType.build("DECIMAL(38, 9)")
+_D0 = exp.DataType.build("DECIMAL(38, 0)")
+_BINARY = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul}
+
+
+def _estimate(col: SqlColumn, known: Decimal | None) -> exp.Expr:
+    """A DOUBLE estimate of the operand: its own, or its value cast (a plain number literal
+    as itself: DOUBLE op literal is DOUBLE on every engine)."""
+    if col.estimate is not None:
+        return col.estimate
+    bare = col.value
+    while isinstance(bare, exp.Paren):
+        bare = bare.this
+    if known is not None and isinstance(bare, (exp.Literal, exp.Neg)):
+        return col.value.copy()
+    return double(col.value.copy())
+
+
+def _fits(e: exp.Expr) -> exp.Expr:
+    return exp.LT(this=exp.Abs(this=e), expression=exp.Literal.number("9.999999999999e19"))
+
+
+def _places(k: Decimal) -> int:
+    """Decimal places of ``k`` once trailing zeros are dropped (never rounded by a context)."""
+    t = k.as_tuple()
+    exponent = int(t.exponent)
+    digits = list(t.digits)
+    while exponent < 0 and digits and digits[-1] == 0:
+        digits.pop()
+        exponent += 1
+    return max(0, -exponent)
+
+
+def _whole(e: exp.Expr) -> bool:
+    """A number literal written without a decimal point or exponent (``2``, ``-3``)."""
+    while isinstance(e, (exp.Paren, exp.Neg)):
+        e = e.this
+    return isinstance(e, exp.Literal) and not e.is_string and e.this.lstrip("-").isdigit()
+
+
+def decimal_arith(op: str, a: SqlColumn, b: SqlColumn) -> SqlColumn:
+    """+ - * on DECIMAL columns (docs/columnar.md, "SQL decimal policy"): the result is a
+    DECIMAL(38, 18), so |x| < 1e20. Engines type a product by adding the operands' scales and
+    abort the whole query on an overflow; so a row whose operands or result do not fit is
+    #NUM! (tested on a DOUBLE estimate, with a margin) and never computed. Sums are exact; a
+    product is exact when one operand is a whole-number literal (DECIMAL(38, 18) times
+    DECIMAL(38, 0)) or both have at most 9 decimal places (DECIMAL(38, 9) each), else computed
+    in DOUBLE and rounded to 18 places (relative 1e-15).
+
+    What a literal operand settles is decided here, not per row: its own range test, its
+    decimal places, which of the operand and result tests implies the other. The range test
+    is bound once (`let`), read by the value and the error; a NULL operand makes it NULL: a
+    blank, not an error."""
+    known_a, known_b = literal_number(a.value), literal_number(b.value)
+    ea, eb = _estimate(a, known_a), _estimate(b, known_b)
+    est = let(_BINARY[op](this=p(ea), expression=p(eb)))
+    # an operand's own test: decided for a literal (TRUE: left out), else per row
+    tests = [_fits(e.copy()) if k is None else exp.true() if abs(k) < DECIMAL_FIT
+             else exp.false() for e, k in ((ea, known_a), (eb, known_b))]
+    k = known_a if known_a is not None else known_b
+    if op == "*" and k is not None and abs(k) < DECIMAL_FIT and abs(k) <= 1:
+        fits = all_of(*tests)  # |x| < F implies |x * k| < F
+    elif op == "*" and k is not None and abs(k) < DECIMAL_FIT:
+        fits = _fits(est.copy())  # |x * k| < F implies |x| < F when |k| >= 1
+    else:
+        fits = all_of(*tests, _fits(est.copy()))
+    never = truth(fits) is False
+    fits = let(fits)
+
+    def cast(c: SqlColumn, to: exp.DataType) -> exp.Expr:
+        return cast_to(c.value.copy(), to)
+
+    value: exp.Expr
+    if never:  # a literal operand that no DECIMAL(38, 18) holds: never computed
+        value = exp.Cast(this=exp.Null(), to=_D18.copy())
+    elif op == "*" and (_whole(a.value) or _whole(b.value)):
+        whole_a = _whole(a.value)
+        value = case(fits.copy(), exp.Mul(this=cast(a, _D0 if whole_a else _D18),
+                                          expression=cast(b, _D18 if whole_a else _D0)))
+    elif op == "*":
+        rounded = cast_to(est.copy(), _D18)
+        if any(kk is not None and _places(kk) > 9 for kk in (known_a, known_b)):
+            value = case(fits.copy(), rounded)  # a literal of more than 9 places
+        else:
+            short = [eq(mod(c.value.copy(), exp.Literal.number("0.000000001")), num(0))
+                     for c, kk in ((a, known_a), (b, known_b)) if kk is None]
+            nine = exp.Mul(this=cast(a, _D9), expression=cast(b, _D9))
+            value = cases([(exp.and_(fits.copy(), *short), nine), (fits.copy(), rounded)])
+    else:
+        value = case(fits.copy(), _BINARY[op](this=cast(a, _D18), expression=cast(b, _D18)))
+    over = not_(fits.copy())
+    if (known_a is None and known_b is None) or never:
+        # an operand read per row may be NULL while the other does not fit: a blank
+        over = all_of(over, not_null(est.copy()))
+    own = cases([(over, exp.Literal.string("#NUM!"))])
+    # strict: the value is NULL wherever the own error is set (it is computed only where it
+    # fits), and wherever an operand's error is set when that operand's value is NULL there
+    strict = all(c.error is None or c.strict for c in (a, b))
+    return SqlColumn(value, first_error(a.error, b.error, own), strict=strict, estimate=est)
+
+
+__all__ = ["add", "sub", "mul", "div", "mod", "eq", "ne", "lt", "le", "gt", "ge", "p", "num",
+           "truth", "settled", "all_of", "any_of", "not_", "when", "errors",
+           "double", "cast_to", "nullif_zero", "literal_number", "not_finite", "only", "decimal_arith",
+           "FLOAT_LIMIT", "DECIMAL_FIT"]
