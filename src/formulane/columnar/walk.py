@@ -29,6 +29,7 @@ from ..errors import Unsupported
 from ..functions.spec import Refuse
 from ..interpreter import ir
 from ..interpreter.fold import fold
+from .names import numbered
 from ..types import Type
 from ..values import ErrorValue
 from .forms import form_for
@@ -165,7 +166,8 @@ class Walker(Generic[C]):
 
     def run(self, root: ir.IR) -> C:
         """The program's column, its pending tests applied (folding first)."""
-        return self.checked(self.compile(fold(root, self.refuses)))
+        with numbered():
+            return self.checked(self.compile(fold(root, self.refuses)))
 
     def refuses(self, node: ir.Call) -> bool:
         """Whether folding must keep this call, so that its refusal is reported."""

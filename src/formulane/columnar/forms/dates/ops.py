@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ._base import BOUND, EPOCH_ORDINAL, Program, US_0001, WHITESPACE, pl
-from .sqlops import Q, SqlOps, _NAMES, _cast, _lambda, _map
+from ...names import fresh
+from .sqlops import Q, SqlOps, _cast, _lambda, _map
 
 __all__ = ["PolarsOps", "Q", "SqlOps", "_cast", "_lambda"]
 
@@ -22,7 +23,7 @@ class PolarsOps:
     backend = "polars"
 
     def __init__(self) -> None:
-        from ....vectorized import polars as backend
+        from ...polars import kit as backend
 
         self.decimal = backend.numbers() == "decimal"
         self.DECIMAL = backend.DECIMAL_DTYPE
@@ -44,7 +45,7 @@ class PolarsOps:
                 elif meta.is_column() or meta.is_literal():
                     send = value
                 else:
-                    name = f"_v{next(_NAMES)}"
+                    name = fresh("_v")
                     struct = pl.struct(**{name: value}) if struct is None \
                         else struct.struct.with_fields(**{name: value})
                     send = pl.field(name)

@@ -13,12 +13,12 @@ weekend cost no SQL.
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 from decimal import Decimal
 from typing import Any, Callable, Sequence
 
 from sqlglot import exp
 
+from ...names import fresh
 from ...sql.let import _BINDER, let
 from ._base import BOUND, MAX_ORDINAL, Program, US_0001, US_10000, WHITESPACE
 
@@ -305,7 +305,6 @@ def _map(out: Any, f: Callable[[Any], Any], kind: type) -> Any:
     return out
 
 
-_NAMES = itertools.count()
 
 
 
@@ -329,7 +328,7 @@ class SqlOps:
                 elif _trivial(q.e) or _small(q.e):
                     send = q
                 else:
-                    name = f"_v{next(_NAMES)}"
+                    name = fresh("_v")
                     binds.append((name, q))
                     send = Q(exp.column(name))
                 value = gen.send(send)

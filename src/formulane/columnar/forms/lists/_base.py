@@ -8,7 +8,6 @@ helpers build sqlglot trees with the DuckDB list functions the package docstring
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 from decimal import Decimal
 from typing import Any, Callable, Sequence, cast
 
@@ -18,6 +17,7 @@ from ....interpreter import ir
 from ....types import Type
 from ....values import ErrorValue
 from ...call import MISSING
+from ...names import fresh
 from ...call import FormCall as FormCall
 from ...sql.kit import cases as _cases
 from ...sql.let import _trivial as _sql_trivial
@@ -170,9 +170,6 @@ def _pl_with(lst: Any, extras: Sequence[Any], build: Callable[[Any, list[Any]], 
 
 # ------------------------------------------------------------------------------- SQL tools
 
-_names = itertools.count(1)
-
-
 def _f(name: str, *args: Any) -> exp.Expr:
     return exp.Anonymous(this=name, expressions=list(args))
 
@@ -191,7 +188,7 @@ def _n(v: Any) -> exp.Expr:
 
 def _lam(build: Callable[..., exp.Expr], arity: int = 1) -> exp.Lambda:
     """A SQL lambda with fresh parameter names (``LAMBDA _l1, _l2 : ...`` in DuckDB)."""
-    names = [f"_l{next(_names)}" for _ in range(arity)]
+    names = [fresh("_l") for _ in range(arity)]
     body = build(*[exp.column(n) for n in names])
     return exp.Lambda(this=body, expressions=[exp.to_identifier(n) for n in names])
 
@@ -424,7 +421,7 @@ def _sql_let(values: dict[str, exp.Expr],
     heavy = {k: v for k, v in values.items() if not _sql_trivial(v)}
     if not heavy:
         return body(values)
-    name = f"_s{next(_names)}"
+    name = fresh("_s")
     struct = exp.Struct(expressions=[
         exp.PropertyEQ(this=exp.to_identifier(k), expression=v) for k, v in heavy.items()])
     fields: dict[str, exp.Expr] = {

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import itertools
 from decimal import Decimal
 from typing import Any, Callable, NoReturn, Sequence
 
@@ -18,6 +17,7 @@ from sqlglot import exp
 from ....errors import LimitExceeded, Unsupported
 from ....limits import DEFAULT_LIMITS
 from ....values import CONTEXT, ErrorValue, XLError
+from ...names import fresh
 from .. import _lazy
 
 # the text modules import these from here: polars and its compiler, on first use
@@ -287,15 +287,12 @@ def _substr(e: Any, start: Any, length: Any = None) -> Any:
     return _f("SUBSTRING", *args)
 
 
-_LETS = itertools.count(1)
-
-
 def _let(value: Any, build: Callable[[Any], Any]) -> Any:
     """``build(v)`` with v bound to ``value`` once (DuckDB: a one-item LIST_TRANSFORM), so a
     large sub-expression used several times is written once."""
     if isinstance(value, (exp.Column, exp.Literal)):
         return build(value)
-    name = f"_fl{next(_LETS)}"
+    name = fresh("_tx")
     body = build(exp.column(name))
     mapped = _f("LIST_TRANSFORM", exp.Array(expressions=[value]),
                 exp.Lambda(this=body, expressions=[exp.to_identifier(name)]))
