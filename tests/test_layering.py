@@ -4,7 +4,7 @@ Every module under src/formulane is parsed (never imported). Two rules:
 
 - ``functions/`` (declarations and scalar code) imports nothing but the base layer
   (``errors``, ``source``, ``types``, ``values``, ``limits``, ``runtime``): not ``interpreter/``,
-  the columnar backends (``vectorized/``, ``columnar/``), the facade (``formulane``) or any
+  the columnar backends (``columnar/``), the facade (``formulane``) or any
   other package;
 - no module imports through a string (``importlib.import_module``, ``__import__``,
   ``LazyModule("...")``): an import no tool can follow.
@@ -20,7 +20,7 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
-UPWARD = ("formulane.interpreter", "formulane.vectorized", "formulane.columnar")
+UPWARD = ("formulane.interpreter", "formulane.columnar")
 STRING_IMPORTS = ("import_module", "__import__", "LazyModule")
 #: What ``functions/`` may import from the package: the base layer and itself.
 BELOW = tuple(f"formulane.{m}" for m in (
@@ -94,7 +94,7 @@ def test_imports_point_one_way() -> None:
 def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
     """The parser-based check catches both kinds (so the test above can fail)."""
     source = ("from ..interpreter import ir\nimport importlib\n"
-              "importlib.import_module('formulane.vectorized.polars')\n")
+              "importlib.import_module('formulane.columnar.polars.kit')\n")
     tree = ast.parse(source)
     kinds = set()
     for node in ast.walk(tree):

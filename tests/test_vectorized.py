@@ -19,7 +19,7 @@ pl = pytest.importorskip("polars")
 duckdb = pytest.importorskip("duckdb")
 
 from formulane.columnar.polars.frame import infer_frame_schema, type_of_dtype  # noqa: E402
-from formulane.vectorized.sql import DIALECTS  # noqa: E402
+from formulane.columnar.sql.kit import DIALECTS  # noqa: E402
 
 
 def frame() -> "pl.DataFrame":

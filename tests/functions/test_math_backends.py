@@ -476,7 +476,7 @@ def test_declaring_the_families_never_imports_polars() -> None:
 
 def test_sql_forms_render_for_every_dialect() -> None:
     """The generated SQL is valid sqlglot for each dialect (DuckDB is the one executed)."""
-    from formulane.vectorized.sql import DIALECTS
+    from formulane.columnar.sql.kit import DIALECTS
 
     formulas = ["ROUND(x, 2)", "ROUNDUP(x, d)", "MOD(x, d)", "CEILING(x, d)", "SQRT(x)",
                 "LOG(x, d)", "FACT(x)", "PMT(x, d, 100)", "ISEVEN(x)", "NA()"]

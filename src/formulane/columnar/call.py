@@ -27,7 +27,7 @@ from typing import Any, NoReturn, Sequence
 from ..errors import Unsupported
 from ..functions._criteria import to_int
 from ..interpreter import ir
-from ..interpreter.fold import MISSING, constant
+from ..interpreter.fold import MISSING as MISSING, constant
 from ..types import Type
 from ..values import ErrorValue
 
@@ -77,23 +77,23 @@ class FormCall:
 
     @property
     def numbers(self) -> str | None:
-        """The program's numeric mode on polars ("float" or "decimal", `vectorized.polars`);
+        """The program's numeric mode on polars ("float" or "decimal", `columnar.polars.kit`);
         None on SQL, whose compiler does not publish its mode to the forms (yet)."""
         if self.backend != "polars":
             return None
-        from ..vectorized.polars import numbers
+        from .polars.kit import numbers
 
         return numbers()
 
     def let(self, expr: Any) -> Any:
         """``expr`` bound once in the compiled program (a form that reads an expression many
-        times writes it once): the backend's own ``let`` (`vectorized.polars.let`,
-        `vectorized.sql_let.let`)."""
+        times writes it once): the backend's own ``let`` (`columnar.polars.kit.let`,
+        `columnar.sql.let.let`)."""
         if self.backend == "polars":
-            from ..vectorized.polars import let as polars_let
+            from .polars.kit import let as polars_let
 
             return polars_let(expr)
-        from ..vectorized.sql_let import let as sql_let
+        from .sql.let import let as sql_let
 
         return sql_let(expr)
 

@@ -16,7 +16,7 @@ blank and raises `XLError` (an error value) on a value it cannot convert:
   as Excel reads ``DAY("2007-01-10")``;
 - ``text_to_number``: a text where a number is expected (``"3" + 1``), read as VALUE reads a
   number text, else a date text (with or without a time) as its serial number, as Excel reads
-  ``"2020-01-01" + 1`` (43832). The columnar and SQL forms of this mode (vectorized/) read
+  ``"2020-01-01" + 1`` (43832). The columnar and SQL forms of this mode (columnar/) read
   plain numbers only.
 """
 

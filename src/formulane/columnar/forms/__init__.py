@@ -3,8 +3,8 @@
 Contract: `form_for(call, backend)` returns what the ``backend`` compiler ("polars" or "sql")
 must do with the `ir.Call` ``call``:
 
-- a callable form (its protocol is the compiler's: see `vectorized.polars` and
-  `vectorized.sql`), the overload's own form before the function's;
+- a callable form (its protocol is the compiler's: see `columnar.polars.compiler` and
+  `columnar.sql.compiler`), the overload's own form before the function's;
 - a `Refuse` with the reason the backend has no faithful form (the compiler raises
   `Unsupported` with that reason, at compile time);
 - None when nothing is declared (the compiler refuses: "no polars form is declared").

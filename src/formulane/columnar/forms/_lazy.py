@@ -31,20 +31,20 @@ def _polars() -> ModuleType:
 
 
 def _polars_backend() -> ModuleType:
-    from ...vectorized import polars
+    from ..polars import kit
 
-    return polars
+    return kit
 
 
 def _sql_backend() -> ModuleType:
-    from ...vectorized import sql
+    from ..sql import kit
 
-    return sql
+    return kit
 
 
 #: ``polars``, imported on first use.
 pl: Any = _Deferred(_polars)
-#: The polars compiler (`vectorized.polars`: ``numbers()``, ``Column``, ``let``...).
+#: The polars kit (`columnar.polars.kit`: ``numbers()``, ``Column``, ``let``...).
 vp: Any = _Deferred(_polars_backend)
-#: The SQL compiler (`vectorized.sql`: ``SqlColumn``, ``first_error``...).
+#: The SQL kit (`columnar.sql.kit`: ``SqlColumn``, ``first_error``...).
 vs: Any = _Deferred(_sql_backend)

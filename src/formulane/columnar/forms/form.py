@@ -14,7 +14,7 @@ backend never import the other backend's library) and how the compilers call it 
   overload's parameter kinds bound first.
 
 The compilers read ``wants_call`` and ``wants_columns`` to know what to pass (see
-`vectorized.polars` and `vectorized.sql`).
+`columnar.polars.compiler` and `columnar.sql.compiler`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The form tables (`polars_table`, `sql_table`) name these (``polars_<name>`` in `polars`,
 ``sql_<name>`` in `sql`), imported on a form's first call, so declaring a function never imports
 polars. Each form mirrors its scalar twin: the same errors, checked in the same order, and the
-same answer within the backend's numeric policy (`formulane.vectorized.polars`):
+same answer within the backend's numeric policy (`formulane.columnar.polars.kit`):
 
 - **Float mode** (Float64 columns). The scalar engine reads a float by its shortest repr
   (``2.675`` is exactly 2.675 there), so the decimal-grid functions must too:

@@ -1,7 +1,7 @@
 """SQL forms of the operators and of the logic functions; each mirrors its scalar twin.
 
 Contract: the forms of `sql_table` marked for this module, called by the SQL compiler
-(`vectorized.sql`) with the arguments' sqlglot values, or their columns for lazy functions;
+(`columnar.sql.compiler`) with the arguments' sqlglot values, or their columns for lazy functions;
 they return a value or ``(value, errors)``. Importing this imports sqlglot, never polars.
 """
 
