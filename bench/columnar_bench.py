@@ -1,6 +1,7 @@
 """Columnar benchmark: the same three formulas, side by side, at 1M and 10M rows.
 
     python bench/columnar_bench.py [--rows 1000000,10000000] [--repeat 3] [--suite peers|bare|all]
+                                    [--clock wall|cpu]
 
 Suite "bare" (issue 10's speed target): `formulane.apply` against the bare polars expression a
 polars user would write (no error checks), eager DataFrame and LazyFrame; see `bare_suite`.
@@ -197,13 +198,16 @@ def _check_same(frame: pl.DataFrame, kind: str) -> None:
 
 
 def bare_suite(row_counts: list[int], repeat: int,
-               kinds: list[str] | None = None) -> list[dict[str, Any]]:
+               kinds: list[str] | None = None, clock: str = "wall") -> list[dict[str, Any]]:
     """Per row count, formula and frame kind (eager DataFrame, LazyFrame), the best of
     ``repeat`` rounds of each contender; inside a round the contenders run back to back, in
     alternating order, so a burst of load on the shared machine hits both. What is timed is
     what a user calls: ``formulane.apply(df, ...)`` against ``df.with_columns(...)``, and
     ``formulane.apply(lf, ...).collect()`` against ``lf.with_columns(...).collect()``,
-    compiling included (after one warm-up call, as in a long-running process)."""
+    compiling included (after one warm-up call, as in a long-running process). ``clock``:
+    "wall" (`time.perf_counter`) or "cpu" (`time.process_time`: the process's CPU time, all
+    threads; with POLARS_MAX_THREADS=1 a shared machine's load moves it far less)."""
+    now = time.process_time if clock == "cpu" else time.perf_counter
     results = []
     print(f"load average at start: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     for rows in row_counts:
@@ -226,9 +230,9 @@ def bare_suite(row_counts: list[int], repeat: int,
                 for round_ in range(repeat):
                     order = list(pair.items())
                     for name, fn in order if round_ % 2 == 0 else order[::-1]:
-                        start = time.perf_counter()
+                        start = now()
                         fn()
-                        times[name].append(time.perf_counter() - start)
+                        times[name].append(now() - start)
                 row = {"rows": rows, "formula": kind, "frame": shape,
                        "formulane": min(times["formulane"]), "bare": min(times["bare"]),
                        "load": os.getloadavg()[0]}
@@ -255,12 +259,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", choices=("peers", "bare", "all"), default="peers")
     parser.add_argument("--formulas", default=",".join(BARE_FORMULAS),
                         help="suite bare: which of its formulas run (comma-separated)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="suite bare: wall clock, or the process's CPU time (steadier on a "
+                             "loaded machine; set POLARS_MAX_THREADS=1 with it)")
     args = parser.parse_args(argv)
     print(f"polars {pl.__version__}, {os.cpu_count()} cores, "
           f"POLARS_MAX_THREADS={os.environ.get('POLARS_MAX_THREADS', 'default')}")
     if args.suite in ("bare", "all"):
         bare_suite([int(x) for x in args.rows.split(",")], args.repeat,
-                   args.formulas.split(","))
+                   args.formulas.split(","), args.clock)
         if args.suite == "bare":
             return 0
     all_rows = []
