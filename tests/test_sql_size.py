@@ -49,6 +49,20 @@ def _nodes(root: Any) -> int:
     return count
 
 
+def _duckdb_rows(query: str) -> list[dict[str, Any]]:
+    """The query's rows on DuckDB over the table of ROWS, in row order, as name -> value."""
+    con = duckdb.connect()
+    try:
+        con.execute('CREATE TABLE t (i INTEGER, x DECIMAL(18, 4), t VARCHAR)')
+        con.executemany("INSERT INTO t VALUES (?, ?, ?)",
+                        [(i, r["x"], r["t"]) for i, r in enumerate(ROWS)])
+        got = con.execute(f'SELECT * FROM ({query}) ORDER BY i').fetchall()
+        names = [d[0] for d in con.description]
+    finally:
+        con.close()
+    return [dict(zip(names, result)) for result in got]
+
+
 def _nested(inner: str, wrap: Callable[[str], str], depth: int) -> str:
     formula = inner
     for _ in range(depth):
@@ -80,17 +94,7 @@ def test_depth_eight_runs_on_duckdb(family: str, inner: str,
                                     wrap: Callable[[str], str]) -> None:
     formula = _nested(inner, wrap, DEPTH)
     query = formulane.sql_select("t", {"out": formula}, SCHEMA)
-    con = duckdb.connect()
-    try:
-        con.execute('CREATE TABLE t (i INTEGER, x DECIMAL(18, 4), t VARCHAR)')
-        con.executemany("INSERT INTO t VALUES (?, ?, ?)",
-                        [(i, r["x"], r["t"]) for i, r in enumerate(ROWS)])
-        got = con.execute(f'SELECT * FROM ({query}) ORDER BY i').fetchall()
-        names = [d[0] for d in con.description]
-    finally:
-        con.close()
-    for row, result in zip(ROWS, got):
-        out = dict(zip(names, result))
+    for row, out in zip(ROWS, _duckdb_rows(query)):
         expected = _scalar(formula, row)
         if out.get("out__error") is not None or isinstance(expected, str) and \
                 expected.startswith("#"):
@@ -213,17 +217,7 @@ FOLDED = [('ROUND(x, 1/0)', '1/0'), ('ROUND(1, 1/0)', '1/0'),
 def test_constants_are_folded_to_their_answer(formula: str, answer: str) -> None:
     query = formulane.sql_select("t", {"out": formula}, SCHEMA)
     assert query == formulane.sql_select("t", {"out": answer}, SCHEMA)
-    con = duckdb.connect()
-    try:
-        con.execute('CREATE TABLE t (i INTEGER, x DECIMAL(18, 4), t VARCHAR)')
-        con.executemany("INSERT INTO t VALUES (?, ?, ?)",
-                        [(i, r["x"], r["t"]) for i, r in enumerate(ROWS)])
-        got = con.execute(f'SELECT * FROM ({query}) ORDER BY i').fetchall()
-        names = [d[0] for d in con.description]
-    finally:
-        con.close()
-    for row, result in zip(ROWS, got):
-        out = dict(zip(names, result))
+    for row, out in zip(ROWS, _duckdb_rows(query)):
         expected = _scalar(formula, row)
         if isinstance(expected, str) and expected.startswith("#"):
             assert out.get("out__error") == expected, (row, out)
