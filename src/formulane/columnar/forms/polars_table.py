@@ -149,9 +149,9 @@ POLARS: dict[str, Form] = {
     "SUMSQ": _f(math_polars, "polars_sumsq"),
     # text
     "LEN": _f(text_case, "polars_len"),
-    "LEFT": _f(text_case, "polars_left"),
-    "RIGHT": _f(text_case, "polars_right"),
-    "MID": _f(text_case, "polars_mid"),
+    "LEFT": _f(text_case, "polars_left", style="call"),
+    "RIGHT": _f(text_case, "polars_right", style="call"),
+    "MID": _f(text_case, "polars_mid", style="call"),
     "UPPER": _f(text_case, "polars_upper"),
     "LOWER": _f(text_case, "polars_lower"),
     "PROPER": _f(text_case, "polars_proper"),

@@ -148,9 +148,9 @@ SQL: dict[str, Form] = {
     "FACT": _f(math_sql, "sql_fact"),
     # text
     "LEN": _f(text_case, "sql_len"),
-    "LEFT": _f(text_case, "sql_left"),
-    "RIGHT": _f(text_case, "sql_right"),
-    "MID": _f(text_case, "sql_mid"),
+    "LEFT": _f(text_case, "sql_left", style="call"),
+    "RIGHT": _f(text_case, "sql_right", style="call"),
+    "MID": _f(text_case, "sql_mid", style="call"),
     "UPPER": _f(text_case, "sql_upper"),
     "LOWER": _f(text_case, "sql_lower"),
     "PROPER": _f(text_case, "sql_proper"),

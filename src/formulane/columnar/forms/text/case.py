@@ -15,9 +15,10 @@ from typing import Any, Iterable
 
 from sqlglot import exp
 
+from ...call import MISSING, FormCall
 from ._base import (
-    _CLAMP, _NOT, L, _bind, _case, _cat, _eq, _f, _ge, _int, _length, _let, _lt, _pl_int,
-    _pl_number, _pl_text, _sql_int, _substr, pl, pl_const, sql_const,
+    _CLAMP, L, _bind, _case, _cat, _eq, _f, _ge, _int, _length, _let, _lt, _pl_int,
+    _pl_number, _pl_text, _sql_int, _substr, pl,
 )
 from .casefix import FIX, literal_class, sql_fix
 
@@ -204,12 +205,13 @@ def sql_len(text: Any) -> Any:
     return _length(text)
 
 
-def _count(n: Any, backend: str, least: int = 0) -> int | None:
-    """A literal count (or position) of at least ``least`` known when compiling, truncated
-    as Excel does and clamped like `_pl_int`, so its error test and clamping are decided here;
-    else None (not a literal, or one the general form answers with its error)."""
-    v = pl_const(n) if backend == "polars" else sql_const(n)
-    if v is _NOT or v is None or isinstance(v, (bool, str, tuple)):
+def _count(c: FormCall, i: int, least: int = 0) -> int | None:
+    """Argument ``i`` when it is a constant count (or position) of at least ``least``
+    (`FormCall.const`, the one constant reader), truncated as Excel does and clamped like
+    `_pl_int`, so its error test and clamping are decided here; else None (not a constant,
+    or one the general form answers with its error)."""
+    v = c.const(i)
+    if v is MISSING or v is None or isinstance(v, (bool, str, tuple)):
         return None
     try:
         return min(_CLAMP, _int(v)) if v >= least else None
@@ -217,37 +219,37 @@ def _count(n: Any, backend: str, least: int = 0) -> int | None:
         return None
 
 
-def polars_left(text: Any, n: Any) -> Any:
-    k = _count(n, "polars")
+def polars_left(c: FormCall, text: Any, n: Any) -> Any:
+    k = _count(c, 1)
     if k is not None:
         return text.str.head(k)
     return text.str.head(_pl_int(n.clip(lower_bound=0))), [(n < 0, "#VALUE!")]
 
 
-def sql_left(text: Any, n: Any) -> Any:
-    k = _count(n, "sql")
+def sql_left(c: FormCall, text: Any, n: Any) -> Any:
+    k = _count(c, 1)
     if k is not None:
         return _f("LEFT", text.copy(), L.number(k))
     return _substr(text, L.number(1), _sql_int(n)), [(_lt(n, L.number(0)), "#VALUE!")]
 
 
-def polars_right(text: Any, n: Any) -> Any:
-    k = _count(n, "polars")
+def polars_right(c: FormCall, text: Any, n: Any) -> Any:
+    k = _count(c, 1)
     if k is not None:
         return text.str.tail(k)
     return text.str.tail(_pl_int(n.clip(lower_bound=0))), [(n < 0, "#VALUE!")]
 
 
-def sql_right(text: Any, n: Any) -> Any:
-    k = _count(n, "sql")
+def sql_right(c: FormCall, text: Any, n: Any) -> Any:
+    k = _count(c, 1)
     if k is not None:
         return _f("RIGHT", text.copy(), L.number(k))
     k_sql = _f("GREATEST", _sql_int(n), L.number(0))
     return _f("RIGHT", text.copy(), k_sql), [(_lt(n, L.number(0)), "#VALUE!")]
 
 
-def polars_mid(text: Any, start: Any, n: Any) -> Any:
-    s0, k0 = _count(start, "polars", 1), _count(n, "polars")
+def polars_mid(c: FormCall, text: Any, start: Any, n: Any) -> Any:
+    s0, k0 = _count(c, 1, 1), _count(c, 2)
     if s0 is not None and k0 is not None:
         return text.str.slice(s0 - 1, k0)
     s = _pl_int(start.clip(lower_bound=1))
@@ -255,8 +257,8 @@ def polars_mid(text: Any, start: Any, n: Any) -> Any:
     return text.str.slice(s - 1, k), [(start < 1, "#VALUE!"), (n < 0, "#VALUE!")]
 
 
-def sql_mid(text: Any, start: Any, n: Any) -> Any:
-    s0, k0 = _count(start, "sql", 1), _count(n, "sql")
+def sql_mid(c: FormCall, text: Any, start: Any, n: Any) -> Any:
+    s0, k0 = _count(c, 1, 1), _count(c, 2)
     if s0 is not None and k0 is not None:
         return _substr(text, L.number(s0), L.number(k0))
     s = _f("GREATEST", _sql_int(start), L.number(1))
