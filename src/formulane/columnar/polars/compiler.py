@@ -48,9 +48,9 @@ from ...interpreter import ir
 from ...types import Type
 from ...values import ErrorValue
 from ..walk import Walker, call_kw, magnitude_bound
-from .kit import (_BINDER, _ELEMENT, _MODE, _TEXT_FORMS, DECIMAL_DTYPE, FLOAT_LIMIT, MAX_SCALE,
-                  Column, _fits_decimal, _plain, column, concat_any, dtype_of, error_when,
-                  first_error, let, literal, not_finite, number_dtype_cast, numbers,
+from .kit import (_BINDER, _ELEMENT, _INTEGER_READ, _MODE, _TEXT_FORMS, DECIMAL_DTYPE,
+                  FLOAT_LIMIT, MAX_SCALE, Column, _fits_decimal, _plain, column, concat_any,
+                  dtype_of, error_when, first_error, let, literal, not_finite, number_dtype_cast, numbers,
                   own_errors, special_name, to_text)
 
 #: The arithmetic computed natively in decimal mode, with scales and bounds (`decimal_op`).
@@ -86,6 +86,8 @@ def _decimal_column(expr: pl.Expr, dtype: Any) -> Column:
 
 _INT_BYTES = {"Int8": 1, "Int16": 2, "Int32": 4, "Int64": 8, "UInt8": 1, "UInt16": 2,
               "UInt32": 4, "UInt64": 8}
+#: Integer dtypes whose every value is an int64 (UInt64's are not).
+_INT64_VALUES = frozenset(_INT_BYTES) - {"UInt64"}
 
 
 def _estimate(value: pl.Expr, scale: int) -> pl.Expr:
@@ -196,6 +198,20 @@ class PolarsCompiler(Walker[Column]):
             bound = 2.0 ** (8 * _INT_BYTES[str(dtype)]) if str(dtype) in _INT_BYTES \
                 else FLOAT_LIMIT
         return Column(number_dtype_cast(column(name), node.type), bound=bound)
+
+    def integer_read(self, node: Any) -> pl.Expr | None:
+        """The column ``node`` reads, uncast, when it is a column of integers that are all
+        int64 values and the program computes in floats (what `kit.threshold_compare` compares
+        as integers); None for anything else (a LET name, a lambda parameter, any other
+        dtype, decimal mode)."""
+        if type(node) is not ir.Var or node.slot in self.slots \
+                or node.slot == self.element_slot or _ELEMENT.get() \
+                or numbers() != "float" or node.type.kind != "Number":
+            return None
+        name = self.columns.get(node.name, node.name)
+        if str(self.dtypes.get(name)) not in _INT64_VALUES:
+            return None
+        return column(name)
 
     def field(self, node: ir.FieldOf) -> Column:
         obj = self.compile(node.obj)
@@ -516,10 +532,12 @@ def to_polars(root: ir.IR, *, numbers_mode: str = "float",
     if numbers_mode not in ("float", "decimal"):
         raise ValueError("numbers_mode must be 'float' or 'decimal'")
     token = _MODE.set(numbers_mode)
+    compiler = PolarsCompiler(columns or {}, dtypes)
+    reads = _INTEGER_READ.set(compiler.integer_read)
     try:
-        compiler = PolarsCompiler(columns or {}, dtypes)
         col = compiler.run(root)
     finally:
+        _INTEGER_READ.reset(reads)
         _MODE.reset(token)
     return col.value, col.error
 

@@ -1,0 +1,149 @@
+"""An integer column compared with a number in float mode can stay integer (issue 10, speed).
+
+`kit.threshold_compare` answers ``float(v) <op> t`` for an integer column by comparing the
+integers with `kit.integer_threshold(op, t)` instead of casting every row to Float64. Checked:
+
+- the threshold rule against the float comparison, in Python and in polars' own Int64 ->
+  Float64 cast, over int64 edge values (2**53 +- k, int64 min/max, small numbers) and
+  thresholds near them, at and between integers, and Excel's 15-digit tolerance bounds
+  (Hypothesis);
+- `PolarsCompiler.integer_read`: a column read of an integer dtype that fits int64, in float
+  mode, outside lambdas and LET names; nothing else;
+- with the compiler's reader in place, ``qty <op> L`` through `threshold_compare` with the
+  tolerance bounds of the operators' form gives the scalar engine's answer for every int64
+  ``qty`` and integer ``|L| < 10**15`` (where 15 significant digits tell integers apart), and
+  ``formulane.apply`` gives it too, whichever form the comparison takes.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import formulane
+from formulane.columnar.forms.operators.polars import _bounds
+from formulane.columnar.polars import kit
+from formulane.columnar.polars.compiler import PolarsCompiler
+
+INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
+_EDGES = sorted({v for k in range(-4, 5) for v in (2**53 + k, -2**53 + k, k, 50 + k,
+                                                    2**63 - 1 - abs(k), -2**63 + abs(k),
+                                                    2**62 + k, 10**15 + k, -10**15 + k)
+                 if INT64_MIN <= v <= INT64_MAX})
+_INT64 = st.one_of(st.sampled_from(_EDGES), st.integers(INT64_MIN, INT64_MAX),
+                   st.integers(-2**54, 2**54))
+_OPS = ["<", "<=", ">", ">="]
+_PY = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+       ">=": lambda a, b: a >= b}
+
+
+def _thresholds() -> st.SearchStrategy[float]:
+    near = st.sampled_from(_EDGES).flatmap(lambda v: st.sampled_from(
+        [float(v), math.nextafter(float(v), math.inf), math.nextafter(float(v), -math.inf),
+         float(v) + 0.5, float(v) - 0.5, *(_bounds(float(v)))]))
+    return st.one_of(near, st.floats(allow_nan=True, allow_infinity=True),
+                     st.floats(-2.0**54, 2.0**54))
+
+
+@settings(max_examples=600, deadline=None)
+@given(op=st.sampled_from(_OPS), t=_thresholds(), values=st.lists(_INT64, min_size=1,
+                                                                  max_size=40))
+def test_integer_threshold_is_the_float_comparison(op: str, t: float, values: list[int]) -> None:
+    k = kit.integer_threshold(op, t)
+    if k is None:
+        assert not abs(t) < 2.0**53  # NaN, infinities and the far thresholds stay float
+        return
+    series = pl.Series("v", [*values, *_EDGES], dtype=pl.Int64)
+    as_float = pl.select(_PY[op](pl.lit(series).cast(pl.Float64), t)).to_series()
+    as_int = pl.select(_PY[op](pl.lit(series), pl.lit(k, dtype=pl.Int64))).to_series()
+    assert as_int.to_list() == as_float.to_list()
+    # and the rule itself, in Python's exact int/float comparison
+    assert [_PY[op](float(v), t) for v in series] == [_PY[op](v, k) for v in series]
+
+
+@pytest.mark.parametrize("dtype", [pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16,
+                                   pl.UInt32])
+def test_integer_read_takes_integer_columns(dtype: Any) -> None:
+    program = formulane.compile("qty > 50", {"qty": "Number"})
+    var = program.root.args[0]
+    compiler = PolarsCompiler({}, {"qty": dtype})
+    read = compiler.integer_read(var)
+    assert read is not None and read.meta.output_name() == "qty"
+
+
+@pytest.mark.parametrize("dtype", [pl.Float64, pl.UInt64, pl.Decimal(10, 0), None])
+def test_integer_read_leaves_other_columns(dtype: Any) -> None:
+    program = formulane.compile("qty > 50", {"qty": "Number"})
+    assert PolarsCompiler({}, {"qty": dtype} if dtype else {}).integer_read(
+        program.root.args[0]) is None
+
+
+def test_integer_read_leaves_decimal_mode_lets_and_constants() -> None:
+    program = formulane.compile("qty > 50", {"qty": "Number"})
+    compiler = PolarsCompiler({}, {"qty": pl.Int64})
+    token = kit._MODE.set("decimal")
+    try:
+        assert compiler.integer_read(program.root.args[0]) is None
+    finally:
+        kit._MODE.reset(token)
+    assert compiler.integer_read(program.root.args[1]) is None  # the constant 50
+    var = program.root.args[0]
+    compiler.slots[var.slot] = kit.Column(pl.lit(1.0))  # the slot is a LET name's
+    assert compiler.integer_read(var) is None
+
+
+def _tolerant(op: str, node: Any, value: pl.Expr, c: float) -> pl.Expr:
+    """The float-mode comparison with a literal as the operators' form writes it (Excel's
+    15-digit tolerance bounds), each bound through `threshold_compare`."""
+    if c == 0:
+        lo = hi = 0.0
+    else:
+        lo, hi = _bounds(c)
+    cmp = kit.threshold_compare
+    if op == "=":
+        return cmp(node, value, ">=", lo) & cmp(node, value, "<=", hi)
+    if op == "<>":
+        return cmp(node, value, "<", lo) | cmp(node, value, ">", hi)
+    return cmp(node, value, op, {"<": lo, "<=": hi, ">": hi, ">=": lo}[op])
+
+
+_SCALAR: dict[str, Any] = {}
+
+
+def _scalar(op: str, literal: int) -> Any:
+    source = f"qty {op} {literal}"
+    if source not in _SCALAR:
+        _SCALAR[source] = formulane.compile(source, {"qty": "Number"})
+    return _SCALAR[source]
+
+
+@settings(max_examples=300, deadline=None)
+@given(op=st.sampled_from(["=", "<>", *_OPS]),
+       literal=st.one_of(st.sampled_from([0, 1, -1, 50, -50, 10**15 - 1, -(10**15 - 1),
+                                          2**49 + 3]),
+                         st.integers(-(10**15 - 1), 10**15 - 1)),
+       values=st.lists(_INT64, min_size=1, max_size=12))
+def test_integer_comparison_is_the_scalar_engines(op: str, literal: int,
+                                                  values: list[int]) -> None:
+    program = formulane.compile(f"qty {op} 0", {"qty": "Number"})
+    var = program.root.args[0]
+    compiler = PolarsCompiler({}, {"qty": pl.Int64})
+    token = kit._INTEGER_READ.set(compiler.integer_read)
+    try:
+        expr = _tolerant(op, var, pl.col("qty").cast(pl.Float64), float(literal))
+    finally:
+        kit._INTEGER_READ.reset(token)
+    assert "Float64" not in str(expr)  # compared as integers
+    frame = pl.DataFrame({"qty": values}, schema={"qty": pl.Int64})
+    got = frame.select(expr.alias("o"))["o"].to_list()
+    scalar = _scalar(op, literal)
+    want = [scalar.evaluate({"qty": Decimal(v)}) for v in values]
+    assert got == want
+    applied = formulane.apply(frame, {"o": f"qty {op} {literal}"})
+    assert isinstance(applied, pl.DataFrame)
+    assert applied["o"].to_list() == want
