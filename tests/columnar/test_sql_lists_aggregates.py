@@ -80,6 +80,12 @@ FORMULAS = [
     "XLOOKUP(n, xs, ys)", "XLOOKUP(n, ks, ys, 0)", "XLOOKUP(n, xs, ys, 0, 0, -1)",
     "XLOOKUP(x, xs, ys)", "XLOOKUP(n, xs, MAP(xs, v => v ?? 0))", "MATCH(n, ks, 0)",
     "XMATCH(n, xs)", "INDEX(xs, 2)", "INDEX(xs, n)", "INDEX(ks, 1)",
+    # INDEX of a MATCH position: no guard but past the end of another list
+    "INDEX(ys, MATCH(n, xs, 0))", "INDEX(xs, MATCH(n, xs, 0))", "INDEX(ws, XMATCH(n, ks, 0, -1))",
+    "INDEX(ys, MATCH(n, MAP(xs, v => v ?? 0), 0))", 'INDEX(ws, MATCH("b", ws, 0))',
+    # FILTER by a list of flags: known lengths decide #VALUE!
+    "FILTER(ws, [TRUE, FALSE, TRUE, TRUE])", "FILTER([1, 2, 3], [TRUE, FALSE, TRUE])",
+    "FILTER([1, 2, 3], [TRUE, FALSE])", "SUM(FILTER(ks, v => v > 1))",
 ]
 
 
@@ -109,6 +115,7 @@ SIZES = [
     ("COUNTBLANK(ts)", 90),  # was 104
     ('COUNTIF(ds, ">2024-01-01")', 100),  # was 134
     ('SORT(["b", "A", "a", "B"])', 210),  # was 302
+    ("INDEX(ys, MATCH(n, xs, 0))", 330),  # was 680
 ]
 
 

@@ -20,7 +20,7 @@ from ...call import MISSING
 from ...names import fresh
 from ...call import FormCall as FormCall
 from ...sql.kit import cases as _cases
-from ...sql.let import _trivial as _sql_trivial
+from ...sql.let import _trivial as _sql_trivial  # re-exported to the list modules
 from .. import _lazy
 
 # the list modules import these from here: polars and the compilers' modules, on first use

@@ -186,7 +186,7 @@ def sql_sortby(c: FormCall, values: Any, by: Any, *rest: Any) -> Any:
     if len(c.args) > 3:
         c.refuse("several sort keys")
     fixed, flag, errors = _sql_order(c, 2, rest[0]) if rest else (False, None, [])
-    if isinstance(by, exp.Lambda):
+    if isinstance(c.args[1], ir.Lambda):
         kind = _orderable(c, c.lambda_body(1).type, "sort keys")
         lam = by
         blank = c.lambda_body(1).type.nullable
@@ -241,9 +241,13 @@ def polars_filter(c: FormCall, values: Any, include: Any, if_empty: Any = None) 
 
 def sql_filter(c: FormCall, values: Any, include: Any, if_empty: Any = None) -> Any:
     errors: list[tuple[Any, str]] = []
-    if isinstance(include, exp.Lambda):
+    if isinstance(c.args[1], ir.Lambda):
         kept = _f("LIST_FILTER", values, include)
     else:
+        mismatch = _sql_lengths_differ(c, 1, 0, include, values)
+        if mismatch is True:
+            return exp.Null(), exp.Literal.string("#VALUE!")
+
         def keep(x: exp.Expr, i: exp.Expr) -> exp.Expr:
             flag = _at(include, i)
             if c.elem(1).kind == "Boolean":
@@ -251,7 +255,8 @@ def sql_filter(c: FormCall, values: Any, include: Any, if_empty: Any = None) -> 
             return _coalesce(exp.NEQ(this=flag, expression=_n(0)), exp.Boolean(this=False))
 
         kept = _f("LIST_FILTER", values, _lam(keep, 2))
-        errors.append((exp.NEQ(this=_len(include), expression=_len(values)), "#VALUE!"))
+        if mismatch is not False:
+            errors.append((mismatch, "#VALUE!"))
     if _fallback_kind(c, 2):
         use = _and(exp.EQ(this=_len(kept), expression=_n(0)),
                    exp.GT(this=_sql_count(values), expression=_n(0)), _not_null(if_empty))

@@ -395,8 +395,8 @@ def _pl_if_family(c: FormCall, *values: Any, how: str) -> Any:
 def _sql_if_family(c: FormCall, *values: Any, how: str) -> Any:
     lst, crit = values[0], values[1]
     pred: Callable[[exp.Expr], exp.Expr]
-    if isinstance(crit, exp.Lambda):
-        lam = crit
+    if isinstance(c.args[1], ir.Lambda):
+        lam = cast(exp.Lambda, crit)
         pred = lambda x: _apply(lam, x)
     else:
         pred = _sql_crit_pred(c, 0, 1, values)
