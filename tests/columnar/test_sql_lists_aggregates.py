@@ -98,6 +98,19 @@ def test_list_forms_agree_with_the_scalar_engine(formula: str, mode: str) -> Non
     E.assert_agree(f"{formula} on DuckDB ({mode})", rows, want, have)
 
 
+#: Date criteria are compared as dates on polars too (the predicate builders are shared).
+DATE_CRITERIA = [f for f in FORMULAS if f.startswith("COUNTIF(ds")]
+
+
+@pytest.mark.parametrize("mode", ["decimal", "float"])
+@pytest.mark.parametrize("formula", DATE_CRITERIA)
+def test_date_criteria_agree_on_polars(formula: str, mode: str) -> None:
+    rows = E.rows_for(mode, ROWS)
+    want = E.run_scalar(formula, SCHEMA, rows, profile="strict")
+    have = E.run_polars(formula, SCHEMA, rows, mode, profile="strict")
+    E.assert_agree(f"{formula} on polars ({mode})", rows, want, have)
+
+
 def _sql(formula: str, mode: str = "decimal") -> str:
     sql: Any = formulane.compile(formula, SCHEMA).to_sql("duckdb", mode).select("t")
     return str(sql)
