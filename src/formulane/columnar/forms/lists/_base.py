@@ -20,7 +20,7 @@ from ...call import MISSING
 from ...names import fresh
 from ...call import FormCall as FormCall
 from ...sql.kit import cases as _cases
-from ...sql.let import _trivial as _sql_trivial
+from ...sql.let import _trivial as _sql_trivial  # re-exported to the list modules
 from .. import _lazy
 
 # the list modules import these from here: polars and the compilers' modules, on first use
@@ -301,11 +301,15 @@ def _sql_range_errors(value: exp.Expr) -> list[tuple[exp.Expr, str]]:
 
 
 def _sql_checked(c: FormCall, value: exp.Expr, errors: Sequence[tuple[Any, str]] = (),
-                 total: bool = True) -> tuple[exp.Expr, list[tuple[Any, str]]]:
+                 total: bool = True, tracked: bool = False
+                 ) -> tuple[exp.Expr, list[tuple[Any, str]]]:
     """``(value, [*errors, #NUM! beyond 1e308])`` with the value computed once (it is read by
     the range test and by the result). ``total``: the value never aborts the query (a DOUBLE,
     a list aggregate); binding computes it on every row, where the range test reads it only
-    after ``errors``, so a value that may abort (a DECIMAL sum) stays inline after errors."""
+    after ``errors``, so a value that may abort (a DECIMAL sum) stays inline after errors.
+    ``tracked``: the range test is left to the compiler (`_tracked`), nothing is added."""
+    if tracked:
+        return value, list(errors)
     if (total or not errors) and _sql_nodes(value) > _BIND_NODES:
         value = c.let(value)
     return value, [*errors, *_sql_range_errors(value)]
@@ -335,12 +339,50 @@ def _sql_errors(pairs: Sequence[tuple[exp.Expr | bool, str]]) -> Any:
 
 
 def _sql_items(c: FormCall, values: Sequence[Any], start: int = 0) -> exp.Expr:
-    """``many(...)`` arguments as one list (blanks kept: list aggregates skip them)."""
+    """``many(...)`` arguments as one list (blanks kept: list aggregates skip them); values
+    given directly next to each other share one list (``["x", 1]``, not a concatenation of
+    one-item lists)."""
     parts, _ = _many(
         c, values, start,
         lambda t, v: _coalesce(v, exp.Array(expressions=[])) if t.nullable else v,
-        lambda v: exp.Array(expressions=[v]))
-    return parts[0] if len(parts) == 1 else _f("LIST_CONCAT", *parts)
+        lambda v: [v])  # an item given directly (a Python list: merged with its neighbours)
+    merged: list[Any] = []
+    for part in parts:
+        if isinstance(part, list) and merged and isinstance(merged[-1], list):
+            merged[-1].extend(part)
+        else:
+            merged.append(part)
+    lists = [exp.Array(expressions=p) if isinstance(p, list) else p for p in merged]
+    return lists[0] if len(lists) == 1 else _f("LIST_CONCAT", *lists)
+
+
+def _tracked(c: FormCall, start: int = 0, stop: int | None = None) -> bool:
+    """Whether a sum, variance or deviation of the numbers of arguments ``start:stop`` needs no
+    range test of its own: each argument is a column of the data (a number or a list of
+    numbers), a literal number or a list of literal numbers, all below 1e20. With float
+    columns the compiler reads such a column as a DOUBLE and tests the call's result for #NUM!
+    itself (a test here would be a second copy); DECIMAL columns hold |x| < 1e20, so such a
+    sum stays DECIMAL and a variance stays far below 1e308: the test could never fire; and
+    literals alone cannot reach 1e308 either."""
+    for a in c.args[start:stop]:
+        if isinstance(a, ir.Var) and not a.local and (
+                a.type.kind == "Number" or (a.type.kind == "List" and a.type.elem is not None
+                                            and a.type.elem.kind == "Number")):
+            continue
+        items = a.items if isinstance(a, ir.ListOf) else (a,)
+        if not all(isinstance(i, ir.Const) and _small_number(i.value) for i in items):
+            return False
+    return True
+
+
+def _small_number(v: Any) -> bool:
+    if v is None:
+        return True
+    return isinstance(v, (int, Decimal)) and not isinstance(v, bool) \
+        and abs(Decimal(v)) < _DECIMAL_LIMIT
+
+
+_DECIMAL_LIMIT = Decimal("1e20")  # DECIMAL(38, 18) holds |x| below this
 
 
 def _known_len(c: FormCall, i: int) -> int | None:
@@ -348,6 +390,30 @@ def _known_len(c: FormCall, i: int) -> int | None:
     as ``[1, x]``), else None."""
     a = c.args[i] if i < len(c.args) else None
     return len(a.items) if isinstance(a, ir.ListOf) else None
+
+
+def _sql_lengths_differ(c: FormCall, i: int, j: int, a: exp.Expr, b: exp.Expr
+                        ) -> exp.Expr | bool:
+    """Whether list arguments ``i`` and ``j`` (as ``a`` and ``b``) differ in length: decided
+    here when both lengths are known, a comparison with the known one otherwise."""
+    n, m = _known_len(c, i), _known_len(c, j)
+    if n is not None and m is not None:
+        return n != m
+    if _mapped_from(c.args[i], c.args[j]) or _mapped_from(c.args[j], c.args[i]):
+        return False
+    if n is not None:
+        return exp.NEQ(this=_len(b), expression=_n(n))
+    if m is not None:
+        return exp.NEQ(this=_len(a), expression=_n(m))
+    return exp.NEQ(this=_len(a), expression=_len(b))
+
+
+def _mapped_from(a: ir.IR, source: ir.IR) -> bool:
+    """Whether ``a`` is ``MAP(source, lambda)`` of the list read by ``source`` (a column or a
+    name): a list of the same length."""
+    return isinstance(a, ir.Call) and a.spec.name == "MAP" and len(a.args) == 2 \
+        and isinstance(a.args[0], ir.Var) and isinstance(source, ir.Var) \
+        and a.args[0].slot == source.slot and a.args[0].local == source.local
 
 
 def _known_number(c: FormCall, i: int) -> Decimal | None:
@@ -395,6 +461,18 @@ def _sql_too_few(c: FormCall, items: exp.Expr, minimum: int, start: int = 0,
     if minimum == 1:
         return exp.EQ(this=_sql_count(items), expression=_n(0))
     return exp.LT(this=_sql_count(items), expression=_n(minimum))
+
+
+def _sql_none(c: FormCall, aggregate: exp.Expr, start: int = 0, stop: int | None = None
+              ) -> exp.Expr | bool:
+    """Whether the ``many(...)`` arguments ``start:stop`` hold no non-blank item: decided here
+    when the count is known (`_known_count`), else read from ``aggregate``, an aggregate of
+    those items that is NULL exactly when there is none (``LIST_AVG``, ``LIST_MIN``...,
+    ``LIST_VAR_SAMP`` for fewer than two): shorter than counting them again."""
+    known = _known_count(c, start, stop)
+    if known is not None:
+        return known < 1
+    return _is_null(aggregate)
 
 
 def _sql_present(lst: exp.Expr) -> exp.Expr:

@@ -18,8 +18,8 @@ from ....types import Type
 from ._base import (
     FormCall, _any, _at, _case, _coalesce, _e, _f, _float, _is_null, _known_count, _known_number,
     _lam, _len, _n, _not_null, _num, _op, _or, pl, _pl_empty_like, _pl_items, _pl_range_errors,
-    _pl_zip, _sql_checked, _sql_count, _sql_errors, _sql_items, _sql_let, _sql_present,
-    _sql_too_few, _vp,
+    _pl_zip, _BIND_NODES, _sql_checked, _sql_count, _sql_errors, _sql_items, _sql_let,
+    _sql_nodes, _sql_none, _sql_present, _sql_range_errors, _tracked, _vp,
 )
 
 
@@ -32,7 +32,8 @@ def polars_sum(c: FormCall, *values: Any) -> Any:
 
 
 def sql_sum(c: FormCall, *values: Any) -> Any:
-    return _sql_checked(c, _coalesce(_f("LIST_SUM", _sql_items(c, values)), _n(0)))
+    return _sql_checked(c, _coalesce(_f("LIST_SUM", _sql_items(c, values)), _n(0)),
+                        tracked=_tracked(c))
 
 
 def polars_product(c: FormCall, *values: Any) -> Any:
@@ -43,12 +44,17 @@ def polars_product(c: FormCall, *values: Any) -> Any:
 
 
 def sql_product(c: FormCall, *values: Any) -> Any:
-    items = c.let(_sql_items(c, values))
-    empty = _sql_too_few(c, items, 1)
-    if empty is True:
+    known = _known_count(c)
+    if known == 0:
         return _n(0)
-    product = _f("LIST_PRODUCT", items)
-    return _sql_checked(c, product if empty is False else _case([(empty, _n(0))], product))
+    product = _f("LIST_PRODUCT", _sql_items(c, values))  # a DOUBLE, NULL for no numbers
+    if c.numbers == "float" and _tracked(c):
+        # the compiler tests the DOUBLE result (a float column is read)
+        return product if known else _coalesce(product, _n(0))
+    # DECIMAL items: the DOUBLE product may still pass 1e308
+    if _sql_nodes(product) > _BIND_NODES:
+        product = c.let(product)
+    return product if known else _coalesce(product, _n(0)), _sql_range_errors(product)
 
 
 def _pl_mean(items: Any) -> Any:
@@ -68,8 +74,8 @@ def polars_average(c: FormCall, *values: Any) -> Any:
 
 
 def sql_average(c: FormCall, *values: Any) -> Any:
-    items = _sql_items(c, values)
-    return _f("LIST_AVG", items), _sql_errors([(_sql_too_few(c, items, 1), "#DIV/0!")])
+    value = _f("LIST_AVG", _sql_items(c, values))
+    return value, _sql_errors([(_sql_none(c, value), "#DIV/0!")])
 
 
 def _pl_extreme(c: FormCall, *values: Any, largest: bool) -> Any:
@@ -85,7 +91,7 @@ def _sql_extreme(c: FormCall, *values: Any, largest: bool) -> Any:
     value = _f("LIST_MAX" if largest else "LIST_MIN", items)
     if c.node.type.kind == "Number":
         return _coalesce(value, _n(0))
-    return value, _sql_errors([(_sql_too_few(c, items, 1), "#CALC!")])
+    return value, _sql_errors([(_sql_none(c, value), "#CALC!")])
 
 
 _SERIAL_KINDS = ("Number", "Date", "DateTime", "Duration")
@@ -148,10 +154,12 @@ def polars_countblank(c: FormCall, values: Any) -> Any:
 
 def sql_countblank(c: FormCall, values: Any) -> Any:
     if c.elem(0).kind == "Text":
-        test = _lam(lambda x: _or(_is_null(x), exp.EQ(this=x, expression=exp.Literal.string(""))))
-        return _coalesce(_len(_f("LIST_FILTER", values, test)), _n(0))
-    # the items less the non-blank ones (0 for a blank list)
-    return _coalesce(_op("-", _len(values), _f("LIST_COUNT", values)), _n(0))
+        # the items less the non-empty texts (a blank item is not > '')
+        count = _op("-", _len(values), _len(_f("LIST_FILTER", values, _lam(
+            lambda x: exp.NEQ(this=x, expression=exp.Literal.string(""))))))
+    else:  # the items less the non-blank ones
+        count = _op("-", _len(values), _f("LIST_COUNT", values))
+    return _coalesce(count, _n(0)) if c.type(0).nullable else count  # 0 for a blank list
 
 
 # ------------------------------------------------------------------------ order statistics
@@ -163,8 +171,8 @@ def polars_median(c: FormCall, *values: Any) -> Any:
 
 
 def sql_median(c: FormCall, *values: Any) -> Any:
-    items = _sql_items(c, values)
-    return _f("LIST_MEDIAN", items), _sql_errors([(_sql_too_few(c, items, 1), "#NUM!")])
+    value = _f("LIST_MEDIAN", _sql_items(c, values))
+    return value, _sql_errors([(_sql_none(c, value), "#NUM!")])
 
 
 def _pl_spread(c: FormCall, *values: Any, sample: bool, root: bool) -> Any:
@@ -225,10 +233,16 @@ def _sql_spread(c: FormCall, *values: Any, sample: bool, root: bool) -> Any:
                             lambda x: _op("/", x, s["m"])))), s["m"]))
     else:
         raw = _f(name, items)
-    too_few = _sql_too_few(c, items, 2 if sample else 1)
+    known = _known_count(c)
+    too_few: exp.Expr | bool
+    if known is not None:
+        too_few = known < (2 if sample else 1)
+    else:  # NULL exactly for fewer than two numbers (one: the smallest is NULL for none)
+        too_few = _is_null(_f("LIST_VAR_SAMP", items) if sample else low)
     if too_few is True:
         return exp.Null(), exp.Literal.string("#DIV/0!")
-    return _sql_checked(c, _case([(flat, _n(0))], raw), _sql_errors([(too_few, "#DIV/0!")]))
+    return _sql_checked(c, _case([(flat, _n(0))], raw), _sql_errors([(too_few, "#DIV/0!")]),
+                        tracked=_tracked(c))
 
 
 def _pl_kth(c: FormCall, values: Any, k: Any, *, largest: bool) -> Any:

@@ -19,7 +19,8 @@ from ....functions._criteria import to_int
 from ._base import (
     FormCall, _and, _apply, _at, _BIG, _case, _coalesce, _e, _f, _float, _is_null, _known_len,
     _known_number, _lam, _len, _MISSING, _n, _not_null, _num, _op, _p, pl, _pl_bcast, _pl_int,
-    _pl_with, _sql_count, _sql_errors, _sql_int_arg, _sql_range_errors, _trunc, _vp,
+    _pl_with, _sql_count, _sql_errors, _sql_int_arg, _sql_lengths_differ, _sql_range_errors,
+    _trunc, _vp,
 )
 
 
@@ -97,10 +98,11 @@ def _sql_both_orders(build: Callable[[bool], exp.Expr], fixed: Any, flag: Any
 
 
 def _sql_sorted(lst: exp.Expr, key: Callable[[exp.Expr], exp.Expr],
-                descending: bool) -> exp.Expr:
+                descending: bool, blank_keys: bool = True) -> exp.Expr:
     """Stable sort by key(item), blank keys last: the items with a key, as {k, i, v} structs
     sorted (k then position; the position negated when descending, so ties keep their order),
-    then the items whose key is blank, in order."""
+    then the items whose key is blank, in order. ``blank_keys`` False: no key can be blank
+    (its type says so), so nothing is set aside."""
     def record(x: exp.Expr, i: exp.Expr) -> exp.Expr:
         position = exp.Neg(this=_p(i)) if descending else i
         return exp.Struct(expressions=[
@@ -108,11 +110,15 @@ def _sql_sorted(lst: exp.Expr, key: Callable[[exp.Expr], exp.Expr],
             exp.PropertyEQ(this=exp.to_identifier("i"), expression=position),
             exp.PropertyEQ(this=exp.to_identifier("v"), expression=x)])
 
-    keyed = _f("LIST_FILTER", _f("LIST_TRANSFORM", lst, _lam(record, 2)),
-               _lam(lambda r: _not_null(exp.Dot(this=r, expression=exp.to_identifier("k")))))
+    keyed = _f("LIST_TRANSFORM", lst, _lam(record, 2))
+    if blank_keys:
+        keyed = _f("LIST_FILTER", keyed, _lam(
+            lambda r: _not_null(exp.Dot(this=r, expression=exp.to_identifier("k")))))
     ordered = _f("LIST_SORT", keyed, exp.Literal.string("DESC" if descending else "ASC"))
     values = _f("LIST_TRANSFORM", ordered,
                 _lam(lambda r: exp.Dot(this=r, expression=exp.to_identifier("v"))))
+    if not blank_keys:
+        return values
     blanks = _f("LIST_FILTER", lst, _lam(lambda x: _is_null(key(x))))
     return _f("LIST_CONCAT", values, blanks)
 
@@ -145,7 +151,8 @@ def sql_sort(c: FormCall, values: Any, *rest: Any) -> Any:
 
     def build(descending: bool) -> exp.Expr:
         if kind == "Text":
-            return _sql_sorted(values, lambda x: _sql_key(x, kind), descending)
+            return _sql_sorted(values, lambda x: _sql_key(x, kind), descending,
+                               c.elem(0).nullable)
         return _f("LIST_SORT", values, exp.Literal.string("DESC" if descending else "ASC"),
                   exp.Literal.string("NULLS LAST"))
 
@@ -179,23 +186,30 @@ def sql_sortby(c: FormCall, values: Any, by: Any, *rest: Any) -> Any:
     if len(c.args) > 3:
         c.refuse("several sort keys")
     fixed, flag, errors = _sql_order(c, 2, rest[0]) if rest else (False, None, [])
-    if isinstance(by, exp.Lambda):
+    if isinstance(c.args[1], ir.Lambda):
         kind = _orderable(c, c.lambda_body(1).type, "sort keys")
         lam = by
+        blank = c.lambda_body(1).type.nullable
         value = _sql_both_orders(
-            lambda d: _sql_sorted(values, lambda x: _sql_key(_apply(lam, x), kind), d),
+            lambda d: _sql_sorted(values, lambda x: _sql_key(_apply(lam, x), kind), d, blank),
             fixed, flag)
         return value, errors
     kind = _orderable(c, c.elem(1), "sort keys")
-    # Sort the positions by the keys at those positions, then read the items there.
-    positions = _f("RANGE", _n(1), _op("+", _len(values), _n(1)))
+    mismatch = _sql_lengths_differ(c, 1, 0, by, values)
+    if mismatch is True:
+        return exp.Null(), exp.Literal.string("#VALUE!")
+    # Sort the positions by the keys at those positions, then read the items there (the
+    # lists have one length when no error is set: a key is blank only where its type allows)
+    length = _known_len(c, 0)
+    positions = _f("RANGE", _n(1), _n(length + 1) if length is not None
+                   else _op("+", _len(values), _n(1)))
 
     def build(descending: bool) -> exp.Expr:
-        order = _sql_sorted(positions, lambda i: _sql_key(_at(by, i), kind), descending)
+        order = _sql_sorted(positions, lambda i: _sql_key(_at(by, i), kind), descending,
+                            c.elem(1).nullable)
         return _f("LIST_TRANSFORM", order, _lam(lambda i: _at(values, i)))
 
-    mismatch = exp.NEQ(this=_len(by), expression=_len(values))
-    return _sql_both_orders(build, fixed, flag), [(mismatch, "#VALUE!"), *errors]
+    return _sql_both_orders(build, fixed, flag), _sql_errors([(mismatch, "#VALUE!"), *errors])
 
 
 def _fallback_kind(c: FormCall, i: int) -> bool:
@@ -227,9 +241,13 @@ def polars_filter(c: FormCall, values: Any, include: Any, if_empty: Any = None) 
 
 def sql_filter(c: FormCall, values: Any, include: Any, if_empty: Any = None) -> Any:
     errors: list[tuple[Any, str]] = []
-    if isinstance(include, exp.Lambda):
+    if isinstance(c.args[1], ir.Lambda):
         kept = _f("LIST_FILTER", values, include)
     else:
+        mismatch = _sql_lengths_differ(c, 1, 0, include, values)
+        if mismatch is True:
+            return exp.Null(), exp.Literal.string("#VALUE!")
+
         def keep(x: exp.Expr, i: exp.Expr) -> exp.Expr:
             flag = _at(include, i)
             if c.elem(1).kind == "Boolean":
@@ -237,7 +255,8 @@ def sql_filter(c: FormCall, values: Any, include: Any, if_empty: Any = None) -> 
             return _coalesce(exp.NEQ(this=flag, expression=_n(0)), exp.Boolean(this=False))
 
         kept = _f("LIST_FILTER", values, _lam(keep, 2))
-        errors.append((exp.NEQ(this=_len(include), expression=_len(values)), "#VALUE!"))
+        if mismatch is not False:
+            errors.append((mismatch, "#VALUE!"))
     if _fallback_kind(c, 2):
         use = _and(exp.EQ(this=_len(kept), expression=_n(0)),
                    exp.GT(this=_sql_count(values), expression=_n(0)), _not_null(if_empty))

@@ -9,6 +9,8 @@ may come from the data (equality). Anything else is refused with the reason.
 from __future__ import annotations
 
 import datetime as dt
+import decimal
+from decimal import Decimal
 from typing import Any, Callable, Sequence, cast
 
 from sqlglot import exp
@@ -18,7 +20,7 @@ from ....functions._criteria import Criterion, criterion
 from ._base import (
     FormCall, _and, _apply, _at, _case, _coalesce, _e, _EPOCH, _f, _is_null, _lam, _len, _MISSING,
     _n, _not, _not_null, _num, _op, _or, _p, pl, _pl_bcast, _pl_empty_like, _pl_lit, _pl_positions,
-    _pl_range_errors, _pl_with, _sql_count, _sql_range_errors, _vs,
+    _pl_range_errors, _pl_with, _sql_checked, _sql_count, _sql_lengths_differ, _tracked, _vs,
 )
 from .aggregates import _pl_mean
 
@@ -261,7 +263,7 @@ def _crit_equal(c: FormCall, o: Any, crit: Criterion, kind: str, x: Any, explici
         match = o.cmp("=", x, o.lit(crit.number))
     elif kind == "Date":
         if ck == "number":
-            match = o.cmp("=", o.serial(x), o.lit(crit.number))
+            match = _date_cmp(o, "=", x, crit.number)
         elif ck == "value" and type(crit.value) is dt.date:
             match = o.cmp("=", x, o.lit(crit.value))
         else:
@@ -284,7 +286,7 @@ def _crit_order(c: FormCall, o: Any, crit: Criterion, kind: str, x: Any) -> Any:
         if kind == "Number":
             return o.cmp(op, x, o.lit(crit.number))
         if kind == "Date":
-            return o.cmp(op, o.serial(x), o.lit(crit.number))
+            return _date_cmp(o, op, x, crit.number)
         if kind in ("Text", "Boolean"):
             return o.false()
         c.refuse(f"a numeric criteria over {kind} items")
@@ -293,6 +295,23 @@ def _crit_order(c: FormCall, o: Any, crit: Criterion, kind: str, x: Any) -> Any:
     if ck in ("text", "empty"):
         return o.cmp(op, o.lower(x), o.lit(crit.text.lower())) if kind == "Text" else o.false()
     c.refuse("this criteria")
+
+
+def _date_cmp(o: Any, op: str, x: Any, number: Any) -> Any:
+    """``serial(x) op number`` for a date item ``x``: a date's serial is a whole number, so
+    this is ``x op date`` with the number rounded to the date it admits (the items are
+    compared as dates, no serial computed per item); past the dates a date holds, serials."""
+    n = Decimal(number)
+    whole = n.to_integral_value(decimal.ROUND_FLOOR)
+    if op in (">", ">=") and n != whole:
+        op, whole = ">=", whole + 1
+    elif op == "=" and n != whole:
+        return o.false()  # no date has this serial
+    try:
+        day = _EPOCH + dt.timedelta(days=int(whole))
+    except OverflowError:
+        return o.cmp(op, o.serial(x), o.lit(number))
+    return o.cmp(op, x, o.lit(day))
 
 
 _VALUE_CRITERIA = ("Number", "Boolean", "Date")
@@ -376,14 +395,16 @@ def _pl_if_family(c: FormCall, *values: Any, how: str) -> Any:
 def _sql_if_family(c: FormCall, *values: Any, how: str) -> Any:
     lst, crit = values[0], values[1]
     pred: Callable[[exp.Expr], exp.Expr]
-    if isinstance(crit, exp.Lambda):
-        lam = crit
+    if isinstance(c.args[1], ir.Lambda):
+        lam = cast(exp.Lambda, crit)
         pred = lambda x: _apply(lam, x)
     else:
         pred = _sql_crit_pred(c, 0, 1, values)
     if how == "count":
-        return _coalesce(_len(_f("LIST_FILTER", lst, _lam(pred))), _n(0))
+        hits = _len(_f("LIST_FILTER", lst, _lam(pred)))
+        return _coalesce(hits, _n(0)) if c.type(0).nullable else hits
     errors: list[tuple[Any, str]] = []
+    numbers = 0  # the argument whose numbers are totalled
     if c.omitted(2):
         if c.elem(0).kind != "Number":
             picked: exp.Expr = exp.cast(exp.Array(expressions=[]),
@@ -392,12 +413,17 @@ def _sql_if_family(c: FormCall, *values: Any, how: str) -> Any:
             picked = _f("LIST_FILTER", lst, _lam(pred))
     else:
         target = values[2]
-        errors.append((exp.NEQ(this=_len(target), expression=_len(lst)), "#VALUE!"))
+        numbers = 2
+        mismatch = _sql_lengths_differ(c, 2, 0, target, lst)
+        if mismatch is True:
+            return exp.Null(), exp.Literal.string("#VALUE!")
+        if mismatch is not False:
+            errors.append((mismatch, "#VALUE!"))
         picked = _f("LIST_FILTER", target, _lam(lambda t, i: pred(_at(lst, i)), 2))
-    picked = c.let(picked)  # read by the value and its test (a filter: total)
     if how == "sum":
         value = _coalesce(_f("LIST_SUM", picked), _n(0))
-        return value, [*errors, *_sql_range_errors(value)]
+        return _sql_checked(c, value, errors, tracked=_tracked(c, numbers, numbers + 1))
+    picked = c.let(picked)  # read by the value and its test (a filter: total)
     return _f("LIST_AVG", picked), [
         *errors, (exp.EQ(this=_sql_count(picked), expression=_n(0)), "#DIV/0!")]
 
@@ -449,10 +475,11 @@ def _sql_ifs(c: FormCall, *values: Any, how: str) -> Any:
     if how == "count":
         hits = _f("LIST_FILTER", first, _lam(lambda x, i: every(i), 2))
         return _coalesce(_len(hits), _n(0)), errors
-    picked = c.let(_f("LIST_FILTER", values[0], _lam(lambda x, i: every(i), 2)))
+    picked = _f("LIST_FILTER", values[0], _lam(lambda x, i: every(i), 2))
     if how == "sum":
         value = _coalesce(_f("LIST_SUM", picked), _n(0))
-        return value, [*errors, *_sql_range_errors(value)]
+        return _sql_checked(c, value, errors, tracked=_tracked(c, 0, 1))
+    picked = c.let(picked)  # read by the value and its test (a filter: total)
     if how == "average":
         return _f("LIST_AVG", picked), [
             *errors, (exp.EQ(this=_sql_count(picked), expression=_n(0)), "#DIV/0!")]

@@ -11,10 +11,13 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
+from ....interpreter import ir
+from ...sql.let import _trivial as _sql_trivial
+
 from ._base import (
     FormCall, _and, _apply, _at, _case, _coalesce, _e, _f, _is_null, _known_len, _lam, _len,
     _MISSING, _n, _not, _num, _once, _op, _or, pl, _pl_bcast, _pl_int, _pl_with, _sql_errors,
-    _sql_int_arg, _sql_let, _vp,
+    _mapped_from, _sql_int_arg, _sql_lengths_differ, _sql_let, _vp,
 )
 from .arrays import _pl_key, _sql_key
 from .criteria import _PlOps, _SqlOps, _pl_wild_regex, _sql_wild_regex
@@ -109,6 +112,12 @@ def _sql_find(c: FormCall, s: _Search, keys: Any, value: Any) -> exp.Expr:
         regex = _sql_wild_regex(value)
         return _once(c, first(lambda k: _f("REGEXP_FULL_MATCH", exp.Lower(this=k), regex)))
     v = _sql_key(value, kind)
+    if s.mm == 0 and not s.backwards and kind in _POSITION_KINDS and not c.type(0).nullable:
+        # the engine's own search: the first position of an equal item (it would also match
+        # a blank with a blank, which a value that is never blank cannot be)
+        found = _f("LIST_POSITION", keys, value)
+        # (a column searched for a column or a literal: shorter repeated than bound)
+        return found if _sql_trivial(keys) and _sql_trivial(value) else _once(c, found)
     exact = first(lambda k: exp.EQ(this=_sql_key(k, kind), expression=v))
     if s.mm == 0:
         return _once(c, exact)
@@ -119,6 +128,10 @@ def _sql_find(c: FormCall, s: _Search, keys: Any, value: Any) -> exp.Expr:
     near = _sql_let({"b": best}, lambda b: first(
         lambda k: exp.EQ(this=_sql_key(k, kind), expression=b["b"])))
     return _once(c, _coalesce(exact, near))
+
+
+#: Item kinds compared by plain equality (no case folding): `LIST_POSITION` searches them.
+_POSITION_KINDS = ("Number", "Date", "Boolean")
 
 
 def polars_xlookup(c: FormCall, value: Any, keys: Any, results: Any, if_not_found: Any,
@@ -140,10 +153,10 @@ def polars_xlookup(c: FormCall, value: Any, keys: Any, results: Any, if_not_foun
 def sql_xlookup(c: FormCall, value: Any, keys: Any, results: Any, if_not_found: Any,
                 match_mode: Any, search_mode: Any) -> Any:
     s = _Search(c, 0, 1, *_search_modes(c, 4, 5))
-    errors: list[tuple[Any, str]] = [(exp.NEQ(this=_len(results), expression=_len(keys)),
-                                      "#VALUE!")]
-    if s.invalid:
-        return exp.Null(), [*errors, (exp.Boolean(this=True), "#VALUE!")]
+    mismatch = _sql_lengths_differ(c, 2, 1, results, keys)
+    if mismatch is True or s.invalid:
+        return exp.Null(), _sql_errors([(mismatch, "#VALUE!"), (True, "#VALUE!")])
+    errors: list[tuple[Any, str]] = [] if mismatch is False else [(mismatch, "#VALUE!")]
     position = _sql_find(c, s, keys, value)
     missing = _is_null(position)
     found = _at(results, position)
@@ -214,10 +227,30 @@ def polars_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
         (position.is_null() | (position > size), "#REF!")]
 
 
+def _searched(c: FormCall, i: int) -> ir.IR | None:
+    """The list searched when argument ``i`` is a MATCH or XMATCH call (a whole position from
+    1 to that list's length, or an error), else None."""
+    a = c.args[i] if i < len(c.args) else None
+    if isinstance(a, ir.Call) and a.spec.name in ("MATCH", "XMATCH") and len(a.args) > 1:
+        return a.args[1]
+    return None
+
+
 def sql_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
     length = _known_len(c, 0)
-    size = _n(length) if length is not None else c.let(_len(values))
+    searched = _searched(c, 1) if column is None else None
+    if searched is not None:  # INDEX(list, MATCH(...)): a position from 1 on, no guard
+        source = c.args[0]
+        same = _mapped_from(searched, source) or (
+            isinstance(searched, ir.Var) and isinstance(source, ir.Var)
+            and searched.slot == source.slot and searched.local == source.local)
+        past = False if same else exp.LT(this=_n(length) if length is not None
+                                          else _len(values), expression=row)
+        return _at(values, row), _sql_errors([(past, "#REF!")])
     r, rk = _sql_int_arg(c, 1, row)
+    # (read once when the position alone is known: no binding)
+    size = _n(length) if length is not None else _len(values) \
+        if column is None and rk is not None else c.let(_len(values))
 
     def within(i: exp.Expr, n: exp.Expr) -> exp.Expr:
         return _and(exp.GTE(this=i, expression=_n(1)), exp.LTE(this=i, expression=n))
@@ -231,7 +264,7 @@ def sql_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
             return out_of(i, n)
         if known > 0 and n is size and length is not None:
             return known > length
-        return known == 0 or (exp.GT(this=i, expression=n) if known > 0 else False)
+        return known == 0 or (exp.LT(this=n, expression=i) if known > 0 else False)
 
     def pick(lst: exp.Expr, i: exp.Expr, known: int | None, n: exp.Expr) -> exp.Expr:
         # a known position from 1 on reads the item directly (past the end is NULL; only a
