@@ -10,6 +10,7 @@ what it settles is decided when compiling, never read back out of the built SQL.
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
@@ -135,15 +136,37 @@ def _whole_days(n: exp.Expr, k: Decimal | None) -> exp.Expr:
 
 
 @settled
-def _moved(value: exp.Expr, n: exp.Expr, k: Decimal | None) -> Any:
-    date, errors = _date_checked(value)
+def _moved(value: exp.Expr, n: exp.Expr, k: Decimal | None, d: exp.Expr | None = None,
+           sign: int = 1) -> Any:
+    """``value``, the date ``d`` moved by ``sign * n`` days, #NUM! outside the calendar. A
+    known count ``k`` decides the bounds ``d`` itself must lie in, when compiling: the test
+    reads ``d``, not the moved date (written once then, in the value)."""
+    if k is not None and d is not None and abs(k) <= _MAX_DAYS_COUNT:
+        shift = sign * int(k)  # truncated toward zero, as `_whole_days`
+        # d + shift in 0001-01-01 .. 9999-12-31 (by day ordinals: day 1 is 0001-01-01)
+        low, high = max(1, 1 - shift), min(_LAST, _LAST - shift)
+        if low <= high:
+            inside = exp.Between(this=p(d), low=_date_literal(low), high=_date_literal(high))
+            return exp.cast(value, exp.DataType.build("DATE")), [
+                (exp.Not(this=inside), "#NUM!")]
+    moved, errors = _date_checked(value)
     too_far = (exp.GT(this=exp.Abs(this=p(n.copy())), expression=_MAX_DAYS.copy())
                if k is None else exp.true() if abs(k) > _MAX_DAYS_COUNT else exp.false())
-    return date, [(too_far, "#NUM!"), *errors]
+    return moved, [(too_far, "#NUM!"), *errors]
+
+
+#: The scalar engine's calendar ends on day 9999-12-31 (its first day is day 1, 0001-01-01).
+_LAST = date(9999, 12, 31).toordinal()
+
+
+def _date_literal(ordinal: int) -> exp.Expr:
+    return exp.cast(exp.Literal.string(date.fromordinal(ordinal).isoformat()),
+                    exp.DataType.build("DATE"))
 
 
 def _plus_days(d: exp.Expr, n: exp.Expr, k: Decimal | None) -> Any:
-    return _moved(exp.DateAdd(this=d, expression=_whole_days(n, k), unit=exp.var("DAY")), n, k)
+    return _moved(exp.DateAdd(this=d, expression=_whole_days(n, k), unit=exp.var("DAY")), n, k,
+                  d, 1)
 
 
 def date_plus_days(call: FormCall, d: exp.Expr, n: exp.Expr) -> Any:
@@ -156,7 +179,8 @@ def days_plus_date(call: FormCall, n: exp.Expr, d: exp.Expr) -> Any:
 
 def date_minus_days(call: FormCall, d: exp.Expr, n: exp.Expr) -> Any:
     k = known(call, 1)
-    return _moved(exp.DateSub(this=d, expression=_whole_days(n, k), unit=exp.var("DAY")), n, k)
+    return _moved(exp.DateSub(this=d, expression=_whole_days(n, k), unit=exp.var("DAY")), n, k,
+                  d, -1)
 
 
 def date_diff(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:

@@ -307,6 +307,18 @@ def _places(k: Decimal) -> int:
     return max(0, -exponent)
 
 
+#: A known addend this small moves no operand that passed its own range test (|x| < F) out of
+#: DECIMAL(38, 18)'s range (F's margin below 1e20 is 1e7).
+_SMALL = Decimal(4096)
+
+
+def _below(bound: Decimal) -> exp.Expr:
+    """A DOUBLE literal of at most ``bound`` (rounded toward zero, 15 significant digits)."""
+    from decimal import ROUND_DOWN, Context
+
+    return num(float(Context(prec=15, rounding=ROUND_DOWN).plus(bound)))
+
+
 def _whole(k: Decimal | None) -> bool:
     """A known whole number (its DECIMAL(38, 0) cast is exact)."""
     return k is not None and k == k.to_integral_value()
@@ -346,15 +358,24 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Any = UNSAID,
     tests = [exp.true() if c.estimate is not None
              else _fits(e.copy()) if k is None else exp.true() if abs(k) < DECIMAL_FIT
              else exp.false() for c, e, k in ((a, ea, known_a), (b, eb, known_b))]
+    # one operand known (k), the other (x) read per row: its test says it all
+    one = (known_a is None) != (known_b is None)
     k = known_a if known_a is not None else known_b
-    if op == "*" and k is not None and abs(k) < DECIMAL_FIT and abs(k) <= 1:
-        fits = all_of(*tests)  # |x| < F implies |x * k| < F
-    elif op == "*" and ((k is not None and abs(k) < DECIMAL_FIT) or same):
-        # |x * k| < F implies |x| < F when |k| >= 1; |x * x| < F implies |x| < F
-        fits = _fits(est.copy())
+    x_test, x_est = (tests[1], eb) if known_a is not None else (tests[0], ea)
+    if one and k is not None and abs(k) < DECIMAL_FIT and (
+            (op == "*" and abs(k) <= 1) or (op != "*" and abs(k) <= _SMALL)):
+        # |x| < F implies |x * k| < F; and |x + k| < 1e20 (the margin is far wider than k)
+        fits = x_test
+    elif one and op == "*" and k is not None and abs(k) < DECIMAL_FIT:
+        # |x * k| < F, as |x| < F / |k| (which implies |x| < F when |k| >= 1)
+        fits = exp.LT(this=exp.Abs(this=x_est.copy()), expression=_below(DECIMAL_FIT / abs(k)))
+    elif op == "*" and same:
+        fits = _fits(est.copy())  # |x * x| < F implies |x| < F
     else:
         fits = all_of(*tests, _fits(est.copy()))
     never = truth(fits) is False
+    # a single test is NULL exactly where its operand is (a blank, not an error)
+    single = not isinstance(fits, (exp.Paren, exp.And))
     fits = let(fits)
 
     def cast(c: SqlColumn, to: exp.DataType) -> exp.Expr:
@@ -365,24 +386,24 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Any = UNSAID,
         value = exp.Cast(this=exp.Null(), to=_D18.copy())
     elif op == "*" and (_whole(known_a) or _whole(known_b)):
         whole_a = _whole(known_a)
-        value = case(fits.copy(), exp.Mul(this=cast(a, _D0 if whole_a else _D18),
-                                          expression=cast(b, _D18 if whole_a else _D0)))
+        value = when([(fits.copy(), exp.Mul(this=cast(a, _D0 if whole_a else _D18),
+                                            expression=cast(b, _D18 if whole_a else _D0)))])
     elif op == "*":
         rounded = cast_to(est.copy(), _D18)
         if any(kk is not None and _places(kk) > 9 for kk in (known_a, known_b)):
-            value = case(fits.copy(), rounded)  # a constant of more than 9 places
+            value = when([(fits.copy(), rounded)])  # a constant of more than 9 places
         else:
             short = [eq(mod(c.value.copy(), exp.Literal.number("0.000000001")), num(0))
                      for c, kk in ((a, known_a), (b, known_b))[:1 if same else 2] if kk is None]
             nine = exp.Mul(this=cast(a, _D9), expression=cast(b, _D9))
-            value = cases([(exp.and_(fits.copy(), *short), nine), (fits.copy(), rounded)])
+            value = when([(all_of(fits.copy(), *short), nine), (fits.copy(), rounded)])
     else:
-        value = case(fits.copy(), _BINARY[op](this=cast(a, _D18), expression=cast(b, _D18)))
+        value = when([(fits.copy(), _BINARY[op](this=cast(a, _D18), expression=cast(b, _D18)))])
     over = not_(fits.copy())
-    if (known_a is None and known_b is None) or never:
+    if not single or never:
         # an operand read per row may be NULL while the other does not fit: a blank
         over = all_of(over, not_null(est.copy()))
-    own = cases([(over, exp.Literal.string("#NUM!"))])
+    own = None if truth(over) is False else cases([(over, exp.Literal.string("#NUM!"))])
     # strict: the value is NULL wherever the own error is set (it is computed only where it
     # fits), and wherever an operand's error is set when that operand's value is NULL there
     strict = all(c.error is None or c.strict for c in (a, b))
