@@ -34,14 +34,19 @@ Operand = Union[exp.Expr, Decimal]
 def known(call: FormCall, i: int) -> Decimal | None:
     """Argument ``i`` of the call as a number when it is a constant (`FormCall.const`, the one
     reader of constants), else None (a column, a text, a Boolean, a blank)."""
-    from ...call import MISSING
+    return known_number(call.const(i))
 
-    value = call.const(i)
-    if value is MISSING or value is None or isinstance(value, (bool, str, tuple)):
+
+def known_number(value: Any) -> Decimal | None:
+    """A constant's value (`interpreter.fold.constant`) as a number, else None: for a caller
+    that reads the constant itself (the compiler's `decimal_arith` call)."""
+    if value is None or isinstance(value, (bool, str, tuple)):
         return None
-    if isinstance(value, (int, float, Decimal)):
-        return Decimal(value) if not isinstance(value, float) else Decimal(repr(value))
-    return None
+    if isinstance(value, (int, Decimal)):
+        return Decimal(value)
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    return None  # MISSING, an error value, a date...
 
 
 def operand(call: FormCall, i: int, value: exp.Expr) -> Operand:
@@ -412,6 +417,7 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Any = UNSAID,
 
 __all__ = ["add", "sub", "mul", "div", "mod", "eq", "ne", "lt", "le", "gt", "ge", "p", "num",
            "truth", "settled", "all_of", "any_of", "not_", "when", "errors", "Operand", "known",
+           "known_number",
            "operand", "value_of", "sql_of", "double", "cast_to", "nullif_zero",
            "literal_number", "not_finite", "only", "decimal_arith", "FLOAT_LIMIT",
            "DECIMAL_FIT"]
