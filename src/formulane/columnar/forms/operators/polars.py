@@ -1,20 +1,26 @@
 """Polars forms of the operators and of the logic functions; each mirrors its scalar twin.
 
-Contract: the forms of `polars_table` marked for this module, called by the polars compiler
-(`columnar.polars.kit`, whose numeric policy ``numbers()`` they follow) with the arguments'
-compiled values, or their columns for lazy functions; ``number_compare`` is the form of a
-comparison of two numbers (`forms.form_for`). Importing this imports polars and the compiler.
+Contract: the forms of `polars_table` marked for this module (``style="call"``), called by the
+polars compiler as ``form(call, *values)``: `columnar.call.FormCall` first (the numeric mode,
+the arguments' types and constants, read from the checked IR), then the arguments' compiled
+values, or their columns for lazy functions. No form reads a constant back out of a built
+expression: a literal operand is known through ``call.const``. ``number_compare`` is the form
+of a comparison of two numbers (`forms.form_for`); ``power`` is also the helper of POWER.
+Importing this imports polars and the compiler.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from decimal import Decimal
 from typing import Any, Callable
 
 import polars as pl
 
+from ...call import MISSING, FormCall
 from ...polars.kit import DECIMAL_DTYPE, FLOAT_LIMIT, Column, first_error, numbers
+from ..form import Form, operators_polars
 
 _NO_ERROR = None
 
@@ -41,8 +47,8 @@ def _decimal_guarded(a: pl.Expr, b: pl.Expr, estimate: pl.Expr,
     return op(a, pl.when(~over).then(b)), [(over, "#NUM!")]
 
 
-def divide(a: pl.Expr, b: pl.Expr) -> Any:
-    if numbers() == "decimal":
+def divide(call: FormCall, a: pl.Expr, b: pl.Expr) -> Any:
+    if call.numbers == "decimal":
         a = a.cast(DECIMAL_DTYPE)
         zero = b == 0
         over = (_f(a) / _f(b)).abs() >= _DECIMAL_FIT
@@ -51,29 +57,36 @@ def divide(a: pl.Expr, b: pl.Expr) -> Any:
     return a / b, [(b == 0, "#DIV/0!")]
 
 
-def add(a: pl.Expr, b: pl.Expr) -> Any:
-    if numbers() == "decimal":
+def add(call: FormCall, a: pl.Expr, b: pl.Expr) -> Any:
+    if call.numbers == "decimal":
         return _decimal_guarded(a, b, _f(a) + _f(b), lambda x, y: x + y)
     return a + b
 
 
-def sub(a: pl.Expr, b: pl.Expr) -> Any:
-    if numbers() == "decimal":
+def sub(call: FormCall, a: pl.Expr, b: pl.Expr) -> Any:
+    if call.numbers == "decimal":
         return _decimal_guarded(a, b, _f(a) - _f(b), lambda x, y: x - y)
     return a - b
 
 
-def mul(a: pl.Expr, b: pl.Expr) -> Any:
+def _product(a: pl.Expr, b: pl.Expr) -> Any:
     if numbers() == "decimal":
         return _decimal_guarded(a, b, _f(a) * _f(b), lambda x, y: x * y)
     return a * b
 
 
-def _small_integer(e: pl.Expr) -> int | None:
-    from ...polars.kit import _literal_value
+def mul(call: FormCall, a: pl.Expr, b: pl.Expr) -> Any:
+    return _product(a, b)
 
-    value = _literal_value(e)
-    if value is None or isinstance(value, bool):
+
+#: ``power``'s exponent when the caller does not say (a form not yet reading `FormCall`):
+#: read from the built expression, the old way (goes with POWER's conversion, see `power`).
+_UNSAID: Any = object()
+
+
+def _small_integer(value: Any) -> int | None:
+    """A known exponent 1..8 (``x ^ 2`` is an exact decimal product), else None."""
+    if value is MISSING or value is None or isinstance(value, (bool, str, tuple)):
         return None
     try:
         n = int(value)
@@ -82,22 +95,33 @@ def _small_integer(e: pl.Expr) -> int | None:
     return n if n == value and 1 <= n <= 8 else None
 
 
-def power(a: pl.Expr, b: pl.Expr) -> Any:
-    n = _small_integer(b) if numbers() == "decimal" else None
+def power_op(call: FormCall, a: pl.Expr, b: pl.Expr) -> Any:
+    """``^``: its exponent known through the call when it is a constant."""
+    return power(a, b, call.const(1))
+
+
+def power(a: pl.Expr, b: pl.Expr, exponent: Any = _UNSAID) -> Any:
+    """``a ^ b`` (also POWER's form): ``exponent`` is b's value when known (`FormCall.const`,
+    `MISSING` when not); a whole exponent 1..8 in decimal mode is an exact product."""
+    if exponent is _UNSAID:  # a caller that does not pass it yet (POWER's values form)
+        from ...polars.kit import _literal_value
+
+        exponent = _literal_value(b)
+    n = _small_integer(exponent) if numbers() == "decimal" else None
     if n is not None:
         # x ^ 2, x ^ 3...: exact decimal products (each step guarded like `*`)
         value, errors = a, []
         for _ in range(n - 1):
-            value, step = mul(value, a)
+            value, step = _product(value, a)
             errors += step
         return value, errors
     base = a.cast(pl.Float64)
-    exponent = b.cast(pl.Float64)
-    raw = base.pow(exponent)
+    exponent_f = b.cast(pl.Float64)
+    raw = base.pow(exponent_f)
     errors = [
-        ((base == 0) & (exponent == 0), "#NUM!"),
-        ((base == 0) & (exponent < 0), "#DIV/0!"),
-        ((base < 0) & (exponent != exponent.floor()), "#NUM!"),
+        ((base == 0) & (exponent_f == 0), "#NUM!"),
+        ((base == 0) & (exponent_f < 0), "#DIV/0!"),
+        ((base < 0) & (exponent_f != exponent_f.floor()), "#NUM!"),
     ]
     if numbers() == "decimal":
         fits = raw.abs() < _DECIMAL_FIT
@@ -107,7 +131,7 @@ def power(a: pl.Expr, b: pl.Expr) -> Any:
     return raw, errors
 
 
-def percent(a: pl.Expr) -> Any:
+def percent(call: FormCall, a: pl.Expr) -> Any:
     return a / 100
 
 
@@ -116,37 +140,35 @@ def _date_checked(value: pl.Expr) -> Any:
     return value, [((year < 1) | (year > 9999), "#NUM!")]
 
 
-def date_plus_days(d: pl.Expr, n: pl.Expr) -> Any:
+def date_plus_days(call: FormCall, d: pl.Expr, n: pl.Expr) -> Any:
     return _date_checked(d + pl.duration(days=n.cast(pl.Int64, strict=False)))
 
 
-def days_plus_date(n: pl.Expr, d: pl.Expr) -> Any:
-    return date_plus_days(d, n)
+def days_plus_date(call: FormCall, n: pl.Expr, d: pl.Expr) -> Any:
+    return date_plus_days(call, d, n)
 
 
-def date_minus_days(d: pl.Expr, n: pl.Expr) -> Any:
+def date_minus_days(call: FormCall, d: pl.Expr, n: pl.Expr) -> Any:
     return _date_checked(d - pl.duration(days=n.cast(pl.Int64, strict=False)))
 
 
-def date_diff(a: pl.Expr, b: pl.Expr) -> Any:
+def date_diff(call: FormCall, a: pl.Expr, b: pl.Expr) -> Any:
     days = (a - b).dt.total_days()
-    return days.cast(DECIMAL_DTYPE) if numbers() == "decimal" else days.cast(pl.Float64)
+    return days.cast(DECIMAL_DTYPE) if call.numbers == "decimal" else days.cast(pl.Float64)
 
 
 # -------------------------------------------------------------------------------- comparison
 
 
-def text_compare(op: str) -> Callable[[pl.Expr, pl.Expr], pl.Expr]:
-    def form(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-        if op in ("=", "<>"):
-            for column, other in ((a, b), (b, a)):
-                fast = _equals_ascii_literal(column, other)
-                if fast is not None:
-                    return fast if op == "=" else ~fast
-        left, right = a.str.to_lowercase(), b.str.to_lowercase()
-        return {"=": left == right, "<>": left != right, "<": left < right,
-                "<=": left <= right, ">": left > right, ">=": left >= right}[op]
-    return form
+def _text_compare(op: str, call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    if op in ("=", "<>"):
+        for column, known in ((a, call.const(1)), (b, call.const(0))):
+            fast = _equals_ascii_literal(column, known)
+            if fast is not None:
+                return fast if op == "=" else ~fast
+    left, right = a.str.to_lowercase(), b.str.to_lowercase()
+    return {"=": left == right, "<>": left != right, "<": left < right,
+            "<=": left <= right, ">": left > right, ">=": left >= right}[op]
 
 
 #: Characters other than the letter itself whose Python ``lower()`` is an ASCII letter (the
@@ -165,15 +187,10 @@ def _ascii_case_classes() -> dict[str, str]:
             for c in string.ascii_lowercase}
 
 
-def _equals_ascii_literal(column: pl.Expr, other: pl.Expr) -> pl.Expr | None:
-    """Case-insensitive equality with an ASCII literal without lowercasing every row (which
-    costs polars far more than a match): exact equality when the literal has no letters, else
-    an anchored regex of exact case classes."""
-    from ...polars.kit import _literal_value
-
-    if not other.meta.is_literal():
-        return None
-    value = _literal_value(other)
+def _equals_ascii_literal(column: pl.Expr, value: Any) -> pl.Expr | None:
+    """Case-insensitive equality with a constant ASCII text ``value`` (`FormCall.const`)
+    without lowercasing every row (which costs polars far more than a match): exact equality
+    when the text has no letters, else an anchored regex of exact case classes."""
     if not isinstance(value, str) or not value.isascii():
         return None
     if not any(c.isalpha() for c in value):
@@ -188,21 +205,13 @@ def _equals_ascii_literal(column: pl.Expr, other: pl.Expr) -> pl.Expr | None:
 EPSILON = 1e-15
 
 
-def _number(a: pl.Expr, b: pl.Expr) -> bool:
-    return numbers() == "float"
-
-
-def _literal_float(e: pl.Expr) -> float | None:
-    """The value of a float literal expression (a cheap comparison bound), else None."""
-    try:
-        meta = e.meta
-        if not meta.is_literal():
-            return None
-        value = pl.select(e).item()
-    except Exception:
+def _known_float(value: Any) -> float | None:
+    """A constant number operand (`FormCall.const`) as the float its literal is in float
+    mode (a cheap comparison bound), else None."""
+    if value is MISSING or isinstance(value, bool) \
+            or not isinstance(value, (int, float, Decimal)):
         return None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-        else None
+    return float(value)
 
 
 def _near(a: pl.Expr, b: pl.Expr) -> pl.Expr:
@@ -218,8 +227,13 @@ def _bounds(c: float) -> tuple[float, float]:
     return 0.0, 0.0
 
 
-def _float_compare(op: str, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    c = _literal_float(b)
+_FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _float_compare(op: str, a: pl.Expr, b: pl.Expr, ka: float | None = None,
+                   kb: float | None = None) -> pl.Expr:
+    """``a op b`` within Excel's tolerance; ``ka``/``kb``: an operand's known value."""
+    c = kb
     if c is not None and c == c:
         if c == 0:  # only 0 is within 1e-15 of 0
             return {"=": a == 0, "<>": a != 0, "<": a < 0, "<=": a <= 0, ">": a > 0,
@@ -227,70 +241,101 @@ def _float_compare(op: str, a: pl.Expr, b: pl.Expr) -> pl.Expr:
         lo, hi = _bounds(c)
         return {"=": (a >= lo) & (a <= hi), "<>": (a < lo) | (a > hi), "<": a < lo,
                 "<=": a <= hi, ">": a > hi, ">=": a >= lo}[op]
-    c = _literal_float(a)
-    if c is not None and c == c:
-        flipped = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
-        return _float_compare(flipped, b, a)
+    if ka is not None and ka == ka:
+        return _float_compare(_FLIPPED[op], b, a, None, ka)
     near = _near(a, b)
     return {"=": near, "<>": ~near, "<": (a < b) & ~near, "<=": (a <= b) | near,
             ">": (a > b) & ~near, ">=": (a >= b) | near}[op]
 
 
-def number_compare(op: str) -> Any:
-    def form(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-        if numbers() == "float":
-            return _float_compare(op, a, b)
-        return {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b,
-                ">=": a >= b}[op]
-    return form
+def _number_compare(op: str, call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    if call.numbers == "float":
+        return _float_compare(op, a, b, _known_float(call.const(0)),
+                              _known_float(call.const(1)))
+    return {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b,
+            ">=": a >= b}[op]
 
 
-def eq(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+_NUMBER_FORMS = {"=": "number_eq", "<>": "number_ne", "<": "number_lt", "<=": "number_le",
+                 ">": "number_gt", ">=": "number_ge"}
+
+
+def number_compare(op: str) -> Form:
+    """The form of ``op`` on two numbers (`forms.form_for`): the table's entry of
+    ``"op(Number, Number)"``, a `FormCall` form like every other of this module."""
+    return Form("polars", operators_polars, _NUMBER_FORMS[op], style="call")
+
+
+def number_eq(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return _number_compare("=", call, a, b)
+
+
+def number_ne(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return _number_compare("<>", call, a, b)
+
+
+def number_lt(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return _number_compare("<", call, a, b)
+
+
+def number_le(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return _number_compare("<=", call, a, b)
+
+
+def number_gt(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return _number_compare(">", call, a, b)
+
+
+def number_ge(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return _number_compare(">=", call, a, b)
+
+
+def eq(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return a == b
 
 
-def ne(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+def ne(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return a != b
 
 
-def lt(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+def lt(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return a < b
 
 
-def le(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+def le(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return a <= b
 
 
-def gt(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+def gt(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return a > b
 
 
-def ge(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+def ge(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return a >= b
 
 
-def text_eq(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return text_compare("=")(a, b)
+def text_eq(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return _text_compare("=", call, a, b)
 
 
-def text_ne(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return text_compare("<>")(a, b)
+def text_ne(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return _text_compare("<>", call, a, b)
 
 
-def text_lt(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return text_compare("<")(a, b)
+def text_lt(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return _text_compare("<", call, a, b)
 
 
-def text_le(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return text_compare("<=")(a, b)
+def text_le(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return _text_compare("<=", call, a, b)
 
 
-def text_gt(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return text_compare(">")(a, b)
+def text_gt(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return _text_compare(">", call, a, b)
 
 
-def text_ge(a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return text_compare(">=")(a, b)
+def text_ge(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return _text_compare(">=", call, a, b)
 
 
 # ----------------------------------------------------------------------------- lazy logic
@@ -320,7 +365,7 @@ def _in_element_context() -> bool:
     return _ELEMENT.get()
 
 
-def if_(cond: Column, then: Column, otherwise: Column | None = None) -> Column:
+def if_(call: FormCall, cond: Column, then: Column, otherwise: Column | None = None) -> Column:
     c = cond.value
     if otherwise is None:
         value: pl.Expr = pl.when(c).then(_branch(then.value, c, None))
@@ -335,7 +380,7 @@ def if_(cond: Column, then: Column, otherwise: Column | None = None) -> Column:
     return Column(value, error)
 
 
-def ifs(*args: Column) -> Column:
+def ifs(call: FormCall, *args: Column) -> Column:
     value: Any = None
     error: Any = None
     for i in range(0, len(args), 2):
@@ -349,7 +394,7 @@ def ifs(*args: Column) -> Column:
     return Column(value, error.otherwise(pl.lit("#N/A")))
 
 
-def op_and(a: Column, b: Column) -> Column:
+def op_and(call: FormCall, a: Column, b: Column) -> Column:
     value = a.value & b.value
     if a.error is None and b.error is None:
         return Column(value)
@@ -358,7 +403,7 @@ def op_and(a: Column, b: Column) -> Column:
     return Column(value, error)
 
 
-def op_or(a: Column, b: Column) -> Column:
+def op_or(call: FormCall, a: Column, b: Column) -> Column:
     value = a.value | b.value
     if a.error is None and b.error is None:
         return Column(value)
@@ -367,21 +412,21 @@ def op_or(a: Column, b: Column) -> Column:
     return Column(value, error)
 
 
-def and_(*args: Column) -> Column:
+def and_(call: FormCall, *args: Column) -> Column:
     result = args[0]
     for nxt in args[1:]:
-        result = op_and(result, nxt)
+        result = op_and(call, result, nxt)
     return result
 
 
-def or_(*args: Column) -> Column:
+def or_(call: FormCall, *args: Column) -> Column:
     result = args[0]
     for nxt in args[1:]:
-        result = op_or(result, nxt)
+        result = op_or(call, result, nxt)
     return result
 
 
-def coalesce_op(a: Column, b: Column) -> Column:
+def coalesce_op(call: FormCall, a: Column, b: Column) -> Column:
     value = pl.coalesce([a.value, b.value])
     if a.error is None and b.error is None:
         return Column(value)
@@ -389,14 +434,14 @@ def coalesce_op(a: Column, b: Column) -> Column:
     return Column(value, error)
 
 
-def coalesce(*args: Column) -> Column:
+def coalesce(call: FormCall, *args: Column) -> Column:
     result = args[0]
     for nxt in args[1:]:
-        result = coalesce_op(result, nxt)
+        result = coalesce_op(call, result, nxt)
     return result
 
 
-def iferror(value: Column, fallback: Column) -> Column:
+def iferror(call: FormCall, value: Column, fallback: Column) -> Column:
     if value.error is None:
         return value
     out = pl.when(value.error.is_null()).then(value.value).otherwise(fallback.value)
@@ -405,7 +450,7 @@ def iferror(value: Column, fallback: Column) -> Column:
     return Column(out, error)
 
 
-def ifna(value: Column, fallback: Column) -> Column:
+def ifna(call: FormCall, value: Column, fallback: Column) -> Column:
     if value.error is None:
         return value
     is_na = value.error == "#N/A"
@@ -414,7 +459,7 @@ def ifna(value: Column, fallback: Column) -> Column:
     return Column(out, error)
 
 
-def choose(index: Column, *values: Column) -> Column:
+def choose(call: FormCall, index: Column, *values: Column) -> Column:
     i = index.value.cast(pl.Int64, strict=False)
     value: Any = None
     error: Any = None
@@ -426,7 +471,7 @@ def choose(index: Column, *values: Column) -> Column:
     return Column(value, first_error(index.error, error))
 
 
-def switch(subject: Column, *args: Column) -> Column:
+def switch(call: FormCall, subject: Column, *args: Column) -> Column:
     """SWITCH: the scalar form compares Text ignoring case (as `=` does). The candidates are
     compared in order; a candidate's error stops the search where the scalar form would."""
     pairs = len(args) - len(args) % 2
@@ -437,7 +482,7 @@ def switch(subject: Column, *args: Column) -> Column:
     if text:
         s = s.str.to_lowercase()
     for i in range(0, pairs, 2):
-        fast = _equals_ascii_literal(subject.value, args[i].value) if text else None
+        fast = _equals_ascii_literal(subject.value, call.const(1 + i)) if text else None
         if fast is not None:
             match = fast.fill_null(False)
         else:
@@ -462,42 +507,42 @@ def switch(subject: Column, *args: Column) -> Column:
     return Column(value, first_error(subject.error, error))
 
 
-def ifblank(value: Column, fallback: Column) -> Column:
-    return coalesce_op(value, fallback)
+def ifblank(call: FormCall, value: Column, fallback: Column) -> Column:
+    return coalesce_op(call, value, fallback)
 
 
-def xor(*args: pl.Expr) -> pl.Expr:
+def xor(call: FormCall, *args: pl.Expr) -> pl.Expr:
     total = pl.sum_horizontal([a.cast(pl.Int64) for a in args])
     return (total % 2) == 1
 
 
-def error(message: pl.Expr) -> Any:
+def error(call: FormCall, message: pl.Expr) -> Any:
     return pl.lit(None, dtype=pl.Null), pl.lit("#ERROR!")
 
 
-def blank() -> pl.Expr:
+def blank(call: FormCall) -> pl.Expr:
     return pl.lit(None)
 
 
-def not_(a: pl.Expr) -> pl.Expr:
+def not_(call: FormCall, a: pl.Expr) -> pl.Expr:
     return a.not_()
 
 
-def concat_text(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+def concat_text(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return pl.concat_str([a, b])
 
 
-def neg(a: pl.Expr) -> pl.Expr:
+def neg(call: FormCall, a: pl.Expr) -> pl.Expr:
     return -a
 
 
-def pos(a: pl.Expr) -> pl.Expr:
+def pos(call: FormCall, a: pl.Expr) -> pl.Expr:
     return a
 
 
-def true_() -> pl.Expr:
+def true_(call: FormCall) -> pl.Expr:
     return pl.lit(True)
 
 
-def false_() -> pl.Expr:
+def false_(call: FormCall) -> pl.Expr:
     return pl.lit(False)

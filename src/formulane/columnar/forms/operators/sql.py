@@ -1,25 +1,28 @@
 """SQL forms of the operators and of the logic functions; each mirrors its scalar twin.
 
-Contract: the forms of `sql_table` marked for this module, called by the SQL compiler
-(`columnar.sql.compiler`) with the arguments' sqlglot values, or their columns for lazy functions;
-they return a value or ``(value, errors)``. Importing this imports sqlglot, never polars.
+Contract: the forms of `sql_table` marked for this module (``style="call"``), called by the SQL
+compiler (`columnar.sql.compiler`) as ``form(call, *values)``: `columnar.call.FormCall` first,
+then the arguments' sqlglot values, or their columns for lazy functions; they return a value or
+``(value, errors)``. A constant operand is known through ``call.const`` (`sql_arith.known`) and
+what it settles is decided when compiling, never read back out of the built SQL.
+``power_parts`` is also the helper of POWER. Importing this imports sqlglot, never polars.
 """
 
 from __future__ import annotations
 
+from datetime import date
+from decimal import Decimal
 from typing import Any
 
 from sqlglot import exp
 
+from ...call import FormCall
 from ...sql.kit import SqlColumn, case, cases, first_error, not_null
 from ...sql.let import let
 from . import sql_arith as _k
-from .sql_arith import add, mul, p, settled, sub
+from .sql_arith import Operand, known, operand, p, settled
 
-#: the forms of + - * (DOUBLE operands, lambda bodies; DECIMAL ones are `_k.decimal_arith`)
-__all__ = ["add", "sub", "mul"]
-
-_ZERO = exp.Literal.number(0)
+_ZERO = Decimal(0)
 
 
 def _err(col: SqlColumn) -> exp.Expr:
@@ -30,53 +33,74 @@ def _err(col: SqlColumn) -> exp.Expr:
 # (+ - * on DECIMAL operands are `sql_arith.decimal_arith`, through the compiler; these are
 # their DOUBLE forms and the forms of a lambda body)
 
+
+def add(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _k.add(a, b)
+
+
+def sub(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _k.sub(a, b)
+
+
+def mul(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _k.mul(a, b)
+
+
 @settled
-def divide(a: exp.Expr, b: exp.Expr) -> Any:
+def divide(call: FormCall, a: exp.Expr, b: exp.Expr) -> Any:
     # Division computes in DOUBLE on every dialect (engines' decimal-division scale rules
     # differ: DuckDB gives DOUBLE anyway, Spark keeps 6 places). NULLIF keeps engines that
     # raise on division by zero (PostgreSQL) from failing the query; the error column says
-    # #DIV/0! for that row. A literal divisor is settled when compiling.
-    value = exp.Div(this=_k.double(a), expression=_k.nullif_zero(b), typed=False, safe=False)
-    return value, [(_k.eq(b, _ZERO), "#DIV/0!")]
+    # #DIV/0! for that row. A constant divisor is settled when compiling.
+    kb = known(call, 1)
+    value = exp.Div(this=_k.double(a), expression=_k.nullif_zero(b, kb), typed=False,
+                    safe=False)
+    return value, [(_k.eq(b if kb is None else kb, _ZERO), "#DIV/0!")]
 
 
 @settled
-def power(a: exp.Expr, b: exp.Expr) -> Any:
-    return power_parts(a, b)
+def power_op(call: FormCall, a: exp.Expr, b: exp.Expr) -> Any:
+    """``^``, its operands' known values passed on (`power_parts`)."""
+    return power_parts(a, b, known(call, 0), known(call, 1))
 
 
-def power_parts(a: exp.Expr, b: exp.Expr) -> tuple[exp.Expr, list[tuple[exp.Expr, str]]]:
+def power_parts(a: exp.Expr, b: exp.Expr, base: Decimal | None = None,
+                exponent: Decimal | None = None
+                ) -> tuple[exp.Expr, list[tuple[exp.Expr, str]]]:
     """``^`` in DOUBLE: 0^0 #NUM!, 0^-n #DIV/0!, a negative base to a fraction #NUM!; what a
-    literal operand settles is decided when compiling (``x ^ 2`` has no test of its own).
-    ``^`` is declared ``sql_double``: the compiler tests its result for a value the scalar
-    engine could not hold (POWER(10, 400) is Infinity on DOUBLE engines; the scalar engine's
-    bound is 1e308), once, or carries the test to the consumer (`columnar.walk`)."""
+    known operand (``base``, ``exponent``: `sql_arith.known`) settles is decided when
+    compiling (``x ^ 2`` has no test of its own). ``^`` is declared ``sql_double``: the
+    compiler tests its result for a value the scalar engine could not hold (POWER(10, 400) is
+    Infinity on DOUBLE engines; the scalar engine's bound is 1e308), once, or carries the test
+    to the consumer (`columnar.walk`)."""
     value = exp.Pow(this=_k.double(a), expression=p(b))
-    a_zero = _k.eq(a, _ZERO)
+    ka: Operand = a if base is None else base
+    kb: Operand = b if exponent is None else exponent
+    a_zero = _k.eq(ka, _ZERO)
     return value, [
-        (_k.all_of(a_zero, _k.eq(b, _ZERO)), "#NUM!"),
-        (_k.all_of(a_zero, _k.lt(b, _ZERO)), "#DIV/0!"),
-        (_k.all_of(_k.lt(a, _ZERO), _fraction(b)), "#NUM!"),
+        (_k.all_of(a_zero, _k.eq(kb, _ZERO)), "#NUM!"),
+        (_k.all_of(a_zero, _k.lt(kb, _ZERO)), "#DIV/0!"),
+        (_k.all_of(_k.lt(ka, _ZERO), _fraction(b, exponent)), "#NUM!"),
     ]
 
 
-def _fraction(b: exp.Expr) -> exp.Expr:
-    """b is not a whole number (decided for a literal)."""
-    k = _k.literal_number(b)
+def _fraction(b: exp.Expr, k: Decimal | None) -> exp.Expr:
+    """b is not a whole number (decided for a known ``k``)."""
+    k = k if k is not None else _k.value_of(b)
     if k is not None:
         return exp.true() if k != k.to_integral_value() else exp.false()
     return _k.ne(b, exp.Floor(this=p(b)))
 
 
-def neg(a: exp.Expr) -> exp.Expr:
+def neg(call: FormCall, a: exp.Expr) -> exp.Expr:
     return exp.Neg(this=p(a))
 
 
-def pos(a: exp.Expr) -> exp.Expr:
+def pos(call: FormCall, a: exp.Expr) -> exp.Expr:
     return a
 
 
-def percent(a: exp.Expr) -> exp.Expr:
+def percent(call: FormCall, a: exp.Expr) -> exp.Expr:
     return exp.Div(this=p(a), expression=exp.Literal.number(100), typed=False, safe=False)
 
 
@@ -98,10 +122,9 @@ _MAX_DAYS_COUNT = 3652059
 _MAX_DAYS = exp.Literal.number(_MAX_DAYS_COUNT)
 
 
-def _whole_days(n: exp.Expr) -> exp.Expr:
+def _whole_days(n: exp.Expr, k: Decimal | None) -> exp.Expr:
     """The scalar engine truncates a day count toward zero (CAST to INT rounds on DuckDB); a
-    literal count is truncated when compiling."""
-    k = _k.literal_number(n)
+    known count ``k`` is truncated when compiling."""
     if k is not None:
         if abs(k) > _MAX_DAYS_COUNT:
             return exp.Cast(this=exp.Null(), to=exp.DataType.build("INT"))
@@ -113,27 +136,54 @@ def _whole_days(n: exp.Expr) -> exp.Expr:
 
 
 @settled
-def _moved(value: exp.Expr, n: exp.Expr) -> Any:
-    date, errors = _date_checked(value)
-    k = _k.literal_number(n)
+def _moved(value: exp.Expr, n: exp.Expr, k: Decimal | None, d: exp.Expr | None = None,
+           sign: int = 1) -> Any:
+    """``value``, the date ``d`` moved by ``sign * n`` days, #NUM! outside the calendar. A
+    known count ``k`` decides the bounds ``d`` itself must lie in, when compiling: the test
+    reads ``d``, not the moved date (written once then, in the value)."""
+    if k is not None and d is not None and abs(k) <= _MAX_DAYS_COUNT:
+        shift = sign * int(k)  # truncated toward zero, as `_whole_days`
+        # d + shift in 0001-01-01 .. 9999-12-31 (by day ordinals: day 1 is 0001-01-01)
+        low, high = max(1, 1 - shift), min(_LAST, _LAST - shift)
+        if low <= high:
+            inside = exp.Between(this=p(d), low=_date_literal(low), high=_date_literal(high))
+            return exp.cast(value, exp.DataType.build("DATE")), [
+                (exp.Not(this=inside), "#NUM!")]
+    moved, errors = _date_checked(value)
     too_far = (exp.GT(this=exp.Abs(this=p(n.copy())), expression=_MAX_DAYS.copy())
                if k is None else exp.true() if abs(k) > _MAX_DAYS_COUNT else exp.false())
-    return date, [(too_far, "#NUM!"), *errors]
+    return moved, [(too_far, "#NUM!"), *errors]
 
 
-def date_plus_days(d: exp.Expr, n: exp.Expr) -> Any:
-    return _moved(exp.DateAdd(this=d, expression=_whole_days(n), unit=exp.var("DAY")), n)
+#: The scalar engine's calendar ends on day 9999-12-31 (its first day is day 1, 0001-01-01).
+_LAST = date(9999, 12, 31).toordinal()
 
 
-def days_plus_date(n: exp.Expr, d: exp.Expr) -> Any:
-    return date_plus_days(d, n)
+def _date_literal(ordinal: int) -> exp.Expr:
+    return exp.cast(exp.Literal.string(date.fromordinal(ordinal).isoformat()),
+                    exp.DataType.build("DATE"))
 
 
-def date_minus_days(d: exp.Expr, n: exp.Expr) -> Any:
-    return _moved(exp.DateSub(this=d, expression=_whole_days(n), unit=exp.var("DAY")), n)
+def _plus_days(d: exp.Expr, n: exp.Expr, k: Decimal | None) -> Any:
+    return _moved(exp.DateAdd(this=d, expression=_whole_days(n, k), unit=exp.var("DAY")), n, k,
+                  d, 1)
 
 
-def date_diff(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+def date_plus_days(call: FormCall, d: exp.Expr, n: exp.Expr) -> Any:
+    return _plus_days(d, n, known(call, 1))
+
+
+def days_plus_date(call: FormCall, n: exp.Expr, d: exp.Expr) -> Any:
+    return _plus_days(d, n, known(call, 0))
+
+
+def date_minus_days(call: FormCall, d: exp.Expr, n: exp.Expr) -> Any:
+    k = known(call, 1)
+    return _moved(exp.DateSub(this=d, expression=_whole_days(n, k), unit=exp.var("DAY")), n, k,
+                  d, -1)
+
+
+def date_diff(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.DateDiff(this=a, expression=b, unit=exp.var("DAY"))
 
 
@@ -142,31 +192,75 @@ def date_diff(a: exp.Expr, b: exp.Expr) -> exp.Expr:
 _COMPARE = {"=": exp.EQ, "<>": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}
 
 
-def compare(op: str) -> Any:
-    return lambda a, b: _COMPARE[op](this=p(a), expression=p(b))
+def _compare(op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _COMPARE[op](this=p(a), expression=p(b))
 
 
-def text_compare(op: str) -> Any:
-    return lambda a, b: _COMPARE[op](this=exp.Lower(this=a), expression=exp.Lower(this=b))
+def _text_compare(op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _COMPARE[op](this=exp.Lower(this=a), expression=exp.Lower(this=b))
 
 
-eq, ne, lt, le, gt, ge = (compare(o) for o in ("=", "<>", "<", "<=", ">", ">="))
-text_eq, text_ne, text_lt, text_le, text_gt, text_ge = (
-    text_compare(o) for o in ("=", "<>", "<", "<=", ">", ">="))
+def eq(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _compare("=", a, b)
 
 
-def not_(a: exp.Expr) -> exp.Expr:
+def ne(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _compare("<>", a, b)
+
+
+def lt(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _compare("<", a, b)
+
+
+def le(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _compare("<=", a, b)
+
+
+def gt(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _compare(">", a, b)
+
+
+def ge(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _compare(">=", a, b)
+
+
+def text_eq(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _text_compare("=", a, b)
+
+
+def text_ne(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _text_compare("<>", a, b)
+
+
+def text_lt(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _text_compare("<", a, b)
+
+
+def text_le(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _text_compare("<=", a, b)
+
+
+def text_gt(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _text_compare(">", a, b)
+
+
+def text_ge(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    return _text_compare(">=", a, b)
+
+
+def not_(call: FormCall, a: exp.Expr) -> exp.Expr:
     return exp.Not(this=p(a))
 
 
-def concat_text(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+def concat_text(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return exp.DPipe(this=a, expression=b, safe=True)
 
 
 # ----------------------------------------------------------------------------- lazy logic
 
 
-def if_(cond: SqlColumn, then: SqlColumn, otherwise: SqlColumn | None = None) -> SqlColumn:
+def if_(call: FormCall, cond: SqlColumn, then: SqlColumn,
+        otherwise: SqlColumn | None = None) -> SqlColumn:
     value = case(cond.value, then.value, otherwise.value if otherwise is not None else None)
     other_error = otherwise.error if otherwise is not None else None
     if cond.error is None and then.error is None and other_error is None:
@@ -178,7 +272,7 @@ def if_(cond: SqlColumn, then: SqlColumn, otherwise: SqlColumn | None = None) ->
     return SqlColumn(value, cases(pairs, other_error))
 
 
-def ifs(*args: SqlColumn) -> SqlColumn:
+def ifs(call: FormCall, *args: SqlColumn) -> SqlColumn:
     value_pairs = []
     error_pairs = []
     for i in range(0, len(args), 2):
@@ -203,46 +297,46 @@ def _left_first(a: SqlColumn, b: SqlColumn, value: exp.Expr, b_unread: exp.Expr
     return SqlColumn(value, cases(pairs, _err(b)))
 
 
-def op_and(a: SqlColumn, b: SqlColumn) -> SqlColumn:
+def op_and(call: FormCall, a: SqlColumn, b: SqlColumn) -> SqlColumn:
     return _left_first(a, b, exp.And(this=p(a.value), expression=p(b.value)),
                        exp.Not(this=p(a.value)))
 
 
-def op_or(a: SqlColumn, b: SqlColumn) -> SqlColumn:
+def op_or(call: FormCall, a: SqlColumn, b: SqlColumn) -> SqlColumn:
     return _left_first(a, b, exp.Or(this=p(a.value), expression=p(b.value)), a.value)
 
 
-def and_(*args: SqlColumn) -> SqlColumn:
+def and_(call: FormCall, *args: SqlColumn) -> SqlColumn:
     result = args[0]
     for nxt in args[1:]:
-        result = op_and(result, nxt)
+        result = op_and(call, result, nxt)
     return result
 
 
-def or_(*args: SqlColumn) -> SqlColumn:
+def or_(call: FormCall, *args: SqlColumn) -> SqlColumn:
     result = args[0]
     for nxt in args[1:]:
-        result = op_or(result, nxt)
+        result = op_or(call, result, nxt)
     return result
 
 
-def coalesce_op(a: SqlColumn, b: SqlColumn) -> SqlColumn:
+def coalesce_op(call: FormCall, a: SqlColumn, b: SqlColumn) -> SqlColumn:
     return _left_first(a, b, exp.Coalesce(this=a.value, expressions=[b.value]),
                        not_null(a.value))
 
 
-def coalesce(*args: SqlColumn) -> SqlColumn:
+def coalesce(call: FormCall, *args: SqlColumn) -> SqlColumn:
     result = args[0]
     for nxt in args[1:]:
-        result = coalesce_op(result, nxt)
+        result = coalesce_op(call, result, nxt)
     return result
 
 
-def ifblank(value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
-    return coalesce_op(value, fallback)
+def ifblank(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
+    return coalesce_op(call, value, fallback)
 
 
-def iferror(value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
+def iferror(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
     if value.error is None:
         return value
     ok = exp.Is(this=value.error, expression=exp.Null())
@@ -251,7 +345,7 @@ def iferror(value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
     return SqlColumn(out, error)
 
 
-def ifna(value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
+def ifna(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
     if value.error is None:
         return value
     is_na = exp.EQ(this=value.error, expression=exp.Literal.string("#N/A"))
@@ -259,7 +353,7 @@ def ifna(value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
                      case(is_na, _err(fallback), value.error))
 
 
-def choose(index: SqlColumn, *values: SqlColumn) -> SqlColumn:
+def choose(call: FormCall, index: SqlColumn, *values: SqlColumn) -> SqlColumn:
     # the scalar CHOOSE truncates the index (CAST to INT rounds on some engines)
     i = exp.cast(exp.Floor(this=index.value), exp.DataType.build("INT"))
     value_pairs = [(exp.EQ(this=i, expression=exp.Literal.number(n)), v.value)
@@ -270,7 +364,7 @@ def choose(index: SqlColumn, *values: SqlColumn) -> SqlColumn:
                      first_error(index.error, cases(error_pairs, exp.Literal.string("#VALUE!"))))
 
 
-def switch(subject: SqlColumn, *args: SqlColumn) -> SqlColumn:
+def switch(call: FormCall, subject: SqlColumn, *args: SqlColumn) -> SqlColumn:
     """Text compares ignoring case, as the scalar SWITCH (and `=`) do; blank matches blank."""
     pairs = len(args) - len(args) % 2
     text = subject.type is not None and subject.type.kind == "Text"
@@ -292,7 +386,7 @@ def switch(subject: SqlColumn, *args: SqlColumn) -> SqlColumn:
                      first_error(subject.error, cases(error_pairs, default_error)))
 
 
-def xor(*args: exp.Expr) -> exp.Expr:
+def xor(call: FormCall, *args: exp.Expr) -> exp.Expr:
     total: exp.Expr = case(args[0], exp.Literal.number(1), exp.Literal.number(0))
     for a in args[1:]:
         total = exp.Add(this=total, expression=case(a, exp.Literal.number(1),
@@ -301,17 +395,17 @@ def xor(*args: exp.Expr) -> exp.Expr:
                   expression=exp.Literal.number(1))
 
 
-def error(message: exp.Expr) -> Any:
+def error(call: FormCall, message: exp.Expr) -> Any:
     return exp.Null(), exp.Literal.string("#ERROR!")
 
 
-def blank() -> exp.Expr:
+def blank(call: FormCall) -> exp.Expr:
     return exp.Null()
 
 
-def true_() -> exp.Expr:
+def true_(call: FormCall) -> exp.Expr:
     return exp.Boolean(this=True)
 
 
-def false_() -> exp.Expr:
+def false_(call: FormCall) -> exp.Expr:
     return exp.Boolean(this=False)

@@ -2,22 +2,68 @@
 
 Contract: small sqlglot builders that parenthesize only what needs it (`p`), the binary
 operators and comparisons (`add`, `lt`...), the guards both families write (`not_finite`,
-`only`, `nullif_zero`), `literal_number` (a number the compiler wrote as a literal: its value
-is known when the SQL is built, so a test of it is decided then and never written), and
-`decimal_arith`, the exact DECIMAL(38, 18) + - * that `columnar.sql.compiler` delegates to.
-Importing this imports sqlglot, never polars.
+`only`, `nullif_zero`), and `decimal_arith`, the exact DECIMAL(38, 18) + - * that
+`columnar.sql.compiler` delegates to.
+
+What a form knows about an operand is passed in, never read back out of the built SQL: an
+`Operand` is an expression or, for a constant (`FormCall.const`, through `known`), its value as
+a `Decimal`; a test of known values is decided when the SQL is built and never written.
+(`literal_number` reads a number back out of a literal expression: the fallback of callers
+that do not pass what they know yet, the math forms and the compiler's `decimal_arith` call;
+it goes when they do.) Importing this imports sqlglot, never polars.
 """
 
 from __future__ import annotations
 
 import functools
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from sqlglot import exp
 
 from ...sql.kit import SqlColumn, case, cases, first_error, not_null
 from ...sql.let import let
+
+if TYPE_CHECKING:
+    from ...call import FormCall
+
+#: An operand of the builders: an expression, or a constant's known value.
+Operand = Union[exp.Expr, Decimal]
+
+
+def known(call: FormCall, i: int) -> Decimal | None:
+    """Argument ``i`` of the call as a number when it is a constant (`FormCall.const`, the one
+    reader of constants), else None (a column, a text, a Boolean, a blank)."""
+    return known_number(call.const(i))
+
+
+def known_number(value: Any) -> Decimal | None:
+    """A constant's value (`interpreter.fold.constant`) as a number, else None: for a caller
+    that reads the constant itself (the compiler's `decimal_arith` call)."""
+    if value is None or isinstance(value, (bool, str, tuple)):
+        return None
+    if isinstance(value, (int, Decimal)):
+        return Decimal(value)
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    return None  # MISSING, an error value, a date...
+
+
+def operand(call: FormCall, i: int, value: exp.Expr) -> Operand:
+    """Argument ``i``: its known number (`known`) or its compiled ``value``."""
+    k = known(call, i)
+    return value if k is None else k
+
+
+def value_of(x: Operand) -> Decimal | None:
+    """A known operand's value; an expression's is None (but see `literal_number`: read back,
+    for the callers that do not pass what they know yet)."""
+    return x if isinstance(x, Decimal) else literal_number(x)
+
+
+def sql_of(x: Operand) -> exp.Expr:
+    """An operand as SQL (a known value as its literal)."""
+    return num(x) if isinstance(x, Decimal) else x
 
 #: Expressions that render as one token or a call: never parenthesized again.
 _ATOMS = (exp.Column, exp.Literal, exp.Paren, exp.Null, exp.Boolean, exp.Cast, exp.TryCast)
@@ -57,15 +103,16 @@ _DECIDE: dict[type[exp.Binary], Callable[[Decimal, Decimal], bool]] = {
     exp.LTE: lambda x, y: x <= y, exp.GT: lambda x, y: x > y, exp.GTE: lambda x, y: x >= y}
 
 
-def _comparison(cls: type[exp.Binary]) -> Callable[[exp.Expr, exp.Expr], exp.Expr]:
-    """A comparison, decided when both sides are number literals (TRUE/FALSE, which
+def _comparison(cls: type[exp.Binary]) -> Callable[[Operand, Operand], exp.Expr]:
+    """A comparison, decided when both sides are known numbers (TRUE/FALSE, which
     `when`, `all_of`, `any_of` and `errors` then drop or settle)."""
     decide = _DECIDE[cls]
 
-    def build(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-        x, y = literal_number(a), literal_number(b)
+    def build(a: Operand, b: Operand) -> exp.Expr:
+        x, y = value_of(a), value_of(b)
         if x is not None and y is not None:
             return exp.true() if decide(x, y) else exp.false()
+        a, b = sql_of(a), sql_of(b)
         if cls in (exp.EQ, exp.NEQ) and truth(b) is not None:
             # c = TRUE is c, c <> TRUE is NOT c (NULL stays NULL either way)
             return a if (truth(b) is True) == (cls is exp.EQ) else not_(a)
@@ -183,17 +230,19 @@ def double(e: exp.Expr) -> exp.Expr:
     return cast_to(e, "DOUBLE")
 
 
-def nullif_zero(e: exp.Expr) -> exp.Expr:
+def nullif_zero(e: exp.Expr, k: Decimal | None = None) -> exp.Expr:
     """NULL for a zero divisor (engines that raise on division by zero never see one); a
-    literal divisor is settled when compiling."""
-    k = literal_number(e)
+    divisor known to be ``k`` is settled when compiling."""
+    k = k if k is not None else value_of(e)
     if k is not None:
         return exp.Null() if k == 0 else e
     return exp.Nullif(this=p(e), expression=num(0))
 
 
 def literal_number(e: exp.Expr) -> Decimal | None:
-    """The value of a number literal (possibly negated or parenthesized), else None."""
+    """The value of a number literal (possibly negated or parenthesized), else None: read back
+    out of built SQL, for the callers that do not pass what they know yet (see the module
+    docs); the operators' forms never call it."""
     while isinstance(e, exp.Paren) or (isinstance(e, exp.Cast) and e.to.this in _EXACT_TYPES):
         e = e.this  # a cast to DECIMAL is of a literal that fits it (`compiler.const`)
     if isinstance(e, exp.Neg):
@@ -263,68 +312,103 @@ def _places(k: Decimal) -> int:
     return max(0, -exponent)
 
 
-def _whole(e: exp.Expr) -> bool:
-    """A number literal written without a decimal point or exponent (``2``, ``-3``)."""
-    while isinstance(e, (exp.Paren, exp.Neg)):
-        e = e.this
-    return isinstance(e, exp.Literal) and not e.is_string and e.this.lstrip("-").isdigit()
+#: A known addend this small moves no operand that passed its own range test (|x| < F) out of
+#: DECIMAL(38, 18)'s range (F's margin below 1e20 is 1e7).
+_SMALL = Decimal(4096)
 
 
-def decimal_arith(op: str, a: SqlColumn, b: SqlColumn) -> SqlColumn:
+def _below(bound: Decimal) -> exp.Expr:
+    """A DOUBLE literal of at most ``bound`` (rounded toward zero, 15 significant digits)."""
+    from decimal import ROUND_DOWN, Context
+
+    return num(float(Context(prec=15, rounding=ROUND_DOWN).plus(bound)))
+
+
+def _whole(k: Decimal | None) -> bool:
+    """A known whole number (its DECIMAL(38, 0) cast is exact)."""
+    return k is not None and k == k.to_integral_value()
+
+
+#: `decimal_arith`'s default for an operand's known value: not said by the caller, read back
+#: out of its literal (`literal_number`) until the compiler passes what it knows.
+UNSAID: Any = object()
+
+
+def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Any = UNSAID,
+                  known_b: Any = UNSAID) -> SqlColumn:
     """+ - * on DECIMAL columns (docs/columnar.md, "SQL decimal policy"): the result is a
     DECIMAL(38, 18), so |x| < 1e20. Engines type a product by adding the operands' scales and
     abort the whole query on an overflow; so a row whose operands or result do not fit is
     #NUM! (tested on a DOUBLE estimate, with a margin) and never computed. Sums are exact; a
-    product is exact when one operand is a whole-number literal (DECIMAL(38, 18) times
-    DECIMAL(38, 0)) or both have at most 9 decimal places (DECIMAL(38, 9) each), else computed
-    in DOUBLE and rounded to 18 places (relative 1e-15).
+    product is exact when one operand is a whole number known when compiling (DECIMAL(38, 18)
+    times DECIMAL(38, 0)) or both have at most 9 decimal places (DECIMAL(38, 9) each), else
+    computed in DOUBLE and rounded to 18 places (relative 1e-15).
 
-    What a literal operand settles is decided here, not per row: its own range test, its
-    decimal places, which of the operand and result tests implies the other. The range test
-    is bound once (`let`), read by the value and the error; a NULL operand makes it NULL: a
-    blank, not an error."""
-    known_a, known_b = literal_number(a.value), literal_number(b.value)
+    ``known_a``/``known_b``: an operand's value when it is a constant (`known`), None when it
+    is not. What a known operand settles is decided here, not per row: its own range test,
+    its decimal places, which of the operand and result tests implies the other. An operand
+    that is itself a result of this arithmetic (it has an estimate) passed its own range test
+    there (else it is NULL, with its error first), so it is not tested again; ``x * x`` tests
+    its one operand once. The range test is bound once (`let`), read by the value and the
+    error; a NULL operand makes it NULL: a blank, not an error."""
+    if known_a is UNSAID:
+        known_a = literal_number(a.value)
+    if known_b is UNSAID:
+        known_b = literal_number(b.value)
+    same = known_a is None and known_b is None and a.value == b.value
     ea, eb = _estimate(a, known_a), _estimate(b, known_b)
     est = let(_BINARY[op](this=p(ea), expression=p(eb)))
-    # an operand's own test: decided for a literal (TRUE: left out), else per row
-    tests = [_fits(e.copy()) if k is None else exp.true() if abs(k) < DECIMAL_FIT
-             else exp.false() for e, k in ((ea, known_a), (eb, known_b))]
+    # an operand's own test: decided for a known value (TRUE: left out), implied for a result
+    # of this arithmetic (its estimate passed the test there), else per row
+    tests = [exp.true() if c.estimate is not None
+             else _fits(e.copy()) if k is None else exp.true() if abs(k) < DECIMAL_FIT
+             else exp.false() for c, e, k in ((a, ea, known_a), (b, eb, known_b))]
+    # one operand known (k), the other (x) read per row: its test says it all
+    one = (known_a is None) != (known_b is None)
     k = known_a if known_a is not None else known_b
-    if op == "*" and k is not None and abs(k) < DECIMAL_FIT and abs(k) <= 1:
-        fits = all_of(*tests)  # |x| < F implies |x * k| < F
-    elif op == "*" and k is not None and abs(k) < DECIMAL_FIT:
-        fits = _fits(est.copy())  # |x * k| < F implies |x| < F when |k| >= 1
+    x_test, x_est = (tests[1], eb) if known_a is not None else (tests[0], ea)
+    if one and k is not None and abs(k) < DECIMAL_FIT and (
+            (op == "*" and abs(k) <= 1) or (op != "*" and abs(k) <= _SMALL)):
+        # |x| < F implies |x * k| < F; and |x + k| < 1e20 (the margin is far wider than k)
+        fits = x_test
+    elif one and op == "*" and k is not None and abs(k) < DECIMAL_FIT:
+        # |x * k| < F, as |x| < F / |k| (which implies |x| < F when |k| >= 1)
+        fits = exp.LT(this=exp.Abs(this=x_est.copy()), expression=_below(DECIMAL_FIT / abs(k)))
+    elif op == "*" and same:
+        fits = _fits(est.copy())  # |x * x| < F implies |x| < F
     else:
         fits = all_of(*tests, _fits(est.copy()))
     never = truth(fits) is False
+    # a single test is NULL exactly where its operand is (a blank, not an error)
+    single = not isinstance(fits, (exp.Paren, exp.And))
     fits = let(fits)
 
     def cast(c: SqlColumn, to: exp.DataType) -> exp.Expr:
         return cast_to(c.value.copy(), to)
 
     value: exp.Expr
-    if never:  # a literal operand that no DECIMAL(38, 18) holds: never computed
+    if never:  # a known operand that no DECIMAL(38, 18) holds: never computed
         value = exp.Cast(this=exp.Null(), to=_D18.copy())
-    elif op == "*" and (_whole(a.value) or _whole(b.value)):
-        whole_a = _whole(a.value)
-        value = case(fits.copy(), exp.Mul(this=cast(a, _D0 if whole_a else _D18),
-                                          expression=cast(b, _D18 if whole_a else _D0)))
+    elif op == "*" and (_whole(known_a) or _whole(known_b)):
+        whole_a = _whole(known_a)
+        value = when([(fits.copy(), exp.Mul(this=cast(a, _D0 if whole_a else _D18),
+                                            expression=cast(b, _D18 if whole_a else _D0)))])
     elif op == "*":
         rounded = cast_to(est.copy(), _D18)
         if any(kk is not None and _places(kk) > 9 for kk in (known_a, known_b)):
-            value = case(fits.copy(), rounded)  # a literal of more than 9 places
+            value = when([(fits.copy(), rounded)])  # a constant of more than 9 places
         else:
             short = [eq(mod(c.value.copy(), exp.Literal.number("0.000000001")), num(0))
-                     for c, kk in ((a, known_a), (b, known_b)) if kk is None]
+                     for c, kk in ((a, known_a), (b, known_b))[:1 if same else 2] if kk is None]
             nine = exp.Mul(this=cast(a, _D9), expression=cast(b, _D9))
-            value = cases([(exp.and_(fits.copy(), *short), nine), (fits.copy(), rounded)])
+            value = when([(all_of(fits.copy(), *short), nine), (fits.copy(), rounded)])
     else:
-        value = case(fits.copy(), _BINARY[op](this=cast(a, _D18), expression=cast(b, _D18)))
+        value = when([(fits.copy(), _BINARY[op](this=cast(a, _D18), expression=cast(b, _D18)))])
     over = not_(fits.copy())
-    if (known_a is None and known_b is None) or never:
+    if not single or never:
         # an operand read per row may be NULL while the other does not fit: a blank
         over = all_of(over, not_null(est.copy()))
-    own = cases([(over, exp.Literal.string("#NUM!"))])
+    own = None if truth(over) is False else cases([(over, exp.Literal.string("#NUM!"))])
     # strict: the value is NULL wherever the own error is set (it is computed only where it
     # fits), and wherever an operand's error is set when that operand's value is NULL there
     strict = all(c.error is None or c.strict for c in (a, b))
@@ -332,6 +416,8 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn) -> SqlColumn:
 
 
 __all__ = ["add", "sub", "mul", "div", "mod", "eq", "ne", "lt", "le", "gt", "ge", "p", "num",
-           "truth", "settled", "all_of", "any_of", "not_", "when", "errors",
-           "double", "cast_to", "nullif_zero", "literal_number", "not_finite", "only", "decimal_arith",
-           "FLOAT_LIMIT", "DECIMAL_FIT"]
+           "truth", "settled", "all_of", "any_of", "not_", "when", "errors", "Operand", "known",
+           "known_number",
+           "operand", "value_of", "sql_of", "double", "cast_to", "nullif_zero",
+           "literal_number", "not_finite", "only", "decimal_arith", "FLOAT_LIMIT",
+           "DECIMAL_FIT"]
