@@ -19,7 +19,8 @@ from typing import Any, Callable
 import polars as pl
 
 from ...call import MISSING, FormCall
-from ...polars.kit import DECIMAL_DTYPE, FLOAT_LIMIT, Column, first_error, numbers
+from ...polars.kit import (DECIMAL_DTYPE, FLOAT_LIMIT, Column, first_error, numbers,
+                           threshold_compare)
 from ..form import Form, operators_polars
 
 _NO_ERROR = None
@@ -231,18 +232,28 @@ _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 def _float_compare(op: str, a: pl.Expr, b: pl.Expr, ka: float | None = None,
-                   kb: float | None = None) -> pl.Expr:
-    """``a op b`` within Excel's tolerance; ``ka``/``kb``: an operand's known value."""
+                   kb: float | None = None, na: Any = None, nb: Any = None) -> pl.Expr:
+    """``a op b`` within Excel's tolerance; ``ka``/``kb``: an operand's known value;
+    ``na``/``nb``: the operands' IR nodes (an integer column is compared as integers,
+    `kit.threshold_compare`)."""
     c = kb
     if c is not None and c == c:
+        def cmp(o: str, t: float) -> pl.Expr:
+            return threshold_compare(na, a, o, t)
         if c == 0:  # only 0 is within 1e-15 of 0
-            return {"=": a == 0, "<>": a != 0, "<": a < 0, "<=": a <= 0, ">": a > 0,
-                    ">=": a >= 0}[op]
+            if op == "=":
+                return a == 0
+            if op == "<>":
+                return a != 0
+            return cmp(op, 0.0)
         lo, hi = _bounds(c)
-        return {"=": (a >= lo) & (a <= hi), "<>": (a < lo) | (a > hi), "<": a < lo,
-                "<=": a <= hi, ">": a > hi, ">=": a >= lo}[op]
+        if op == "=":
+            return cmp(">=", lo) & cmp("<=", hi)
+        if op == "<>":
+            return cmp("<", lo) | cmp(">", hi)
+        return cmp(op, {"<": lo, "<=": hi, ">": hi, ">=": lo}[op])
     if ka is not None and ka == ka:
-        return _float_compare(_FLIPPED[op], b, a, None, ka)
+        return _float_compare(_FLIPPED[op], b, a, None, ka, nb, na)
     near = _near(a, b)
     return {"=": near, "<>": ~near, "<": (a < b) & ~near, "<=": (a <= b) | near,
             ">": (a > b) & ~near, ">=": (a >= b) | near}[op]
@@ -251,7 +262,7 @@ def _float_compare(op: str, a: pl.Expr, b: pl.Expr, ka: float | None = None,
 def _number_compare(op: str, call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
     if call.numbers == "float":
         return _float_compare(op, a, b, _known_float(call.const(0)),
-                              _known_float(call.const(1)))
+                              _known_float(call.const(1)), call.args[0], call.args[1])
     return {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b,
             ">=": a >= b}[op]
 
