@@ -352,8 +352,14 @@ class SqlOps:
             needed |= {c.name for c in value.e.find_all(exp.Column)}
         return Q(e)
 
-    def wrap(self, v: Any) -> Any:
-        return Q(v)
+    def arg(self, call: Any, i: int, v: Any) -> Any:
+        """Argument ``i`` as the algorithm reads it: a constant (``call.const``, the one
+        reader of constants) as a literal built from its value, so that the algorithm's
+        folding starts from the call's constants, not from the compiled SQL; else its
+        compiled expression."""
+        value = call.const(i)
+        literal = _arg_literal(value)
+        return Q(v) if literal is None else Q(literal)
 
     def unwrap(self, v: Any) -> Any:
         return v.e if isinstance(v, Q) else v
@@ -383,24 +389,9 @@ class SqlOps:
     def true(self) -> Any:
         return Q(exp.true())
 
-    def literal(self, v: Any) -> tuple[bool, Any]:
-        e = v.e if isinstance(v, Q) else v
-        while isinstance(e, exp.Paren):
-            e = e.this
-        sign = 1
-        if isinstance(e, exp.Neg):
-            sign, e = -1, e.this
-            while isinstance(e, exp.Paren):
-                e = e.this
-        if isinstance(e, exp.Literal):
-            if e.is_string:
-                return sign == 1, e.this
-            return True, sign * Decimal(e.this)
-        return False, None
-
-    def empty_list(self, v: Any) -> bool:
-        e = v.e if isinstance(v, Q) else v
-        return isinstance(e, exp.Array) and not e.expressions
+    def code(self, v: int | None) -> Any:
+        """A whole number decided now (a unit's code, a basis)."""
+        return Q(v)
 
     # -- numbers
     # (arguments of these methods are bound values or small: they may be read more than once)
@@ -600,6 +591,29 @@ class SqlOps:
         t = Q(exp.Trim(this=Q(text).e, expression=exp.Literal.string(WHITESPACE)))
         t = Q(exp.Upper(this=t.e)) if upper else Q(exp.Lower(this=t.e))
         return self.when([(t == name, code) for name, code in table.items()])
+
+
+def _arg_literal(v: Any) -> exp.Expr | None:
+    """The SQL literal of a constant argument's value where every use of it in the algorithms
+    reads the same as the compiled one (numbers only ever reach `trunc`/`floor`/
+    `exact_micros`, which fold them; texts, dates, lists of dates); None: keep the compiled
+    expression (a blank, a DateTime, a Duration, a value without an exact literal)."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        return _sql_lit(v)
+    if isinstance(v, (float, Decimal)):
+        d = Decimal(repr(v)) if isinstance(v, float) else v
+        if not d.is_finite():
+            return None
+        text = format(abs(d), "f")
+        lit = exp.Literal.number(text)
+        return exp.Paren(this=exp.Neg(this=lit)) if d < 0 else lit
+    if isinstance(v, str) or type(v) is dt.date:
+        return _sql_lit(v)
+    if isinstance(v, tuple) and v and all(type(i) is dt.date for i in v):
+        return exp.Array(expressions=[_date_literal(i) for i in v])
+    return None
 
 
 #: 0001-01-01 00:00 UTC, the origin of the microsecond counts (`_base.US_0001`).
