@@ -200,14 +200,12 @@ def f_yearfrac(o: Any, c: FormCall, s: Any, e: Any, basis: Any) -> Program:
         b, big = o.trunc(basis)
         b = yield b
         bad = big | o.not_in(b, range(5))
-    o1, o2 = (yield o.ordinal(s)), (yield o.ordinal(e))
-    swap = yield o1 > o2
+    swap = yield o.ordinal(s) > o.ordinal(e)  # (SQL compares the dates themselves)
     lo, hi = o.when([(swap, e)], s), o.when([(swap, s)], e)
     lo, hi = (yield lo), (yield hi)
     Y1, M1, D1 = (yield o.ymd(lo)[0]), (yield o.ymd(lo)[1]), (yield o.ymd(lo)[2])
     Y2, M2, D2 = (yield o.ymd(hi)[0]), (yield o.ymd(hi)[1]), (yield o.ymd(hi)[2])
-    lo_o = yield o.when([(swap, o2)], o1)
-    days = yield o.when([(swap, o1)], o2) - lo_o
+    days = yield o.ordinal(hi) - o.ordinal(lo)  # (SQL: the engine's DATE_DIFF)
     d360 = (yield from _days360_us(o, Y1, M1, D1, Y2, M2, D2)) if not known or whole == 0 \
         else None  # (only basis 0 reads it)
     d360_eu = (Y2 - Y1) * 360 + (M2 - M1) * 30 + _min(o, D2, 30) - _min(o, D1, 30)
@@ -215,7 +213,7 @@ def f_yearfrac(o: Any, c: FormCall, s: Any, e: Any, basis: Any) -> Program:
     one_year = yield (Y1 == Y2) | ((Y1 + 1 == Y2) & ((M1 > M2) | ((M1 == M2) & (D1 >= D2))))
     leap1, leap2 = o.bind(is_leap(Y1)), o.bind(is_leap(Y2))
     feb29 = (leap1 & (M1 <= 2)) | (leap2 & (M2 >= 3)
-                                         & (o.ord_ymd(Y2, 3, 1) > lo_o))
+                                         & (o.ord_ymd(Y2, 3, 1) > o.ordinal(lo)))
     year_len = o.when([(Y1 == Y2, o.when([(leap1, 366)], 365)),
                        (feb29 | ((M2 == 2) & (D2 == 29)), 366)], 365)
     span = o.ord_ymd(Y2 + 1, 1, 1) - o.ord_ymd(Y1, 1, 1)
