@@ -100,7 +100,7 @@ def f_dateadd(o: Any, c: FormCall, x: Any, n: Any, unit: Any) -> Program:
     unknown = yield o.when([(code >= 1, False)], True)
     ni, big = o.trunc(n)
     big = yield big
-    nn = yield o.when([(~big, ni)], 0)
+    nn = yield o.coalesce(ni, 0)  # (ni is NULL exactly where big is TRUE or n is NULL)
     is_months = yield code <= 3
     is_clock = yield code >= 6
     date = yield o.local_date(x) if c.kind(0) == "DateTime" else x
@@ -368,7 +368,7 @@ def f_workday(o: Any, c: FormCall, start: Any, n: Any, *rest: Any) -> Program:
     n = yield n
     ni, big = o.trunc(n)
     big = yield big
-    nn = yield o.when([(~big, ni)], 0)
+    nn = yield o.coalesce(ni, 0)  # (ni is NULL exactly where big is TRUE or n is NULL)
     s = yield o.ordinal(start)
     forward = yield week.count_to(s) + nn
     backward = yield week.count_to(s - 1) + nn + 1

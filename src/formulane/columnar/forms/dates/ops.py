@@ -83,6 +83,9 @@ class PolarsOps:
     def true(self) -> Any:
         return pl.lit(True)
 
+    def coalesce(self, x: Any, default: int) -> Any:
+        return pl.coalesce(x, pl.lit(default, dtype=pl.Int64))
+
     def code(self, v: int | None) -> Any:
         """A whole number decided now (a unit's code, a basis) as an Int64 literal."""
         return pl.lit(v, dtype=pl.Int64)

@@ -79,6 +79,17 @@ class Q:
         folded = _fold_binary(cls, x, y)
         if folded is not _NOT_CONSTANT:
             return Q(folded)
+        outer = _int_of(y) if cls is exp.Add or cls is exp.Sub else None
+        if outer is not None:
+            inner = x
+            while isinstance(inner, exp.Paren):
+                inner = inner.this
+            first = _int_of(inner.expression) if type(inner) in (exp.Add, exp.Sub) else None
+            if first is not None:
+                # (a + 1) + 1 is a + 2: integers, so the engine's type stays
+                sign = 1 if type(inner) is exp.Add else -1
+                total = sign * first + (1 if cls is exp.Add else -1) * outer
+                return Q(inner.this) + total if total >= 0 else Q(inner.this) - (-total)
         if cls is exp.Sub or cls in _COMPARISONS:
             dx, dy = _ordinal_date(x), _ordinal_date(y)
             if dx is not None and dy is not None:
@@ -135,6 +146,11 @@ class Q:
 #: NaN included, so NOT (a < b) and a >= b agree on every row; NULL stays NULL).
 _NEGATED: dict[type, type] = {exp.LT: exp.GTE, exp.GTE: exp.LT, exp.GT: exp.LTE, exp.LTE: exp.GT,
                               exp.EQ: exp.NEQ, exp.NEQ: exp.EQ}
+
+
+def _int_of(e: exp.Expr) -> int | None:
+    known, v = constant(e)
+    return v if known and type(v) is int else None
 
 
 def _ordinal_date(e: exp.Expr) -> exp.Expr | None:
@@ -442,6 +458,12 @@ class SqlOps:
 
     def true(self) -> Any:
         return Q(exp.true())
+
+    def coalesce(self, x: Any, default: int) -> Any:
+        known, v = constant(Q(x).e)
+        if known:
+            return Q(default if v is None else v)
+        return Q(exp.Coalesce(this=Q(x).e, expressions=[Q(default).e]))
 
     def code(self, v: int | None) -> Any:
         """A whole number decided now (a unit's code, a basis)."""
