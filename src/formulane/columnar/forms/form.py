@@ -181,91 +181,42 @@ def dates_arithmetic() -> ModuleType:
 
 
 # -------------------------------------------------------------------- the dates family
-# Its forms are date algorithms written once over an ops object (`dates.run_ops`), the same
-# entry for both backends: declared here once, read into both tables by `dates_entries`.
+# Its forms are date algorithms written once for both backends (`dates.call_form`): FormCall
+# forms that read the overload (Date, DateTime...) from the call's argument types, so one entry
+# serves every overload of a function; declared here once, read into both tables by
+# `dates_entries`.
 
 
-_OpsEntry = tuple[Callable[[], ModuleType], str, tuple[Any, ...]]
-
-
-def _d(family: Callable[[], ModuleType], attr: str, kinds: tuple[Any, ...]) -> _OpsEntry:
-    return family, attr, kinds
-
-
-DATES_OPS: dict[str, _OpsEntry] = {
-    "DATE": _d(dates_parts, "f_date", ()),
-    "TIME": _d(dates_parts, "f_time", ()),
-    "DATETIME": _d(dates_parts, "f_datetime", ()),
-    "YEAR": _d(dates_parts, "f_year", ("Date",)),
-    "YEAR(DateTime)": _d(dates_parts, "f_year", ("DateTime",)),
-    "MONTH": _d(dates_parts, "f_month", ("Date",)),
-    "MONTH(DateTime)": _d(dates_parts, "f_month", ("DateTime",)),
-    "DAY": _d(dates_parts, "f_day", ("Date",)),
-    "DAY(DateTime)": _d(dates_parts, "f_day", ("DateTime",)),
-    "HOUR": _d(dates_parts, "f_hour", ("DateTime",)),
-    "HOUR(Duration)": _d(dates_parts, "f_hour", ("Duration",)),
-    "HOUR(Date)": _d(dates_parts, "f_hour", ("Date",)),
-    "MINUTE": _d(dates_parts, "f_minute", ("DateTime",)),
-    "MINUTE(Duration)": _d(dates_parts, "f_minute", ("Duration",)),
-    "MINUTE(Date)": _d(dates_parts, "f_minute", ("Date",)),
-    "SECOND": _d(dates_parts, "f_second", ("DateTime",)),
-    "SECOND(Duration)": _d(dates_parts, "f_second", ("Duration",)),
-    "SECOND(Date)": _d(dates_parts, "f_second", ("Date",)),
-    "WEEKDAY": _d(dates_parts, "f_weekday", ("Date", None)),
-    "WEEKDAY(Date, Number)": _d(dates_parts, "f_weekday", ("Date", "Number")),
-    "WEEKDAY(DateTime, Number)": _d(dates_parts, "f_weekday", ("DateTime", "Number")),
-    "WEEKNUM": _d(dates_parts, "f_weeknum", ("Date", None)),
-    "WEEKNUM(Date, Number)": _d(dates_parts, "f_weeknum", ("Date", "Number")),
-    "WEEKNUM(DateTime, Number)": _d(dates_parts, "f_weeknum", ("DateTime", "Number")),
-    "ISOWEEKNUM": _d(dates_parts, "f_isoweeknum", ("Date",)),
-    "ISOWEEKNUM(DateTime)": _d(dates_parts, "f_isoweeknum", ("DateTime",)),
-    "EDATE": _d(dates_arithmetic, "f_edate", ("Date", None)),
-    "EDATE(Date, Number)": _d(dates_arithmetic, "f_edate", ("Date", "Number")),
-    "EDATE(DateTime, Number)":
-        _d(dates_arithmetic, "f_edate", ("DateTime", "Number")),
-    "EOMONTH": _d(dates_arithmetic, "f_eomonth", ("Date", None)),
-    "EOMONTH(Date, Number)": _d(dates_arithmetic, "f_eomonth", ("Date", "Number")),
-    "EOMONTH(DateTime, Number)":
-        _d(dates_arithmetic, "f_eomonth", ("DateTime", "Number")),
-    "DATEADD": _d(dates_arithmetic, "f_dateadd", ("Date", "Number", "Text")),
-    "DATEADD(DateTime, Number, Text)":
-        _d(dates_arithmetic, "f_dateadd", ("DateTime", "Number", "Text")),
-    "DATEDIF": _d(dates_arithmetic, "f_datedif", ("Date", "Date", None)),
-    "DATEDIF(Date, Date, Text)":
-        _d(dates_arithmetic, "f_datedif", ("Date", "Date", "Text")),
-    "DATEDIF(Date, DateTime, Text)":
-        _d(dates_arithmetic, "f_datedif", ("Date", "DateTime", "Text")),
-    "DATEDIF(DateTime, Date, Text)":
-        _d(dates_arithmetic, "f_datedif", ("DateTime", "Date", "Text")),
-    "DATEDIF(DateTime, DateTime, Text)":
-        _d(dates_arithmetic, "f_datedif", ("DateTime", "DateTime", "Text")),
-    "DAYS": _d(dates_arithmetic, "f_days", ("Date", "Date")),
-    "DAYS(Date, DateTime)": _d(dates_arithmetic, "f_days", ("Date", "DateTime")),
-    "DAYS(DateTime, Date)": _d(dates_arithmetic, "f_days", ("DateTime", "Date")),
-    "DAYS(DateTime, DateTime)":
-        _d(dates_arithmetic, "f_days", ("DateTime", "DateTime")),
-    "YEARFRAC": _d(dates_arithmetic, "f_yearfrac", ("Date", "Date", None)),
-    "YEARFRAC(Date, Date, Number)":
-        _d(dates_arithmetic, "f_yearfrac", ("Date", "Date", "Number")),
-    "YEARFRAC(Date, DateTime, Number)":
-        _d(dates_arithmetic, "f_yearfrac", ("Date", "DateTime", "Number")),
-    "YEARFRAC(DateTime, Date, Number)":
-        _d(dates_arithmetic, "f_yearfrac", ("DateTime", "Date", "Number")),
-    "YEARFRAC(DateTime, DateTime, Number)":
-        _d(dates_arithmetic, "f_yearfrac", ("DateTime", "DateTime", "Number")),
-    "NETWORKDAYS": _d(dates_arithmetic, "f_networkdays", ()),
-    "NETWORKDAYS.INTL": _d(dates_arithmetic, "f_networkdays", ()),
-    "WORKDAY": _d(dates_arithmetic, "f_workday", ()),
-    "WORKDAY.INTL": _d(dates_arithmetic, "f_workday", ()),
-    "TZCONVERT": _d(dates_parts, "f_tzconvert", ("DateTime", "Text")),
-    "SERIAL": _d(dates_parts, "f_serial", ("Date",)),
-    "SERIAL(DateTime)": _d(dates_parts, "f_serial", ("DateTime",)),
-    "SERIAL(Duration)": _d(dates_parts, "f_serial", ("Duration",)),
-    "FROMSERIAL": _d(dates_parts, "f_fromserial", ("Number",)),
+DATES_OPS: dict[str, tuple[Callable[[], ModuleType], str]] = {
+    "DATE": (dates_parts, "f_date"),
+    "TIME": (dates_parts, "f_time"),
+    "DATETIME": (dates_parts, "f_datetime"),
+    "YEAR": (dates_parts, "f_year"),
+    "MONTH": (dates_parts, "f_month"),
+    "DAY": (dates_parts, "f_day"),
+    "HOUR": (dates_parts, "f_hour"),
+    "MINUTE": (dates_parts, "f_minute"),
+    "SECOND": (dates_parts, "f_second"),
+    "WEEKDAY": (dates_parts, "f_weekday"),
+    "WEEKNUM": (dates_parts, "f_weeknum"),
+    "ISOWEEKNUM": (dates_parts, "f_isoweeknum"),
+    "TZCONVERT": (dates_parts, "f_tzconvert"),
+    "SERIAL": (dates_parts, "f_serial"),
+    "FROMSERIAL": (dates_parts, "f_fromserial"),
+    "EDATE": (dates_arithmetic, "f_edate"),
+    "EOMONTH": (dates_arithmetic, "f_eomonth"),
+    "DATEADD": (dates_arithmetic, "f_dateadd"),
+    "DATEDIF": (dates_arithmetic, "f_datedif"),
+    "DAYS": (dates_arithmetic, "f_days"),
+    "YEARFRAC": (dates_arithmetic, "f_yearfrac"),
+    "NETWORKDAYS": (dates_arithmetic, "f_networkdays"),
+    "NETWORKDAYS.INTL": (dates_arithmetic, "f_networkdays"),
+    "WORKDAY": (dates_arithmetic, "f_workday"),
+    "WORKDAY.INTL": (dates_arithmetic, "f_workday"),
 }
 
 
 def dates_entries(backend: Literal["polars", "sql"]) -> dict[str, Form]:
-    """The dates family's entries of one backend's table (``style="ops"``, `DATES_OPS`)."""
-    return {name: Form(backend, family, attr, (kinds,), {}, "ops")
-            for name, (family, attr, kinds) in DATES_OPS.items()}
+    """The dates family's entries of one backend's table (``style="call"``, `DATES_OPS`)."""
+    return {name: Form(backend, family, attr, style="call")
+            for name, (family, attr) in DATES_OPS.items()}

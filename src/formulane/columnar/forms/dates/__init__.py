@@ -33,33 +33,40 @@ Polars binds it as a struct field (``pl.struct(v0=...).struct.with_fields(v1=f(p
 outputs read from the last struct); SQL through the `let` kit (`columnar.sql.let`: a column of a
 lateral subquery, shared by the form's value and its error conditions), or, where no binder is
 active (a lambda body, SQLite, BigQuery), as a list-lambda parameter (``LIST_TRANSFORM([expr],
-LAMBDA v : ...)[1]``): the forms stay linear in the formula's size. What the compiler knows is
-decided when compiling: SQL literals (a year, a date, a unit, a holiday list) are folded with
-the engine's semantics (`sqlops.constant`), weekend masks must be literals anyway.
+LAMBDA v : ...)[1]``): the forms stay linear in the formula's size.
 
-Layout: `_base` (constants, refusals, `program`, the calendar helpers), `ops` (`PolarsOps`),
-`sqlops` (`SqlOps`, the SQL value `Q` and the folding), `parts` (building dates and reading
-their parts), `arithmetic` (moving dates, differences, working days); `run_ops` is the one entry
-point.
+The call. Every form is a FormCall form (``style="call"``, `columnar.call`): `call_form` turns
+an algorithm ``f(o, call, *args)`` into ``form(call, *values)``, and `run_ops` runs it. An
+algorithm reads its overload from the call (``call.kind(i)``: Date, DateTime, Duration...), so
+one table entry serves every overload of a function (`form.DATES_OPS`), and its literal
+arguments (units, a basis, weekend codes, holiday lists, zones) through ``call.const(i)``
+(`interpreter.fold.constant`, the one reader of constants), never from the built values. On
+SQL, a constant argument reaches the algorithm as a literal built from that value
+(`SqlOps.const_arg`). What stays: the algorithms fold the intermediate values they build
+themselves (a literal year makes a literal month index; `sqlops.constant` and `_fold_binary`
+compute such expressions with the engine's semantics; polars folds a constant yielded value
+once, `ops._fold`): those are not arguments, and no FormCall knows them.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .ops import PolarsOps, SqlOps
 from .sqlops import constant
 
+if TYPE_CHECKING:
+    from ...call import FormCall
+
 _OPS: dict[str, type[PolarsOps] | type[SqlOps]] = {"polars": PolarsOps, "sql": SqlOps}
 
 
-def run_ops(backend: str, form: Callable[..., Any], kinds: tuple[str | None, ...],
-            *args: Any) -> Any:
-    """Applies the date algorithm ``form`` (``f_<name>`` of `parts` or `arithmetic`) for an
-    overload with these parameter kinds (Date, DateTime...) to the backend's values (called by
-    `form.Form` for the table entries marked ``style="ops"``)."""
-    o = _OPS[backend]()
-    out = form(o, kinds, *[o.wrap(a) for a in args])
+def run_ops(call: Any, algorithm: Callable[..., Any], *args: Any) -> Any:
+    """Applies the date algorithm (``f(o, call, *args)`` of `parts` or `arithmetic`) to the
+    backend's values of ``call`` (a `FormCall`): the overload and the constant arguments are
+    the call's. (Typed Any while `form.Form` keeps its unused ``"ops"`` style.)"""
+    o = _OPS[call.backend]()
+    out = algorithm(o, call, *[o.arg(call, i, a) for i, a in enumerate(args)])
     if isinstance(out, tuple):
         value, errors = out
         pairs = [(o.unwrap(c), code) for c, code in errors]
@@ -68,3 +75,14 @@ def run_ops(backend: str, form: Callable[..., Any], kinds: tuple[str | None, ...
                      and constant(c) != (True, None)]
         return o.unwrap(value), pairs
     return o.unwrap(out)
+
+
+def call_form(algorithm: Callable[..., Any]) -> Callable[..., Any]:
+    """The table's form of a date algorithm: ``form(call, *values)`` (``style="call"``)."""
+
+    def form(call: FormCall, *args: Any) -> Any:
+        return run_ops(call, algorithm, *args)
+
+    form.__name__ = getattr(algorithm, "__name__", "form")
+    form.__doc__ = algorithm.__doc__
+    return form

@@ -8,11 +8,15 @@ ops object (`ops.PolarsOps` or `ops.SqlOps`) and mirrors `_calendar`'s arithmeti
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Callable, Generator, Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
 from ....errors import Unsupported
 from ....functions import _calendar as cal
 from .. import _lazy
+
+if TYPE_CHECKING:
+    from ...call import FormCall
 
 # the date modules import it from here: polars, on first use
 pl: Any = _lazy.pl
@@ -77,8 +81,37 @@ def _to_date(o: Any, ordinal: Any, bad: Any) -> Any:
     return o.masked_date(ordinal, bad)
 
 
-def _dates(o: Any, kinds: Sequence[str | None], args: Sequence[Any]) -> list[Any]:
-    """Arguments as the scalar reads them: a DateTime by its local calendar date."""
-    return [o.local_date(a) if k == "DateTime" else a for k, a in zip(kinds, args)]
+def _dates(o: Any, c: FormCall, args: Sequence[Any]) -> list[Any]:
+    """The first arguments as the scalar reads them: a DateTime by its local calendar date
+    (the overload's kinds are the call's argument types)."""
+    return [o.local_date(a) if c.kind(i) == "DateTime" else a for i, a in enumerate(args)]
+
+
+def literal_int(c: FormCall, i: int) -> tuple[bool, int | None, bool]:
+    """(known, whole number, too large) of a constant Number argument ``i``: truncated toward
+    zero as `trunc` does (None for a blank; too large at ``BOUND``); (False, None, False) when
+    the argument is not a constant number."""
+    v = c.const(i)
+    if v is None:
+        return True, None, False
+    if isinstance(v, bool) or not isinstance(v, (int, float, Decimal)):
+        return False, None, False
+    number = Decimal(repr(v)) if isinstance(v, float) else Decimal(v)
+    if not number.is_finite():
+        return False, None, False
+    if abs(number) >= BOUND:
+        return True, None, True
+    return True, int(number), False
+
+
+def literal_key(c: FormCall, i: int, table: dict[str, int], upper: bool) -> tuple[bool, Any]:
+    """(known, code) of a constant unit text argument ``i`` (`ops.key`'s reading, now)."""
+    v = c.const(i)
+    if v is None:
+        return True, None
+    if not isinstance(v, str):
+        return False, None
+    v = v.strip(WHITESPACE)
+    return True, table.get(v.upper() if upper else v.lower())
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import operator
 from decimal import Decimal
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from sqlglot import exp
 
@@ -18,11 +18,16 @@ from ....values import XLError
 from ....functions import _calendar as cal
 from ._base import (
     DAY_US, EPOCH_ORDINAL, MAX_ORDINAL, Program, US_10000, _dates, _min, _month_ok, _refuse,
-    _to_date, is_leap, pl, program,
+    _to_date, is_leap, literal_int, literal_key, pl, program,
 )
+from . import call_form
+from ...call import MISSING
 from .ops import Q, _cast, _lambda
 from .sqlops import constant
 from .parts import _fix_gap
+
+if TYPE_CHECKING:
+    from ...call import FormCall
 
 
 # ------------------------------------------------------------------------ moving dates
@@ -42,18 +47,20 @@ def _add_months(o: Any, d: Any, months: Any, bad: Any) -> Program:
     return start + _min(o, D, length) - 1, bad
 
 
+@call_form
 @program
-def f_edate(o: Any, kinds: Any, d: Any, n: Any) -> Program:
-    (d,) = _dates(o, kinds, [d])
+def f_edate(o: Any, c: FormCall, d: Any, n: Any) -> Program:
+    (d,) = _dates(o, c, [d])
     n = yield n
     months, big = o.trunc(n)
     ordinal, bad = yield from _add_months(o, d, months, big)
     return _to_date(o, ordinal, bad), [(bad, "#NUM!")]
 
 
+@call_form
 @program
-def f_eomonth(o: Any, kinds: Any, d: Any, n: Any) -> Program:
-    (d,) = _dates(o, kinds, [d])
+def f_eomonth(o: Any, c: FormCall, d: Any, n: Any) -> Program:
+    (d,) = _dates(o, c, [d])
     d, n = (yield d), (yield n)
     months, big = o.trunc(n)
     Y, M, _ = o.ymd(d)
@@ -61,6 +68,12 @@ def f_eomonth(o: Any, kinds: Any, d: Any, n: Any) -> Program:
     bad = yield big | ~_month_ok(k)
     ordinal = yield o.month_start(o.when([(~bad, k)], 12) + 1) - 1
     return _to_date(o, ordinal, bad), [(bad, "#NUM!")]
+
+
+def _unit_code(o: Any, c: FormCall, unit: Any, table: dict[str, int], upper: bool) -> Any:
+    """The code of the unit text (argument 3): decided now when it is a constant."""
+    known, code = literal_key(c, 2, table, upper)
+    return o.code(code) if known else o.key(unit, table, upper)
 
 
 #: DATEADD's units as codes: 1-3 count months, 4-5 days, 6-8 seconds (tables below).
@@ -77,19 +90,20 @@ def _unit_table() -> dict[str, int]:
     return {alias: _UNIT_CODES[key] for alias, key in dates._UNITS.items()}
 
 
+@call_form
 @program
-def f_dateadd(o: Any, kinds: Any, x: Any, n: Any, unit: Any) -> Program:
+def f_dateadd(o: Any, c: FormCall, x: Any, n: Any, unit: Any) -> Program:
     """Unknown unit #VALUE!, a clock unit on a Date #VALUE!, then the range (#NUM!). |n| >= 1e15
     is #NUM!: that many months, days or seconds leave the years 1-9999."""
-    x, n, unit = (yield x), (yield n), (yield unit)
-    code = yield o.key(unit, _unit_table(), upper=False)
+    x, n = (yield x), (yield n)
+    code = yield _unit_code(o, c, unit, _unit_table(), upper=False)
     unknown = yield o.when([(code >= 1, False)], True)
     ni, big = o.trunc(n)
     big = yield big
-    nn = yield o.when([(~big, ni)], 0)
+    nn = yield o.coalesce(ni, 0)  # (ni is NULL exactly where big is TRUE or n is NULL)
     is_months = yield code <= 3
     is_clock = yield code >= 6
-    date = yield o.local_date(x) if kinds[0] == "DateTime" else x
+    date = yield o.local_date(x) if c.kind(0) == "DateTime" else x
     months = nn * o.lookup(code, _MONTHS_PER, 0)
     days = nn * o.lookup(code, _DAYS_PER, 0)
     by_month, bad_month = yield from _add_months(o, date, months, big)
@@ -97,7 +111,7 @@ def f_dateadd(o: Any, kinds: Any, x: Any, n: Any, unit: Any) -> Program:
     bad_day = big | (by_day < 1) | (by_day > MAX_ORDINAL)
     moved = yield o.when([(is_months, by_month)], by_day)
     bad_calendar = yield o.when([(is_months, bad_month)], bad_day)
-    if kinds[0] != "DateTime":
+    if c.kind(0) != "DateTime":
         errors = [(unknown, "#VALUE!"), (is_clock, "#VALUE!"), (bad_calendar, "#NUM!")]
         return _to_date(o, moved, unknown | is_clock | bad_calendar), errors
     # DateTime: calendar units keep the wall clock; clock units add elapsed time.
@@ -126,11 +140,12 @@ def f_dateadd(o: Any, kinds: Any, x: Any, n: Any, unit: Any) -> Program:
 _DATEDIF_CODES = {"D": 1, "Y": 2, "M": 3, "YM": 4, "MD": 5, "YD": 6}
 
 
+@call_form
 @program
-def f_datedif(o: Any, kinds: Any, s: Any, e: Any, unit: Any) -> Program:
-    s, e = _dates(o, kinds, [s, e])
-    s, e, unit = (yield s), (yield e), (yield unit)
-    code = yield o.key(unit, _DATEDIF_CODES, upper=True)
+def f_datedif(o: Any, c: FormCall, s: Any, e: Any, unit: Any) -> Program:
+    s, e = _dates(o, c, [s, e])
+    s, e = (yield s), (yield e)
+    code = yield _unit_code(o, c, unit, _DATEDIF_CODES, upper=True)
     os_, oe = (yield o.ordinal(s)), (yield o.ordinal(e))
     sy, sm, sd = (yield o.ymd(s)[0]), (yield o.ymd(s)[1]), (yield o.ymd(s)[2])
     ey, em, ed = (yield o.ymd(e)[0]), (yield o.ymd(e)[1]), (yield o.ymd(e)[2])
@@ -156,8 +171,9 @@ def f_datedif(o: Any, kinds: Any, s: Any, e: Any, unit: Any) -> Program:
     return o.number(value), [(os_ > oe, "#NUM!"), (unknown, "#NUM!")]
 
 
-def f_days(o: Any, kinds: Any, e: Any, s: Any) -> Any:
-    e, s = _dates(o, kinds, [e, s])
+@call_form
+def f_days(o: Any, c: FormCall, e: Any, s: Any) -> Any:
+    e, s = _dates(o, c, [e, s])
     return o.number(o.ordinal(e) - o.ordinal(s))
 
 
@@ -171,28 +187,33 @@ def _days360_us(o: Any, Y1: Any, M1: Any, D1: Any, Y2: Any, M2: Any, D2: Any) ->
     return (Y2 - Y1) * 360 + (M2 - M1) * 30 + d2 - d1
 
 
+@call_form
 @program
-def f_yearfrac(o: Any, kinds: Any, s: Any, e: Any, basis: Any) -> Program:
-    s, e = _dates(o, kinds, [s, e])
-    s, e, basis = (yield s), (yield e), (yield basis)
-    b, big = o.trunc(basis)
-    b = yield b
-    bad = big | o.not_in(b, range(5))
-    o1, o2 = (yield o.ordinal(s)), (yield o.ordinal(e))
-    swap = yield o1 > o2
+def f_yearfrac(o: Any, c: FormCall, s: Any, e: Any, basis: Any) -> Program:
+    s, e = _dates(o, c, [s, e])
+    s, e = (yield s), (yield e)
+    known, whole, too_large = literal_int(c, 2)
+    if known and whole in range(5):  # a constant basis decides the formula now
+        b, bad = o.code(whole), o.lit(False)
+    else:
+        basis = yield basis
+        b, big = o.trunc(basis)
+        b = yield b
+        bad = big | o.not_in(b, range(5))
+    swap = yield o.ordinal(s) > o.ordinal(e)  # (SQL compares the dates themselves)
     lo, hi = o.when([(swap, e)], s), o.when([(swap, s)], e)
     lo, hi = (yield lo), (yield hi)
     Y1, M1, D1 = (yield o.ymd(lo)[0]), (yield o.ymd(lo)[1]), (yield o.ymd(lo)[2])
     Y2, M2, D2 = (yield o.ymd(hi)[0]), (yield o.ymd(hi)[1]), (yield o.ymd(hi)[2])
-    lo_o = yield o.when([(swap, o2)], o1)
-    days = yield o.when([(swap, o1)], o2) - lo_o
-    d360 = yield from _days360_us(o, Y1, M1, D1, Y2, M2, D2)
+    days = yield o.ordinal(hi) - o.ordinal(lo)  # (SQL: the engine's DATE_DIFF)
+    d360 = (yield from _days360_us(o, Y1, M1, D1, Y2, M2, D2)) if not known or whole == 0 \
+        else None  # (only basis 0 reads it)
     d360_eu = (Y2 - Y1) * 360 + (M2 - M1) * 30 + _min(o, D2, 30) - _min(o, D1, 30)
     # basis 1, actual/actual
     one_year = yield (Y1 == Y2) | ((Y1 + 1 == Y2) & ((M1 > M2) | ((M1 == M2) & (D1 >= D2))))
     leap1, leap2 = o.bind(is_leap(Y1)), o.bind(is_leap(Y2))
     feb29 = (leap1 & (M1 <= 2)) | (leap2 & (M2 >= 3)
-                                         & (o.ord_ymd(Y2, 3, 1) > lo_o))
+                                         & (o.ord_ymd(Y2, 3, 1) > o.ordinal(lo)))
     year_len = o.when([(Y1 == Y2, o.when([(leap1, 366)], 365)),
                        (feb29 | ((M2 == 2) & (D2 == 29)), 366)], 365)
     span = o.ord_ymd(Y2 + 1, 1, 1) - o.ord_ymd(Y1, 1, 1)
@@ -206,11 +227,10 @@ def f_yearfrac(o: Any, kinds: Any, s: Any, e: Any, basis: Any) -> Program:
 # ------------------------------------------------------------------------- working days
 
 
-def _static_mask(o: Any, function: str, weekend: Any, allow_all: bool
+def _static_mask(o: Any, function: str, value: Any, allow_all: bool
                  ) -> tuple[tuple[bool, ...] | None, str | None]:
-    """(mask, error code) of a literal weekend argument."""
-    is_lit, value = o.literal(weekend)
-    if not is_lit or value is None:
+    """(mask, error code) of a constant weekend argument (``call.const``)."""
+    if value is MISSING or value is None or isinstance(value, tuple):
         raise _refuse(o.backend, function, "the weekend must be a literal code or text (its "
                       "mask shapes the expression)")
     if isinstance(value, float):
@@ -249,17 +269,23 @@ class _Week:
         return self.o.one_of((ordinal - 1) % 7, self.work)
 
 
-def _holiday_ordinals(o: Any, week: _Week, holidays: Any) -> Any:
+def _literal_holidays(week: _Week, items: Any) -> list[int] | None:
+    """The distinct working-day holidays of a constant list (``call.const``) as sorted
+    ordinals (blanks skipped); None when the list is not a constant."""
+    if not isinstance(items, tuple) or not all(i is None or type(i) is dt.date for i in items):
+        return None
+    ordinals = {i.toordinal() for i in items if i is not None}
+    return sorted(x for x in ordinals if not week.mask[(x - 1) % 7])
+
+
+def _holiday_ordinals(o: Any, week: _Week, holidays: Any, literal: list[int] | None) -> Any:
     """The distinct working-day holidays as sorted ordinals (blanks skipped)."""
     if o.backend == "polars":
         e = pl.element().cast(pl.Int32).cast(pl.Int64) + EPOCH_ORDINAL
         keep = e.is_not_null() & _Week(o, week.mask).is_workday(e)
         return holidays.list.eval(e.filter(keep).unique().sort())
-    known, items = constant(Q(holidays).e)
-    if known and items is not None and all(i is None or type(i) is dt.date for i in items):
-        # a literal list: its working-day ordinals now
-        ordinals = {i.toordinal() for i in items if i is not None}
-        return _int_list(sorted(x for x in ordinals if not week.mask[(x - 1) % 7]))
+    if literal is not None:
+        return _int_list(literal)
     x, y = exp.to_identifier("_h"), exp.to_identifier("_w")
     mapped = exp.Anonymous(this="LIST_TRANSFORM", expressions=[
         Q(holidays).e, _lambda(o.ordinal(Q(exp.column(x))), x)])
@@ -292,20 +318,23 @@ def _count_where(o: Any, items: Any, bound: Any, op: str) -> Any:
     return _cast(Q(exp.ArraySize(this=kept)), "BIGINT")
 
 
-def _weekend_args(o: Any, function: str, rest: Sequence[Any], allow_all: bool
-                  ) -> tuple[tuple[bool, ...] | None, str | None, Any]:
+def _weekend_args(o: Any, c: FormCall, function: str, rest: Sequence[Any], allow_all: bool
+                  ) -> tuple[tuple[bool, ...] | None, str | None, Any, Any]:
+    """(weekend mask, its error code, the holidays, the holidays' constant) of the arguments
+    after the first two: (holidays) or (weekend, holidays)."""
     if len(rest) == 1:  # NETWORKDAYS / WORKDAY: Saturday and Sunday
-        return cal.weekend_mask(1, allow_all=False), None, rest[0]
-    weekend, holidays = rest
-    mask, code = _static_mask(o, function, weekend, allow_all=allow_all)
-    return mask, code, holidays
+        return cal.weekend_mask(1, allow_all=False), None, rest[0], c.const(2)
+    mask, code = _static_mask(o, function, c.const(2), allow_all=allow_all)
+    return mask, code, rest[1], c.const(3)
 
 
+@call_form
 @program
-def f_networkdays(o: Any, kinds: Any, a: Any, b: Any, *rest: Any) -> Program:
+def f_networkdays(o: Any, c: FormCall, a: Any, b: Any, *rest: Any) -> Program:
     """NETWORKDAYS(start, end, holidays) / NETWORKDAYS.INTL(start, end, weekend, holidays):
     W(hi) - W(lo - 1) minus the distinct working-day holidays in [lo, hi], signed."""
-    mask, code, holidays = _weekend_args(o, "NETWORKDAYS.INTL", rest, allow_all=True)
+    mask, code, holidays, listed = _weekend_args(o, c, "NETWORKDAYS.INTL", rest,
+                                                 allow_all=True)
     if code is not None or mask is None:
         return o.number(o.lit(0)), [(o.true(), code)]
     if all(mask):
@@ -314,15 +343,17 @@ def f_networkdays(o: Any, kinds: Any, a: Any, b: Any, *rest: Any) -> Program:
     oa, ob = (yield o.ordinal(a)), (yield o.ordinal(b))
     lo, hi = (yield _min(o, oa, ob)), (yield o.when([(oa < ob, ob)], oa))
     count = week.count_to(hi) - week.count_to(lo - 1)
-    if not o.empty_list(holidays):
-        hols = yield _holiday_ordinals(o, week, holidays)
+    literal = _literal_holidays(week, listed)
+    if literal != []:  # (no working-day holiday in a constant list: nothing to subtract)
+        hols = yield _holiday_ordinals(o, week, holidays, literal)
         count = count - (_count_where(o, hols, lo, ">=") - _count_where(o, hols, hi, ">"))
     count = yield count
     return o.number(o.when([(oa <= ob, count)], o.lit(0) - count)), []
 
 
+@call_form
 @program
-def f_workday(o: Any, kinds: Any, start: Any, n: Any, *rest: Any) -> Program:
+def f_workday(o: Any, c: FormCall, start: Any, n: Any, *rest: Any) -> Program:
     """WORKDAY(start, days, holidays) / WORKDAY.INTL(start, days, weekend, holidays).
 
     With W(x) the working days among ordinals 1..x and h_0 < h_1 < ... the working-day
@@ -330,24 +361,24 @@ def f_workday(o: Any, kinds: Any, start: Any, n: Any, *rest: Any) -> Program:
     W(start) + n (a prefix of the list); the answer is the (W(start) + n + consumed)-th working
     day. Backwards, with the holidays before start in descending order, holiday i is consumed
     when W(h_i) + i >= W(start - 1) + n + 1. |days| >= 1e15 is #NUM! (beyond the years)."""
-    mask, code, holidays = _weekend_args(o, "WORKDAY.INTL", rest, allow_all=False)
+    mask, code, holidays, listed = _weekend_args(o, c, "WORKDAY.INTL", rest, allow_all=False)
     if code is not None or mask is None:
         return o.date(o.lit(None)), [(o.true(), code)]
     week = _Week(o, mask)
     n = yield n
     ni, big = o.trunc(n)
     big = yield big
-    nn = yield o.when([(~big, ni)], 0)
+    nn = yield o.coalesce(ni, 0)  # (ni is NULL exactly where big is TRUE or n is NULL)
     s = yield o.ordinal(start)
     forward = yield week.count_to(s) + nn
     backward = yield week.count_to(s - 1) + nn + 1
-    if o.empty_list(holidays):
+    literal = _literal_holidays(week, listed)
+    start_day = c.const(0)
+    if literal == []:  # no working-day holiday: nothing is consumed
         c_fwd, c_back = forward, backward
     else:
-        hols = yield _holiday_ordinals(o, week, holidays)
-        if o.backend == "sql" and constant(hols.e) == (True, ()):
-            fwd_keys = back_keys = _int_list([])  # no working-day holiday: counts are 0
-        elif o.backend == "polars":
+        hols = yield _holiday_ordinals(o, week, holidays, literal)
+        if o.backend == "polars":
             e = pl.element()
             rank = pl.int_range(pl.len(), dtype=pl.Int64)
             after = (hols - s).list.eval(e.filter(e > 0)) + s
@@ -355,9 +386,9 @@ def f_workday(o: Any, kinds: Any, start: Any, n: Any, *rest: Any) -> Program:
             w_e = _Week(o, mask).count_to(e)
             fwd_keys = after.list.eval(w_e - rank)
             back_keys = before.list.eval(w_e + rank)
-        elif constant(hols.e)[0] and constant(s.e)[0] and constant(s.e)[1] is not None:
-            # literal holidays and start: the keys now (`_Week.count_to` folds)
-            h_list, s_value = constant(hols.e)[1], constant(s.e)[1]
+        elif literal is not None and type(start_day) is dt.date:
+            # constant holidays and start: the keys now (`_Week.count_to` folds)
+            h_list, s_value = literal, start_day.toordinal()
             w = _Week(o, mask)
             after_, before_ = [h for h in h_list if h > s_value], \
                 [h for h in reversed(h_list) if h < s_value]
@@ -379,9 +410,9 @@ def f_workday(o: Any, kinds: Any, start: Any, n: Any, *rest: Any) -> Program:
                 before, _lambda(w_x + rank, x, i)]))
         c_fwd = forward + _count_where(o, fwd_keys, forward, "<=")
         c_back = backward - _count_where(o, back_keys, backward, ">=")
-    c = yield o.when([(nn > 0, c_fwd)], c_back)
-    bad_c = yield (nn != 0) & (c < 1)
-    result = yield o.when([(nn == 0, s)], week.nth(o.when([(~bad_c, c)], 1)))
+    count = yield o.when([(nn > 0, c_fwd)], c_back)
+    bad_c = yield (nn != 0) & (count < 1)
+    result = yield o.when([(nn == 0, s)], week.nth(o.when([(~bad_c, count)], 1)))
     bad = yield big | bad_c | (result > MAX_ORDINAL) | (result < 1)
     return _to_date(o, result, bad), [(bad, "#NUM!")]
 

@@ -57,7 +57,9 @@ class PolarsOps:
         return _map(out, lambda e: struct.struct.with_fields(_out=e).struct.field("_out"),
                     pl.Expr)
 
-    def wrap(self, v: Any) -> Any:
+    def arg(self, call: Any, i: int, v: Any) -> Any:
+        """Argument ``i`` as the algorithm reads it (polars: its compiled expression; the
+        algorithms read what they need of a constant through ``call.const``)."""
         return v
 
     def unwrap(self, v: Any) -> Any:
@@ -81,18 +83,12 @@ class PolarsOps:
     def true(self) -> Any:
         return pl.lit(True)
 
-    def literal(self, v: Any) -> tuple[bool, Any]:
-        """(True, python value) when ``v`` is a literal expression."""
-        try:
-            if not v.meta.is_literal():
-                return False, None
-            return True, pl.select(v.alias("v")).item()
-        except Exception:
-            return False, None
+    def coalesce(self, x: Any, default: int) -> Any:
+        return pl.coalesce(x, pl.lit(default, dtype=pl.Int64))
 
-    def empty_list(self, v: Any) -> bool:
-        is_lit, value = self.literal(v)
-        return is_lit and value is not None and len(value) == 0
+    def code(self, v: int | None) -> Any:
+        """A whole number decided now (a unit's code, a basis) as an Int64 literal."""
+        return pl.lit(v, dtype=pl.Int64)
 
     # -- numbers
     def _f(self, x: Any) -> Any:
@@ -144,7 +140,10 @@ class PolarsOps:
         return self.when([(index == k, v) for k, v in table.items()], default)
 
     def lookup(self, x: Any, table: dict[Any, Any], default: Any = None) -> Any:
-        """``table[x]``, ``default`` for a key not in it (or a NULL ``x``)."""
+        """``table[x]``, ``default`` for a key not in it (or a NULL ``x``); a key decided now
+        (a Python int) picks its entry now."""
+        if isinstance(x, int):
+            return self.lit(table.get(x, default))
         return self.when([(x == k, v) for k, v in table.items()], default)
 
     def not_in(self, x: Any, keys: Sequence[Any]) -> Any:

@@ -8,7 +8,7 @@ the value's zone (polars: the column's own zone; SQL: UTC only).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ....values import XLError
 from ....functions import _calendar as cal
@@ -16,7 +16,11 @@ from ._base import (
     DAY_US, EXCEL_MIN_ORDINAL, MARCH_1900, MAX_ORDINAL, Program, US_0001, US_10000, _dates,
     _month_ok, _refuse, _to_date, pl, program,
 )
+from . import call_form
 from .ops import PolarsOps, _cast
+
+if TYPE_CHECKING:
+    from ...call import FormCall
 
 
 # ------------------------------------------------------------------------------------ DATE
@@ -39,14 +43,16 @@ def _date_body(o: Any, y: Any, m: Any, d: Any) -> Program:
     return ordinal, bad
 
 
+@call_form
 @program
-def f_date(o: Any, kinds: Any, y: Any, m: Any, d: Any) -> Program:
+def f_date(o: Any, c: FormCall, y: Any, m: Any, d: Any) -> Program:
     ordinal, bad = yield from _date_body(o, y, m, d)
     return _to_date(o, ordinal, bad), [(bad, "#NUM!")]
 
 
+@call_form
 @program
-def f_time(o: Any, kinds: Any, h: Any, m: Any, s: Any) -> Program:
+def f_time(o: Any, c: FormCall, h: Any, m: Any, s: Any) -> Program:
     """Each argument at most 32767, the total not negative; wrapped to under 24 hours.
     |x| >= 1e15 is #NUM! either way (too large, or a negative total)."""
     h, m, s = (yield h), (yield m), (yield s)
@@ -60,10 +66,10 @@ def f_time(o: Any, kinds: Any, h: Any, m: Any, s: Any) -> Program:
     return o.make_duration(seconds * 1_000_000), [(bad, "#NUM!")]
 
 
-def _zone(o: Any, function: str, value: Any) -> dt.tzinfo | None:
-    """A literal time-zone argument (None when the text names no zone: #VALUE!)."""
-    is_lit, text = o.literal(value)
-    if not is_lit or not isinstance(text, str):
+def _zone(o: Any, function: str, text: Any) -> dt.tzinfo | None:
+    """The zone of a constant time-zone argument (``call.const``; None when the text names
+    no zone: #VALUE!)."""
+    if not isinstance(text, str):
         raise _refuse(o.backend, function, "the time zone must be a literal text (a column "
                       "holds one zone per column, not one per value)")
     try:
@@ -106,12 +112,13 @@ def _fix_gap(value: Any, wanted_wall_us: Any) -> Any:
     return value + missed.cast(pl.Duration("us"))
 
 
+@call_form
 @program
-def f_datetime(o: Any, kinds: Any, y: Any, mo: Any, d: Any, h: Any, mi: Any, s: Any,
+def f_datetime(o: Any, c: FormCall, y: Any, mo: Any, d: Any, h: Any, mi: Any, s: Any,
                zone: Any) -> Program:
     """The zone first (#VALUE!), then DATE's rules for the day (#NUM!), then the clock fields
     carried into days; the time must stay within the years 1-9999 in UTC and in the zone."""
-    tz = _zone(o, "DATETIME", zone)
+    tz = _zone(o, "DATETIME", c.const(6))
     if tz is None:
         null = pl.lit(None, dtype=pl.Datetime("us", "UTC")) if o.backend == "polars" \
             else _cast(None, "TIMESTAMPTZ")
@@ -145,24 +152,27 @@ def f_datetime(o: Any, kinds: Any, y: Any, mo: Any, d: Any, h: Any, mi: Any, s: 
 # ------------------------------------------------------------------------------ fields
 
 
-def f_year(o: Any, kinds: Any, d: Any) -> Any:
-    return o.number(o.ymd(_dates(o, kinds, [d])[0])[0])
+@call_form
+def f_year(o: Any, c: FormCall, d: Any) -> Any:
+    return o.number(o.ymd(_dates(o, c, [d])[0])[0])
 
 
-def f_month(o: Any, kinds: Any, d: Any) -> Any:
-    return o.number(o.ymd(_dates(o, kinds, [d])[0])[1])
+@call_form
+def f_month(o: Any, c: FormCall, d: Any) -> Any:
+    return o.number(o.ymd(_dates(o, c, [d])[0])[1])
 
 
-def f_day(o: Any, kinds: Any, d: Any) -> Any:
-    return o.number(o.ymd(_dates(o, kinds, [d])[0])[2])
+@call_form
+def f_day(o: Any, c: FormCall, d: Any) -> Any:
+    return o.number(o.ymd(_dates(o, c, [d])[0])[2])
 
 
 def _clock(unit: str) -> Callable[..., Any]:
     @program
-    def form(o: Any, kinds: Any, v: Any) -> Program:
+    def form(o: Any, c: FormCall, v: Any) -> Program:
         """Seconds since midnight rounded to the nearest second, mod 86400
         (`dates._seconds_of_day`): a Date is midnight, a negative Duration #NUM!."""
-        kind = kinds[0]
+        kind = c.kind(0)
         errors: list[Any] = []
         if kind == "Date":
             return o.number(o.lit(0)), []
@@ -181,15 +191,16 @@ def _clock(unit: str) -> Callable[..., Any]:
     return form
 
 
-f_hour, f_minute, f_second = _clock("hour"), _clock("minute"), _clock("second")
+f_hour, f_minute, f_second = (call_form(_clock(unit)) for unit in ("hour", "minute", "second"))
 
 
 # ---------------------------------------------------------------------------- weekdays
 
 
+@call_form
 @program
-def f_weekday(o: Any, kinds: Any, d: Any, rt: Any) -> Program:
-    (d,) = _dates(o, kinds, [d])
+def f_weekday(o: Any, c: FormCall, d: Any, rt: Any) -> Program:
+    (d,) = _dates(o, c, [d])
     rt = yield rt
     r, big = o.trunc(rt)
     r = yield r
@@ -201,9 +212,10 @@ def f_weekday(o: Any, kinds: Any, d: Any, rt: Any) -> Program:
     return o.number((weekday0 - first + 7) % 7 + base), [(bad, "#NUM!")]
 
 
+@call_form
 @program
-def f_weeknum(o: Any, kinds: Any, d: Any, rt: Any) -> Program:
-    (d,) = _dates(o, kinds, [d])
+def f_weeknum(o: Any, c: FormCall, d: Any, rt: Any) -> Program:
+    (d,) = _dates(o, c, [d])
     d, rt = (yield d), (yield rt)
     r, big = o.trunc(rt)
     r = yield r
@@ -218,16 +230,18 @@ def f_weeknum(o: Any, kinds: Any, d: Any, rt: Any) -> Program:
     return o.number(value), [(bad, "#NUM!")]
 
 
-def f_isoweeknum(o: Any, kinds: Any, d: Any) -> Any:
-    (d,) = _dates(o, kinds, [d])
+@call_form
+def f_isoweeknum(o: Any, c: FormCall, d: Any) -> Any:
+    (d,) = _dates(o, c, [d])
     return o.number(o.iso_week(d))
 
 # ----------------------------------------------------------------- zones and serials
 
 
+@call_form
 @program
-def f_tzconvert(o: Any, kinds: Any, x: Any, zone: Any) -> Program:
-    tz = _zone(o, "TZCONVERT", zone)
+def f_tzconvert(o: Any, c: FormCall, x: Any, zone: Any) -> Program:
+    tz = _zone(o, "TZCONVERT", c.const(1))
     if tz is None:
         return x, [(o.true(), "#VALUE!")]
     if o.backend == "sql":
@@ -240,11 +254,12 @@ def f_tzconvert(o: Any, kinds: Any, x: Any, zone: Any) -> Program:
     return value, [((wall < 0) | (wall >= US_10000), "#NUM!")]
 
 
+@call_form
 @program
-def f_serial(o: Any, kinds: Any, v: Any) -> Program:
+def f_serial(o: Any, c: FormCall, v: Any) -> Program:
     """Days from 1899-12-31, plus Excel's phantom 1900-02-29 from 1900-03-01 on; a DateTime
     adds its local time as a fraction of the day; a Duration is its length in days."""
-    kind = kinds[0]
+    kind = c.kind(0)
     if kind == "Duration":
         return _serial_number(o, o.ratio(o.duration_us(v), o.lit(DAY_US)))
     v = yield v
@@ -267,8 +282,9 @@ def _serial_number(o: Any, ratio: Any) -> Any:
     return _cast(_cast(ratio, "VARCHAR"), "DECIMAL(38, 18)")
 
 
+@call_form
 @program
-def f_fromserial(o: Any, kinds: Any, x: Any) -> Program:
+def f_fromserial(o: Any, c: FormCall, x: Any) -> Program:
     x = yield x
     n, big = o.floor(x)
     n = yield n

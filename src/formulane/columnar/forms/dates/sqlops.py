@@ -30,11 +30,37 @@ def _atom(e: exp.Expr) -> exp.Expr:
     # (AND/OR are sqlglot Funcs too, yet render infix: they need parentheses like any operator)
     if isinstance(e, (exp.Connector, exp.Binary, exp.Not, exp.Neg)):
         return exp.Paren(this=e)
-    if isinstance(e, (exp.Column, exp.Func, exp.Paren, exp.Null, exp.Boolean, exp.Bracket)):
+    if isinstance(e, (exp.Column, exp.Func, exp.Paren, exp.Null, exp.Boolean, exp.Bracket,
+                      exp.Extract, exp.Case, exp.Cast)):
         return e
     if isinstance(e, exp.Literal) and (e.is_string or not e.this.startswith("-")):
         return e
     return exp.Paren(this=e)
+
+
+_COMPARISONS: tuple[type, ...] = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
+
+
+def _operand(parent: type, e: exp.Expr, left: bool) -> exp.Expr:
+    """``e`` as an operand of the binary ``parent``: parenthesized unless every SQL dialect
+    reads it the same without (the standard's precedence: ``* %`` over ``+ -`` over the
+    comparisons and IN over NOT over AND over OR; left-associative ``+ - *``). Integer division
+    (DuckDB ``//``, a user-level operator in PostgreSQL's grammar, below ``*``) and NOT keep
+    theirs."""
+    t = type(e)
+    if parent in _COMPARISONS:
+        plain = t in (exp.Add, exp.Sub, exp.Mul, exp.Mod)
+    elif parent is exp.And:
+        plain = t in _COMPARISONS or t in (exp.And, exp.In)
+    elif parent is exp.Or:
+        plain = t in _COMPARISONS or t in (exp.And, exp.Or, exp.In)
+    elif parent is exp.Add or parent is exp.Sub:
+        plain = t in (exp.Mul, exp.Mod) or (left and t in (exp.Add, exp.Sub))
+    elif parent is exp.Mul:
+        plain = left and t is exp.Mul
+    else:
+        plain = False
+    return e if plain else _atom(e)
 
 
 class Q:
@@ -53,7 +79,26 @@ class Q:
         folded = _fold_binary(cls, x, y)
         if folded is not _NOT_CONSTANT:
             return Q(folded)
-        return Q(cls(this=_atom(x), expression=_atom(y)))
+        outer = _int_of(y) if cls is exp.Add or cls is exp.Sub else None
+        if outer is not None:
+            inner = x
+            while isinstance(inner, exp.Paren):
+                inner = inner.this
+            first = _int_of(inner.expression) if type(inner) in (exp.Add, exp.Sub) else None
+            if first is not None:
+                # (a + 1) + 1 is a + 2: integers, so the engine's type stays
+                sign = 1 if type(inner) is exp.Add else -1
+                total = sign * first + (1 if cls is exp.Add else -1) * outer
+                return Q(inner.this) + total if total >= 0 else Q(inner.this) - (-total)
+        if cls is exp.Sub or cls in _COMPARISONS:
+            dx, dy = _ordinal_date(x), _ordinal_date(y)
+            if dx is not None and dy is not None:
+                # two ordinals: their difference is the engine's day count, their order the
+                # dates' own (`SqlOps.ordinal` writes DATE_DIFF from 0001-01-01 plus one)
+                if cls is exp.Sub:
+                    return Q(exp.DateDiff(this=dx, expression=dy, unit=exp.var("DAY")))
+                return Q(cls(this=dx, expression=dy))
+        return Q(cls(this=_operand(cls, x, True), expression=_operand(cls, y, False)))
 
     def __add__(self, o: Any) -> "Q": return self._bin(exp.Add, o)
     def __radd__(self, o: Any) -> "Q": return self._bin(exp.Add, o, True)
@@ -88,6 +133,10 @@ class Q:
             return Q(inner.this)
         if type(inner) in _NEGATED:  # NOT (a < b) is a >= b (NULL either way; NaN sorts last)
             return Q(_NEGATED[type(inner)](this=inner.this, expression=inner.expression))
+        if type(inner) in (exp.And, exp.Or):  # De Morgan (it holds in three-valued logic too)
+            left, right = ~Q(inner.this), ~Q(inner.expression)
+            if not isinstance(left.e, exp.Not) and not isinstance(right.e, exp.Not):
+                return left | right if type(inner) is exp.And else left & right
         return Q(exp.Not(this=_atom(self.e)))
 
     __hash__ = None  # type: ignore[assignment]
@@ -97,6 +146,27 @@ class Q:
 #: NaN included, so NOT (a < b) and a >= b agree on every row; NULL stays NULL).
 _NEGATED: dict[type, type] = {exp.LT: exp.GTE, exp.GTE: exp.LT, exp.GT: exp.LTE, exp.LTE: exp.GT,
                               exp.EQ: exp.NEQ, exp.NEQ: exp.EQ}
+
+
+def _int_of(e: exp.Expr) -> int | None:
+    known, v = constant(e)
+    return v if known and type(v) is int else None
+
+
+def _ordinal_date(e: exp.Expr) -> exp.Expr | None:
+    """The date ``d`` of an ordinal written by `SqlOps.ordinal` (``DATE_DIFF('DAY',
+    DATE '0001-01-01', d) + 1``), else None."""
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if not isinstance(e, exp.Add) or not isinstance(e.expression, exp.Literal) \
+            or e.expression.this != "1":
+        return None
+    diff = e.this
+    while isinstance(diff, exp.Paren):
+        diff = diff.this
+    if not isinstance(diff, exp.DateDiff) or diff.text("unit").upper() != "DAY":
+        return None
+    return diff.this if constant(diff.expression) == (True, dt.date(1, 1, 1)) else None
 
 
 def _sql_lit(v: Any) -> exp.Expr:
@@ -352,8 +422,14 @@ class SqlOps:
             needed |= {c.name for c in value.e.find_all(exp.Column)}
         return Q(e)
 
-    def wrap(self, v: Any) -> Any:
-        return Q(v)
+    def arg(self, call: Any, i: int, v: Any) -> Any:
+        """Argument ``i`` as the algorithm reads it: a constant (``call.const``, the one
+        reader of constants) as a literal built from its value, so that the algorithm's
+        folding starts from the call's constants, not from the compiled SQL; else its
+        compiled expression."""
+        value = call.const(i)
+        literal = _arg_literal(value)
+        return Q(v) if literal is None else Q(literal)
 
     def unwrap(self, v: Any) -> Any:
         return v.e if isinstance(v, Q) else v
@@ -383,24 +459,15 @@ class SqlOps:
     def true(self) -> Any:
         return Q(exp.true())
 
-    def literal(self, v: Any) -> tuple[bool, Any]:
-        e = v.e if isinstance(v, Q) else v
-        while isinstance(e, exp.Paren):
-            e = e.this
-        sign = 1
-        if isinstance(e, exp.Neg):
-            sign, e = -1, e.this
-            while isinstance(e, exp.Paren):
-                e = e.this
-        if isinstance(e, exp.Literal):
-            if e.is_string:
-                return sign == 1, e.this
-            return True, sign * Decimal(e.this)
-        return False, None
+    def coalesce(self, x: Any, default: int) -> Any:
+        known, v = constant(Q(x).e)
+        if known:
+            return Q(default if v is None else v)
+        return Q(exp.Coalesce(this=Q(x).e, expressions=[Q(default).e]))
 
-    def empty_list(self, v: Any) -> bool:
-        e = v.e if isinstance(v, Q) else v
-        return isinstance(e, exp.Array) and not e.expressions
+    def code(self, v: int | None) -> Any:
+        """A whole number decided now (a unit's code, a basis)."""
+        return Q(v)
 
     # -- numbers
     # (arguments of these methods are bound values or small: they may be read more than once)
@@ -419,7 +486,9 @@ class SqlOps:
                 return Q(None), Q(True)
             whole = int(v) if fn is exp.Trunc else int(Decimal(v).to_integral_value("ROUND_FLOOR"))
             return Q(whole), Q(False)
-        ok = Q(exp.Abs(this=x.e)) < BOUND
+        # 1e15 as a DOUBLE literal (4 characters, not 16): a value within a rounding of the
+        # bound is #NUM! either way, every caller's range ends far below it (see `_base.BOUND`)
+        ok = Q(exp.Abs(this=x.e)) < Q(exp.Literal.number("1e15"))
         return self.when([(ok, _cast(Q(fn(this=x.e)), "BIGINT"))]), ~ok
 
     def number(self, i: Any) -> Any:
@@ -600,6 +669,29 @@ class SqlOps:
         t = Q(exp.Trim(this=Q(text).e, expression=exp.Literal.string(WHITESPACE)))
         t = Q(exp.Upper(this=t.e)) if upper else Q(exp.Lower(this=t.e))
         return self.when([(t == name, code) for name, code in table.items()])
+
+
+def _arg_literal(v: Any) -> exp.Expr | None:
+    """The SQL literal of a constant argument's value where every use of it in the algorithms
+    reads the same as the compiled one (numbers only ever reach `trunc`/`floor`/
+    `exact_micros`, which fold them; texts, dates, lists of dates); None: keep the compiled
+    expression (a blank, a DateTime, a Duration, a value without an exact literal)."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        return _sql_lit(v)
+    if isinstance(v, (float, Decimal)):
+        d = Decimal(repr(v)) if isinstance(v, float) else v
+        if not d.is_finite():
+            return None
+        text = format(abs(d), "f")
+        lit = exp.Literal.number(text)
+        return exp.Paren(this=exp.Neg(this=lit)) if d < 0 else lit
+    if isinstance(v, str) or type(v) is dt.date:
+        return _sql_lit(v)
+    if isinstance(v, tuple) and v and all(type(i) is dt.date for i in v):
+        return exp.Array(expressions=[_date_literal(i) for i in v])
+    return None
 
 
 #: 0001-01-01 00:00 UTC, the origin of the microsecond counts (`_base.US_0001`).
