@@ -11,13 +11,24 @@ them, read from the checked IR, never from the values:
   constant as `interpreter.fold.constant` decides (the one place that does: a literal, a list
   of constants, a call of constants computed as the scalar engine computes it), `MISSING`
   otherwise;
-- ``numbers``: the numeric mode ("float" or "decimal"; polars only);
+- ``numbers``: the program's numeric mode, "float" or "decimal", on both backends;
+- what the IR cannot tell about an argument's *compiled* column (filled by the walker,
+  `columnar.walk.Walker.call`; None/unknown for a lambda argument or outside a walk):
+  ``column(i)`` the column itself (`sql.kit.SqlColumn` / `polars.kit.Column`), ``exact(i)``
+  a Number computed exactly (SQL: a DECIMAL or integer, not a DOUBLE; polars: decimal mode),
+  ``sql_type(i)`` its SQL type ("DOUBLE", "DECIMAL", or the type's column type), ``dtype(i)``
+  its polars dtype (Decimal(38, scale) with the scale the compiler tracks, else the mode's
+  dtype: Float64 in float mode, where integer columns are read as Float64), ``may_error(i)``
+  whether it may carry an error code (including a pending non-finite test), ``strict(i)``
+  whether its value is NULL on every row where its error is set, ``nullable(i)`` whether it
+  may be blank (NULL);
 - ``let(expr)``: bind an expression once instead of writing it at every use;
 - ``refuse(reason)``: raise `Unsupported` at compile time, with the reason, in the words every
   backend uses ("polars cannot evaluate F: ...", "SQL cannot express F: ...").
 
 Older forms take only the values; their table entries say so (``style="values"``), and `Form`
-adapts the call for them. Importing this imports neither polars nor sqlglot.
+adapts the call for them. A form that sees its arguments' columns, errors included
+(``style="call_columns"``: ISBLANK, ISERROR...), is called as ``form(call, *columns)``. Importing this imports neither polars nor sqlglot.
 """
 
 from __future__ import annotations
@@ -37,11 +48,16 @@ _MISSING = MISSING
 class FormCall:
     """The call a form translates (see the module docs)."""
 
-    def __init__(self, node: ir.Call, backend: str) -> None:
+    def __init__(self, node: ir.Call, backend: str, numbers: str | None = None,
+                 columns: Sequence[Any] | None = None) -> None:
         self.node = node
         self.backend = backend
         self.args: Sequence[ir.IR] = node.args  # a Sequence: pyright narrows a tuple by len()
         self.name = node.spec.name
+        self._numbers = numbers
+        #: the arguments' compiled columns as the walker passes them to the form (None: not
+        #: known, e.g. a call with lambdas)
+        self.columns = columns
 
     def type(self, i: int) -> Type:
         return self.args[i].type
@@ -76,14 +92,92 @@ class FormCall:
         return to_int(v, what)
 
     @property
-    def numbers(self) -> str | None:
-        """The program's numeric mode on polars ("float" or "decimal", `columnar.polars.kit`);
-        None on SQL, whose compiler does not publish its mode to the forms (yet)."""
+    def numbers(self) -> str:
+        """The program's numeric mode, "float" or "decimal": the walker's (the SQL compiler's
+        ``numbers``), else polars' (`columnar.polars.kit.numbers`); "decimal" for SQL outside
+        a walk (`to_sql`'s default)."""
+        if self._numbers is not None:
+            return self._numbers
+        if self.backend == "polars":
+            from .polars.kit import numbers
+
+            return numbers()
+        return "decimal"
+
+    # ------------------------------------------------ the arguments' compiled columns
+
+    def column(self, i: int) -> Any:
+        """Argument ``i``'s compiled column, None when not known (a lambda, no walker)."""
+        if self.columns is None or i >= len(self.columns):
+            return None
+        return self.columns[i]
+
+    def exact(self, i: int) -> bool:
+        """A Number argument computed exactly: on SQL a DECIMAL or an integer (not a DOUBLE:
+        a float column, a division, a power, float mode's widened + - *); on polars decimal
+        mode. False for other types."""
+        if i >= len(self.args) or self.args[i].type.kind != "Number":
+            return False
+        if self.backend == "polars":
+            return self.numbers == "decimal"
+        col = self.column(i)
+        if col is None:
+            # no column: an exact literal in either mode; anything else follows the mode
+            return type(self.args[i]) is ir.Const or self.numbers == "decimal"
+        return not bool(getattr(col, "double", False))
+
+    def sql_type(self, i: int) -> str | None:
+        """Argument ``i``'s SQL type: "DOUBLE" or "DECIMAL" for a Number (an exact literal is
+        typed by the engine, INTEGER or a narrow DECIMAL: still exact), else the type's column
+        type (`sql.kit.sql_type`); None on polars."""
+        if self.backend == "polars":
+            return None
+        t = self.args[i].type
+        if t.kind == "Number":
+            return "DECIMAL" if self.exact(i) else "DOUBLE"
+        from .sql.kit import sql_type
+
+        return sql_type(t, self.numbers)
+
+    def dtype(self, i: int) -> Any:
+        """Argument ``i``'s polars dtype as compiled: Decimal(38, scale) when the compiler
+        tracks the scale (decimal mode), else the mode's dtype for its type (Float64 for a
+        Number in float mode: integer columns are read as Float64); None on SQL."""
         if self.backend != "polars":
             return None
-        from .polars.kit import numbers
+        import polars as pl
 
-        return numbers()
+        from .polars.kit import dtype_of
+
+        scale = getattr(self.column(i), "scale", None)
+        if self.args[i].type.kind == "Number" and scale is not None:
+            return pl.Decimal(38, scale)
+        return dtype_of(self.args[i].type)
+
+    def may_error(self, i: int) -> bool:
+        """Whether argument ``i`` may carry an error code (its compiled error column, or a
+        float value whose non-finite test is pending); the checker's ``may_error`` when the
+        column is not known."""
+        col = self.column(i)
+        if col is None:
+            return i < len(self.args) and self.args[i].may_error
+        return col.error is not None or bool(getattr(col, "unchecked", False))
+
+    def strict(self, i: int) -> bool:
+        """Whether argument ``i``'s value is NULL on every row where its error is set (SQL's
+        ``strict`` tracking; a column that cannot error is strict); unknown: False."""
+        col = self.column(i)
+        if col is None:
+            return False
+        if getattr(col, "unchecked", False):
+            return False
+        if col.error is None:
+            return True
+        return bool(getattr(col, "strict", False))
+
+    def nullable(self, i: int) -> bool:
+        """Whether argument ``i`` may be blank (its static type is nullable)."""
+        return self.args[i].type.nullable
 
     def let(self, expr: Any) -> Any:
         """``expr`` bound once in the compiled program (a form that reads an expression many

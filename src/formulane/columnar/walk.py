@@ -15,7 +15,10 @@ The walk itself is here, once:
   always an error (the first error left to right is the result), lambdas, the arguments,
   the backend's native decimal arithmetic, lazy forms (full control), eager forms (errors
   combined left to right, a non-finite float carried by + - * to its consumer);
-- error plumbing dropped where the checker proved a call error-free (``may_error``).
+- error plumbing dropped where the checker proved a call error-free (``may_error``);
+- a form that takes the call (``wants_call``) receives a `FormCall` carrying the numeric mode
+  (`numbers_mode`) and its arguments' compiled columns (`with_call`), so it reads their
+  exactness, errors and dtypes from the walk, never back out of the built values.
 
 Function-specific behaviour comes from the declaration's flags (`FunctionSpec.arithmetic`,
 ``carries_nonfinite``...), never from a function's name.
@@ -48,6 +51,11 @@ class Walker(Generic[C]):
         self.constants: dict[int, ir.IR] = {}
 
     # ---------------------------------------------------------------- hooks (per backend)
+
+    def numbers_mode(self) -> str | None:
+        """The program's numeric mode ("float" or "decimal") as the forms' `FormCall` reports
+        it; None: the backend's own (polars reads its kit's)."""
+        return None
 
     def refuse(self, node: ir.IR, name: Any, reason: str) -> Unsupported:
         raise NotImplementedError
@@ -164,6 +172,15 @@ class Walker(Generic[C]):
 
     # ------------------------------------------------------------------------- the walk
 
+    def with_call(self, form: Any, node: ir.Call, columns: Sequence[C] | None) -> Any:
+        """``form`` called with its `FormCall` (mode and ``columns``, the compiled arguments)
+        when it declares ``wants_call``; any other form as it is."""
+        if not getattr(form, "wants_call", False):
+            return form
+        from .call import FormCall
+
+        return WithCall(form, FormCall(node, self.backend, self.numbers_mode(), columns))
+
     def run(self, root: ir.IR) -> C:
         """The program's column, its pending tests applied (folding first)."""
         with numbered():
@@ -238,7 +255,7 @@ class Walker(Generic[C]):
             return self.always_error(node, [self.checked(self.compile(a))
                                             for a in node.args[:never + 1]])
         if any(isinstance(a, ir.Lambda) for a in node.args):
-            return self.higher_order(node, form)
+            return self.higher_order(node, self.with_call(form, node, None))
         args = self.call_args(node)
         nodes = [self.resolved(a) for a in node.args]
         if spec.arithmetic:
@@ -246,6 +263,7 @@ class Walker(Generic[C]):
             if native is not None:
                 return native
         args = self.prepare(node, args, nodes)
+        form = self.with_call(form, node, args)
         if spec.lazy or getattr(form, "wants_columns", False):
             return self.lazy(node, form, args)
         value, own, floats, state = self.eager(node, form, args)
@@ -294,8 +312,32 @@ def concrete_mismatch(node: ir.Call) -> bool:
     return False
 
 
+class WithCall:
+    """A form bound to its `FormCall` by the walk (`Walker.with_call`): the backends call it
+    with the values or columns only, as a form that needs nothing from the call."""
+
+    __slots__ = ("form", "call")
+    wants_call = False
+
+    def __init__(self, form: Any, call: Any) -> None:
+        self.form = form
+        self.call = call
+
+    @property
+    def wants_columns(self) -> bool:
+        return bool(getattr(self.form, "wants_columns", False))
+
+    @property
+    def __name__(self) -> str:  # noqa: PLW3201 - messages name the form
+        return str(getattr(self.form, "__name__", self.form))
+
+    def __call__(self, *args: Any) -> Any:
+        return self.form(*args, call=self.call)
+
+
 def call_kw(form: Any, node: ir.Call) -> dict[str, Any]:
-    """``{"call": node}`` for a form that declares ``wants_call`` (the forms' protocol)."""
+    """``{"call": node}`` for a form that declares ``wants_call`` and was not bound to its
+    `FormCall` by the walk (`WithCall`; `forms.form.Form` builds a plain one from the node)."""
     return {"call": node} if getattr(form, "wants_call", False) else {}
 
 
@@ -314,4 +356,4 @@ def magnitude_bound(arithmetic: str, bounds: Sequence[float | None]) -> float | 
     return known[0]
 
 
-__all__ = ["Walker", "always_error_arg", "call_kw", "concrete_mismatch", "magnitude_bound"]
+__all__ = ["Walker", "WithCall", "always_error_arg", "call_kw", "concrete_mismatch", "magnitude_bound"]

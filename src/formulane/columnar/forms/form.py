@@ -9,7 +9,9 @@ backend never import the other backend's library) and how the compilers call it 
 - ``"columns"``: the same with each argument's compiled column (value, error code, static type:
   the tests that see error values, ISERROR...);
 - ``"call"``: ``fn(FormCall, *bound, *values, **flags)`` (`columnar.call`: argument types,
-  constants, ``let``, ``refuse``);
+  constants, numeric mode, the arguments' compiled columns, ``let``, ``refuse``);
+- ``"call_columns"``: ``fn(FormCall, *bound, *columns, **flags)``, the ``"columns"`` form
+  that also takes the call;
 - ``"ops"``: a date algorithm written once over an ops object (`dates.run_ops`), with the
   overload's parameter kinds bound first.
 
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, Literal, Mapping
 
-Style = Literal["values", "columns", "call", "ops"]
+Style = Literal["values", "columns", "call", "call_columns", "ops"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +41,11 @@ class Form:
 
     @property
     def wants_call(self) -> bool:
-        return self.style == "call"
+        return self.style in ("call", "call_columns")
 
     @property
     def wants_columns(self) -> bool:
-        return self.style == "columns"
+        return self.style in ("columns", "call_columns")
 
     @property
     def __name__(self) -> str:  # noqa: PLW3201 - reads like a function's in messages and tests
@@ -51,16 +53,20 @@ class Form:
 
     def __call__(self, *args: Any, call: Any = None) -> Any:
         fn = getattr(self.family(), self.attr)
-        if self.style == "call":
+        if self.style in ("call", "call_columns"):
             from ..call import FormCall
             from ...errors import Unsupported
             from ...interpreter import ir
 
-            if not isinstance(call, ir.Call):
+            # the walk passes the FormCall it filled (`columnar.walk.WithCall`); a bare
+            # `ir.Call` (a caller outside the walk) gets one without its columns
+            if isinstance(call, ir.Call):
+                call = FormCall(call, self.backend)
+            if not isinstance(call, FormCall):
                 raise Unsupported(f"the {self.backend} form {self.attr} needs the call's "
                                   "argument types", function=self.attr, backend=self.backend,
                                   reason="the backend did not pass the call being translated")
-            return fn(FormCall(call, self.backend), *self.bound, *args, **self.flags)
+            return fn(call, *self.bound, *args, **self.flags)
         if self.style == "ops":
             from .dates import run_ops
 

@@ -9,7 +9,8 @@ Form protocol (the ``sql=`` slot of a spec or signature):
 - a sqlglot function class (``exp.Upper``): built from the arguments in order;
 - eager callable ``form(*values: exp.Expr) -> exp.Expr | (value, error | None)``;
 - lazy functions: ``form(*columns: SqlColumn) -> SqlColumn``;
-- a callable whose ``wants_call`` attribute is true also gets ``call=node`` (the `ir.Call`).
+- a callable whose ``wants_call`` attribute is true also gets ``call=``, its `FormCall` with the
+  compiler's numeric mode and the arguments' columns (`columnar.walk.Walker.with_call`).
 Literals are exact: numbers are written as decimal text, so ``0.1 + 0.2 = 0.3`` holds in SQL.
 
 The walk itself (folding, slots, LET, calls, error plumbing left to right) is shared with the
@@ -53,6 +54,9 @@ class SqlCompiler(Walker[SqlColumn]):
         #: still grow past any bound; its node count is checked call by call against this
         #: (a node renders to at least about half a character)
         self.max_nodes = None if max_sql_length is None else 2 * max_sql_length
+
+    def numbers_mode(self) -> str:
+        return self.numbers
 
     # ------------------------------------------------------------------ column plumbing
 
