@@ -634,51 +634,51 @@ def _pl_kind_test(name: str, kinds: tuple[str, ...], col: Any) -> Any:
     return col.value.is_not_null() & _pl_clean(col)
 
 
-def polars_isblank(col: Any) -> Any:
+def polars_isblank(call: FormCall, col: Any) -> Any:
     return col.value.is_null() & _pl_clean(col)
 
 
-def polars_iserror(col: Any) -> Any:
+def polars_iserror(call: FormCall, col: Any) -> Any:
     return pl.lit(False) if col.error is None else col.error.is_not_null()
 
 
-def polars_iserr(col: Any) -> Any:
+def polars_iserr(call: FormCall, col: Any) -> Any:
     if col.error is None:
         return pl.lit(False)
     return (col.error.is_not_null() & (col.error != "#N/A")).fill_null(False)
 
 
-def polars_isna(col: Any) -> Any:
+def polars_isna(call: FormCall, col: Any) -> Any:
     return pl.lit(False) if col.error is None else (col.error == "#N/A").fill_null(False)
 
 
-def polars_isnumber(col: Any) -> Any:
+def polars_isnumber(call: FormCall, col: Any) -> Any:
     return _pl_kind_test("ISNUMBER", ("Number",), col)
 
 
-def polars_istext(col: Any) -> Any:
+def polars_istext(call: FormCall, col: Any) -> Any:
     return _pl_kind_test("ISTEXT", ("Text",), col)
 
 
-def polars_isnontext(col: Any) -> Any:
+def polars_isnontext(call: FormCall, col: Any) -> Any:
     return ~_pl_kind_test("ISNONTEXT", ("Text",), col)
 
 
-def polars_islogical(col: Any) -> Any:
+def polars_islogical(call: FormCall, col: Any) -> Any:
     return _pl_kind_test("ISLOGICAL", ("Boolean",), col)
 
 
-def polars_isdate(col: Any) -> Any:
+def polars_isdate(call: FormCall, col: Any) -> Any:
     return _pl_kind_test("ISDATE", ("Date", "DateTime"), col)
 
 
 _TYPE_NUMBERS = {"Text": 2, "Boolean": 4, "List": 64, "Record": 128, "Never": 16}
 
 
-def polars_type(col: Any) -> Any:
+def polars_type(call: FormCall, col: Any) -> Any:
     """Excel's type number from the static type; a blank row is 1 and an error row 16."""
     kind = _static_kind("TYPE", col)
-    dec = _backend().numbers() == "decimal"
+    dec = _decimal(call)
     value = _lit(dec, _TYPE_NUMBERS.get(kind, 1))
     if kind not in ("Never", "Blank") and _TYPE_NUMBERS.get(kind, 1) != 1:
         value = pl.when(col.value.is_null()).then(_lit(dec, 1)).otherwise(value)
@@ -687,12 +687,12 @@ def polars_type(col: Any) -> Any:
     return value
 
 
-def polars_error_type(col: Any) -> Any:
+def polars_error_type(call: FormCall, col: Any) -> Any:
     """The error's number (`values.ERROR_TYPE_NUMBER`, 99 for others); #N/A on a clean row."""
     from ....values import ERROR_TYPE_NUMBER
 
     column = _backend().Column
-    dec = _backend().numbers() == "decimal"
+    dec = _decimal(call)
     if col.error is None:
         return column(pl.lit(None, dtype=_dec() if dec else pl.Float64),
                       pl.lit("#N/A"))

@@ -75,12 +75,19 @@ def _not_finite(value: exp.Expr) -> exp.Expr:
     return not_finite(value)
 
 
-def _sql_exact(x: exp.Expr, k: Decimal | None) -> tuple[exp.Expr, exp.Expr]:
+def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False
+               ) -> tuple[exp.Expr, exp.Expr]:
     """(x as DECIMAL(38, 18) through its text, whether that decimal is exactly x); ``k``: x's
     value when it is a constant (`_known`): one of at most 18 places below the bound is that
-    decimal, exactly, when compiling (written from the value, whatever type x was built as)."""
+    decimal, exactly, when compiling (written from the value, whatever type x was built as);
+    ``exact``: x is exact already (`FormCall.exact`: a DECIMAL or an integer), so below the
+    bound it is that decimal, cast without its text and no test of the reading."""
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
         return exp.Cast(this=_n(k), to=exp.DataType.build("DECIMAL(38, 18)")), exp.true()
+    if exact:
+        ok = let(_lt(_abs(x), _n(_EXACT_LIMIT)))  # NULL for a blank: "no", as below
+        return let(_case([(ok, exp.TryCast(this=x.copy(),
+                                           to=exp.DataType.build("DECIMAL(38, 18)")))])), ok
     d = exp.TryCast(this=exp.cast(_p(x), exp.DataType.build("VARCHAR")),
                     to=exp.DataType.build("DECIMAL(38, 18)"))
     guarded = let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
@@ -153,6 +160,25 @@ def _sql_round_float(x: exp.Expr, n: int | None, nn: exp.Expr | None,
     return _case([(_ge(y, _n(_GRID_LIMIT)), xf)], _mul(exp.Sign(this=xf), unscale(r)))
 
 
+def _sql_round_places(mode: str, x: exp.Expr, n: int) -> exp.Expr:
+    """ROUND/ROUNDUP/ROUNDDOWN of an exact number x to 0 <= n < 18 places, in the engine's
+    DECIMAL ROUND (half away from zero on DuckDB, PostgreSQL, Spark, Trino, Snowflake and
+    BigQuery alike): toward zero is the rounding of x moved half a step toward zero (a tie
+    there is the grid point below, which ROUND keeps), away from zero adds a step to that
+    where it is not x itself. Exact: the half step has n + 1 <= 18 places and moving toward
+    zero never overflows; every result is a DECIMAL(38, n) (1e20 fits at n <= 17)."""
+    places = _n(n)
+    if mode == "half_up":
+        return exp.Round(this=x, decimals=places)
+    half = _mul(exp.Sign(this=x), _n(Decimal(5).scaleb(-n - 1)))
+    down = exp.Round(this=_sub(x, half), decimals=places)
+    if mode == "down":
+        return down
+    t = let(down)
+    return _add(t, _mul(_case([(_eq(t, x), _n(0))], exp.Sign(this=x)),
+                        _n(Decimal(1).scaleb(-n))))
+
+
 def _sql_round(mode: str) -> Callable[..., Any]:
     @settled
     def form(call: FormCall, x: exp.Expr, digits: exp.Expr) -> Any:
@@ -160,8 +186,12 @@ def _sql_round(mode: str) -> Callable[..., Any]:
             # an argument with no value on any row (a constant error: its code is the
             # result's error): no value, and no algorithm written for it
             return exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE"))
-        xd, ok = _sql_exact(x, _known(call, 0))
         c = _known(call, 1)
+        if c is not None and call.exact(0) and 0 <= c < 18:
+            # an exact number (a DECIMAL or an integer, `FormCall.exact`) rounded to places:
+            # the engine's own decimal ROUND, exact, and no error (a DECIMAL is finite)
+            return _sql_round_places(mode, x, int(c))
+        xd, ok = _sql_exact(x, _known(call, 0), call.exact(0))
         ad = _abs(xd)
         nn: exp.Expr | None = None
         n: int | None = None
@@ -221,8 +251,8 @@ def _sql_multiples(call: FormCall, x: exp.Expr, step: exp.Expr
     (argument 1) by the positive step (the magnitude of argument 2): exact through DECIMAL
     where both round-trip, else in the engine."""
     k = _known(call, 1)
-    xd, ok_x = _sql_exact(x, _known(call, 0))
-    sd, ok_s = _sql_exact(step, None if k is None else abs(k))
+    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
+    sd, ok_s = _sql_exact(step, None if k is None else abs(k), call.exact(1))
     ok = _and(ok_x, ok_s, _ne(step, _n(0)))
     sd_safe = _nullif_zero(sd)
     r0 = _mod(xd, sd_safe)  # truncated: the sign of x
@@ -306,10 +336,32 @@ def _sql_floor_mod(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return _case([(_and(_ne(r, _n(0)), _ne(_lt(r, _n(0)), _lt(b, _n(0)))), _add(r, b))], r)
 
 
+def _decimal_reading(call: FormCall, i: int, x: exp.Expr) -> exp.Expr:
+    """An exact argument (`FormCall.exact`) as DECIMAL(38, 18): NULL where it does not fit
+    (TRY_CAST: |x| >= 1e20 of a wider DECIMAL), a constant written from its value."""
+    k = _known(call, i)
+    if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
+        return exp.Cast(this=_n(k), to=exp.DataType.build("DECIMAL(38, 18)"))
+    return exp.TryCast(this=x.copy(), to=exp.DataType.build("DECIMAL(38, 18)"))
+
+
+def _both_exact(call: FormCall) -> bool:
+    return call.exact(0) and call.exact(1)
+
+
 @settled
 def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
-    xd, ok_x = _sql_exact(x, _known(call, 0))
-    dd, ok_d = _sql_exact(divisor, _known(call, 1))
+    if _both_exact(call):
+        # both exact (DECIMAL or integer): the remainder of their DECIMAL(38, 18) readings
+        # (one scale: DuckDB takes % of two scales in DOUBLE), else, beyond 1e20, of the
+        # operands themselves (a zero divisor is NULL in both: the error says #DIV/0!)
+        exact = _sql_floor_mod(_decimal_reading(call, 0, x),
+                               let(_nullif_zero(_decimal_reading(call, 1, divisor))))
+        value = exp.Coalesce(this=exact, expressions=[
+            _sql_floor_mod(x, _nullif_zero(divisor))])
+        return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
+    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
+    dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
     exact = _sql_floor_mod(xd, _nullif_zero(dd))
     fallback = _sql_floor_mod(x, _nullif_zero(divisor))
@@ -318,16 +370,24 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
 
 @settled
 def sql_quotient(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
-    xd, ok_x = _sql_exact(x, _known(call, 0))
-    dd, ok_d = _sql_exact(divisor, _known(call, 1))
+    if _both_exact(call):
+        # as MOD; the quotient of exact operands below 1e38 is finite (no #NUM! test)
+        xd = let(_decimal_reading(call, 0, x))
+        dd = let(_nullif_zero(_decimal_reading(call, 1, divisor)))
+        exact = exp.Round(this=_div(_sub(xd, _mod(xd, dd)), dd))
+        value = exp.Coalesce(this=exact, expressions=[
+            exp.Trunc(this=_div(_double(x), _nullif_zero(_double(divisor))))])
+        return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
+    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
+    dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
     dd_safe = _nullif_zero(dd)
     # the remainder is truncated in SQL; the quotient of the two decimals is a whole number,
     # which an engine dividing DECIMALs in DOUBLE (DuckDB) may miss by an ulp: rounded
     exact = exp.Round(this=_div(_sub(xd, _mod(xd, dd_safe)), dd_safe))
     fallback = exp.Trunc(this=_div(_double(x), _nullif_zero(_double(divisor))))
-    value = _case([(ok, exact)], fallback)
-    return value, [(_eq(divisor, _n(0)), "#DIV/0!"), (_not_finite(value), "#NUM!")]
+    chosen = _case([(ok, exact)], fallback)
+    return chosen, [(_eq(divisor, _n(0)), "#DIV/0!"), (_not_finite(chosen), "#NUM!")]
 
 
 # --------------------------------------------------------------- powers, roots, logarithms
@@ -337,8 +397,18 @@ def sql_quotient(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
 def sql_power(call: FormCall, x: exp.Expr, power: exp.Expr) -> Any:
     from ..operators import sql as _sql_forms
 
-    # POWER is not declared sql_double (``^`` is): its result is tested here
-    return _guarded(*_sql_forms.power_parts(x, power))
+    # POWER is not declared sql_double (``^`` is): its result is tested here, unless both
+    # arguments are constants whose power is well inside DOUBLE's range (POWER(2, 1023))
+    value, errors = _sql_forms.power_parts(x, power)
+    a, b = _known(call, 0), _known(call, 1)
+    if a is not None and b is not None:
+        try:
+            r: Any = float(a) ** float(b)
+        except (OverflowError, ZeroDivisionError):
+            r = None
+        if isinstance(r, float) and math.isfinite(r) and abs(r) < 1e308 * (1 - 1e-9):
+            return value, errors
+    return _guarded(value, errors)
 
 
 def _guarded(value: exp.Expr, errors: list[tuple[exp.Expr, str]] | None = None) -> Any:
@@ -350,7 +420,8 @@ def _guarded(value: exp.Expr, errors: list[tuple[exp.Expr, str]] | None = None) 
 
 @settled
 def sql_sqrt(call: FormCall, x: exp.Expr) -> Any:
-    return _guarded(exp.Sqrt(this=_only(_ge(x, _n(0)), x)), [(_lt(x, _n(0)), "#NUM!")])
+    # the root of a finite number (inputs are finite, docs/columnar.md) is finite: no test
+    return exp.Sqrt(this=_only(_ge(x, _n(0)), x)), [(_lt(x, _n(0)), "#NUM!")]
 
 
 @settled
@@ -447,12 +518,22 @@ def sql_fact(call: FormCall, x: exp.Expr) -> Any:
     if k is not None and 0 <= k < 171:  # a literal: its entry, not the table
         return _n(_FACTORIALS[int(k)])
     bad = _or(_lt(x, _n(0)), _ge(x, _n(171)))
-    index = _add(exp.cast(exp.Trunc(this=_only(_not(bad), x)), exp.DataType.build("INT")),
-                 _n(1))
-    table = exp.Array(expressions=[_n(v) for v in _FACTORIALS])
-    # bound once: float mode's non-finite test of the result would copy the whole table (the
-    # index is NULL outside 0..170, so the lookup is total)
-    return let(exp.Bracket(this=table, expressions=[index], offset=1)), [(bad, "#NUM!")]
+    # n! = (10q)! * (10q + 1) * ... * n with q = n // 10: a table of the 18 anchors (every
+    # tenth factorial, correctly rounded) and at most 9 factors, where the 171-entry table
+    # was 3,500 characters of SQL. Exact through 22! (every partial product is a double
+    # there), then within 10 roundings (relative 1.2e-15) of the scalar engine's n!.
+    # (NULL outside 0..170: the lookup is total.)
+    q = let(exp.cast(exp.Trunc(this=_div(_only(_not(bad), x), _n(10))),
+                     exp.DataType.build("INT")))
+    base = let(_mul(q, _n(10)))
+    m = exp.Trunc(this=_only(_not(bad), x))
+    rest = let(_sub(m, base))
+    table = exp.Array(expressions=[_n(_FACTORIALS[10 * j]) for j in range(18)])
+    value: exp.Expr = exp.Bracket(this=table, expressions=[_add(q, _n(1))], offset=1)
+    for i in range(1, 10):
+        value = _mul(value, _case([(_ge(rest, _n(i)), _add(base, _n(i)))], _n(1)))
+    # bound once: float mode's non-finite test of the result would copy it
+    return let(value), [(bad, "#NUM!")]
 
 
 # ------------------------------------------------------------------------------ information
@@ -604,52 +685,55 @@ def _sql_code_is(col: Any, code: str, equal: bool) -> Any:
 
 
 @settled
-def sql_isblank(col: Any) -> Any:
-    return _and(_is_null(col.value.copy()), _sql_clean(col))
+def sql_isblank(call: FormCall, col: Any) -> Any:
+    # the argument's own error, without a float result's pending non-finite test (the walk's
+    # column, `FormCall.column`): that test fires only where the value is not NULL
+    own = call.column(0) or col
+    return _and(_is_null(col.value.copy()), _sql_clean(own))
 
 
 @settled
-def sql_iserror(col: Any) -> Any:
+def sql_iserror(call: FormCall, col: Any) -> Any:
     return exp.false() if col.error is None else _not(_is_null(col.error.copy()))
 
 
 @settled
-def sql_iserr(col: Any) -> Any:
+def sql_iserr(call: FormCall, col: Any) -> Any:
     return exp.false() if col.error is None else _sql_code_is(col, "#N/A", False)
 
 
 @settled
-def sql_isna(col: Any) -> Any:
+def sql_isna(call: FormCall, col: Any) -> Any:
     return exp.false() if col.error is None else _sql_code_is(col, "#N/A", True)
 
 
 @settled
-def sql_isnumber(col: Any) -> Any:
+def sql_isnumber(call: FormCall, col: Any) -> Any:
     return _sql_kind_test("ISNUMBER", ("Number",), col)
 
 
 @settled
-def sql_istext(col: Any) -> Any:
+def sql_istext(call: FormCall, col: Any) -> Any:
     return _sql_kind_test("ISTEXT", ("Text",), col)
 
 
 @settled
-def sql_isnontext(col: Any) -> Any:
+def sql_isnontext(call: FormCall, col: Any) -> Any:
     return _not(_sql_kind_test("ISNONTEXT", ("Text",), col))
 
 
 @settled
-def sql_islogical(col: Any) -> Any:
+def sql_islogical(call: FormCall, col: Any) -> Any:
     return _sql_kind_test("ISLOGICAL", ("Boolean",), col)
 
 
 @settled
-def sql_isdate(col: Any) -> Any:
+def sql_isdate(call: FormCall, col: Any) -> Any:
     return _sql_kind_test("ISDATE", ("Date", "DateTime"), col)
 
 
 @settled
-def sql_type(col: Any) -> Any:
+def sql_type(call: FormCall, col: Any) -> Any:
     """As `math.polars.polars_type`."""
     from .polars import _TYPE_NUMBERS, _static_kind
 
@@ -664,20 +748,23 @@ def sql_type(col: Any) -> Any:
 
 
 @settled
-def sql_error_type(col: Any) -> Any:
+def sql_error_type(call: FormCall, col: Any) -> Any:
     """As `math.polars.polars_error_type`: the error's number, #N/A on a clean row."""
     from ....values import ERROR_TYPE_NUMBER
     from ...sql import kit as backend
 
     if col.error is None:
         return backend.SqlColumn(exp.Null(), exp.Literal.string("#N/A"), strict=True)
-    if isinstance(col.error, exp.Literal) and col.error.is_string:
+    a = call.args[0]
+    if type(a) is ir.Const and type(a.value) is ErrorValue:
         # a constant error (a folded 1/0, NA()): its number, known when compiling
-        return backend.SqlColumn(_n(ERROR_TYPE_NUMBER.get(col.error.this, 99)), None,
+        return backend.SqlColumn(_n(ERROR_TYPE_NUMBER.get(a.value.code, 99)), None,
                                  strict=True)
-    pairs: list[tuple[Any, Any]] = [
-        (exp.EQ(this=exp.paren(col.error.copy()), expression=exp.Literal.string(code)),
-         _n(number)) for code, number in ERROR_TYPE_NUMBER.items()]
-    pairs.append((_not(_is_null(col.error.copy())), _n(99)))
-    error = _case([(_is_null(col.error.copy()), exp.Literal.string("#N/A"))])
-    return backend.SqlColumn(_case(pairs), error, strict=True)
+    # the code written once, as the operand of a simple CASE (the other codes are 99); the
+    # value of a clean row is blanked by its #N/A
+    code = let(col.error)
+    value = exp.Case(this=code, ifs=[
+        exp.If(this=exp.Literal.string(c), true=_n(number))
+        for c, number in ERROR_TYPE_NUMBER.items() if number != 99], default=_n(99))
+    error = _case([(_is_null(code.copy()), exp.Literal.string("#N/A"))])
+    return backend.SqlColumn(value, error, strict=False)
