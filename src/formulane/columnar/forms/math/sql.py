@@ -170,13 +170,14 @@ def _sql_round_places(mode: str, x: exp.Expr, n: int) -> exp.Expr:
     places = _n(n)
     if mode == "half_up":
         return exp.Round(this=x, decimals=places)
-    half = _mul(exp.Sign(this=x), _n(Decimal(5).scaleb(-n - 1)))
+    # the sign as an INT: Spark's SIGN is a DOUBLE, which would make the move inexact
+    sign = let(exp.Cast(this=exp.Sign(this=x), to=exp.DataType.build("INT")))
+    half = _mul(sign, _n(Decimal(5).scaleb(-n - 1)))
     down = exp.Round(this=_sub(x, half), decimals=places)
     if mode == "down":
         return down
     t = let(down)
-    return _add(t, _mul(_case([(_eq(t, x), _n(0))], exp.Sign(this=x)),
-                        _n(Decimal(1).scaleb(-n))))
+    return _add(t, _mul(_case([(_eq(t, x), _n(0))], sign.copy()), _n(Decimal(1).scaleb(-n))))
 
 
 def _sql_round(mode: str) -> Callable[..., Any]:
