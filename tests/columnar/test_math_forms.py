@@ -103,6 +103,9 @@ CASES: list[tuple[str, tuple[Any, ...], bool]] = [
     ("TYPE({0} / {1})", (SMALL, SMALL), True),
     ("ISNUMBER(SQRT({0}))", (NUMBER,), True),
 ]
+#: every function x 3 ways x 4 backends, 12 batches each: minutes on a loaded machine
+pytestmark = pytest.mark.slow
+
 NAMES = "abc"
 REGISTRY = formulane.default_registry().with_packs("statistics", "finance")
 BACKENDS = ("polars-float", "polars-decimal", "duckdb-float", "duckdb-decimal")
