@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...call import MISSING, FormCall
 from .. import _lazy
 from . import polars as _pf
 
@@ -26,12 +27,12 @@ _SINH_LIMIT = 710.0  # sinh/cosh reach 1e308 just below this; the result test de
 _BIG = 1e308
 
 
-def _pl_out(value: Any, errors: list[tuple[Any, str]]) -> Any:
+def _pl_out(call: FormCall, value: Any, errors: list[tuple[Any, str]]) -> Any:
     bad = value.is_nan() | (value.abs() >= _BIG)
-    return _pf._with(errors + [(bad, "#NUM!")], _pf._number(value))
+    return _pf._with(errors + [(bad, "#NUM!")], _pf._number(call, value))
 
 
-def polars_unary(name: str, x: Any) -> Any:
+def polars_unary(call: FormCall, name: str, x: Any) -> Any:
     """The hyperbolic or reciprocal trigonometric function ``name`` (the table binds it)."""
     v = _pf._float_of(x)
     a = v.abs()
@@ -67,44 +68,44 @@ def polars_unary(name: str, x: Any) -> Any:
         .otherwise(u.sign() * 2 * e / (1 - e * e)),
         "sech": lambda: 2 * e / (1 + e * e),
     }[name]()
-    return _pl_out(value, errors)
+    return _pl_out(call, value, errors)
 
 
-def polars_sqrtpi(x: Any) -> Any:
+def polars_sqrtpi(call: FormCall, x: Any) -> Any:
     v = _pf._float_of(x)
-    return _pl_out((pl.when(v >= 0).then(v) * math.pi).sqrt(), [(v < 0, "#NUM!")])
+    return _pl_out(call, (pl.when(v >= 0).then(v) * math.pi).sqrt(), [(v < 0, "#NUM!")])
 
 
-def polars_sln(cost: Any, salvage: Any, life: Any) -> Any:
+def polars_sln(call: FormCall, cost: Any, salvage: Any, life: Any) -> Any:
     c, s, n = (_pf._float_of(a) for a in (cost, salvage, life))
-    return _pl_out((c - s) / pl.when(n != 0).then(n), [(n == 0, "#DIV/0!")])
+    return _pl_out(call, (c - s) / pl.when(n != 0).then(n), [(n == 0, "#DIV/0!")])
 
 
-def polars_syd(cost: Any, salvage: Any, life: Any, per: Any) -> Any:
+def polars_syd(call: FormCall, cost: Any, salvage: Any, life: Any, per: Any) -> Any:
     c, s, n, p = (_pf._float_of(a) for a in (cost, salvage, life, per))
     bad = (n <= 0) | (p <= 0) | (p > n)
     m = pl.when(~bad).then(n)
-    return _pl_out((c - s) * (m - p + 1) * 2 / (m * (m + 1)), [(bad, "#NUM!")])
+    return _pl_out(call, (c - s) * (m - p + 1) * 2 / (m * (m + 1)), [(bad, "#NUM!")])
 
 
-def polars_delta(a: Any, b: Any) -> Any:
-    return _pf._with([], _pf._number(pl.when(a == b).then(1.0).otherwise(0.0)))
+def polars_delta(call: FormCall, a: Any, b: Any) -> Any:
+    return _pf._with([], _pf._number(call, pl.when(a == b).then(1.0).otherwise(0.0)))
 
 
-def polars_gestep(a: Any, b: Any) -> Any:
-    return _pf._with([], _pf._number(pl.when(a >= b).then(1.0).otherwise(0.0)))
+def polars_gestep(call: FormCall, a: Any, b: Any) -> Any:
+    return _pf._with([], _pf._number(call, pl.when(a >= b).then(1.0).otherwise(0.0)))
 
 
-def polars_standardize(x: Any, mean: Any, sd: Any) -> Any:
+def polars_standardize(call: FormCall, x: Any, mean: Any, sd: Any) -> Any:
     v, m, s = (_pf._float_of(a) for a in (x, mean, sd))
-    return _pl_out((v - m) / pl.when(s > 0).then(s), [(s <= 0, "#NUM!")])
+    return _pl_out(call, (v - m) / pl.when(s > 0).then(s), [(s <= 0, "#NUM!")])
 
 
-def polars_fisher(x: Any) -> Any:
+def polars_fisher(call: FormCall, x: Any) -> Any:
     v = _pf._float_of(x)
     bad = v.abs() >= 1
-    return _pl_out(pl.when(~bad).then(v).arctanh(), [(bad, "#NUM!")])
+    return _pl_out(call, pl.when(~bad).then(v).arctanh(), [(bad, "#NUM!")])
 
 
-def polars_fisherinv(y: Any) -> Any:
-    return _pl_out(_pf._float_of(y).tanh(), [])
+def polars_fisherinv(call: FormCall, y: Any) -> Any:
+    return _pl_out(call, _pf._float_of(y).tanh(), [])

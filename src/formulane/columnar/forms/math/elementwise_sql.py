@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlglot import expressions as _ex
 
+from ...call import FormCall
 from . import sql as _sf
 from .elementwise import _SINH_LIMIT, _TRIG_LIMIT
 
@@ -21,7 +22,7 @@ def _sql_out(value: Any, errors: list[tuple[Any, str]]) -> Any:
     return _sf._guarded(value, errors)
 
 
-def sql_unary(name: str, x: Any) -> Any:
+def sql_unary(call: FormCall, name: str, x: Any) -> Any:
     """The SQL twin of `elementwise.polars_unary`."""
     s: Any = _sf  # the table of lambdas below is indexed by name, then called
     a = s._abs(x)
@@ -69,20 +70,20 @@ def sql_unary(name: str, x: Any) -> Any:
     return _sql_out(value, errors)
 
 
-def sql_sqrtpi(x: Any) -> Any:
+def sql_sqrtpi(call: FormCall, x: Any) -> Any:
     s = _sf
     return _sql_out(_ex.Sqrt(this=s._mul(s._only(s._ge(x, s._n(0)), x), s._n(math.pi))),
                     [(s._lt(x, s._n(0)), "#NUM!")])
 
 
-def sql_sln(cost: Any, salvage: Any, life: Any) -> Any:
+def sql_sln(call: FormCall, cost: Any, salvage: Any, life: Any) -> Any:
     s = _sf
     n = s._double(life)
     return _sql_out(s._div(s._sub(s._double(cost), s._double(salvage)), s._nullif_zero(n)),
                     [(s._eq(life, s._n(0)), "#DIV/0!")])
 
 
-def sql_syd(cost: Any, salvage: Any, life: Any, per: Any) -> Any:
+def sql_syd(call: FormCall, cost: Any, salvage: Any, life: Any, per: Any) -> Any:
     s = _sf
     bad = s._or(s._le(life, s._n(0)), s._le(per, s._n(0)), s._gt(per, life))
     n = s._only(s._not(bad), life)
@@ -92,27 +93,27 @@ def sql_syd(cost: Any, salvage: Any, life: Any, per: Any) -> Any:
     return _sql_out(s._div(top, s._mul(n, s._add(n, s._n(1.0)))), [(bad, "#NUM!")])
 
 
-def sql_delta(a: Any, b: Any) -> Any:
+def sql_delta(call: FormCall, a: Any, b: Any) -> Any:
     s = _sf
     return s._case([(s._eq(a, b), s._n(1.0))], s._n(0.0)), []
 
 
-def sql_gestep(a: Any, b: Any) -> Any:
+def sql_gestep(call: FormCall, a: Any, b: Any) -> Any:
     s = _sf
     return s._case([(s._ge(a, b), s._n(1.0))], s._n(0.0)), []
 
 
-def sql_standardize(x: Any, mean: Any, sd: Any) -> Any:
+def sql_standardize(call: FormCall, x: Any, mean: Any, sd: Any) -> Any:
     s = _sf
     return _sql_out(s._div(s._sub(s._double(x), s._double(mean)),
                            s._only(s._gt(sd, s._n(0)), sd)), [(s._le(sd, s._n(0)), "#NUM!")])
 
 
-def sql_fisher(x: Any) -> Any:
+def sql_fisher(call: FormCall, x: Any) -> Any:
     s = _sf
     bad = s._ge(s._abs(x), s._n(1))
     return _sql_out(s._fn("ATANH", s._only(s._not(bad), x)), [(bad, "#NUM!")])
 
 
-def sql_fisherinv(y: Any) -> Any:
+def sql_fisherinv(call: FormCall, y: Any) -> Any:
     return _sql_out(_sf._fn("TANH", _sf._double(y)), [])

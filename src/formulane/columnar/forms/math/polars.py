@@ -11,6 +11,7 @@ import math
 from decimal import Decimal
 from typing import Any, Callable
 
+from ...call import MISSING, FormCall
 from .. import _lazy
 
 pl: Any = _lazy.pl
@@ -25,8 +26,9 @@ def _backend() -> Any:
     return _lazy.vp
 
 
-def _decimal_mode() -> bool:
-    return bool(_backend().numbers() == "decimal")
+def _decimal(call: FormCall) -> bool:
+    """The program's numeric mode is decimal (`FormCall.numbers`)."""
+    return call.numbers == "decimal"
 
 
 def _dec() -> Any:
@@ -37,36 +39,32 @@ def _f(e: Any) -> Any:
     return e.cast(pl.Float64)
 
 
-def _zero() -> Any:
-    return pl.lit(Decimal(0), dtype=_dec()) if _decimal_mode() else pl.lit(0.0)
+def _zero(call: FormCall) -> Any:
+    return pl.lit(Decimal(0), dtype=_dec()) if _decimal(call) else pl.lit(0.0)
 
 
-def _lit(value: float | int) -> Any:
-    """A number literal in the program's numeric mode."""
-    if _decimal_mode():
+def _lit(decimal: bool, value: float | int) -> Any:
+    """A number literal in the program's numeric mode (``decimal``: `_decimal`)."""
+    if decimal:
         return pl.lit(Decimal(repr(value)) if isinstance(value, float) else Decimal(value),
                       dtype=_dec())
     return pl.lit(float(value))
 
 
-def _const(e: Any) -> float | None:
-    """The value of a constant expression (no column), else None: literal digits and
-    significances take the fast, exact constant paths."""
-    try:
-        if e.meta.root_names():
-            return None
-        value = pl.select(e).item()
-    except Exception:  # noqa: BLE001 - anything not a plain constant is not one
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+def _known(call: FormCall, i: int) -> float | None:
+    """Argument ``i`` as a finite float when it is a constant number (`FormCall.const`, the
+    one reader of constants), else None: literal digits take the fast, exact constant paths."""
+    value = call.const(i)
+    if value is MISSING or isinstance(value, bool) \
+            or not isinstance(value, (int, float, Decimal)):
         return None
     value = float(value)
     return value if math.isfinite(value) else None
 
 
-def _number(mode_float: Any) -> Any:
+def _number(call: FormCall, mode_float: Any) -> Any:
     """A float64 result in the program's numeric mode: (value, errors)."""
-    if not _decimal_mode():
+    if not _decimal(call):
         return mode_float, []
     fits = mode_float.abs() < _DECIMAL_FIT
     value = pl.when(fits).then(mode_float).cast(pl.Utf8).cast(_dec(), strict=False)
@@ -89,15 +87,15 @@ def _sign_apply(x: Any, magnitude: Any) -> Any:
 # ------------------------------------------------------------------------ sign and size
 
 
-def polars_abs(x: Any) -> Any:
+def polars_abs(call: FormCall, x: Any) -> Any:
     return x.abs()
 
 
-def polars_sign(x: Any) -> Any:
-    return x.sign().cast(_dec() if _decimal_mode() else pl.Float64)
+def polars_sign(call: FormCall, x: Any) -> Any:
+    return x.sign().cast(_dec() if _decimal(call) else pl.Float64)
 
 
-def polars_clamp(x: Any, low: Any, high: Any) -> Any:
+def polars_clamp(call: FormCall, x: Any, low: Any, high: Any) -> Any:
     value = pl.when(x < low).then(low).when(x > high).then(high).otherwise(x)
     return value, [(low > high, "#NUM!")]
 
@@ -105,16 +103,16 @@ def polars_clamp(x: Any, low: Any, high: Any) -> Any:
 # ------------------------------------------------------------------------------ rounding
 
 
-def _digits(digits: Any) -> int | None:
-    """Literal digits truncated toward zero (clamped: nothing changes past +-308)."""
-    c = _const(digits)
+def _digits(call: FormCall) -> int | None:
+    """Constant digits (argument 2) truncated toward zero (clamped: nothing changes past
+    +-308), else None."""
+    c = _known(call, 1)
     if c is None:
         return None
     return max(-308, min(308, int(c)))
 
 
-def _round_float(x: Any, digits: Any, mode: str) -> Any:
-    n = _digits(digits)
+def _round_float(n: int | None, x: Any, digits: Any, mode: str) -> Any:
     a = x.abs()
     scale: Callable[[Any], Any]
     unscale: Callable[[Any], Any]
@@ -153,10 +151,9 @@ def _step_decimal(n: int) -> Any:
     return pl.lit(Decimal(10) ** -n, dtype=_dec())
 
 
-def _round_decimal(x: Any, digits: Any, mode: str) -> Any:
+def _round_decimal(n: int | None, x: Any, digits: Any, mode: str) -> Any:
     zero = pl.lit(Decimal(0), dtype=_dec())
     a = x.abs()
-    n = _digits(digits)
     beyond: Any = None  # rows whose digits are <= -20 (every |x| < 1e20 is below the step)
     if n is not None:
         if n >= 18:
@@ -182,11 +179,12 @@ def _round_decimal(x: Any, digits: Any, mode: str) -> Any:
     return _sign_apply(x, magnitude), errors
 
 
-def _round(mode: str) -> Callable[[Any, Any], Any]:
-    def form(x: Any, digits: Any) -> Any:
-        if _decimal_mode():
-            return _round_decimal(x, digits, mode)
-        return _round_float(x, digits, mode)
+def _round(mode: str) -> Callable[..., Any]:
+    def form(call: FormCall, x: Any, digits: Any) -> Any:
+        n = _digits(call)
+        if _decimal(call):
+            return _round_decimal(n, x, digits, mode)
+        return _round_float(n, x, digits, mode)
     return form
 
 
@@ -195,7 +193,7 @@ polars_roundup = _round("up")
 polars_rounddown = _round("down")
 
 
-def polars_int(x: Any) -> Any:
+def polars_int(call: FormCall, x: Any) -> Any:
     return x.floor()
 
 
@@ -232,11 +230,11 @@ def _snapped(x: Any, step: Any) -> tuple[Any, Any, Any, Any]:
     return q, n, ((q - n).abs() <= window) & (q.abs() < _SNAP_LIMIT), window
 
 
-def _multiples(x: Any, step: Any) -> tuple[Any, Any, Any]:
+def _multiples(call: FormCall, x: Any, step: Any) -> tuple[Any, Any, Any]:
     """(floor multiple, ceiling multiple, nearest multiple with ties away from zero) of x by
     the positive step. Decimal mode: `_decimal_multiples` (`_unfit` reports a candidate that
     does not fit, where it is chosen). Float mode: float quotients snapped to the grid."""
-    if _decimal_mode():
+    if _decimal(call):
         return _decimal_multiples(x, step)
     q, n, on_grid, window = _snapped(x, step)
     half = q.floor() + 0.5
@@ -249,9 +247,9 @@ def _multiples(x: Any, step: Any) -> tuple[Any, Any, Any]:
     return low * step, high * step, near * step
 
 
-def _unfit(value: Any, *inputs: Any) -> list[tuple[Any, str]]:
+def _unfit(call: FormCall, value: Any, *inputs: Any) -> list[tuple[Any, str]]:
     """Decimal mode: a null result of non-null inputs is a multiple beyond Decimal(38, 18)."""
-    if not _decimal_mode():
+    if not _decimal(call):
         return []
     present = value.is_null()
     for e in inputs:
@@ -259,40 +257,40 @@ def _unfit(value: Any, *inputs: Any) -> list[tuple[Any, str]]:
     return [(present, "#NUM!")]
 
 
-def polars_mround(x: Any, multiple: Any) -> Any:
-    _, _, near = _multiples(x, multiple.abs())
-    value = pl.when(multiple == 0).then(_zero()).otherwise(near)
+def polars_mround(call: FormCall, x: Any, multiple: Any) -> Any:
+    _, _, near = _multiples(call, x, multiple.abs())
+    value = pl.when(multiple == 0).then(_zero(call)).otherwise(near)
     wrong = ((x > 0) & (multiple < 0)) | ((x < 0) & (multiple > 0))
-    return value, [((multiple != 0) & wrong, "#NUM!")] + _unfit(value, x, multiple)
+    return value, [((multiple != 0) & wrong, "#NUM!")] + _unfit(call, value, x, multiple)
 
 
-def polars_ceiling(x: Any, significance: Any) -> Any:
-    low, high, _ = _multiples(x, significance.abs())
-    value = pl.when(significance == 0).then(_zero()) \
+def polars_ceiling(call: FormCall, x: Any, significance: Any) -> Any:
+    low, high, _ = _multiples(call, x, significance.abs())
+    value = pl.when(significance == 0).then(_zero(call)) \
         .when(significance > 0).then(high).otherwise(low)
     wrong = (x > 0) & (significance < 0)
-    return value, [(wrong, "#NUM!")] + _unfit(value, x, significance)
+    return value, [(wrong, "#NUM!")] + _unfit(call, value, x, significance)
 
 
-def polars_floor(x: Any, significance: Any) -> Any:
-    low, high, _ = _multiples(x, significance.abs())
-    value = pl.when(significance == 0).then(_zero()) \
+def polars_floor(call: FormCall, x: Any, significance: Any) -> Any:
+    low, high, _ = _multiples(call, x, significance.abs())
+    value = pl.when(significance == 0).then(_zero(call)) \
         .when(significance > 0).then(low).otherwise(high)
     wrong = (x > 0) & (significance < 0)
     return value, [(wrong, "#NUM!"), ((significance == 0) & (x != 0), "#DIV/0!")] \
-        + _unfit(value, x, significance)
+        + _unfit(call, value, x, significance)
 
 
 def _math_rounding(toward: str) -> Callable[..., Any]:
-    def form(x: Any, significance: Any, mode: Any) -> Any:
-        low, high, _ = _multiples(x, significance.abs())
+    def form(call: FormCall, x: Any, significance: Any, mode: Any) -> Any:
+        low, high, _ = _multiples(call, x, significance.abs())
         flip = (x < 0) & (mode != 0)
         if toward == "ceil":
             chosen = pl.when(flip).then(low).otherwise(high)
         else:
             chosen = pl.when(flip).then(high).otherwise(low)
-        value = pl.when(significance == 0).then(_zero()).otherwise(chosen)
-        return value, _unfit(value, x, significance, mode)
+        value = pl.when(significance == 0).then(_zero(call)).otherwise(chosen)
+        return value, _unfit(call, value, x, significance, mode)
     return form
 
 
@@ -300,11 +298,11 @@ polars_ceiling_math = _math_rounding("ceil")
 polars_floor_math = _math_rounding("floor")
 
 
-def _even_odd(odd: bool) -> Callable[[Any], Any]:
-    def form(x: Any) -> Any:
+def _even_odd(odd: bool) -> Callable[..., Any]:
+    def form(call: FormCall, x: Any) -> Any:
         a = x.abs()
         errors: list[tuple[Any, str]] = []
-        if _decimal_mode():
+        if _decimal(call):
             # the next even (odd) integer must still fit Decimal(38, 18)
             limit = Decimal("99999999999999999999") - (0 if odd else 1)
             over = a > pl.lit(limit, dtype=_dec())
@@ -324,9 +322,9 @@ polars_odd = _even_odd(True)
 # ---------------------------------------------------------------------------- remainders
 
 
-def polars_mod(x: Any, divisor: Any) -> Any:
+def polars_mod(call: FormCall, x: Any, divisor: Any) -> Any:
     errors = [(divisor == 0, "#DIV/0!")]
-    if _decimal_mode():
+    if _decimal(call):
         return x % pl.when(divisor != 0).then(divisor), errors  # exact, the divisor's sign
     _, _, on_grid, _ = _snapped(x, divisor)
     # As the scalar engine does, read each float by its shortest decimal text and take the
@@ -342,9 +340,9 @@ def polars_mod(x: Any, divisor: Any) -> Any:
         .otherwise(x % divisor), errors
 
 
-def polars_quotient(x: Any, divisor: Any) -> Any:
+def polars_quotient(call: FormCall, x: Any, divisor: Any) -> Any:
     errors = [(divisor == 0, "#DIV/0!")]
-    if not _decimal_mode():
+    if not _decimal(call):
         q, n, on_grid, _ = _snapped(x, divisor)
         return pl.when(on_grid).then(n).otherwise(q.truncate()), errors
     ok = (divisor != 0) & ((_f(x) / _f(divisor)).abs() < _DECIMAL_FIT)
@@ -359,7 +357,7 @@ def polars_quotient(x: Any, divisor: Any) -> Any:
 # --------------------------------------------------------------- powers, roots, logarithms
 
 
-def polars_power(x: Any, power: Any) -> Any:
+def polars_power(call: FormCall, x: Any, power: Any) -> Any:
     from ..operators import polars as _polars_forms
 
     return _polars_forms.power(x, power)
@@ -369,40 +367,40 @@ def _float_of(x: Any) -> Any:
     return _f(x)
 
 
-def polars_sqrt(x: Any) -> Any:
+def polars_sqrt(call: FormCall, x: Any) -> Any:
     v = _float_of(x)
-    return _with([(v < 0, "#NUM!")], _number(pl.when(v >= 0).then(v).sqrt()))
+    return _with([(v < 0, "#NUM!")], _number(call, pl.when(v >= 0).then(v).sqrt()))
 
 
-def polars_exp(x: Any) -> Any:
+def polars_exp(call: FormCall, x: Any) -> Any:
     v = _float_of(x)
-    return _number(v.exp())
+    return _number(call, v.exp())
 
 
-def polars_ln(x: Any) -> Any:
+def polars_ln(call: FormCall, x: Any) -> Any:
     v = _float_of(x)
-    return _with([(v <= 0, "#NUM!")], _number(pl.when(v > 0).then(v).log()))
+    return _with([(v <= 0, "#NUM!")], _number(call, pl.when(v > 0).then(v).log()))
 
 
-def polars_log10(x: Any) -> Any:
+def polars_log10(call: FormCall, x: Any) -> Any:
     v = _float_of(x)
-    return _with([(v <= 0, "#NUM!")], _number(pl.when(v > 0).then(v).log10()))
+    return _with([(v <= 0, "#NUM!")], _number(call, pl.when(v > 0).then(v).log10()))
 
 
-def polars_log(x: Any, base: Any) -> Any:
+def polars_log(call: FormCall, x: Any, base: Any) -> Any:
     v, b = _float_of(x), _float_of(base)
     errors = [((v <= 0) | (b <= 0), "#NUM!"), (b == 1, "#DIV/0!")]
     v = pl.when(v > 0).then(v)
-    if _const(base) == 10.0:
+    if _known(call, 1) == 10.0:
         value = v.log10()
     else:
         good = (b > 0) & (b != 1)
         value = pl.when(b == 10).then(v.log10()).otherwise(v.log() / pl.when(good).then(b).log())
-    return _with(errors, _number(value))
+    return _with(errors, _number(call, value))
 
 
-def polars_pi() -> Any:
-    if _decimal_mode():
+def polars_pi(call: FormCall) -> Any:
+    if _decimal(call):
         return pl.lit(_PI_DECIMAL, dtype=_dec())
     return pl.lit(math.pi)
 
@@ -410,11 +408,11 @@ def polars_pi() -> Any:
 # ---------------------------------------------------------------------------- trigonometry
 
 
-def _trig(name: str) -> Callable[[Any], Any]:
-    def form(x: Any) -> Any:
+def _trig(name: str) -> Callable[..., Any]:
+    def form(call: FormCall, x: Any) -> Any:
         v = _float_of(x)
         big = v.abs() >= _TRIG_LIMIT
-        return _with([(big, "#NUM!")], _number(getattr(pl.when(~big).then(v), name)()))
+        return _with([(big, "#NUM!")], _number(call, getattr(pl.when(~big).then(v), name)()))
     return form
 
 
@@ -423,11 +421,11 @@ polars_cos = _trig("cos")
 polars_tan = _trig("tan")
 
 
-def _inverse(name: str) -> Callable[[Any], Any]:
-    def form(x: Any) -> Any:
+def _inverse(name: str) -> Callable[..., Any]:
+    def form(call: FormCall, x: Any) -> Any:
         v = _float_of(x)
         outside = (v < -1) | (v > 1)
-        return _with([(outside, "#NUM!")], _number(getattr(pl.when(~outside).then(v), name)()))
+        return _with([(outside, "#NUM!")], _number(call, getattr(pl.when(~outside).then(v), name)()))
     return form
 
 
@@ -435,13 +433,13 @@ polars_asin = _inverse("arcsin")
 polars_acos = _inverse("arccos")
 
 
-def polars_atan(x: Any) -> Any:
-    return _number(_float_of(x).arctan())
+def polars_atan(call: FormCall, x: Any) -> Any:
+    return _number(call, _float_of(x).arctan())
 
 
-def polars_atan2(x_num: Any, y_num: Any) -> Any:
+def polars_atan2(call: FormCall, x_num: Any, y_num: Any) -> Any:
     origin = (x_num == 0) & (y_num == 0)
-    return _with([(origin, "#DIV/0!")], _number(pl.arctan2(_float_of(y_num), _float_of(x_num))))
+    return _with([(origin, "#DIV/0!")], _number(call, pl.arctan2(_float_of(y_num), _float_of(x_num))))
 
 
 def _decimal_angle(angle: Any, times: Any, over: Any, by_float: Any) -> Any:
@@ -455,16 +453,16 @@ def _decimal_angle(angle: Any, times: Any, over: Any, by_float: Any) -> Any:
     return pl.when(fits).then(exact).otherwise(value), errors
 
 
-def polars_degrees(angle: Any) -> Any:
-    by_float = _number(_float_of(angle).degrees())
-    if _decimal_mode():
+def polars_degrees(call: FormCall, angle: Any) -> Any:
+    by_float = _number(call, _float_of(angle).degrees())
+    if _decimal(call):
         return _decimal_angle(angle, Decimal(180), _PI_DECIMAL, by_float)
     return by_float
 
 
-def polars_radians(angle: Any) -> Any:
-    by_float = _number(_float_of(angle).radians())
-    if _decimal_mode():
+def polars_radians(call: FormCall, angle: Any) -> Any:
+    by_float = _number(call, _float_of(angle).radians())
+    if _decimal(call):
         return _decimal_angle(angle, _PI_DECIMAL, Decimal(180), by_float)
     return by_float
 
@@ -473,12 +471,12 @@ def polars_radians(angle: Any) -> Any:
 
 
 
-def polars_fact(x: Any) -> Any:
+def polars_fact(call: FormCall, x: Any) -> Any:
     v = _float_of(x)
     bad = (v < 0) | (v >= 171)
     index = pl.when(~bad).then(v.truncate()).cast(pl.Int64)
     table = pl.lit(pl.Series("factorials", _FACTORIALS, dtype=pl.Float64))
-    return _with([(bad, "#NUM!")], _number(table.gather(index)))
+    return _with([(bad, "#NUM!")], _number(call, table.gather(index)))
 
 
 def _flatten(args: tuple[Any, ...]) -> Any:
@@ -486,9 +484,9 @@ def _flatten(args: tuple[Any, ...]) -> Any:
     return pl.concat_list(list(args))
 
 
-def polars_sumsq(*args: Any) -> Any:
+def polars_sumsq(call: FormCall, *args: Any) -> Any:
     items = _flatten(args)
-    if not _decimal_mode():
+    if not _decimal(call):
         return items.list.eval(pl.element() * pl.element()).list.sum()
     estimate = items.cast(pl.List(pl.Float64)).list.eval(pl.element() * pl.element()).list.sum()
     over = ~(estimate < _DECIMAL_FIT)
@@ -499,29 +497,29 @@ def polars_sumsq(*args: Any) -> Any:
 # ------------------------------------------------------------------------------ information
 
 
-def polars_iseven(x: Any) -> Any:
+def polars_iseven(call: FormCall, x: Any) -> Any:
     t = pl.when(x < 0).then(x.ceil()).otherwise(x.floor())
     return (t % 2) == 0
 
 
-def polars_isodd(x: Any) -> Any:
+def polars_isodd(call: FormCall, x: Any) -> Any:
     t = pl.when(x < 0).then(x.ceil()).otherwise(x.floor())
     return (t % 2) != 0
 
 
-def polars_na() -> Any:
+def polars_na(call: FormCall) -> Any:
     return pl.lit(None, dtype=pl.Null), pl.lit("#N/A")
 
 
-def polars_boolean_identity(x: Any) -> Any:
+def polars_boolean_identity(call: FormCall, x: Any) -> Any:
     return x
 
 
-def polars_boolean_number(x: Any) -> Any:
+def polars_boolean_number(call: FormCall, x: Any) -> Any:
     return x != 0
 
 
-def polars_boolean_text(x: Any) -> Any:
+def polars_boolean_text(call: FormCall, x: Any) -> Any:
     word = x.str.strip_chars().str.to_lowercase()
     value = pl.when(word.is_in(["true", "yes", "1"])).then(True) \
         .when(word.is_in(["false", "no", "0"])).then(False)
@@ -564,7 +562,7 @@ def _timing(t: Any) -> Any:
 # The power's errors cannot fire at rate 0 (the base is 1): the closed forms need no guard.
 
 
-def polars_pmt(rate: Any, nper: Any, pv: Any, fv: Any, type_: Any) -> Any:
+def polars_pmt(call: FormCall, rate: Any, nper: Any, pv: Any, fv: Any, type_: Any) -> Any:
     r, n, p, f, t = _finance_args(rate, nper, pv, fv, type_)
     g, gm1, _, power_errors = _pl_growth(r, n)
     denominator = (1 + r * _timing(t)) * gm1
@@ -572,28 +570,28 @@ def polars_pmt(rate: Any, nper: Any, pv: Any, fv: Any, type_: Any) -> Any:
         .otherwise(-(r * (p * g + f)) / denominator)
     errors = [((r == 0) & (n == 0), "#DIV/0!")] + power_errors \
         + [((r != 0) & (denominator == 0), "#NUM!")]
-    return _with(errors, _number(value))
+    return _with(errors, _number(call, value))
 
 
-def polars_pv(rate: Any, nper: Any, pmt: Any, fv: Any, type_: Any) -> Any:
+def polars_pv(call: FormCall, rate: Any, nper: Any, pmt: Any, fv: Any, type_: Any) -> Any:
     r, n, payment, f, t = _finance_args(rate, nper, pmt, fv, type_)
     g, gm1, lg, power_errors = _pl_growth(r, n)
     # The scalar power gives exactly 0 below 1e-400 (log10 estimate): then PV divides by 0.
     vanished = (g == 0) | (lg < -400 * math.log(10))
     value = pl.when(r == 0).then(-(f + payment * n)) \
         .otherwise(-(f + payment * (1 + r * _timing(t)) * gm1 / r) / g)
-    return _with(power_errors + [(vanished, "#DIV/0!")], _number(value))
+    return _with(power_errors + [(vanished, "#DIV/0!")], _number(call, value))
 
 
-def polars_fv(rate: Any, nper: Any, pmt: Any, pv: Any, type_: Any) -> Any:
+def polars_fv(call: FormCall, rate: Any, nper: Any, pmt: Any, pv: Any, type_: Any) -> Any:
     r, n, payment, p, t = _finance_args(rate, nper, pmt, pv, type_)
     g, gm1, _, power_errors = _pl_growth(r, n)
     value = pl.when(r == 0).then(-(p + payment * n)) \
         .otherwise(-(p * g + payment * (1 + r * _timing(t)) * gm1 / r))
-    return _with(power_errors, _number(value))
+    return _with(power_errors, _number(call, value))
 
 
-def polars_npv(rate: Any, *values: Any) -> Any:
+def polars_npv(call: FormCall, rate: Any, *values: Any) -> Any:
     r = _f(rate)
     factor = r + 1
     flows = _flatten(values).list.drop_nulls().cast(pl.List(pl.Float64))
@@ -602,7 +600,7 @@ def polars_npv(rate: Any, *values: Any) -> Any:
     discounts = (positions * -log_factor).list.eval(pl.element().exp())
     signs = (positions % 2) * -2 + 1  # (-1)^i, for a factor below zero
     terms = pl.when(factor < 0).then(flows * discounts * signs).otherwise(flows * discounts)
-    return _with([(factor == 0, "#DIV/0!")], _number(terms.list.sum()))
+    return _with([(factor == 0, "#DIV/0!")], _number(call, terms.list.sum()))
 
 
 
@@ -636,68 +634,70 @@ def _pl_kind_test(name: str, kinds: tuple[str, ...], col: Any) -> Any:
     return col.value.is_not_null() & _pl_clean(col)
 
 
-def polars_isblank(col: Any) -> Any:
+def polars_isblank(call: FormCall, col: Any) -> Any:
     return col.value.is_null() & _pl_clean(col)
 
 
-def polars_iserror(col: Any) -> Any:
+def polars_iserror(call: FormCall, col: Any) -> Any:
     return pl.lit(False) if col.error is None else col.error.is_not_null()
 
 
-def polars_iserr(col: Any) -> Any:
+def polars_iserr(call: FormCall, col: Any) -> Any:
     if col.error is None:
         return pl.lit(False)
     return (col.error.is_not_null() & (col.error != "#N/A")).fill_null(False)
 
 
-def polars_isna(col: Any) -> Any:
+def polars_isna(call: FormCall, col: Any) -> Any:
     return pl.lit(False) if col.error is None else (col.error == "#N/A").fill_null(False)
 
 
-def polars_isnumber(col: Any) -> Any:
+def polars_isnumber(call: FormCall, col: Any) -> Any:
     return _pl_kind_test("ISNUMBER", ("Number",), col)
 
 
-def polars_istext(col: Any) -> Any:
+def polars_istext(call: FormCall, col: Any) -> Any:
     return _pl_kind_test("ISTEXT", ("Text",), col)
 
 
-def polars_isnontext(col: Any) -> Any:
+def polars_isnontext(call: FormCall, col: Any) -> Any:
     return ~_pl_kind_test("ISNONTEXT", ("Text",), col)
 
 
-def polars_islogical(col: Any) -> Any:
+def polars_islogical(call: FormCall, col: Any) -> Any:
     return _pl_kind_test("ISLOGICAL", ("Boolean",), col)
 
 
-def polars_isdate(col: Any) -> Any:
+def polars_isdate(call: FormCall, col: Any) -> Any:
     return _pl_kind_test("ISDATE", ("Date", "DateTime"), col)
 
 
 _TYPE_NUMBERS = {"Text": 2, "Boolean": 4, "List": 64, "Record": 128, "Never": 16}
 
 
-def polars_type(col: Any) -> Any:
+def polars_type(call: FormCall, col: Any) -> Any:
     """Excel's type number from the static type; a blank row is 1 and an error row 16."""
     kind = _static_kind("TYPE", col)
-    value = _lit(_TYPE_NUMBERS.get(kind, 1))
+    dec = _decimal(call)
+    value = _lit(dec, _TYPE_NUMBERS.get(kind, 1))
     if kind not in ("Never", "Blank") and _TYPE_NUMBERS.get(kind, 1) != 1:
-        value = pl.when(col.value.is_null()).then(_lit(1)).otherwise(value)
+        value = pl.when(col.value.is_null()).then(_lit(dec, 1)).otherwise(value)
     if col.error is not None:
-        value = pl.when(col.error.is_not_null()).then(_lit(16)).otherwise(value)
+        value = pl.when(col.error.is_not_null()).then(_lit(dec, 16)).otherwise(value)
     return value
 
 
-def polars_error_type(col: Any) -> Any:
+def polars_error_type(call: FormCall, col: Any) -> Any:
     """The error's number (`values.ERROR_TYPE_NUMBER`, 99 for others); #N/A on a clean row."""
     from ....values import ERROR_TYPE_NUMBER
 
     column = _backend().Column
+    dec = _decimal(call)
     if col.error is None:
-        return column(pl.lit(None, dtype=_dec() if _decimal_mode() else pl.Float64),
+        return column(pl.lit(None, dtype=_dec() if dec else pl.Float64),
                       pl.lit("#N/A"))
     chain: Any = pl
     for code, number in ERROR_TYPE_NUMBER.items():
-        chain = chain.when(col.error == code).then(_lit(number))
-    value = chain.when(col.error.is_not_null()).then(_lit(99))
+        chain = chain.when(col.error == code).then(_lit(dec, number))
+    value = chain.when(col.error.is_not_null()).then(_lit(dec, 99))
     return column(value, pl.when(col.error.is_null()).then(pl.lit("#N/A")))

@@ -16,10 +16,13 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
+from ....interpreter import ir
+from ....values import ErrorValue
+from ...call import MISSING, FormCall
 from ...sql.let import let
-from ..operators.sql_arith import (add, all_of, any_of, div, double, eq, ge, gt, le,
-                                   literal_number, lt, mod, mul, ne, not_, not_finite,
-                                   nullif_zero, num, only, p, settled, sub, when)
+from ..operators.sql_arith import (add, all_of, any_of, div, double, eq, ge, gt, le, lt, mod,
+                                   mul, ne, not_, not_finite, nullif_zero, num, only, p,
+                                   settled, sub, when)
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
 
 
@@ -31,7 +34,24 @@ _p = p
 _add, _sub, _mul, _div, _mod = add, sub, mul, div, mod
 _eq, _ne, _lt, _le, _gt, _ge = eq, ne, lt, le, gt, ge
 _and, _or, _not, _case = all_of, any_of, not_, when
-_double, _nullif_zero, _only, _sql_const = double, nullif_zero, only, literal_number
+_double, _nullif_zero, _only = double, nullif_zero, only
+
+
+def _known(call: FormCall, i: int) -> Decimal | None:
+    """Argument ``i`` as a number when it is a constant (`FormCall.const`, the one reader of
+    constants; never read back out of the built SQL), else None."""
+    value = call.const(i)
+    if value is MISSING or isinstance(value, bool) \
+            or not isinstance(value, (int, float, Decimal)):
+        return None
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+def _no_value(call: FormCall, i: int) -> bool:
+    """Argument ``i`` has no value on any row: typed Never, or a constant error value (its
+    code is the result's error)."""
+    a = call.args[i]
+    return a.type.kind == "Never" or (type(a) is ir.Const and type(a.value) is ErrorValue)
 
 
 def _neg(a: exp.Expr) -> exp.Expr:
@@ -55,12 +75,19 @@ def _not_finite(value: exp.Expr) -> exp.Expr:
     return not_finite(value)
 
 
-def _sql_exact(x: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
-    """(x as DECIMAL(38, 18) through its text, whether that decimal is exactly x); a literal
-    of at most 18 places below the bound is that decimal, exactly, when compiling."""
-    k = literal_number(x)
+def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False
+               ) -> tuple[exp.Expr, exp.Expr]:
+    """(x as DECIMAL(38, 18) through its text, whether that decimal is exactly x); ``k``: x's
+    value when it is a constant (`_known`): one of at most 18 places below the bound is that
+    decimal, exactly, when compiling (written from the value, whatever type x was built as);
+    ``exact``: x is exact already (`FormCall.exact`: a DECIMAL or an integer), so below the
+    bound it is that decimal, cast without its text and no test of the reading."""
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
-        return exp.Cast(this=x.copy(), to=exp.DataType.build("DECIMAL(38, 18)")), exp.true()
+        return exp.Cast(this=_n(k), to=exp.DataType.build("DECIMAL(38, 18)")), exp.true()
+    if exact:
+        ok = let(_lt(_abs(x), _n(_EXACT_LIMIT)))  # NULL for a blank: "no", as below
+        return let(_case([(ok, exp.TryCast(this=x.copy(),
+                                           to=exp.DataType.build("DECIMAL(38, 18)")))])), ok
     d = exp.TryCast(this=exp.cast(_p(x), exp.DataType.build("VARCHAR")),
                     to=exp.DataType.build("DECIMAL(38, 18)"))
     guarded = let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
@@ -77,17 +104,17 @@ def _sql_sign_apply(x: exp.Expr, magnitude: exp.Expr) -> exp.Expr:
 
 
 @settled
-def sql_abs(x: exp.Expr) -> exp.Expr:
+def sql_abs(call: FormCall, x: exp.Expr) -> exp.Expr:
     return exp.Abs(this=x)
 
 
 @settled
-def sql_sign(x: exp.Expr) -> exp.Expr:
+def sql_sign(call: FormCall, x: exp.Expr) -> exp.Expr:
     return exp.Sign(this=x)
 
 
 @settled
-def sql_clamp(x: exp.Expr, low: exp.Expr, high: exp.Expr) -> Any:
+def sql_clamp(call: FormCall, x: exp.Expr, low: exp.Expr, high: exp.Expr) -> Any:
     value = _case([(_lt(x, low), low), (_gt(x, high), high)], x)
     return value, [(_gt(low, high), "#NUM!")]
 
@@ -133,15 +160,39 @@ def _sql_round_float(x: exp.Expr, n: int | None, nn: exp.Expr | None,
     return _case([(_ge(y, _n(_GRID_LIMIT)), xf)], _mul(exp.Sign(this=xf), unscale(r)))
 
 
-def _sql_round(mode: str) -> Callable[[exp.Expr, exp.Expr], Any]:
+def _sql_round_places(mode: str, x: exp.Expr, n: int) -> exp.Expr:
+    """ROUND/ROUNDUP/ROUNDDOWN of an exact number x to 0 <= n < 18 places, in the engine's
+    DECIMAL ROUND (half away from zero on DuckDB, PostgreSQL, Spark, Trino, Snowflake and
+    BigQuery alike): toward zero is the rounding of x moved half a step toward zero (a tie
+    there is the grid point below, which ROUND keeps), away from zero adds a step to that
+    where it is not x itself. Exact: the half step has n + 1 <= 18 places and moving toward
+    zero never overflows; every result is a DECIMAL(38, n) (1e20 fits at n <= 17)."""
+    places = _n(n)
+    if mode == "half_up":
+        return exp.Round(this=x, decimals=places)
+    # the sign as an INT: Spark's SIGN is a DOUBLE, which would make the move inexact
+    sign = let(exp.Cast(this=exp.Sign(this=x), to=exp.DataType.build("INT")))
+    half = _mul(sign, _n(Decimal(5).scaleb(-n - 1)))
+    down = exp.Round(this=_sub(x, half), decimals=places)
+    if mode == "down":
+        return down
+    t = let(down)
+    return _add(t, _mul(_case([(_eq(t, x), _n(0))], sign.copy()), _n(Decimal(1).scaleb(-n))))
+
+
+def _sql_round(mode: str) -> Callable[..., Any]:
     @settled
-    def form(x: exp.Expr, digits: exp.Expr) -> Any:
-        if isinstance(x, exp.Null) or isinstance(digits, exp.Null):
+    def form(call: FormCall, x: exp.Expr, digits: exp.Expr) -> Any:
+        if _no_value(call, 0) or _no_value(call, 1):
             # an argument with no value on any row (a constant error: its code is the
             # result's error): no value, and no algorithm written for it
             return exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE"))
-        xd, ok = _sql_exact(x)
-        c = _sql_const(digits)
+        c = _known(call, 1)
+        if c is not None and call.exact(0) and 0 <= c < 18:
+            # an exact number (a DECIMAL or an integer, `FormCall.exact`) rounded to places:
+            # the engine's own decimal ROUND, exact, and no error (a DECIMAL is finite)
+            return _sql_round_places(mode, x, int(c))
+        xd, ok = _sql_exact(x, _known(call, 0), call.exact(0))
         ad = _abs(xd)
         nn: exp.Expr | None = None
         n: int | None = None
@@ -191,16 +242,18 @@ sql_rounddown = _sql_round("down")
 
 
 @settled
-def sql_int(x: exp.Expr) -> exp.Expr:
+def sql_int(call: FormCall, x: exp.Expr) -> exp.Expr:
     return exp.Floor(this=x)
 
 
-def _sql_multiples(x: exp.Expr, step: exp.Expr
+def _sql_multiples(call: FormCall, x: exp.Expr, step: exp.Expr
                    ) -> tuple[exp.Expr, exp.Expr, exp.Expr]:
-    """(floor multiple, ceiling multiple, nearest multiple with ties away from zero) of x by
-    the positive step: exact through DECIMAL where both round-trip, else in the engine."""
-    xd, ok_x = _sql_exact(x)
-    sd, ok_s = _sql_exact(step)
+    """(floor multiple, ceiling multiple, nearest multiple with ties away from zero) of x
+    (argument 1) by the positive step (the magnitude of argument 2): exact through DECIMAL
+    where both round-trip, else in the engine."""
+    k = _known(call, 1)
+    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
+    sd, ok_s = _sql_exact(step, None if k is None else abs(k), call.exact(1))
     ok = _and(ok_x, ok_s, _ne(step, _n(0)))
     sd_safe = _nullif_zero(sd)
     r0 = _mod(xd, sd_safe)  # truncated: the sign of x
@@ -220,8 +273,8 @@ def _sql_multiples(x: exp.Expr, step: exp.Expr
 
 
 @settled
-def sql_mround(x: exp.Expr, multiple: exp.Expr) -> Any:
-    _, _, near = _sql_multiples(x, _abs(multiple))
+def sql_mround(call: FormCall, x: exp.Expr, multiple: exp.Expr) -> Any:
+    _, _, near = _sql_multiples(call, x, _abs(multiple))
     value = _case([(_eq(multiple, _n(0)), _n(0))], near)
     wrong = _or(_and(_gt(x, _n(0)), _lt(multiple, _n(0))),
                 _and(_lt(x, _n(0)), _gt(multiple, _n(0))))
@@ -229,16 +282,16 @@ def sql_mround(x: exp.Expr, multiple: exp.Expr) -> Any:
 
 
 @settled
-def sql_ceiling(x: exp.Expr, significance: exp.Expr) -> Any:
-    low, high, _ = _sql_multiples(x, _abs(significance))
+def sql_ceiling(call: FormCall, x: exp.Expr, significance: exp.Expr) -> Any:
+    low, high, _ = _sql_multiples(call, x, _abs(significance))
     value = _case([(_eq(significance, _n(0)), _n(0)), (_gt(significance, _n(0)), high)], low)
     wrong = _and(_gt(x, _n(0)), _lt(significance, _n(0)))
     return value, [(wrong, "#NUM!"), (_not_finite(value), "#NUM!")]
 
 
 @settled
-def sql_floor(x: exp.Expr, significance: exp.Expr) -> Any:
-    low, high, _ = _sql_multiples(x, _abs(significance))
+def sql_floor(call: FormCall, x: exp.Expr, significance: exp.Expr) -> Any:
+    low, high, _ = _sql_multiples(call, x, _abs(significance))
     value = _case([(_eq(significance, _n(0)), _n(0)), (_gt(significance, _n(0)), low)], high)
     wrong = _and(_gt(x, _n(0)), _lt(significance, _n(0)))
     zero_step = _and(_eq(significance, _n(0)), _ne(x, _n(0)))
@@ -247,8 +300,8 @@ def sql_floor(x: exp.Expr, significance: exp.Expr) -> Any:
 
 def _sql_math_rounding(toward: str) -> Callable[..., Any]:
     @settled
-    def form(x: exp.Expr, significance: exp.Expr, mode: exp.Expr) -> Any:
-        low, high, _ = _sql_multiples(x, _abs(significance))
+    def form(call: FormCall, x: exp.Expr, significance: exp.Expr, mode: exp.Expr) -> Any:
+        low, high, _ = _sql_multiples(call, x, _abs(significance))
         flip = _and(_lt(x, _n(0)), _ne(mode, _n(0)))
         chosen = _case([(flip, low)], high) if toward == "ceil" else _case([(flip, high)], low)
         value = _case([(_eq(significance, _n(0)), _n(0))], chosen)
@@ -260,9 +313,9 @@ sql_ceiling_math = _sql_math_rounding("ceil")
 sql_floor_math = _sql_math_rounding("floor")
 
 
-def _sql_even_odd(odd: bool) -> Callable[[exp.Expr], Any]:
+def _sql_even_odd(odd: bool) -> Callable[..., Any]:
     @settled
-    def form(x: exp.Expr) -> Any:
+    def form(call: FormCall, x: exp.Expr) -> Any:
         n = exp.Ceil(this=_abs(x))
         parity = _mod(n, _n(2))
         magnitude = _sub(_add(n, _n(1)), parity) if odd else _add(n, parity)
@@ -284,10 +337,32 @@ def _sql_floor_mod(a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return _case([(_and(_ne(r, _n(0)), _ne(_lt(r, _n(0)), _lt(b, _n(0)))), _add(r, b))], r)
 
 
+def _decimal_reading(call: FormCall, i: int, x: exp.Expr) -> exp.Expr:
+    """An exact argument (`FormCall.exact`) as DECIMAL(38, 18): NULL where it does not fit
+    (TRY_CAST: |x| >= 1e20 of a wider DECIMAL), a constant written from its value."""
+    k = _known(call, i)
+    if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
+        return exp.Cast(this=_n(k), to=exp.DataType.build("DECIMAL(38, 18)"))
+    return exp.TryCast(this=x.copy(), to=exp.DataType.build("DECIMAL(38, 18)"))
+
+
+def _both_exact(call: FormCall) -> bool:
+    return call.exact(0) and call.exact(1)
+
+
 @settled
-def sql_mod(x: exp.Expr, divisor: exp.Expr) -> Any:
-    xd, ok_x = _sql_exact(x)
-    dd, ok_d = _sql_exact(divisor)
+def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
+    if _both_exact(call):
+        # both exact (DECIMAL or integer): the remainder of their DECIMAL(38, 18) readings
+        # (one scale: DuckDB takes % of two scales in DOUBLE), else, beyond 1e20, of the
+        # operands themselves (a zero divisor is NULL in both: the error says #DIV/0!)
+        exact = _sql_floor_mod(_decimal_reading(call, 0, x),
+                               let(_nullif_zero(_decimal_reading(call, 1, divisor))))
+        value = exp.Coalesce(this=exact, expressions=[
+            _sql_floor_mod(x, _nullif_zero(divisor))])
+        return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
+    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
+    dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
     exact = _sql_floor_mod(xd, _nullif_zero(dd))
     fallback = _sql_floor_mod(x, _nullif_zero(divisor))
@@ -295,26 +370,46 @@ def sql_mod(x: exp.Expr, divisor: exp.Expr) -> Any:
 
 
 @settled
-def sql_quotient(x: exp.Expr, divisor: exp.Expr) -> Any:
-    xd, ok_x = _sql_exact(x)
-    dd, ok_d = _sql_exact(divisor)
+def sql_quotient(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
+    if _both_exact(call):
+        # as MOD; the quotient of exact operands below 1e38 is finite (no #NUM! test)
+        xd = let(_decimal_reading(call, 0, x))
+        dd = let(_nullif_zero(_decimal_reading(call, 1, divisor)))
+        exact = exp.Round(this=_div(_sub(xd, _mod(xd, dd)), dd))
+        value = exp.Coalesce(this=exact, expressions=[
+            exp.Trunc(this=_div(_double(x), _nullif_zero(_double(divisor))))])
+        return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
+    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
+    dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
     dd_safe = _nullif_zero(dd)
-    exact = _div(_sub(xd, _mod(xd, dd_safe)), dd_safe)  # the remainder is truncated in SQL
+    # the remainder is truncated in SQL; the quotient of the two decimals is a whole number,
+    # which an engine dividing DECIMALs in DOUBLE (DuckDB) may miss by an ulp: rounded
+    exact = exp.Round(this=_div(_sub(xd, _mod(xd, dd_safe)), dd_safe))
     fallback = exp.Trunc(this=_div(_double(x), _nullif_zero(_double(divisor))))
-    value = _case([(ok, exact)], fallback)
-    return value, [(_eq(divisor, _n(0)), "#DIV/0!"), (_not_finite(value), "#NUM!")]
+    chosen = _case([(ok, exact)], fallback)
+    return chosen, [(_eq(divisor, _n(0)), "#DIV/0!"), (_not_finite(chosen), "#NUM!")]
 
 
 # --------------------------------------------------------------- powers, roots, logarithms
 
 
 @settled
-def sql_power(x: exp.Expr, power: exp.Expr) -> Any:
+def sql_power(call: FormCall, x: exp.Expr, power: exp.Expr) -> Any:
     from ..operators import sql as _sql_forms
 
-    # POWER is not declared sql_double (``^`` is): its result is tested here
-    return _guarded(*_sql_forms.power_parts(x, power))
+    # POWER is not declared sql_double (``^`` is): its result is tested here, unless both
+    # arguments are constants whose power is well inside DOUBLE's range (POWER(2, 1023))
+    value, errors = _sql_forms.power_parts(x, power)
+    a, b = _known(call, 0), _known(call, 1)
+    if a is not None and b is not None:
+        try:
+            r: Any = float(a) ** float(b)
+        except (OverflowError, ZeroDivisionError):
+            r = None
+        if isinstance(r, float) and math.isfinite(r) and abs(r) < 1e308 * (1 - 1e-9):
+            return value, errors
+    return _guarded(value, errors)
 
 
 def _guarded(value: exp.Expr, errors: list[tuple[exp.Expr, str]] | None = None) -> Any:
@@ -325,31 +420,32 @@ def _guarded(value: exp.Expr, errors: list[tuple[exp.Expr, str]] | None = None) 
 
 
 @settled
-def sql_sqrt(x: exp.Expr) -> Any:
-    return _guarded(exp.Sqrt(this=_only(_ge(x, _n(0)), x)), [(_lt(x, _n(0)), "#NUM!")])
+def sql_sqrt(call: FormCall, x: exp.Expr) -> Any:
+    # the root of a finite number (inputs are finite, docs/columnar.md) is finite: no test
+    return exp.Sqrt(this=_only(_ge(x, _n(0)), x)), [(_lt(x, _n(0)), "#NUM!")]
 
 
 @settled
-def sql_exp(x: exp.Expr) -> Any:
+def sql_exp(call: FormCall, x: exp.Expr) -> Any:
     value = exp.Exp(this=_only(_le(x, _n(709.5)), x))
     return value, [(_or(_gt(x, _n(709.5)), _not_finite(value)), "#NUM!")]
 
 
 @settled
-def sql_ln(x: exp.Expr) -> Any:
+def sql_ln(call: FormCall, x: exp.Expr) -> Any:
     return _guarded(exp.Ln(this=_only(_gt(x, _n(0)), x)), [(_le(x, _n(0)), "#NUM!")])
 
 
 @settled
-def sql_log10(x: exp.Expr) -> Any:
+def sql_log10(call: FormCall, x: exp.Expr) -> Any:
     return _guarded(_fn("LOG10", _only(_gt(x, _n(0)), x)), [(_le(x, _n(0)), "#NUM!")])
 
 
 @settled
-def sql_log(x: exp.Expr, base: exp.Expr) -> Any:
+def sql_log(call: FormCall, x: exp.Expr, base: exp.Expr) -> Any:
     positive = _only(_gt(x, _n(0)), x)
     errors = [(_or(_le(x, _n(0)), _le(base, _n(0))), "#NUM!"), (_eq(base, _n(1)), "#DIV/0!")]
-    if _sql_const(base) == 10:
+    if _known(call, 1) == 10:
         return _guarded(_fn("LOG10", positive), errors)
     good_base = _only(_and(_gt(base, _n(0)), _ne(base, _n(1))), base)
     value = _case([(_eq(base, _n(10)), _fn("LOG10", positive))],
@@ -358,7 +454,7 @@ def sql_log(x: exp.Expr, base: exp.Expr) -> Any:
 
 
 @settled
-def sql_pi() -> exp.Expr:
+def sql_pi(call: FormCall) -> exp.Expr:
     # 18 places, the SQL decimal policy's scale: a 33-place literal makes engines type its
     # comparisons DECIMAL(38, 33), which cannot hold 134217728 (DuckDB aborts the query)
     return _n(_PI_DECIMAL)
@@ -367,9 +463,9 @@ def sql_pi() -> exp.Expr:
 # ---------------------------------------------------------------------------- trigonometry
 
 
-def _sql_trig(cls: type[exp.Func]) -> Callable[[exp.Expr], Any]:
+def _sql_trig(cls: type[exp.Func]) -> Callable[..., Any]:
     @settled
-    def form(x: exp.Expr) -> Any:
+    def form(call: FormCall, x: exp.Expr) -> Any:
         big = _ge(_abs(x), _n(_TRIG_LIMIT))
         # |x| < 2**27 (NaN and infinities sort above it): the result is finite, untested
         return cls(this=_only(_not(big), x)), [(big, "#NUM!")]
@@ -381,9 +477,9 @@ sql_cos = _sql_trig(exp.Cos)
 sql_tan = _sql_trig(exp.Tan)
 
 
-def _sql_inverse(cls: type[exp.Func]) -> Callable[[exp.Expr], Any]:
+def _sql_inverse(cls: type[exp.Func]) -> Callable[..., Any]:
     @settled
-    def form(x: exp.Expr) -> Any:
+    def form(call: FormCall, x: exp.Expr) -> Any:
         outside = _or(_lt(x, _n(-1)), _gt(x, _n(1)))
         return _guarded(cls(this=_only(_not(outside), x)), [(outside, "#NUM!")])
     return form
@@ -394,23 +490,23 @@ sql_acos = _sql_inverse(exp.Acos)
 
 
 @settled
-def sql_atan(x: exp.Expr) -> exp.Expr:
+def sql_atan(call: FormCall, x: exp.Expr) -> exp.Expr:
     return exp.Atan(this=_double(x))
 
 
 @settled
-def sql_atan2(x_num: exp.Expr, y_num: exp.Expr) -> Any:
+def sql_atan2(call: FormCall, x_num: exp.Expr, y_num: exp.Expr) -> Any:
     origin = _and(_eq(x_num, _n(0)), _eq(y_num, _n(0)))
     return exp.Atan2(this=_double(y_num), expression=_double(x_num)), [(origin, "#DIV/0!")]
 
 
 @settled
-def sql_degrees(angle: exp.Expr) -> Any:
+def sql_degrees(call: FormCall, angle: exp.Expr) -> Any:
     return _guarded(exp.Degrees(this=_double(angle)), [])
 
 
 @settled
-def sql_radians(angle: exp.Expr) -> exp.Expr:
+def sql_radians(call: FormCall, angle: exp.Expr) -> exp.Expr:
     return exp.Radians(this=_double(angle))
 
 
@@ -418,17 +514,27 @@ def sql_radians(angle: exp.Expr) -> exp.Expr:
 
 
 @settled
-def sql_fact(x: exp.Expr) -> Any:
-    k = _sql_const(x)
+def sql_fact(call: FormCall, x: exp.Expr) -> Any:
+    k = _known(call, 0)
     if k is not None and 0 <= k < 171:  # a literal: its entry, not the table
         return _n(_FACTORIALS[int(k)])
     bad = _or(_lt(x, _n(0)), _ge(x, _n(171)))
-    index = _add(exp.cast(exp.Trunc(this=_only(_not(bad), x)), exp.DataType.build("INT")),
-                 _n(1))
-    table = exp.Array(expressions=[_n(v) for v in _FACTORIALS])
-    # bound once: float mode's non-finite test of the result would copy the whole table (the
-    # index is NULL outside 0..170, so the lookup is total)
-    return let(exp.Bracket(this=table, expressions=[index], offset=1)), [(bad, "#NUM!")]
+    # n! = (10q)! * (10q + 1) * ... * n with q = n // 10: a table of the 18 anchors (every
+    # tenth factorial, correctly rounded) and at most 9 factors, where the 171-entry table
+    # was 3,500 characters of SQL. Exact through 22! (every partial product is a double
+    # there), then within 10 roundings (relative 1.2e-15) of the scalar engine's n!.
+    # (NULL outside 0..170: the lookup is total.)
+    q = let(exp.cast(exp.Trunc(this=_div(_only(_not(bad), x), _n(10))),
+                     exp.DataType.build("INT")))
+    base = let(_mul(q, _n(10)))
+    m = exp.Trunc(this=_only(_not(bad), x))
+    rest = let(_sub(m, base))
+    table = exp.Array(expressions=[_n(_FACTORIALS[10 * j]) for j in range(18)])
+    value: exp.Expr = exp.Bracket(this=table, expressions=[_add(q, _n(1))], offset=1)
+    for i in range(1, 10):
+        value = _mul(value, _case([(_ge(rest, _n(i)), _add(base, _n(i)))], _n(1)))
+    # bound once: float mode's non-finite test of the result would copy it
+    return let(value), [(bad, "#NUM!")]
 
 
 # ------------------------------------------------------------------------------ information
@@ -439,27 +545,27 @@ def _sql_trunc_mod2(x: exp.Expr) -> exp.Expr:
 
 
 @settled
-def sql_iseven(x: exp.Expr) -> exp.Expr:
+def sql_iseven(call: FormCall, x: exp.Expr) -> exp.Expr:
     return _eq(_sql_trunc_mod2(x), _n(0))
 
 
 @settled
-def sql_isodd(x: exp.Expr) -> exp.Expr:
+def sql_isodd(call: FormCall, x: exp.Expr) -> exp.Expr:
     return _ne(_sql_trunc_mod2(x), _n(0))
 
 
 @settled
-def sql_na() -> Any:
+def sql_na(call: FormCall) -> Any:
     return exp.Null(), exp.Literal.string("#N/A")
 
 
 @settled
-def sql_boolean_identity(x: exp.Expr) -> exp.Expr:
+def sql_boolean_identity(call: FormCall, x: exp.Expr) -> exp.Expr:
     return x
 
 
 @settled
-def sql_boolean_number(x: exp.Expr) -> exp.Expr:
+def sql_boolean_number(call: FormCall, x: exp.Expr) -> exp.Expr:
     return _ne(x, _n(0))
 
 
@@ -468,7 +574,7 @@ _SPACES = " \t\n\r\x0b\x0c"
 
 
 @settled
-def sql_boolean_text(x: exp.Expr) -> Any:
+def sql_boolean_text(call: FormCall, x: exp.Expr) -> Any:
     word = exp.Lower(this=exp.Trim(this=x, expression=exp.Literal.string(_SPACES)))
 
     def words(items: tuple[str, ...]) -> exp.Expr:
@@ -519,7 +625,7 @@ def _sql_timing(t: exp.Expr) -> exp.Expr:
 
 
 @settled
-def sql_pmt(rate: exp.Expr, nper: exp.Expr, pv: exp.Expr,
+def sql_pmt(call: FormCall, rate: exp.Expr, nper: exp.Expr, pv: exp.Expr,
             fv: exp.Expr, type_: exp.Expr) -> Any:
     r, n, p, f = (_double(a) for a in (rate, nper, pv, fv))
     g, gm1, _, power_errors = _sql_growth(r, n)
@@ -533,7 +639,7 @@ def sql_pmt(rate: exp.Expr, nper: exp.Expr, pv: exp.Expr,
 
 
 @settled
-def sql_pv(rate: exp.Expr, nper: exp.Expr, pmt: exp.Expr,
+def sql_pv(call: FormCall, rate: exp.Expr, nper: exp.Expr, pmt: exp.Expr,
            fv: exp.Expr, type_: exp.Expr) -> Any:
     r, n, payment, f = (_double(a) for a in (rate, nper, pmt, fv))
     g, gm1, lg, power_errors = _sql_growth(r, n)
@@ -546,7 +652,7 @@ def sql_pv(rate: exp.Expr, nper: exp.Expr, pmt: exp.Expr,
 
 
 @settled
-def sql_fv(rate: exp.Expr, nper: exp.Expr, pmt: exp.Expr,
+def sql_fv(call: FormCall, rate: exp.Expr, nper: exp.Expr, pmt: exp.Expr,
            pv: exp.Expr, type_: exp.Expr) -> Any:
     r, n, payment, p = (_double(a) for a in (rate, nper, pmt, pv))
     g, gm1, _, power_errors = _sql_growth(r, n)
@@ -580,52 +686,55 @@ def _sql_code_is(col: Any, code: str, equal: bool) -> Any:
 
 
 @settled
-def sql_isblank(col: Any) -> Any:
-    return _and(_is_null(col.value.copy()), _sql_clean(col))
+def sql_isblank(call: FormCall, col: Any) -> Any:
+    # the argument's own error, without a float result's pending non-finite test (the walk's
+    # column, `FormCall.column`): that test fires only where the value is not NULL
+    own = call.column(0) or col
+    return _and(_is_null(col.value.copy()), _sql_clean(own))
 
 
 @settled
-def sql_iserror(col: Any) -> Any:
+def sql_iserror(call: FormCall, col: Any) -> Any:
     return exp.false() if col.error is None else _not(_is_null(col.error.copy()))
 
 
 @settled
-def sql_iserr(col: Any) -> Any:
+def sql_iserr(call: FormCall, col: Any) -> Any:
     return exp.false() if col.error is None else _sql_code_is(col, "#N/A", False)
 
 
 @settled
-def sql_isna(col: Any) -> Any:
+def sql_isna(call: FormCall, col: Any) -> Any:
     return exp.false() if col.error is None else _sql_code_is(col, "#N/A", True)
 
 
 @settled
-def sql_isnumber(col: Any) -> Any:
+def sql_isnumber(call: FormCall, col: Any) -> Any:
     return _sql_kind_test("ISNUMBER", ("Number",), col)
 
 
 @settled
-def sql_istext(col: Any) -> Any:
+def sql_istext(call: FormCall, col: Any) -> Any:
     return _sql_kind_test("ISTEXT", ("Text",), col)
 
 
 @settled
-def sql_isnontext(col: Any) -> Any:
+def sql_isnontext(call: FormCall, col: Any) -> Any:
     return _not(_sql_kind_test("ISNONTEXT", ("Text",), col))
 
 
 @settled
-def sql_islogical(col: Any) -> Any:
+def sql_islogical(call: FormCall, col: Any) -> Any:
     return _sql_kind_test("ISLOGICAL", ("Boolean",), col)
 
 
 @settled
-def sql_isdate(col: Any) -> Any:
+def sql_isdate(call: FormCall, col: Any) -> Any:
     return _sql_kind_test("ISDATE", ("Date", "DateTime"), col)
 
 
 @settled
-def sql_type(col: Any) -> Any:
+def sql_type(call: FormCall, col: Any) -> Any:
     """As `math.polars.polars_type`."""
     from .polars import _TYPE_NUMBERS, _static_kind
 
@@ -640,20 +749,23 @@ def sql_type(col: Any) -> Any:
 
 
 @settled
-def sql_error_type(col: Any) -> Any:
+def sql_error_type(call: FormCall, col: Any) -> Any:
     """As `math.polars.polars_error_type`: the error's number, #N/A on a clean row."""
     from ....values import ERROR_TYPE_NUMBER
     from ...sql import kit as backend
 
     if col.error is None:
         return backend.SqlColumn(exp.Null(), exp.Literal.string("#N/A"), strict=True)
-    if isinstance(col.error, exp.Literal) and col.error.is_string:
+    a = call.args[0]
+    if type(a) is ir.Const and type(a.value) is ErrorValue:
         # a constant error (a folded 1/0, NA()): its number, known when compiling
-        return backend.SqlColumn(_n(ERROR_TYPE_NUMBER.get(col.error.this, 99)), None,
+        return backend.SqlColumn(_n(ERROR_TYPE_NUMBER.get(a.value.code, 99)), None,
                                  strict=True)
-    pairs: list[tuple[Any, Any]] = [
-        (exp.EQ(this=exp.paren(col.error.copy()), expression=exp.Literal.string(code)),
-         _n(number)) for code, number in ERROR_TYPE_NUMBER.items()]
-    pairs.append((_not(_is_null(col.error.copy())), _n(99)))
-    error = _case([(_is_null(col.error.copy()), exp.Literal.string("#N/A"))])
-    return backend.SqlColumn(_case(pairs), error, strict=True)
+    # the code written once, as the operand of a simple CASE (the other codes are 99); the
+    # value of a clean row is blanked by its #N/A
+    code = let(col.error)
+    value = exp.Case(this=code, ifs=[
+        exp.If(this=exp.Literal.string(c), true=_n(number))
+        for c, number in ERROR_TYPE_NUMBER.items() if number != 99], default=_n(99))
+    error = _case([(_is_null(code.copy()), exp.Literal.string("#N/A"))])
+    return backend.SqlColumn(value, error, strict=False)
