@@ -234,16 +234,6 @@ def literal(value: Any, t: Type) -> pl.Expr:
     return pl.lit(value)
 
 
-def _literal_value(e: pl.Expr) -> Any:
-    """The value of a literal expression (for forms that specialise on constants), else None."""
-    try:
-        if not e.meta.is_literal():
-            return None
-        return pl.select(e).item()
-    except Exception:
-        return None
-
-
 def _fits_decimal(value: Any) -> bool:
     if isinstance(value, tuple):
         return all(_fits_decimal(v) for v in value)

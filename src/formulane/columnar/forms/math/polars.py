@@ -360,7 +360,7 @@ def polars_quotient(call: FormCall, x: Any, divisor: Any) -> Any:
 def polars_power(call: FormCall, x: Any, power: Any) -> Any:
     from ..operators import polars as _polars_forms
 
-    return _polars_forms.power(x, power)
+    return _polars_forms.power(x, power, call.const(1))
 
 
 def _float_of(x: Any) -> Any:

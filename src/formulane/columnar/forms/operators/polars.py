@@ -80,11 +80,6 @@ def mul(call: FormCall, a: pl.Expr, b: pl.Expr) -> Any:
     return _product(a, b)
 
 
-#: ``power``'s exponent when the caller does not say (a form not yet reading `FormCall`):
-#: read from the built expression, the old way (goes with POWER's conversion, see `power`).
-_UNSAID: Any = object()
-
-
 def _small_integer(value: Any) -> int | None:
     """A known exponent 1..8 (``x ^ 2`` is an exact decimal product), else None."""
     if value is MISSING or value is None or isinstance(value, (bool, str, tuple)):
@@ -101,13 +96,9 @@ def power_op(call: FormCall, a: pl.Expr, b: pl.Expr) -> Any:
     return power(a, b, call.const(1))
 
 
-def power(a: pl.Expr, b: pl.Expr, exponent: Any = _UNSAID) -> Any:
+def power(a: pl.Expr, b: pl.Expr, exponent: Any) -> Any:
     """``a ^ b`` (also POWER's form): ``exponent`` is b's value when known (`FormCall.const`,
     `MISSING` when not); a whole exponent 1..8 in decimal mode is an exact product."""
-    if exponent is _UNSAID:  # a caller that does not pass it yet (POWER's values form)
-        from ...polars.kit import _literal_value
-
-        exponent = _literal_value(b)
     n = _small_integer(exponent) if numbers() == "decimal" else None
     if n is not None:
         # x ^ 2, x ^ 3...: exact decimal products (each step guarded like `*`)
