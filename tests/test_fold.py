@@ -97,6 +97,48 @@ def test_limits_are_the_programs() -> None:
     assert type(fold(program.root, limits=Limits(max_text_length=50))) is not ir.Const
 
 
+def test_sql_folds_under_the_programs_limits() -> None:
+    """The SQL entry point passes the program's limits to the walk (no ambient setting)."""
+    src = 'LEN(REPT("ab", 30)) + x'
+    wide = formulane.compile(src, SCHEMA, limits=Limits(max_text_length=100))
+    narrow = formulane.compile(src, SCHEMA, limits=Limits(max_text_length=50))
+    assert "60" in wide.to_sql("duckdb").value_sql
+    assert "LENGTH(" in narrow.to_sql("duckdb").select("t").upper()  # LEN not folded
+    with folding_limits(Limits(max_text_length=100)):  # an ambient setting does not win
+        assert "LENGTH(" in narrow.to_sql("duckdb").select("t").upper()  # LEN not folded
+
+
+@pytest.mark.parametrize("src,want", [
+    ("LET(a, 2, c, a * 3, a + c)", "8"),        # a name bound to a constant folds further
+    ("LET(a, 5, a + x)", None),                  # the LET goes; a + x stays a call
+    ("LET(a, x, c, 2, a * c)", "keeps a"),       # a non-constant name keeps its binding
+    ("LET(a, 1, a) + LET(a, x, a)", "one LET"),  # a name is known in its own LET only
+])
+def test_let_names_bound_to_constants(src: str, want: str | None) -> None:
+    folded = fold(formulane.compile(src, SCHEMA).root)
+    if want == "keeps a":
+        assert type(folded) is ir.Let and folded.names == ("a",)
+        return
+    if want == "one LET":
+        lets = [n for n in _nodes(folded) if type(n) is ir.Let]
+        assert len(lets) == 1 and type(lets[0].values[0]) is ir.Var
+        return
+    assert not any(type(n) is ir.Let for n in _nodes(folded))
+    if want is None:
+        assert type(folded) is ir.Call
+    else:
+        assert type(folded) is ir.Const and folded.value == Decimal(want)
+
+
+def _nodes(node: ir.IR) -> list[ir.IR]:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(ir.ir_children(n))
+    return out
+
+
 def test_keep_leaves_the_call_and_its_callers() -> None:
     program = formulane.compile("ROUND(1, 1/0) + 1", SCHEMA)
     kept = fold(program.root, keep=lambda call: call.spec.name == "/")

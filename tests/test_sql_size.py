@@ -225,3 +225,16 @@ def test_constants_are_folded_to_their_answer(formula: str, answer: str) -> None
             assert Decimal(str(out["out"])) == expected, (row, out, expected)
         else:
             assert out["out"] == expected, (row, out, expected)
+
+
+def test_deep_sql_is_a_clear_error_not_a_traceback() -> None:
+    """A long sum passes the parser's depth limit but nests its SQL past Python's stack when
+    rendered: E403, never a RecursionError."""
+    from formulane.errors import LimitExceeded
+
+    src = " + ".join(f"x * {k}" for k in range(1, 99))
+    program = formulane.compile(src, {"x": "Number"})
+    try:
+        program.to_sql("duckdb").select("t")
+    except LimitExceeded as exc:
+        assert exc.code == "E403" and "nests too deeply" in str(exc)

@@ -39,6 +39,7 @@ from ..errors import Unsupported
 from ..functions._criteria import to_int
 from ..interpreter import ir
 from ..interpreter.fold import MISSING as MISSING, constant
+from ..limits import Limits
 from ..types import Type
 from ..values import ErrorValue
 
@@ -49,7 +50,7 @@ class FormCall:
     """The call a form translates (see the module docs)."""
 
     def __init__(self, node: ir.Call, backend: str, numbers: str | None = None,
-                 columns: Sequence[Any] | None = None) -> None:
+                 columns: Sequence[Any] | None = None, limits: Limits | None = None) -> None:
         self.node = node
         self.backend = backend
         self.args: Sequence[ir.IR] = node.args  # a Sequence: pyright narrows a tuple by len()
@@ -58,6 +59,8 @@ class FormCall:
         #: the arguments' compiled columns as the walker passes them to the form (None: not
         #: known, e.g. a call with lambdas)
         self.columns = columns
+        #: the program's limits, that constants fold under (None: `fold.FOLD_LIMITS`)
+        self.limits = limits
 
     def type(self, i: int) -> Type:
         return self.args[i].type
@@ -77,7 +80,7 @@ class FormCall:
         scalar engine computes), else `_MISSING` (also for a constant error value)."""
         if i >= len(self.args):
             return _MISSING
-        value = constant(self.args[i])
+        value = constant(self.args[i], self.limits)
         return _MISSING if type(value) is ErrorValue else value
 
     def omitted(self, i: int) -> bool:

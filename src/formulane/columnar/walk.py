@@ -32,6 +32,7 @@ from ..errors import Unsupported
 from ..functions.spec import Refuse
 from ..interpreter import ir
 from ..interpreter.fold import fold
+from ..limits import Limits
 from .names import numbered
 from ..types import Type
 from ..values import ErrorValue
@@ -45,7 +46,10 @@ class Walker(Generic[C]):
 
     backend = ""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits | None = None) -> None:
+        #: the program's limits: constants fold under them (`interpreter.fold`), in the walk
+        #: and in its forms' `FormCall.const` (None: `fold.FOLD_LIMITS`, the default)
+        self.limits = limits
         self.slots: dict[int, C] = {}
         #: LET names bound to a constant: the constant (forms specialise on constants)
         self.constants: dict[int, ir.IR] = {}
@@ -179,12 +183,13 @@ class Walker(Generic[C]):
             return form
         from .call import FormCall
 
-        return WithCall(form, FormCall(node, self.backend, self.numbers_mode(), columns))
+        return WithCall(form, FormCall(node, self.backend, self.numbers_mode(), columns,
+                                       self.limits))
 
     def run(self, root: ir.IR) -> C:
         """The program's column, its pending tests applied (folding first)."""
         with numbered():
-            return self.checked(self.compile(fold(root, self.refuses)))
+            return self.checked(self.compile(fold(root, self.refuses, self.limits)))
 
     def refuses(self, node: ir.Call) -> bool:
         """Whether folding must keep this call, so that its refusal is reported."""

@@ -33,8 +33,11 @@ above them), so that its refusal (with the reason) is still reported.
 
 The output is new immutable nodes (``Const.folded`` is true on each folded value); the input is
 not changed, and a subtree with nothing to fold is returned as it is. The compile-time limits
-are `FOLD_LIMITS` (default `DEFAULT_LIMITS`, the limits the columnar forms bound their results
-by); an entry point compiling a program with its own limits sets them with `folding_limits`.
+are passed in (``limits``): the columnar walk passes its program's (`columnar.walk.Walker`,
+and its forms' `FormCall.const`). Without them folding reads `FOLD_LIMITS` (default
+`DEFAULT_LIMITS`, the limits the columnar forms bound their results by), which
+`folding_limits` sets for the polars entry points until the polars compiler passes its
+program's limits to the walk too.
 """
 
 from __future__ import annotations
@@ -141,6 +144,8 @@ class _Folder:
         self.keep = keep
         self.limits = limits or FOLD_LIMITS.get()
         self._ctx: _FoldContext | None = None
+        #: LET names whose value folded to a constant: that constant (read in their place)
+        self.slots: dict[int, ir.Const] = {}
 
     def context(self) -> _FoldContext:
         if self._ctx is None:
@@ -152,7 +157,8 @@ class _Folder:
         if kind is ir.Const:
             return node, node.value  # type: ignore[union-attr]
         if kind is ir.Var:
-            return node, MISSING
+            named = self.slots.get(node.slot)  # type: ignore[union-attr]
+            return (node, MISSING) if named is None else (named, named.value)
         if kind is ir.Call:
             return self.call(node)  # type: ignore[arg-type]
         if kind is ir.Coerce:
@@ -168,15 +174,39 @@ class _Folder:
             return lst, (values if known else MISSING)
         if kind is ir.Lambda:
             lam: ir.Lambda = node  # type: ignore[assignment]
+            outer = dict(self.slots)
+            for slot in lam.slots:  # a parameter is never a LET name's constant
+                self.slots.pop(slot, None)
             body = self.fold(lam.body)[0]
+            self.slots = outer
             return (lam if body is lam.body else replace(lam, body=body)), MISSING
         if kind is ir.Let:
+            # a name bound to a constant is read as that constant (its uses fold further:
+            # LET(x, 2, y, x * 3, x + y) is 8) and leaves the LET; an unused value was never
+            # part of the result (the walk binds a value only for its readers)
             let: ir.Let = node  # type: ignore[assignment]
-            values_ = tuple(self.fold(v)[0] for v in let.values)
-            body = self.fold(let.body)[0]
-            if body is let.body and all(a is b for a, b in zip(values_, let.values)):
+            outer = dict(self.slots)  # the names are known in this LET only
+            slots: list[int] = []
+            names: list[str] = []
+            values_: list[ir.IR] = []
+            for slot, name, v in zip(let.slots, let.names, let.values):
+                folded_v = self.fold(v)[0]
+                if type(folded_v) is ir.Const and folded_v.type == v.type:
+                    self.slots[slot] = folded_v
+                else:
+                    self.slots.pop(slot, None)
+                    slots.append(slot)
+                    names.append(name)
+                    values_.append(folded_v)
+            body, value = self.fold(let.body)
+            self.slots = outer
+            if not slots:
+                return body, value
+            if body is let.body and len(slots) == len(let.slots) \
+                    and all(a is b for a, b in zip(values_, let.values)):
                 return let, MISSING
-            return replace(let, values=values_, body=body), MISSING
+            return replace(let, slots=tuple(slots), names=tuple(names), values=tuple(values_),
+                           body=body), MISSING
         if kind is ir.IndexOf:
             idx: ir.IndexOf = node  # type: ignore[assignment]
             obj, index = self.fold(idx.obj)[0], self.fold(idx.index)[0]

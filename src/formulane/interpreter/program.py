@@ -208,8 +208,17 @@ class Program(Generic[R]):
         Raises `Unsupported` when a part has no faithful SQL form. ``numbers``: "decimal" when
         Number columns are DECIMAL, "float" when they are DOUBLE."""
         from ..columnar.polars.frame import to_sql_form
+        from ..errors import LimitExceeded
 
-        return to_sql_form(self.root, dialect, numbers, self.limits)
+        try:
+            return to_sql_form(self.root, dialect, numbers, self.limits)
+        except RecursionError:
+            # sqlglot renders an expression recursively, several frames per level: a formula
+            # within max_depth can still nest its SQL past Python's stack (a sum of ~90 terms)
+            raise LimitExceeded("the SQL of this formula nests too deeply to render",
+                                code="E403", hint="split the formula into smaller ones (LET "
+                                "names or several output columns), or lower Limits.max_depth"
+                                ) from None
 
     def _tier_up(self) -> None:
         """Generate the fast function (see the module doc). Racing threads may both generate;

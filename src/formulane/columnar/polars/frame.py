@@ -570,10 +570,9 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     compiled: list[exp.Expr | None] = []
     token = sql_let._BINDER.set(binder)
     try:
-        with folding_limits(limits):  # constants fold under the programs' own limits
-            for root in roots:
-                compiled += sql_compiler.to_sql(root, numbers=numbers,
-                                               max_sql_length=limits.max_sql_length)
+        for root in roots:  # constants fold under the programs' own limits
+            compiled += sql_compiler.to_sql(root, numbers=numbers,
+                                           max_sql_length=limits.max_sql_length, limits=limits)
     finally:
         sql_let._BINDER.reset(token)
     if binder is None:

@@ -28,6 +28,7 @@ from sqlglot import exp
 
 from ...errors import Unsupported
 from ...interpreter import ir
+from ...limits import Limits
 from ...types import Type
 from ...values import ErrorValue
 from ..walk import Walker, call_kw
@@ -45,8 +46,8 @@ class SqlCompiler(Walker[SqlColumn]):
     constant_errors_shortcut = False
 
     def __init__(self, columns: Mapping[str, str], numbers: str = "decimal",
-                 max_sql_length: int | None = None) -> None:
-        super().__init__()
+                 max_sql_length: int | None = None, limits: Limits | None = None) -> None:
+        super().__init__(limits)
         self.columns = columns
         self.numbers = numbers
         self.params: dict[int, exp.Expr] = {}
@@ -284,7 +285,7 @@ class SqlCompiler(Walker[SqlColumn]):
         for a in node.args:
             if isinstance(a, ir.Lambda):
                 names = [exp.to_identifier(f"_p{slot}") for slot in a.slots]
-                inner = SqlCompiler(self.columns, self.numbers)
+                inner = SqlCompiler(self.columns, self.numbers, limits=self.limits)
                 inner.max_nodes = self.max_nodes
                 inner.slots = dict(self.slots)
                 inner.constants = dict(self.constants)
@@ -375,15 +376,16 @@ def _has_numbers(t: Type) -> bool:
 
 
 def to_sql(root: ir.IR, *, columns: Mapping[str, str] | None = None, numbers: str = "decimal",
-           max_sql_length: int | None = None
+           max_sql_length: int | None = None, limits: Limits | None = None
            ) -> tuple[exp.Expr, exp.Expr | None]:
     """(value expression, error-code expression or None). ``numbers``: "decimal" when Number
     columns are DECIMAL (the engine's exact arithmetic), "float" when they are DOUBLE (then a
     non-finite result is #NUM!). Under an active `let.Binder` the expressions read its
-    bindings (see `frame.to_sql_form`)."""
+    bindings (see `frame.to_sql_form`). ``limits``: the program's, that constants fold under
+    (None: the defaults)."""
     if numbers not in ("float", "decimal"):
         raise ValueError("numbers must be 'float' or 'decimal'")
-    compiler = SqlCompiler(columns or {}, numbers, max_sql_length)
+    compiler = SqlCompiler(columns or {}, numbers, max_sql_length, limits)
     col = compiler.run(root)
     if col.error is None:
         return col.value, None

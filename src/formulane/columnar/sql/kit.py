@@ -76,6 +76,8 @@ def cases(pairs: Sequence[tuple[exp.Expr, exp.Expr]],
     branch is NULL is NULL."""
     if default is not None and _is_null(default):
         default = None
+    if isinstance(default, exp.Paren) and isinstance(default.this, exp.Case):
+        default = default.this  # an ELSE needs no parentheses: merged below
     if isinstance(default, exp.Case) and default.this is None:
         pairs = [*pairs, *((i.this, i.args["true"]) for i in default.args["ifs"])]
         default = default.args.get("default")

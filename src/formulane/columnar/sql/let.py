@@ -106,7 +106,10 @@ class Binder:
                ) -> list[exp.Expr | None]:
         """Inline the bindings not worth a column (read once, or so small that repeating them
         is shorter); returns the outputs rewritten. What remains is in `bindings()`, in
-        dependency order."""
+        dependency order. Each tree is scanned once for its reads, and rewritten in one more
+        pass: inlining, and with ``qualify`` naming the lateral subquery of each kept reference
+        (``"_fl1"."_f1"``), so a table column of the same name can never be read in its
+        place."""
         uses: dict[str, int] = {n: 0 for n in self.names}
         reads: dict[str, list[str]] = {}
         for o in outputs:
@@ -120,20 +123,44 @@ class Binder:
         inline: set[str] = set()
         for name in reversed(self.names):  # a binding is read only by later ones
             count = uses[name]
-            size = sum(1 for _ in self.exprs[name].walk())
-            if count > 1 and size * (count - 1) > 6:
+            if count > 1 and _size(self.exprs[name], 6 // (count - 1) + 1) * (count - 1) > 6:
                 continue
             inline.add(name)
             for n in reads[name]:
                 uses[n] += count - 1  # its reads are repeated where it is inlined (or gone)
+        # levels: a kept binding reads the kept ones it names, directly or through inlined
+        # ones (bindings only read earlier ones, so one pass in order)
+        through: dict[str, int] = {}
+        for name in self.names:
+            deepest = max((through[n] for n in reads[name]), default=0)
+            if name in inline:
+                through[name] = deepest
+            else:
+                self.levels[name] = through[name] = deepest + 1
+        alias = {n: exp.to_identifier(f"{self.prefix}l{self.levels[n]}", quoted=True)
+                 for n in self.names if n not in inline} if qualify else {}
         final: dict[str, exp.Expr] = {}
         seen: set[int] = set()
 
+        def ref(node: exp.Expr) -> exp.Expr | None:
+            """What a reference becomes: the inlined body, or itself qualified (None: not a
+            reference to a binding)."""
+            if type(node) is not exp.Column or node.table:
+                return None
+            name = node.name
+            if name in final:
+                return final[name]
+            if name in alias:
+                node.set("table", alias[name].copy())
+                return node
+            return None
+
         def substitute(tree: exp.Expr) -> exp.Expr:
-            """``tree`` with the inlined references replaced, in place through the args (a
-            node shared by several parents is rewritten once, for all of them)."""
-            if type(tree) is exp.Column and not tree.table and tree.name in final:
-                return final[tree.name]
+            """``tree`` rewritten, in place through the args (a node shared by several
+            parents is rewritten once, for all of them)."""
+            top = ref(tree)
+            if top is not None:
+                return top
             stack = [tree]
             while stack:
                 node = stack.pop()
@@ -142,19 +169,20 @@ class Binder:
                 seen.add(id(node))
                 for key, value in node.args.items():
                     if isinstance(value, exp.Expr):
-                        if type(value) is exp.Column and not value.table \
-                                and value.name in final:
-                            node.args[key] = final[value.name]
-                        else:
+                        new = ref(value)
+                        if new is None:
                             stack.append(value)
+                        elif new is not value:
+                            node.args[key] = new
                     elif isinstance(value, list):
                         for i, v in enumerate(value):
                             if not isinstance(v, exp.Expr):
                                 continue
-                            if type(v) is exp.Column and not v.table and v.name in final:
-                                value[i] = final[v.name]
-                            else:
+                            new = ref(v)
+                            if new is None:
                                 stack.append(v)
+                            elif new is not v:
+                                value[i] = new
             return tree
 
         kept = []
@@ -169,39 +197,26 @@ class Binder:
         for name in inline:
             self.exprs.pop(name, None)
         self.names = kept
-        for name in self.names:
-            deps = [self.levels[n] for n in self._refs(self.exprs[name])]
-            self.levels[name] = 1 + max(deps, default=0)
-        done = [None if o is None else substitute(o) for o in outputs]
-        if qualify:
-            self._qualify([*[o for o in done if o is not None],
-                           *[self.exprs[n] for n in self.names]])
-        return done
-
-    def _qualify(self, trees: list[exp.Expr]) -> None:
-        """Each reference to a binding names its lateral subquery (``"_fl1"."_f1"``), so a
-        table column of the same name can never be read in its place."""
-        alias = {n: exp.to_identifier(f"{self.prefix}l{self.levels[n]}", quoted=True)
-                 for n in self.names}
-        seen: set[int] = set()
-        stack = list(trees)
-        while stack:
-            node = stack.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            if type(node) is exp.Column and not node.table and node.name in alias:
-                node.set("table", alias[node.name].copy())
-                continue
-            for value in node.args.values():
-                if isinstance(value, exp.Expr):
-                    stack.append(value)
-                elif isinstance(value, list):
-                    stack.extend(v for v in value if isinstance(v, exp.Expr))
+        return [None if o is None else substitute(o) for o in outputs]
 
     def bindings(self) -> list[tuple[str, exp.Expr, int]]:
         """(name, expression, level): level n reads only columns of levels below n."""
         return [(n, self.exprs[n].this, self.levels[n]) for n in self.names]
+
+
+def _size(tree: exp.Expr, cap: int) -> int:
+    """The number of nodes of ``tree``, counted up to ``cap`` (enough to decide)."""
+    count = 0
+    stack = [tree]
+    while stack and count < cap:
+        node = stack.pop()
+        count += 1
+        for value in node.args.values():
+            if isinstance(value, exp.Expr):
+                stack.append(value)
+            elif isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, exp.Expr))
+    return count
 
 
 def lateral_joins(bindings: list[tuple[str, exp.Expr, int]], prefix: str = "_f"
