@@ -130,10 +130,10 @@ def test_the_limit_applies_to_lateral_sql_too() -> None:
     formula = _nested("x", lambda e: f"ROUND({e} * 1.1, 2)", 8)
     with pytest.raises(LimitExceeded) as info:
         formulane.sql_select("t", {"out": formula}, {"x": "Number"},
-                             limits=Limits(max_sql_length=5_000))
+                             limits=Limits(max_sql_length=2_000))
     assert info.value.code == "E411"
     program = formulane.compile(formula, {"x": "Number"},
-                                limits=Limits(max_sql_length=5_000))
+                                limits=Limits(max_sql_length=2_000))
     with pytest.raises(LimitExceeded):
         program.to_sql("duckdb")
 

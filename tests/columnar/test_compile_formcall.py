@@ -52,7 +52,7 @@ def polars_abs(call: FormCall, value: Any) -> Any:
 
 def sql_isblank(call: FormCall, col: Any) -> Any:
     _record(call, 1)
-    return math_sql().sql_isblank(col)
+    return math_sql().sql_isblank(call, col)
 
 
 _SPIES = types.ModuleType("formulane_test_formcall_spies")
