@@ -199,16 +199,31 @@ def _polars_proper_runs(text: Any) -> Any:
 
 
 def sql_proper(call: FormCall, text: Any) -> Any:
-    letters = letter_class()
-    runs = _f("REGEXP_EXTRACT_ALL", text.copy(),
-              L.string(f"{letters}+|{letters[0]}^{letters[1:]}+"))
+    """Excel's PROPER in SQL, the letter class written once: the text behind a sentinel is cut
+    into pieces of one character (the sentinel, or the non-letter after a run of letters)
+    followed by the longest run of letters; the run's first letter goes through UPPER, the
+    rest through LOWER (`sql_case`, the pass alone: inside this form's own lambda), the
+    first character stays; the pieces are joined and the sentinel dropped."""
     w = exp.column("_w")
-    fixed = _case([(exp.RegexpLike(this=w.copy(), expression=L.string(f"^{letters}")),
-                    _cat(sql_case(_substr(w, L.number(1), L.number(1)), "upper", guard=False),
-                         sql_case(_substr(w, L.number(2)), "lower", guard=False)))], w.copy())
-    mapped = _f("LIST_TRANSFORM", runs, exp.Lambda(this=fixed,
-                                                   expressions=[exp.to_identifier("_w")]))
-    return _f("ARRAY_TO_STRING", mapped, L.string(""))
+    fixed = _cat(_f("LEFT", w.copy(), L.number(1)),
+                 sql_case(_substr(w, L.number(2), L.number(1)), "upper", guard=False),
+                 sql_case(_substr(w, L.number(3)), "lower", guard=False))
+    pieces = _f("REGEXP_EXTRACT_ALL", _cat(L.string(" "), text.copy()),
+                L.string(f"(?s:.){sql_letter_class()}*"))
+    mapped = _f("LIST_TRANSFORM", pieces, exp.Lambda(this=fixed,
+                                                     expressions=[exp.to_identifier("_w")]))
+    return _substr(_f("ARRAY_TO_STRING", mapped, L.string("")), L.number(2))
+
+
+@lru_cache(maxsize=None)
+def sql_letter_class() -> str:
+    """`letter_class` with the letters written as themselves (no letter is a class
+    metacharacter; RE2 reads UTF-8 literals): about a seventh of its length."""
+    body = []
+    for a, b in _ranges(ord(c) for c in _code_points() if c.isalpha()):
+        body.append(chr(a) if a == b else f"{chr(a)}-{chr(b)}" if b > a + 1
+                    else chr(a) + chr(b))
+    return "[" + "".join(body) + "]"
 
 
 # ------------------------------------------------------------------------- simple ones
