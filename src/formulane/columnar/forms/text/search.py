@@ -19,7 +19,7 @@ from ._base import (
     L, LIMIT, _Folded, _NOT, _add, _case, _eq, _f, _fold, _ge, _gt, _length, _let, _lt,
     _pl_int, _pl_number, _pl_text, _sql_int, _sub, _substr, pl,
 )
-from .case import _esc, case_table, pl_case, sql_case
+from .case import _count, _esc, case_table, pl_case, sql_case
 
 
 # ----------------------------------------------------------------------- FIND, SEARCH
@@ -62,17 +62,22 @@ def polars_find(call: FormCall, find: Any, within: Any, start: Any) -> Any:
     return _pl_position_after(start, within, find, empty, found_at)
 
 
-def _sql_position_after(start: Any, within: Any, empty_find: Any,
+def _sql_position_after(call: FormCall, start: Any, within: Any, empty_find: Any,
                         offset_in: Callable[[Any], Any], hay: Any = None) -> Any:
     """FIND/SEARCH in SQL: ``offset_in(tail)`` is the 0-based offset of the match in the
     text from start_num on (``hay``: the text searched, lowered for SEARCH; same length as
-    ``within``), NULL when there is none."""
-    s = _f("GREATEST", _sql_int(start), L.number(1))
+    ``within``), NULL when there is none. A constant start_num of at least 1 is written as
+    its number with no test; the offset (read twice) is bound once where the query can."""
+    from ...sql.let import let
+
+    k = _count(call, 2, 1)
+    s = L.number(k) if k is not None else _f("GREATEST", _sql_int(start), L.number(1))
     past = _gt(s, _add(_length(within), _case([(empty_find, L.number(1))], L.number(0))))
     searched = within if hay is None else hay
-    offset = _let(_substr(searched, s.copy()), offset_in)
+    offset = let(_let(_substr(searched, s.copy()), offset_in))
     value = _add(offset, s.copy())
-    return value, [(_lt(start, L.number(1)), "#VALUE!"), (past, "#VALUE!"),
+    errors = [] if k is not None else [(_lt(start, L.number(1)), "#VALUE!")]
+    return value, [*errors, (past, "#VALUE!"),
                    (exp.Is(this=offset.copy(), expression=exp.Null()), "#VALUE!")]
 
 
@@ -84,7 +89,7 @@ def _sql_strpos_offset(needle: Any) -> Callable[[Any], Any]:
 
 
 def sql_find(call: FormCall, find: Any, within: Any, start: Any) -> Any:
-    return _sql_position_after(start, within, _eq(find, L.string("")),
+    return _sql_position_after(call, start, within, _eq(find, L.string("")),
                                _sql_strpos_offset(find))
 
 
@@ -133,11 +138,11 @@ def polars_search(call: FormCall, find: Any, within: Any, start: Any) -> Any:
 def sql_search(call: FormCall, find: Any, within: Any, start: Any) -> Any:
     empty, literal, regex = _search_plan(call)
     if not literal and not regex:
-        return _sql_position_after(start, within, exp.Boolean(this=empty),
+        return _sql_position_after(call, start, within, exp.Boolean(this=empty),
                                    lambda tail: L.number(0))
     lowered = sql_case(within, "lower")
     if literal:
-        return _sql_position_after(start, within, exp.Boolean(this=False),
+        return _sql_position_after(call, start, within, exp.Boolean(this=False),
                                    _sql_strpos_offset(L.string(literal[0])), lowered)
 
     def offset_in(tail: Any) -> Any:
@@ -146,7 +151,8 @@ def sql_search(call: FormCall, find: Any, within: Any, start: Any) -> Any:
                                    group=L.number(1))
         return _case([(found, _length(prefix))])
 
-    return _sql_position_after(start, within, exp.Boolean(this=False), offset_in, lowered)
+    return _sql_position_after(call, start, within, exp.Boolean(this=False), offset_in,
+                               lowered)
 
 
 # ------------------------------------------------------------ RE2 work budget (scalar)
