@@ -27,6 +27,7 @@ from functions import _engines as E  # noqa: E402
 
 import formulane  # noqa: E402
 from formulane.errors import LimitExceeded, Unsupported  # noqa: E402
+from formulane.columnar.call import FormCall  # noqa: E402
 from formulane.columnar.forms.form import Form  # noqa: E402
 from formulane.columnar.forms.text import case as tf  # noqa: E402
 from formulane.functions import text as text_module  # noqa: E402
@@ -383,20 +384,29 @@ def test_duckdb_case_mapping_on_cased_and_special_characters(kind: str) -> None:
     assert not bad, bad[:20]
 
 
+def _form_call(expr: str, schema: dict[str, str], backend: str) -> FormCall:
+    """The FormCall a compiler gives the form of ``expr``'s outermost call."""
+    return FormCall(formulane.compile(expr, schema).root, backend)
+
+
 def test_code_points_and_characters_exhaustively() -> None:
     cps = _all_code_points()
+    unichar = {b: _form_call("UNICHAR(n)", {"n": "Number"}, b) for b in ("polars", "sql")}
+    unicode = {b: _form_call("UNICODE(s)", {"s": "Text"}, b) for b in ("polars", "sql")}
     with pl.Config():
         frame = pl.DataFrame({"n": [float(c) for c in cps]})
-        got = frame.select(tf.polars_unichar(pl.col("n"))[0].alias("c"))["c"].to_list()
+        got = frame.select(tf.polars_unichar(unichar["polars"], pl.col("n"))[0].alias("c"))[
+            "c"].to_list()
     want = [text_module.unichar.impl(c) for c in cps]
     assert got == want
     back = pl.DataFrame({"s": [chr(c) for c in cps]}).select(
-        tf.polars_unicode(pl.col("s"))[0].alias("u"))["u"].to_list()
+        tf.polars_unicode(unicode["polars"], pl.col("s"))[0].alias("u"))["u"].to_list()
     assert back == [float(c) for c in cps]
     con = duckdb.connect()
     con.execute("CREATE TABLE t AS SELECT unnest(?) AS n", [cps])
-    expr = tf.sql_unichar(tf.exp.column("n"))[0].sql("duckdb")
-    code = tf.sql_unicode(tf.exp.func("CHR", tf.exp.column("n")))[0].sql("duckdb")
+    expr = tf.sql_unichar(unichar["sql"], tf.exp.column("n"))[0].sql("duckdb")
+    code = tf.sql_unicode(unicode["sql"], tf.exp.func("CHR", tf.exp.column("n")))[0].sql(
+        "duckdb")
     rows = con.execute(f"SELECT n, {expr}, {code} FROM t").fetchall()
     bad = [n for n, c, u in rows if c != want[cps.index(n)] or u != n] if False else \
         [n for n, c, u in rows if c != unicodedata.normalize("NFC", chr(n)) or u != n]

@@ -1,22 +1,24 @@
-"""Shared tools of the text forms: refusals, literal folding through the scalar
-implementation, and the polars and SQL building blocks (one place; the submodules import them).
+"""Shared tools of the text forms: folding a constant call into the backend's literal, and the
+polars and SQL building blocks (one place; the submodules import them).
 
-Contract: nothing here imports polars at import time (``pl`` is a deferred import, `_lazy`); a
-folded result over the text limit is refused, never truncated.
+Contract: every form takes the call first (`columnar.call.FormCall`) and reads its constant
+arguments through ``call.const`` (`interpreter.fold`, the one reader of constants), never from
+the built polars or SQL expressions; it refuses through ``call.refuse``. Nothing here imports
+polars at import time (``pl`` is a deferred import, `_lazy`); a folded result over the text
+limit is refused, never truncated.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 from decimal import Decimal
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable
 
 from sqlglot import exp
 
-from ....errors import LimitExceeded, Unsupported
+from ....interpreter.fold import fold_call
 from ....limits import DEFAULT_LIMITS
-from ....values import CONTEXT, ErrorValue, XLError
+from ....values import ErrorValue
+from ...call import MISSING, FormCall
 from ...names import fresh
 from .. import _lazy
 
@@ -32,132 +34,37 @@ LIMIT = DEFAULT_LIMITS.max_text_length
 #: Counts and positions are clamped to this before becoming integers (no cast can overflow;
 #: any larger count acts as "all of the text").
 _CLAMP = (1 << 31) - 1
-_NOT = object()  # not a literal
+_NOT: Any = MISSING  # not a constant (`FormCall.const`'s answer)
 L = exp.Literal
-
-
-def _refuse(backend: str, name: str, reason: str) -> NoReturn:
-    verb = "polars cannot evaluate" if backend == "polars" else "SQL cannot express"
-    raise Unsupported(f"{verb} {name}: {reason}", function=name, backend=backend,
-                      reason=reason)
-
-
-# ------------------------------------------------------------------------------- constants
-
-
-def pl_const(e: Any) -> Any:
-    """The value of a polars literal expression (lists as tuples), else `_NOT`."""
-    try:
-        # a literal, or an expression of literals only (``-1`` is a negation of one)
-        if not e.meta.is_literal() and (e.meta.root_names() or _reads_elements(e)):
-            return _NOT
-        value = pl.select(e).to_series()
-    except Exception:
-        return _NOT
-    if len(value) != 1:
-        return _NOT
-    v = value[0]
-    if isinstance(v, pl.Series):
-        return tuple(v.to_list())
-    return v
-
-
-def _reads_elements(e: Any) -> bool:
-    try:
-        return "element()" in str(e) or "col(" in str(e)
-    except Exception:
-        return True
-
-
-def sql_const(e: Any) -> Any:
-    """The value of a SQL literal (numbers as Decimal, arrays as tuples), else `_NOT`."""
-    if isinstance(e, exp.Paren):
-        return sql_const(e.this)
-    if isinstance(e, exp.Literal):
-        return e.this if e.is_string else Decimal(e.this)
-    if isinstance(e, exp.Neg):
-        inner = sql_const(e.this)
-        return -inner if isinstance(inner, Decimal) else _NOT
-    if isinstance(e, exp.Null):
-        return None
-    if isinstance(e, exp.Boolean):
-        return bool(e.this)
-    if isinstance(e, exp.Array):
-        items = [sql_const(i) for i in e.expressions]
-        return _NOT if any(i is _NOT for i in items) else tuple(items)
-    return _NOT
-
-
-def _const(backend: str, e: Any) -> Any:
-    return pl_const(e) if backend == "polars" else sql_const(e)
-
-
-def _engine_value(v: Any) -> Any:
-    """A literal as the scalar engine holds it (floats by their shortest repr)."""
-    if isinstance(v, float):
-        return Decimal(int(v)) if v.is_integer() and abs(v) < 2**53 else Decimal(repr(v))
-    if isinstance(v, tuple):
-        return tuple(_engine_value(i) for i in v)
-    if isinstance(v, list):
-        return tuple(_engine_value(i) for i in v)
-    return v
-
-
-def _int(v: Any) -> int:
-    """Excel's truncation of a literal count or position."""
-    return int(Decimal(v)) if not isinstance(v, int) else v
 
 
 # ----------------------------------------------------------------------------- folding
 
 
-def _scalar(name: str) -> Any:
-    from ....functions import registry
-
-    return registry.default_registry().get(name)
-
-
-def _fold(backend: str, name: str, args: Sequence[Any], *, sig: int = 0) -> Any:
-    """Every argument a literal: the scalar implementation's answer, computed once when
-    compiling (a literal value, or an error code); a result over the text limit is refused
-    (the scalar engine stops there). Not all literal: `_NOT`."""
-    values = [_const(backend, a) for a in args]
-    if any(v is _NOT for v in values):
+def _fold(call: FormCall) -> Any:
+    """The call's value when every argument is a constant (`interpreter.fold.fold_call`, the
+    one reader of constants, computing it with the scalar implementation under the program's
+    limits) as the backend's literal (or a (null, error code) pair); `_NOT` otherwise. The
+    walk folds every constant call whose value a backend holds as a literal before any form
+    runs, so a form sees this only for a value no `Const` holds (a list of texts:
+    TEXTSPLIT, REGEXGROUPS) or a call folding would not compute (a limit passed)."""
+    value = fold_call(call.node)
+    if value is MISSING:
         return _NOT
-    spec = _scalar(name)
-    impl = spec.signatures[sig].impl or spec.impl
-    values = [_engine_value(v) for v in values]
-    from ....runtime import EvalContext, activate, deactivate
+    if isinstance(value, ErrorValue):
+        return _error_literal(call, value.code)
+    if isinstance(value, tuple) and not all(isinstance(v, str) for v in value):
+        return _NOT  # a list holding an error value: left to the form
+    return _literal(call.backend, value)
 
-    # Folding runs the scalar implementation when compiling: it is metered like a run (the
-    # call's price charged first, loops polled, the deadline and memory budget), so a literal
-    # TEXT(1, REPT("0", 32767)) cannot make to_sql take seconds.
-    ctx = EvalContext(DEFAULT_LIMITS, dt.datetime(2000, 1, 1, tzinfo=dt.timezone.utc), True)
-    per_char = spec.cost.per_char or (1 / 16 if spec.category == "text" else 0.0)
-    token = activate(ctx)
-    try:
-        ctx.charge(1 + spec.cost.base + int(per_char * sum(len(v) for v in values if isinstance(v, str))))
-        with decimal.localcontext(CONTEXT):
-            if spec.needs_ctx:
-                result = impl(ctx, *values)
-            else:
-                result = impl(*values)
-    except XLError as exc:
-        return _error_literal(backend, exc.code if hasattr(exc, "code") else str(exc),
-                              spec.signatures[sig].returns)
-    except LimitExceeded as exc:
-        _refuse(backend, name, f"computing it when compiling would exceed a limit ({exc.message})")
-    except (ArithmeticError, ValueError):
-        return _error_literal(backend, "#NUM!", spec.signatures[sig].returns)
-    except (TypeError, AttributeError):
-        # a constant the implementation never receives (the null value of an argument that
-        # is always an error): not folded, the form's own expression handles it
-        return _NOT
-    finally:
-        deactivate(token)
-    if isinstance(result, ErrorValue):
-        return _error_literal(backend, result.code, spec.signatures[sig].returns)
-    return _literal(backend, result)
+
+def _int(v: Any) -> int:
+    """Excel's truncation of a constant count or position."""
+    return int(Decimal(v)) if not isinstance(v, int) else v
+
+
+def _all_const(call: FormCall) -> bool:
+    return all(call.const(i) is not MISSING for i in range(len(call.args)))
 
 
 class _Folded:
@@ -170,13 +77,12 @@ class _Folded:
         self.result = result
 
 
-def _error_literal(backend: str, code: Any, returns: Any = None) -> Any:
-    """A null of the function's result type (a Number's null must stay numeric: the backend
+def _error_literal(call: FormCall, code: str) -> Any:
+    """A null of the call's result type (a Number's null must stay numeric: the backend
     tests numbers for #NUM!) with the error code."""
-    code = getattr(code, "code", code)
-    if backend == "polars":
-        dtype = pl.Utf8 if returns is None or returns.kind in ("Any", "Var") \
-            else _vp.dtype_of(returns)
+    returns = call.node.type
+    if call.backend == "polars":
+        dtype = pl.Utf8 if returns.kind in ("Any", "Var") else _vp.dtype_of(returns)
         return pl.lit(None, dtype=dtype), pl.lit(code)
     return exp.Null(), L.string(code)
 
@@ -201,10 +107,14 @@ def _literal(backend: str, value: Any) -> Any:
     return L.string(value)
 
 
-def _folded_or(backend: str, name: str, args: Sequence[Any], reason: str, sig: int = 0) -> Any:
-    out = _fold(backend, name, args, sig=sig)
+def _folded_or(call: FormCall, reason: str) -> Any:
+    """The folded call (`_fold`), else a refusal with ``reason``."""
+    out = _fold(call)
     if out is _NOT:
-        _refuse(backend, name, reason)
+        if _all_const(call):
+            call.refuse("its constant arguments could not be computed when compiling (a "
+                        "limit passed); " + reason)
+        call.refuse(reason)
     return out
 
 

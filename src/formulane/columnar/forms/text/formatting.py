@@ -8,13 +8,14 @@ forms for ``0``/``#,##0`` formats with up to 9 decimals, ``%`` and ``General`` o
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from sqlglot import exp
 
+from ...call import FormCall
 from ._base import (
-    L, LIMIT, _NOT, _add, _case, _cat, _const, _eq, _f, _fold, _folded_or, _ge, _grows, _gt, _int,
-    _length, _let, _lt, _p, _pl_int, _pl_text, _refuse, _sql_int, _sub, _substr, _vp, pl,
+    L, LIMIT, _NOT, _add, _case, _cat, _eq, _f, _fold, _folded_or, _ge, _grows, _gt, _int,
+    _length, _let, _lt, _p, _pl_int, _pl_text, _sql_int, _sub, _substr, _vp, pl,
 )
 
 
@@ -22,57 +23,57 @@ from ._base import (
 
 
 
-def polars_concat(*args: Any) -> Any:
-    return _folded_or("polars", "CONCAT", args, _grows())
+def polars_concat(call: FormCall, *args: Any) -> Any:
+    return _folded_or(call, _grows())
 
 
-def sql_concat(*args: Any) -> Any:
-    return _folded_or("sql", "CONCAT", args, _grows())
+def sql_concat(call: FormCall, *args: Any) -> Any:
+    return _folded_or(call, _grows())
 
 
-def polars_concatenate(*args: Any) -> Any:
-    return _folded_or("polars", "CONCATENATE", args, _grows())
+def polars_concatenate(call: FormCall, *args: Any) -> Any:
+    return _folded_or(call, _grows())
 
 
-def sql_concatenate(*args: Any) -> Any:
-    return _folded_or("sql", "CONCATENATE", args, _grows())
+def sql_concatenate(call: FormCall, *args: Any) -> Any:
+    return _folded_or(call, _grows())
 
 
-def polars_textjoin(*args: Any) -> Any:
-    return _folded_or("polars", "TEXTJOIN", args, _grows())
+def polars_textjoin(call: FormCall, *args: Any) -> Any:
+    return _folded_or(call, _grows())
 
 
-def sql_textjoin(*args: Any) -> Any:
-    return _folded_or("sql", "TEXTJOIN", args, _grows())
+def sql_textjoin(call: FormCall, *args: Any) -> Any:
+    return _folded_or(call, _grows())
 
 
-def polars_encodeurl(text: Any) -> Any:
-    return _folded_or("polars", "ENCODEURL", [text], "percent-encoding has no polars "
+def polars_encodeurl(call: FormCall, text: Any) -> Any:
+    return _folded_or(call, "percent-encoding has no polars "
                       "expression, and it can grow a text up to 12-fold past the text limit; "
                       "literal arguments are folded")
 
 
-def sql_encodeurl(text: Any) -> Any:
-    return _folded_or("sql", "ENCODEURL", [text], "percent-encoding has no portable SQL "
+def sql_encodeurl(call: FormCall, text: Any) -> Any:
+    return _folded_or(call, "percent-encoding has no portable SQL "
                       "function, and it can grow a text up to 12-fold past the text limit; "
                       "literal arguments are folded")
 
 
-def _rept(backend: str, text: Any, n: Any) -> Any:
-    folded = _fold(backend, "REPT", [text, n])
+def _rept(call: FormCall) -> Any:
+    folded = _fold(call)
     if folded is not _NOT:
         return folded
-    t, k = _const(backend, text), _const(backend, n)
+    t, k = call.const(0), call.const(1)
     if t == "":
         return "empty"
     if k is not _NOT and k is not None and _int(k) <= 1:
         return "at most once"
-    _refuse(backend, "REPT", "the repetition count must be a literal 0 or 1 unless the text is "
+    call.refuse("the repetition count must be a literal 0 or 1 unless the text is "
             "a literal (" + _grows() + ")")
 
 
-def polars_rept(text: Any, n: Any) -> Any:
-    plan = _rept("polars", text, n)
+def polars_rept(call: FormCall, text: Any, n: Any) -> Any:
+    plan = _rept(call)
     if not isinstance(plan, str):
         return plan
     if plan == "empty":
@@ -80,8 +81,8 @@ def polars_rept(text: Any, n: Any) -> Any:
     return pl.when(n >= 1).then(text).otherwise(_pl_text("")), [(n < 0, "#VALUE!")]
 
 
-def sql_rept(text: Any, n: Any) -> Any:
-    plan = _rept("sql", text, n)
+def sql_rept(call: FormCall, text: Any, n: Any) -> Any:
+    plan = _rept(call)
     if not isinstance(plan, str):
         return plan
     bad = [(_lt(n, L.number(0)), "#VALUE!")]
@@ -90,21 +91,21 @@ def sql_rept(text: Any, n: Any) -> Any:
     return _case([(_ge(n, L.number(1)), text.copy())], L.string("")), bad
 
 
-def _substitute_plan(backend: str, args: Sequence[Any]) -> Any:
-    folded = _fold(backend, "SUBSTITUTE", args, sig=0 if len(args) == 3 else 1)
+def _substitute_plan(call: FormCall) -> Any:
+    folded = _fold(call)
     if folded is not _NOT:
         return folded
-    old, new = _const(backend, args[1]), _const(backend, args[2])
+    old, new = call.const(1), call.const(2)
     if not isinstance(old, str) or not isinstance(new, str):
-        _refuse(backend, "SUBSTITUTE", "old_text and new_text must be literals (the result's "
+        call.refuse("old_text and new_text must be literals (the result's "
                 "length must be bounded when compiling)")
     if old and len(new) > len(old):
-        _refuse(backend, "SUBSTITUTE", "new_text is longer than old_text: " + _grows())
+        call.refuse("new_text is longer than old_text: " + _grows())
     return old, new
 
 
-def polars_substitute(text: Any, old: Any, new: Any, instance: Any = None) -> Any:
-    plan = _substitute_plan("polars", [a for a in (text, old, new, instance) if a is not None])
+def polars_substitute(call: FormCall, text: Any, old: Any, new: Any, instance: Any = None) -> Any:
+    plan = _substitute_plan(call)
     if not isinstance(plan, tuple) or len(plan) != 2 or not isinstance(plan[0], str):
         return plan
     o, w = plan
@@ -122,8 +123,8 @@ def polars_substitute(text: Any, old: Any, new: Any, instance: Any = None) -> An
     return value, errors
 
 
-def sql_substitute(text: Any, old: Any, new: Any, instance: Any = None) -> Any:
-    plan = _substitute_plan("sql", [a for a in (text, old, new, instance) if a is not None])
+def sql_substitute(call: FormCall, text: Any, old: Any, new: Any, instance: Any = None) -> Any:
+    plan = _substitute_plan(call)
     if not isinstance(plan, tuple) or len(plan) != 2 or not isinstance(plan[0], str):
         return plan
     o, w = plan
@@ -143,11 +144,11 @@ def sql_substitute(text: Any, old: Any, new: Any, instance: Any = None) -> Any:
     return value, errors
 
 
-def _replace_plan(backend: str, args: Sequence[Any]) -> Any:
-    folded = _fold(backend, "REPLACE", args)
+def _replace_plan(call: FormCall) -> Any:
+    folded = _fold(call)
     if folded is not _NOT:
         return folded
-    t, s, k, w = (_const(backend, a) for a in args)
+    t, s, k, w = (call.const(i) for i in range(4))
     if isinstance(t, str) and isinstance(w, str):
         if len(t) + len(w) <= LIMIT:
             return None
@@ -155,12 +156,12 @@ def _replace_plan(backend: str, args: Sequence[Any]) -> Any:
         start, count = _int(s), _int(k)
         if start < 1 or count < 0 or len(w) <= min(count, max(0, LIMIT - start + 1)):
             return None  # every row an error, or the result never outgrows the text
-    _refuse(backend, "REPLACE", "start_num, num_chars and new_text must be literals with "
+    call.refuse("start_num, num_chars and new_text must be literals with "
             "new_text no longer than the characters it replaces (" + _grows() + ")")
 
 
-def polars_replace(text: Any, start: Any, n: Any, new: Any) -> Any:
-    plan = _replace_plan("polars", [text, start, n, new])
+def polars_replace(call: FormCall, text: Any, start: Any, n: Any, new: Any) -> Any:
+    plan = _replace_plan(call)
     if plan is not None:
         return plan
     s = _pl_int(start.clip(lower_bound=1))
@@ -169,8 +170,8 @@ def polars_replace(text: Any, start: Any, n: Any, new: Any) -> Any:
     return value, [(start < 1, "#VALUE!"), (n < 0, "#VALUE!")]
 
 
-def sql_replace(text: Any, start: Any, n: Any, new: Any) -> Any:
-    plan = _replace_plan("sql", [text, start, n, new])
+def sql_replace(call: FormCall, text: Any, start: Any, n: Any, new: Any) -> Any:
+    plan = _replace_plan(call)
     if plan is not None:
         return plan
     s = _f("GREATEST", _sql_int(start), L.number(1))
@@ -187,20 +188,20 @@ _READS_NUMBERS = ("Excel's reading of a number in a text (currency, accounting n
                   "native equivalent; literal arguments are folded")
 
 
-def polars_value(text: Any) -> Any:
-    return _folded_or("polars", "VALUE", [text], _READS_NUMBERS)
+def polars_value(call: FormCall, text: Any) -> Any:
+    return _folded_or(call, _READS_NUMBERS)
 
 
-def sql_value(text: Any) -> Any:
-    return _folded_or("sql", "VALUE", [text], _READS_NUMBERS)
+def sql_value(call: FormCall, text: Any) -> Any:
+    return _folded_or(call, _READS_NUMBERS)
 
 
-def polars_numbervalue(*args: Any) -> Any:
-    return _folded_or("polars", "NUMBERVALUE", args, _READS_NUMBERS)
+def polars_numbervalue(call: FormCall, *args: Any) -> Any:
+    return _folded_or(call, _READS_NUMBERS)
 
 
-def sql_numbervalue(*args: Any) -> Any:
-    return _folded_or("sql", "NUMBERVALUE", args, _READS_NUMBERS)
+def sql_numbervalue(call: FormCall, *args: Any) -> Any:
+    return _folded_or(call, _READS_NUMBERS)
 
 
 # ========================================================================== TEXT
@@ -222,17 +223,17 @@ class _Format:
         self.percent = bool(m and m.group(3))
 
 
-def _format_plan(backend: str, args: Sequence[Any], sig: int = 0) -> Any:
-    folded = _fold(backend, "TEXT", args, sig=sig)
+def _format_plan(call: FormCall) -> Any:
+    folded = _fold(call)
     if folded is not _NOT:
         return folded
-    fmt = _const(backend, args[1])
+    fmt = call.const(1)
     if not isinstance(fmt, str):
-        _refuse(backend, "TEXT", "format_text must be a literal")
+        call.refuse("format_text must be a literal")
     try:
         return _Format(fmt)
     except ValueError:
-        _refuse(backend, "TEXT", f"the format {fmt!r} is not one of those reproduced natively "
+        call.refuse(f"the format {fmt!r} is not one of those reproduced natively "
                 "(0, #,##0, with up to 9 decimals, optionally %; General)")
 
 
@@ -283,8 +284,8 @@ def _pl_group(int_digits: Any) -> Any:
         .str.reverse()
 
 
-def polars_text(value: Any, fmt: Any) -> Any:
-    plan = _format_plan("polars", [value, fmt])
+def polars_text(call: FormCall, value: Any, fmt: Any) -> Any:
+    plan = _format_plan(call)
     if not isinstance(plan, _Format):
         return plan
     if plan.general:
@@ -376,12 +377,12 @@ def _sql_scaled_digits(value: Any, f: _Format,
     return _let(text, on_text)
 
 
-def sql_text(value: Any, fmt: Any) -> Any:
-    plan = _format_plan("sql", [value, fmt])
+def sql_text(call: FormCall, value: Any, fmt: Any) -> Any:
+    plan = _format_plan(call)
     if not isinstance(plan, _Format):
         return plan
     if plan.general:
-        _refuse("sql", "TEXT", "the General format has no portable SQL form")
+        call.refuse("the General format has no portable SQL form")
 
     def finish(int_digits: Any, decimals: Any) -> Any:
         def build(digits: Any) -> Any:
@@ -406,20 +407,16 @@ def sql_text(value: Any, fmt: Any) -> Any:
     return _sql_scaled_digits(value, plan, finish)
 
 
-def _boolean_plan(backend: str, args: Sequence[Any]) -> Any:
-    return _format_plan(backend, args, sig=4)
-
-
-def polars_text_boolean(value: Any, fmt: Any) -> Any:
+def polars_text_boolean(call: FormCall, value: Any, fmt: Any) -> Any:
     """A logical through a number format (no text section) shows as TRUE or FALSE."""
-    plan = _boolean_plan("polars", [value, fmt])
+    plan = _format_plan(call)
     if not isinstance(plan, _Format):
         return plan
     return pl.when(value).then(pl.lit("TRUE")).otherwise(pl.lit("FALSE"))
 
 
-def sql_text_boolean(value: Any, fmt: Any) -> Any:
-    plan = _boolean_plan("sql", [value, fmt])
+def sql_text_boolean(call: FormCall, value: Any, fmt: Any) -> Any:
+    plan = _format_plan(call)
     if not isinstance(plan, _Format):
         return plan
     return _case([(value.copy(), L.string("TRUE"))], L.string("FALSE"))
@@ -430,9 +427,9 @@ _TEXT_OF_TEXT = ("a text that reads as a number is formatted as that number (Exc
                  "folded")
 
 
-def polars_text_of_text(value: Any, fmt: Any) -> Any:
-    return _folded_or("polars", "TEXT", [value, fmt], _TEXT_OF_TEXT, sig=5)
+def polars_text_of_text(call: FormCall, value: Any, fmt: Any) -> Any:
+    return _folded_or(call, _TEXT_OF_TEXT)
 
 
-def sql_text_of_text(value: Any, fmt: Any) -> Any:
-    return _folded_or("sql", "TEXT", [value, fmt], _TEXT_OF_TEXT, sig=5)
+def sql_text_of_text(call: FormCall, value: Any, fmt: Any) -> Any:
+    return _folded_or(call, _TEXT_OF_TEXT)

@@ -8,12 +8,13 @@ every row, anything else outside the subset is refused.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 from sqlglot import exp
 
 from ....values import XLError
-from ._base import L, _Folded, _NOT, _case, _const, _f, _fold, _grows, _int, _p, _refuse, pl
+from ...call import FormCall
+from ._base import L, _Folded, _NOT, _case, _f, _fold, _grows, _int, _p, pl
 from .case import _class, _esc
 from .search import _check_regex_work, _literal_flag
 
@@ -205,18 +206,19 @@ class _Regex:
         return _class(items, negate)
 
 
-def _regex_plan(backend: str, name: str, pattern: Any, case_flag: Any, *,
+def _regex_plan(call: FormCall, pattern: int, case_flag: int, *,
                 nonempty: bool = False) -> Any:
     """(rendered pattern, _Regex, RE2 pattern, case-sensitive) for a literal pattern; or "bad"
     when the scalar engine answers #VALUE! on every row (a flag that is not 0/1, a pattern
     RE2 rejects)."""
     from ....functions._textsearch import compile_regex, options
 
-    src = _const(backend, pattern)
+    name = call.name
+    src = call.const(pattern)
     if not isinstance(src, str):
-        _refuse(backend, name, "the pattern must be a literal (only a checked common subset of "
+        call.refuse("the pattern must be a literal (only a checked common subset of "
                 "RE2 and the engine's regex syntax is translated)")
-    ignore_case = _literal_flag(backend, name, case_flag, "case_sensitivity")
+    ignore_case = _literal_flag(call, case_flag, "case_sensitivity")
     if ignore_case is None:
         return "bad"
     valid = []
@@ -230,54 +232,54 @@ def _regex_plan(backend: str, name: str, pattern: Any, case_flag: Any, *,
     if not any(valid):
         return "bad"
     if not all(valid):
-        _refuse(backend, name, "RE2 reads this pattern differently on ASCII and other texts")
-    _check_regex_work(backend, name, src, not ignore_case, dot_nl=False)
+        call.refuse("RE2 reads this pattern differently on ASCII and other texts")
+    _check_regex_work(call, src, not ignore_case, dot_nl=False)
     try:
         parsed = _Regex(src)
     except _Unsafe as exc:
-        _refuse(backend, name, f"the pattern uses {exc.args[0]}, outside the subset RE2 and the "
+        call.refuse(f"the pattern uses {exc.args[0]}, outside the subset RE2 and the "
                 "engine's regex read alike")
     if ignore_case and not parsed.ascii:
-        _refuse(backend, name, "ignoring case with non-ASCII pattern characters (the engines' "
+        call.refuse("ignoring case with non-ASCII pattern characters (the engines' "
                 "Unicode case-folding tables differ)")
     if nonempty and parsed.minlen == 0:
-        _refuse(backend, name, "the pattern can match an empty text (engines differ on where "
+        call.refuse("the pattern can match an empty text (engines differ on where "
                 "the next match may start)")
     rendered = ("(?i)" if ignore_case else "") + parsed.rendered
-    if backend == "polars":
+    if call.backend == "polars":
         try:
             pl.select(pl.lit("").str.contains(rendered))
         except Exception:
-            _refuse(backend, name, "polars' regex engine rejects the translated pattern")
+            call.refuse("polars' regex engine rejects the translated pattern")
     return rendered, parsed
 
 
-def polars_regextest(text: Any, pattern: Any, case_flag: Any) -> Any:
-    plan = _regex_plan("polars", "REGEXTEST", pattern, case_flag)
+def polars_regextest(call: FormCall, text: Any, pattern: Any, case_flag: Any) -> Any:
+    plan = _regex_plan(call, 1, 2)
     if plan == "bad":
         return pl.lit(None, dtype=pl.Boolean), [(pl.lit(True), "#VALUE!")]
     return text.str.contains(plan[0])
 
 
-def sql_regextest(text: Any, pattern: Any, case_flag: Any) -> Any:
-    plan = _regex_plan("sql", "REGEXTEST", pattern, case_flag)
+def sql_regextest(call: FormCall, text: Any, pattern: Any, case_flag: Any) -> Any:
+    plan = _regex_plan(call, 1, 2)
     if plan == "bad":
         return exp.Null(), [(exp.Boolean(this=True), "#VALUE!")]
     return exp.RegexpLike(this=text.copy(), expression=L.string(plan[0]))
 
 
-def polars_regexextract(text: Any, pattern: Any, mode: Any, case_flag: Any) -> Any:
+def polars_regexextract(call: FormCall, text: Any, pattern: Any, mode: Any, case_flag: Any) -> Any:
     bad_mode = mode != 0
-    plan = _regex_plan("polars", "REGEXEXTRACT", pattern, case_flag)
+    plan = _regex_plan(call, 1, 3)
     if plan == "bad":
         return pl.lit(None, dtype=pl.Utf8), [(pl.lit(True), "#VALUE!")]
     value = text.str.extract(plan[0], 0)
     return value, [(bad_mode, "#VALUE!"), (value.is_null(), "#N/A")]
 
 
-def sql_regexextract(text: Any, pattern: Any, mode: Any, case_flag: Any) -> Any:
+def sql_regexextract(call: FormCall, text: Any, pattern: Any, mode: Any, case_flag: Any) -> Any:
     bad_mode = exp.NEQ(this=_p(mode), expression=L.number(0))
-    plan = _regex_plan("sql", "REGEXEXTRACT", pattern, case_flag)
+    plan = _regex_plan(call, 1, 3)
     if plan == "bad":
         return exp.Null(), [(exp.Boolean(this=True), "#VALUE!")]
     found = exp.RegexpLike(this=text.copy(), expression=L.string(plan[0]))
@@ -286,22 +288,25 @@ def sql_regexextract(text: Any, pattern: Any, mode: Any, case_flag: Any) -> Any:
                                      (exp.Not(this=exp.Paren(this=found.copy())), "#N/A")]
 
 
-def polars_regexextractall(text: Any, pattern: Any, case_flag: Any) -> Any:
-    plan = _regex_plan("polars", "REGEXEXTRACTALL", pattern, case_flag, nonempty=True)
+def polars_regexextractall(call: FormCall, text: Any, pattern: Any, case_flag: Any) -> Any:
+    plan = _regex_plan(call, 1, 2, nonempty=True)
     if plan == "bad":
         return pl.lit(None, dtype=pl.List(pl.Utf8)), [(pl.lit(True), "#VALUE!")]
     return text.str.extract_all(plan[0])
 
 
-def sql_regexextractall(text: Any, pattern: Any, case_flag: Any) -> Any:
-    plan = _regex_plan("sql", "REGEXEXTRACTALL", pattern, case_flag, nonempty=True)
+def sql_regexextractall(call: FormCall, text: Any, pattern: Any, case_flag: Any) -> Any:
+    plan = _regex_plan(call, 1, 2, nonempty=True)
     if plan == "bad":
         return exp.Null(), [(exp.Boolean(this=True), "#VALUE!")]
     return _f("REGEXP_EXTRACT_ALL", text.copy(), L.string(plan[0]))
 
 
-def polars_regexgroups(text: Any, pattern: Any, case_flag: Any) -> Any:
-    plan = _regex_plan("polars", "REGEXGROUPS", pattern, case_flag)
+def polars_regexgroups(call: FormCall, text: Any, pattern: Any, case_flag: Any) -> Any:
+    folded = _fold(call)
+    if folded is not _NOT:
+        return folded
+    plan = _regex_plan(call, 1, 2)
     if plan == "bad":
         return pl.lit(None, dtype=pl.List(pl.Utf8)), [(pl.lit(True), "#VALUE!")]
     rendered, parsed = plan
@@ -315,8 +320,11 @@ def polars_regexgroups(text: Any, pattern: Any, case_flag: Any) -> Any:
     return value, [(~found, "#N/A")]
 
 
-def sql_regexgroups(text: Any, pattern: Any, case_flag: Any) -> Any:
-    plan = _regex_plan("sql", "REGEXGROUPS", pattern, case_flag)
+def sql_regexgroups(call: FormCall, text: Any, pattern: Any, case_flag: Any) -> Any:
+    folded = _fold(call)
+    if folded is not _NOT:
+        return folded
+    plan = _regex_plan(call, 1, 2)
     if plan == "bad":
         return exp.Null(), [(exp.Boolean(this=True), "#VALUE!")]
     rendered, parsed = plan
@@ -327,15 +335,15 @@ def sql_regexgroups(text: Any, pattern: Any, case_flag: Any) -> Any:
     return _case([(found, value)]), [(exp.Not(this=exp.Paren(this=found.copy())), "#N/A")]
 
 
-def _replace_template(backend: str, pattern: str, replacement: Any, ignore_case: bool,
+def _replace_template(call: FormCall, pattern: str, ignore_case: bool,
                       parsed: _Regex) -> list[str | int] | None:
     """The replacement's pieces (texts and group numbers), None when the scalar engine says
     #VALUE! (a group the pattern lacks)."""
     from ....functions._textsearch import Regex, replacement_template
 
-    rep = _const(backend, replacement)
+    rep = call.const(2)
     if not isinstance(rep, str):
-        _refuse(backend, "REGEXREPLACE", "the replacement must be a literal")
+        call.refuse("the replacement must be a literal")
     try:
         regex = Regex(pattern, "", "REGEXREPLACE", case_sensitive=not ignore_case)
         return replacement_template(rep, regex, "REGEXREPLACE")
@@ -343,35 +351,33 @@ def _replace_template(backend: str, pattern: str, replacement: Any, ignore_case:
         return None
 
 
-def _regexreplace_plan(backend: str, args: Sequence[Any]) -> Any:
-    folded = _fold(backend, "REGEXREPLACE", args)
+def _regexreplace_plan(call: FormCall) -> Any:
+    folded = _fold(call)
     if folded is not _NOT:
         return _Folded(folded)
-    text, pattern, replacement, occurrence, case_flag = args
-    plan = _regex_plan(backend, "REGEXREPLACE", pattern, case_flag, nonempty=True)
+    plan = _regex_plan(call, 1, 4, nonempty=True)
     if plan == "bad":
         return "bad"
     rendered, parsed = plan
-    nth = _const(backend, occurrence)
+    nth = call.const(3)
     if nth is _NOT or nth is None or _int(nth) not in (0, 1):
-        _refuse(backend, "REGEXREPLACE", "occurrence must be a literal 0 (all) or 1 (the first)")
+        call.refuse("occurrence must be a literal 0 (all) or 1 (the first)")
     ignore_case = rendered.startswith("(?i)")
-    template = _replace_template(backend, _const(backend, pattern), replacement, ignore_case,
-                                 parsed)
+    template = _replace_template(call, call.const(1), ignore_case, parsed)
     if template is None:
         return "bad"
     if any(isinstance(part, int) for part in template):
-        _refuse(backend, "REGEXREPLACE", "a replacement that inserts groups can grow the text: "
+        call.refuse("a replacement that inserts groups can grow the text: "
                 + _grows())
     literal = "".join(part for part in template if isinstance(part, str))
     if len(literal) > parsed.minlen:
-        _refuse(backend, "REGEXREPLACE", "the replacement can be longer than a match: "
+        call.refuse("the replacement can be longer than a match: "
                 + _grows())
     return rendered, literal, _int(nth)
 
 
-def polars_regexreplace(*args: Any) -> Any:
-    plan = _regexreplace_plan("polars", args)
+def polars_regexreplace(call: FormCall, *args: Any) -> Any:
+    plan = _regexreplace_plan(call)
     if isinstance(plan, _Folded):
         return plan.result
     if isinstance(plan, str) and plan == "bad":
@@ -385,8 +391,8 @@ def polars_regexreplace(*args: Any) -> Any:
     return args[0].str.replace(rendered, value, n=1)
 
 
-def sql_regexreplace(*args: Any) -> Any:
-    plan = _regexreplace_plan("sql", args)
+def sql_regexreplace(call: FormCall, *args: Any) -> Any:
+    plan = _regexreplace_plan(call)
     if isinstance(plan, _Folded):
         return plan.result
     if isinstance(plan, str) and plan == "bad":

@@ -14,11 +14,12 @@ from typing import Any, Callable, Sequence
 from sqlglot import exp
 
 from ....values import XLError
+from ...call import FormCall
 from ._base import (
-    L, LIMIT, _Folded, _NOT, _add, _case, _const, _eq, _f, _fold, _ge, _gt, _length, _let,
-    _lt, _pl_int, _pl_number, _pl_text, _refuse, _sql_int, _sub, _substr, pl, pl_const,
+    L, LIMIT, _Folded, _NOT, _add, _case, _eq, _f, _fold, _ge, _gt, _length, _let, _lt,
+    _pl_int, _pl_number, _pl_text, _sql_int, _sub, _substr, pl,
 )
-from .case import _esc, case_table, pl_case, sql_case
+from .case import _count, _esc, case_table, pl_case, sql_case
 
 
 # ----------------------------------------------------------------------- FIND, SEARCH
@@ -44,12 +45,12 @@ def _pl_literal_find(tail: Any, needle: Any) -> tuple[Any, Any]:
     return found, before
 
 
-def polars_find(find: Any, within: Any, start: Any) -> Any:
-    const = pl_const(find)
+def polars_find(call: FormCall, find: Any, within: Any, start: Any) -> Any:
+    const = call.const(0)
     if const == "":
         return _pl_position_after(start, within, find, pl.lit(True),
                                   lambda tail: (pl.lit(True), pl.lit(0)))
-    if const is not _NOT:
+    if isinstance(const, str):
         return _pl_position_after(start, within, find, pl.lit(False),
                                   lambda tail: _pl_literal_find(tail, const))
     empty = find == ""
@@ -61,17 +62,22 @@ def polars_find(find: Any, within: Any, start: Any) -> Any:
     return _pl_position_after(start, within, find, empty, found_at)
 
 
-def _sql_position_after(start: Any, within: Any, empty_find: Any,
+def _sql_position_after(call: FormCall, start: Any, within: Any, empty_find: Any,
                         offset_in: Callable[[Any], Any], hay: Any = None) -> Any:
     """FIND/SEARCH in SQL: ``offset_in(tail)`` is the 0-based offset of the match in the
     text from start_num on (``hay``: the text searched, lowered for SEARCH; same length as
-    ``within``), NULL when there is none."""
-    s = _f("GREATEST", _sql_int(start), L.number(1))
+    ``within``), NULL when there is none. A constant start_num of at least 1 is written as
+    its number with no test; the offset (read twice) is bound once where the query can."""
+    from ...sql.let import let
+
+    k = _count(call, 2, 1)
+    s = L.number(k) if k is not None else _f("GREATEST", _sql_int(start), L.number(1))
     past = _gt(s, _add(_length(within), _case([(empty_find, L.number(1))], L.number(0))))
     searched = within if hay is None else hay
-    offset = _let(_substr(searched, s.copy()), offset_in)
+    offset = let(_let(_substr(searched, s.copy()), offset_in))
     value = _add(offset, s.copy())
-    return value, [(_lt(start, L.number(1)), "#VALUE!"), (past, "#VALUE!"),
+    errors = [] if k is not None else [(_lt(start, L.number(1)), "#VALUE!")]
+    return value, [*errors, (past, "#VALUE!"),
                    (exp.Is(this=offset.copy(), expression=exp.Null()), "#VALUE!")]
 
 
@@ -82,23 +88,23 @@ def _sql_strpos_offset(needle: Any) -> Callable[[Any], Any]:
     return offset_in
 
 
-def sql_find(find: Any, within: Any, start: Any) -> Any:
-    return _sql_position_after(start, within, _eq(find, L.string("")),
+def sql_find(call: FormCall, find: Any, within: Any, start: Any) -> Any:
+    return _sql_position_after(call, start, within, _eq(find, L.string("")),
                                _sql_strpos_offset(find))
 
 
-def _search_plan(backend: str, find: Any, name: str = "SEARCH") -> tuple[bool, list[str], str]:
-    """SEARCH's literal pattern: (empty find_text, literal segments or [], regex or "")."""
+def _search_plan(call: FormCall) -> tuple[bool, list[str], str]:
+    """SEARCH's constant pattern: (empty find_text, literal segments or [], regex or "")."""
     from ....functions._textsearch import lower1, wildcard_segments
 
-    const = _const(backend, find)
+    const = call.const(0)
     if not isinstance(const, str):
-        _refuse(backend, name, "find_text must be a literal (its wildcards decide the search)")
+        call.refuse("find_text must be a literal (its wildcards decide the search)")
     leading, segments = wildcard_segments(lower1(const))
     if not segments:
         return const == "", [], ""
     if leading or len(segments) > 1 or any(ch is None for ch in segments[0]):
-        _check_regex_work(backend, name, _search_re2(leading, segments))
+        _check_regex_work(call, _search_re2(leading, segments))
         body = "(?s:.*?)".join("".join("." if ch is None else _esc(ch) for ch in seg)
                                for seg in segments)
         return False, [], ("(?s:.*?)" if leading else "") + "(?s:" + body + ")"
@@ -112,8 +118,8 @@ def _search_re2(leading: bool, segments: list[list[str | None]]) -> str:
     return (".*?" if leading else "") + ".*?".join(parts)
 
 
-def polars_search(find: Any, within: Any, start: Any) -> Any:
-    empty, literal, regex = _search_plan("polars", find)
+def polars_search(call: FormCall, find: Any, within: Any, start: Any) -> Any:
+    empty, literal, regex = _search_plan(call)
     if not literal and not regex:
         return _pl_position_after(start, within, find, pl.lit(empty),
                                   lambda tail: (pl.lit(True), pl.lit(0)))
@@ -129,14 +135,14 @@ def polars_search(find: Any, within: Any, start: Any) -> Any:
     return _pl_position_after(start, lowered, find, pl.lit(False), found_at)
 
 
-def sql_search(find: Any, within: Any, start: Any) -> Any:
-    empty, literal, regex = _search_plan("sql", find)
+def sql_search(call: FormCall, find: Any, within: Any, start: Any) -> Any:
+    empty, literal, regex = _search_plan(call)
     if not literal and not regex:
-        return _sql_position_after(start, within, exp.Boolean(this=empty),
+        return _sql_position_after(call, start, within, exp.Boolean(this=empty),
                                    lambda tail: L.number(0))
     lowered = sql_case(within, "lower")
     if literal:
-        return _sql_position_after(start, within, exp.Boolean(this=False),
+        return _sql_position_after(call, start, within, exp.Boolean(this=False),
                                    _sql_strpos_offset(L.string(literal[0])), lowered)
 
     def offset_in(tail: Any) -> Any:
@@ -145,18 +151,20 @@ def sql_search(find: Any, within: Any, start: Any) -> Any:
                                    group=L.number(1))
         return _case([(found, _length(prefix))])
 
-    return _sql_position_after(start, within, exp.Boolean(this=False), offset_in, lowered)
+    return _sql_position_after(call, start, within, exp.Boolean(this=False), offset_in,
+                               lowered)
 
 
 # ------------------------------------------------------------ RE2 work budget (scalar)
 
 
-def _check_regex_work(backend: str, name: str, pattern: str, case_sensitive: bool = True,
+def _check_regex_work(call: FormCall, pattern: str, case_sensitive: bool = True,
                       dot_nl: bool = True) -> None:
     """Refuse a pattern whose RE2 program is large enough that the scalar engine could stop
     with `LimitExceeded` on a text within the text limit (see `_textsearch.check_work`)."""
     from ....functions._textsearch import REGEX_WORK_LIMIT, compile_regex, options
 
+    name = call.name
     worst = 0
     modes = [False] if not pattern.isascii() else [True, False]
     for latin1 in modes:
@@ -169,19 +177,19 @@ def _check_regex_work(backend: str, name: str, pattern: str, case_sensitive: boo
         nbytes = LIMIT if latin1 else 4 * LIMIT
         worst = max(worst, size * nbytes)
     if worst > REGEX_WORK_LIMIT:
-        _refuse(backend, name, "the pattern is large enough that the scalar engine's regular-"
+        call.refuse("the pattern is large enough that the scalar engine's regular-"
                 "expression budget could stop a long text")
 
 
 # ------------------------------------------------------------ TEXTBEFORE, TEXTAFTER, SPLIT
 
 
-def _one_delimiter(backend: str, name: str, delim: Any) -> str:
-    d = _const(backend, delim)
+def _one_delimiter(call: FormCall, i: int) -> str:
+    d = call.const(i)
     if isinstance(d, tuple) and len(d) == 1:
         d = d[0]
     if not isinstance(d, str):
-        _refuse(backend, name, "the delimiter must be one literal text (several delimiters, "
+        call.refuse("the delimiter must be one literal text (several delimiters, "
                 "the longest winning at each position, have no native split)")
     return d
 
@@ -197,10 +205,10 @@ def _flag(v: Any) -> bool | None:
     return None
 
 
-def _literal_flag(backend: str, name: str, arg: Any, what: str) -> bool | None:
-    v = _const(backend, arg)
+def _literal_flag(call: FormCall, i: int, what: str) -> bool | None:
+    v = call.const(i)
     if v is _NOT:
-        _refuse(backend, name, f"{what} must be a literal")
+        call.refuse(f"{what} must be a literal")
     return _flag(v)
 
 
@@ -225,17 +233,16 @@ class _Span:
         self.start, self.end, self.found = start, end, found
 
 
-def _before_after_plan(backend: str, name: str, args: Sequence[Any]) -> Any:
-    folded = _fold(backend, name, args)
+def _before_after_plan(call: FormCall) -> Any:
+    folded = _fold(call)
     if folded is not _NOT:
         return _Folded(folded)
-    text, delim, inst, mode, end = args[:5]
-    d = _one_delimiter(backend, name, delim)
-    k = _const(backend, inst)
+    d = _one_delimiter(call, 1)
+    k = call.const(2)
     if k is _NOT or k is None:
-        _refuse(backend, name, "instance_num must be a literal")
-    ignore_case = _literal_flag(backend, name, mode, "match_mode")
-    match_end = _literal_flag(backend, name, end, "match_end")
+        call.refuse("instance_num must be a literal")
+    ignore_case = _literal_flag(call, 3, "match_mode")
+    match_end = _literal_flag(call, 4, "match_end")
     k = math.floor(Decimal(k))  # Excel takes INT of instance_num, as the scalar engine does
     if ignore_case is None or match_end is None or k == 0:
         return "bad"  # #VALUE! for every non-empty text
@@ -245,7 +252,7 @@ def _before_after_plan(backend: str, name: str, args: Sequence[Any]) -> Any:
     else:
         ignore_case = False
     if k < 0 and d and _has_border(d):
-        _refuse(backend, name, "a negative instance_num with a delimiter whose occurrences can "
+        call.refuse("a negative instance_num with a delimiter whose occurrences can "
                 "overlap (counting from the end would find others)")
     return d, k, ignore_case, match_end
 
@@ -278,8 +285,9 @@ def _pl_span(text: Any, d: str, k: int, ignore_case: bool, match_end: bool) -> _
     return _Span(start, end, found)
 
 
-def _pl_before_after(name: str, args: Sequence[Any]) -> Any:
-    plan = _before_after_plan("polars", name, args)
+def _pl_before_after(call: FormCall, args: Sequence[Any]) -> Any:
+    name = call.name
+    plan = _before_after_plan(call)
     if isinstance(plan, _Folded):
         return plan.result
     text = args[0]
@@ -296,12 +304,12 @@ def _pl_before_after(name: str, args: Sequence[Any]) -> Any:
     return value, [(~empty & too_far, "#VALUE!"), (missing, "#N/A")]
 
 
-def polars_textbefore(*args: Any) -> Any:
-    return _pl_before_after("TEXTBEFORE", args)
+def polars_textbefore(call: FormCall, *args: Any) -> Any:
+    return _pl_before_after(call, args)
 
 
-def polars_textafter(*args: Any) -> Any:
-    return _pl_before_after("TEXTAFTER", args)
+def polars_textafter(call: FormCall, *args: Any) -> Any:
+    return _pl_before_after(call, args)
 
 
 def _sql_span(text: Any, d: str, k: int, ignore_case: bool, match_end: bool) -> _Span:
@@ -332,8 +340,9 @@ def _sql_span(text: Any, d: str, k: int, ignore_case: bool, match_end: bool) -> 
     return _Span(start, end, found)
 
 
-def _sql_before_after(name: str, args: Sequence[Any]) -> Any:
-    plan = _before_after_plan("sql", name, args)
+def _sql_before_after(call: FormCall, args: Sequence[Any]) -> Any:
+    name = call.name
+    plan = _before_after_plan(call)
     if isinstance(plan, _Folded):
         return plan.result
     text = args[0]
@@ -356,43 +365,40 @@ def _sql_before_after(name: str, args: Sequence[Any]) -> Any:
     return value, [(exp.and_(not_empty, too_far), "#VALUE!"), (missing, "#N/A")]
 
 
-def sql_textbefore(*args: Any) -> Any:
-    return _sql_before_after("TEXTBEFORE", args)
+def sql_textbefore(call: FormCall, *args: Any) -> Any:
+    return _sql_before_after(call, args)
 
 
-def sql_textafter(*args: Any) -> Any:
-    return _sql_before_after("TEXTAFTER", args)
+def sql_textafter(call: FormCall, *args: Any) -> Any:
+    return _sql_before_after(call, args)
 
 
-def _split_plan(backend: str, args: Sequence[Any]) -> Any:
-    folded = _fold(backend, "TEXTSPLIT", args)
+def _split_plan(call: FormCall) -> Any:
+    folded = _fold(call)
     if folded is not _NOT:
         return _Folded(folded)
-    text, delim, row, ignore_empty, mode = args
-    r = _const(backend, row)
+    r = call.const(2)
     if r is _NOT:
-        _refuse(backend, "TEXTSPLIT", "row_delimiter must be a literal (or left out)")
+        call.refuse("row_delimiter must be a literal (or left out)")
     if r:
         return "bad"
-    d = _const(backend, delim)
+    d = call.const(1)
     if isinstance(d, tuple) and len(d) == 1:
         d = d[0]
     if d == "" or d == ():
         return "bad"
-    d = _one_delimiter(backend, "TEXTSPLIT", delim if not isinstance(d, str) else delim)
-    if isinstance(_const(backend, delim), tuple):
-        d = _const(backend, delim)[0]
-    ignore_case = _literal_flag(backend, "TEXTSPLIT", mode, "match_mode")
+    d = _one_delimiter(call, 1)
+    ignore_case = _literal_flag(call, 4, "match_mode")
     if ignore_case is None:
         return "bad"
     if ignore_case and not _caseless(d):
-        _refuse(backend, "TEXTSPLIT", "match_mode 1 with a delimiter that has cased letters (the "
+        call.refuse("match_mode 1 with a delimiter that has cased letters (the "
                 "pieces would have to be cut from the text by positions found in its lower case)")
     return d
 
 
-def polars_textsplit(text: Any, delim: Any, row: Any, ignore_empty: Any, mode: Any) -> Any:
-    plan = _split_plan("polars", [text, delim, row, ignore_empty, mode])
+def polars_textsplit(call: FormCall, text: Any, delim: Any, row: Any, ignore_empty: Any, mode: Any) -> Any:
+    plan = _split_plan(call)
     if isinstance(plan, _Folded):
         return plan.result
     if isinstance(plan, str) and plan == "bad":
@@ -404,8 +410,8 @@ def polars_textsplit(text: Any, delim: Any, row: Any, ignore_empty: Any, mode: A
     return pl.when(ignore_empty).then(kept).otherwise(parts)
 
 
-def sql_textsplit(text: Any, delim: Any, row: Any, ignore_empty: Any, mode: Any) -> Any:
-    plan = _split_plan("sql", [text, delim, row, ignore_empty, mode])
+def sql_textsplit(call: FormCall, text: Any, delim: Any, row: Any, ignore_empty: Any, mode: Any) -> Any:
+    plan = _split_plan(call)
     if isinstance(plan, _Folded):
         return plan.result
     if isinstance(plan, str) and plan == "bad":
