@@ -1,7 +1,7 @@
 """The `FormCall` a form receives from the walk (`columnar.walk.Walker.with_call`): the numeric
 mode on both backends and what only the compiled argument columns know (SQL DECIMAL vs DOUBLE,
 whether an argument may be an error, the polars dtype), for ``style="call"`` and
-``style="call_columns"`` forms.
+``style="columns"`` forms.
 
 A spy form replaces one function's table entry; it records what its `FormCall` reports and
 computes the function's own answer, so the compiled program still runs and is checked.
@@ -62,7 +62,7 @@ _SPIES.sql_isblank = sql_isblank  # type: ignore[attr-defined]
 SPY_FORMS = {("ABS", "sql"): Form("sql", lambda: _SPIES, "sql_abs", style="call"),
              ("ABS", "polars"): Form("polars", lambda: _SPIES, "polars_abs", style="call"),
              ("ISBLANK", "sql"): Form("sql", lambda: _SPIES, "sql_isblank",
-                                      style="call_columns")}
+                                      style="columns")}
 
 
 @pytest.fixture(autouse=True)

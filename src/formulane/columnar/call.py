@@ -1,7 +1,7 @@
 """The one contract a form receives: `FormCall`, the call being translated.
 
-Contract: a form that declares it (``style="call"`` in its table entry, `forms.form.Form`) is
-called as ``form(call: FormCall, *values)``: the values are the backend's compiled argument
+Contract: every form of the tables (`forms.form.Form`) is called as
+``form(call: FormCall, *values)``: the values are the backend's compiled argument
 values (polars expressions, sqlglot expressions); `FormCall` gives what a form needs beyond
 them, read from the checked IR, never from the values:
 
@@ -26,9 +26,9 @@ them, read from the checked IR, never from the values:
 - ``refuse(reason)``: raise `Unsupported` at compile time, with the reason, in the words every
   backend uses ("polars cannot evaluate F: ...", "SQL cannot express F: ...").
 
-Older forms take only the values; their table entries say so (``style="values"``), and `Form`
-adapts the call for them. A form that sees its arguments' columns, errors included
-(``style="call_columns"``: ISBLANK, ISERROR...), is called as ``form(call, *columns)``. Importing this imports neither polars nor sqlglot.
+A form that sees its arguments' columns, errors included (``style="columns"``: ISBLANK,
+ISERROR...), is called as ``form(call, *columns)``. Importing this imports neither polars nor
+sqlglot.
 """
 
 from __future__ import annotations

@@ -2,21 +2,19 @@
 
 Contract: a `Form` names a function in a family module (``family`` is a plain function that
 imports that module, on the first call of one of its forms, so declaring and compiling for one
-backend never import the other backend's library) and how the compilers call it (``style``):
+backend never import the other backend's library). Every form receives the one contract,
+`columnar.call.FormCall` (argument types, constants, numeric mode, the arguments' compiled
+columns, ``let``, ``refuse``), first; ``style`` says what follows it:
 
-- ``"values"``: ``fn(*bound, *values, **flags)``, the arguments' compiled values (their errors
-  combined by the compiler); a form returns a value or ``(value, errors)``;
-- ``"columns"``: the same with each argument's compiled column (value, error code, static type:
-  the tests that see error values, ISERROR...);
-- ``"call"``: ``fn(FormCall, *bound, *values, **flags)`` (`columnar.call`: argument types,
-  constants, numeric mode, the arguments' compiled columns, ``let``, ``refuse``);
-- ``"call_columns"``: ``fn(FormCall, *bound, *columns, **flags)``, the ``"columns"`` form
-  that also takes the call;
-- ``"ops"``: a date algorithm written once over an ops object (`dates.run_ops`), with the
-  overload's parameter kinds bound first.
+- ``"call"`` (the default): ``fn(call, *bound, *values, **flags)``, the arguments' compiled
+  values (their errors combined by the compiler); a form returns a value or
+  ``(value, errors)``;
+- ``"columns"``: ``fn(call, *bound, *columns, **flags)``, each argument's compiled column
+  (value, error code, static type: the tests that see error values, ISERROR...).
 
 The compilers read ``wants_call`` and ``wants_columns`` to know what to pass (see
-`columnar.polars.compiler` and `columnar.sql.compiler`).
+`columnar.polars.compiler` and `columnar.sql.compiler`); a host function's own form
+(`Registry.extend`) is a plain callable of the values and declares neither.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, Literal, Mapping
 
-Style = Literal["values", "columns", "call", "call_columns", "ops"]
+Style = Literal["call", "columns"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,41 +35,34 @@ class Form:
     attr: str
     bound: tuple[Any, ...] = ()
     flags: Mapping[str, Any] = field(default_factory=dict)
-    style: Style = "values"
+    style: Style = "call"
 
-    @property
-    def wants_call(self) -> bool:
-        return self.style in ("call", "call_columns")
+    #: every table form takes the `FormCall` (a host function's plain callable does not)
+    wants_call = True
 
     @property
     def wants_columns(self) -> bool:
-        return self.style in ("columns", "call_columns")
+        return self.style == "columns"
 
     @property
     def __name__(self) -> str:  # noqa: PLW3201 - reads like a function's in messages and tests
         return f"{self.backend}:{self.attr}"
 
     def __call__(self, *args: Any, call: Any = None) -> Any:
+        from ..call import FormCall
+        from ...errors import Unsupported
+        from ...interpreter import ir
+
         fn = getattr(self.family(), self.attr)
-        if self.style in ("call", "call_columns"):
-            from ..call import FormCall
-            from ...errors import Unsupported
-            from ...interpreter import ir
-
-            # the walk passes the FormCall it filled (`columnar.walk.WithCall`); a bare
-            # `ir.Call` (a caller outside the walk) gets one without its columns
-            if isinstance(call, ir.Call):
-                call = FormCall(call, self.backend)
-            if not isinstance(call, FormCall):
-                raise Unsupported(f"the {self.backend} form {self.attr} needs the call's "
-                                  "argument types", function=self.attr, backend=self.backend,
-                                  reason="the backend did not pass the call being translated")
-            return fn(call, *self.bound, *args, **self.flags)
-        if self.style == "ops":
-            from .dates import run_ops
-
-            return run_ops(self.backend, fn, *self.bound, *args)
-        return fn(*self.bound, *args, **self.flags)
+        # the walk passes the FormCall it filled (`columnar.walk.WithCall`); a bare `ir.Call`
+        # (a caller outside the walk) gets one without its columns
+        if isinstance(call, ir.Call):
+            call = FormCall(call, self.backend)
+        if not isinstance(call, FormCall):
+            raise Unsupported(f"the {self.backend} form {self.attr} needs the call's "
+                              "argument types", function=self.attr, backend=self.backend,
+                              reason="the backend did not pass the call being translated")
+        return fn(call, *self.bound, *args, **self.flags)
 
 
 # ------------------------------------------------------------------------- family loaders
@@ -217,6 +208,6 @@ DATES_OPS: dict[str, tuple[Callable[[], ModuleType], str]] = {
 
 
 def dates_entries(backend: Literal["polars", "sql"]) -> dict[str, Form]:
-    """The dates family's entries of one backend's table (``style="call"``, `DATES_OPS`)."""
-    return {name: Form(backend, family, attr, style="call")
+    """The dates family's entries of one backend's table (`DATES_OPS`)."""
+    return {name: Form(backend, family, attr)
             for name, (family, attr) in DATES_OPS.items()}

@@ -61,10 +61,10 @@ if TYPE_CHECKING:
 _OPS: dict[str, type[PolarsOps] | type[SqlOps]] = {"polars": PolarsOps, "sql": SqlOps}
 
 
-def run_ops(call: Any, algorithm: Callable[..., Any], *args: Any) -> Any:
+def run_ops(call: FormCall, algorithm: Callable[..., Any], *args: Any) -> Any:
     """Applies the date algorithm (``f(o, call, *args)`` of `parts` or `arithmetic`) to the
     backend's values of ``call`` (a `FormCall`): the overload and the constant arguments are
-    the call's. (Typed Any while `form.Form` keeps its unused ``"ops"`` style.)"""
+    the call's."""
     o = _OPS[call.backend]()
     out = algorithm(o, call, *[o.arg(call, i, a) for i, a in enumerate(args)])
     if isinstance(out, tuple):

@@ -265,7 +265,7 @@ _NUMBER_FORMS = {"=": "number_eq", "<>": "number_ne", "<": "number_lt", "<=": "n
 def number_compare(op: str) -> Form:
     """The form of ``op`` on two numbers (`forms.form_for`): the table's entry of
     ``"op(Number, Number)"``, a `FormCall` form like every other of this module."""
-    return Form("polars", operators_polars, _NUMBER_FORMS[op], style="call")
+    return Form("polars", operators_polars, _NUMBER_FORMS[op])
 
 
 def number_eq(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
