@@ -33,7 +33,7 @@ from ...types import Type
 from ...values import ErrorValue
 from ..walk import Walker, call_kw
 from .kit import (SqlColumn, case, cases, error_when, first_error, is_null, literal, not_finite,
-                  not_null, own_errors, sql_type)
+                  own_errors, sql_type)
 from .let import _BINDER, let, sql_length_error
 
 class SqlCompiler(Walker[SqlColumn]):
@@ -251,9 +251,11 @@ class SqlCompiler(Walker[SqlColumn]):
     def decimal_op(op: str, args: list[SqlColumn], nodes: Sequence[ir.IR]) -> SqlColumn:
         """+ - * on DECIMAL columns: `forms.operators.sql_arith.decimal_arith` (the operators'
         SQL, with what a literal operand settles decided when compiling)."""
-        from ..forms.operators.sql_arith import decimal_arith
+        from ...interpreter.fold import constant
+        from ..forms.operators.sql_arith import decimal_arith, known_number
 
-        return decimal_arith(op, args[0], args[1])
+        return decimal_arith(op, args[0], args[1], known_number(constant(nodes[0])),
+                             known_number(constant(nodes[1])))
 
     def concat(self, node: ir.Call) -> SqlColumn:
         """``&``: Text, Boolean and Date operands are shown as `values.display_text` does;

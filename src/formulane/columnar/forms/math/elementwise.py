@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...call import MISSING, FormCall
+from ...call import FormCall
 from .. import _lazy
 from . import polars as _pf
 

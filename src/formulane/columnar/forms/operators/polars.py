@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 import polars as pl
 

@@ -20,7 +20,7 @@ from ...call import FormCall
 from ...sql.kit import SqlColumn, case, cases, first_error, not_null
 from ...sql.let import let
 from . import sql_arith as _k
-from .sql_arith import Operand, known, operand, p, settled
+from .sql_arith import Operand, known, p, settled
 
 _ZERO = Decimal(0)
 
@@ -86,7 +86,7 @@ def power_parts(a: exp.Expr, b: exp.Expr, base: Decimal | None = None,
 
 def _fraction(b: exp.Expr, k: Decimal | None) -> exp.Expr:
     """b is not a whole number (decided for a known ``k``)."""
-    k = k if k is not None else _k.value_of(b)
+    k = k if k is not None else _k.literal(b)
     if k is not None:
         return exp.true() if k != k.to_integral_value() else exp.false()
     return _k.ne(b, exp.Floor(this=p(b)))

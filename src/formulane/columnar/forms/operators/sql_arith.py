@@ -8,9 +8,7 @@ operators and comparisons (`add`, `lt`...), the guards both families write (`not
 What a form knows about an operand is passed in, never read back out of the built SQL: an
 `Operand` is an expression or, for a constant (`FormCall.const`, through `known`), its value as
 a `Decimal`; a test of known values is decided when the SQL is built and never written.
-(`literal_number` reads a number back out of a literal expression: the fallback of callers
-that do not pass what they know yet, the math forms and the compiler's `decimal_arith` call;
-it goes when they do.) Importing this imports sqlglot, never polars.
+Importing this imports sqlglot, never polars.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 
 from sqlglot import exp
 
-from ...sql.kit import SqlColumn, case, cases, first_error, not_null
+from ...sql.kit import SqlColumn, cases, first_error, not_null
 from ...sql.let import let
 
 if TYPE_CHECKING:
@@ -56,9 +54,30 @@ def operand(call: FormCall, i: int, value: exp.Expr) -> Operand:
 
 
 def value_of(x: Operand) -> Decimal | None:
-    """A known operand's value; an expression's is None (but see `literal_number`: read back,
-    for the callers that do not pass what they know yet)."""
-    return x if isinstance(x, Decimal) else literal_number(x)
+    """A known operand's value, or the value of a number literal the builders themselves
+    wrote (`literal`), else None."""
+    return x if isinstance(x, Decimal) else literal(x)
+
+
+def literal(e: exp.Expr) -> Decimal | None:
+    """The value of a number literal (possibly negated, parenthesized or cast to DECIMAL), else
+    None. A peephole of the builders, not a reader of the program's constants (those come
+    from `FormCall.const`): a form writes its own literals (``_n(0)``, a known argument
+    written from its value) and a comparison or guard of two literals is decided here
+    instead of being written (``2 = 0`` is FALSE, so MOD by a literal has no #DIV/0! test
+    and may sit in a lambda body)."""
+    while isinstance(e, exp.Paren) or (isinstance(e, exp.Cast)
+                                        and e.to.this == exp.DataType.Type.DECIMAL):
+        e = e.this
+    if isinstance(e, exp.Neg):
+        inner = literal(e.this)
+        return None if inner is None else -inner
+    if isinstance(e, exp.Literal) and not e.is_string:
+        try:
+            return Decimal(e.this)
+        except (InvalidOperation, ValueError):
+            return None
+    return None
 
 
 def sql_of(x: Operand) -> exp.Expr:
@@ -233,30 +252,11 @@ def double(e: exp.Expr) -> exp.Expr:
 def nullif_zero(e: exp.Expr, k: Decimal | None = None) -> exp.Expr:
     """NULL for a zero divisor (engines that raise on division by zero never see one); a
     divisor known to be ``k`` is settled when compiling."""
-    k = k if k is not None else value_of(e)
+    k = k if k is not None else literal(e)
     if k is not None:
         return exp.Null() if k == 0 else e
     return exp.Nullif(this=p(e), expression=num(0))
 
-
-def literal_number(e: exp.Expr) -> Decimal | None:
-    """The value of a number literal (possibly negated or parenthesized), else None: read back
-    out of built SQL, for the callers that do not pass what they know yet (see the module
-    docs); the operators' forms never call it."""
-    while isinstance(e, exp.Paren) or (isinstance(e, exp.Cast) and e.to.this in _EXACT_TYPES):
-        e = e.this  # a cast to DECIMAL is of a literal that fits it (`compiler.const`)
-    if isinstance(e, exp.Neg):
-        inner = literal_number(e.this)
-        return None if inner is None else -inner
-    if isinstance(e, exp.Literal) and not e.is_string:
-        try:
-            return Decimal(e.this)
-        except (InvalidOperation, ValueError):
-            return None
-    return None
-
-
-_EXACT_TYPES = (exp.DataType.Type.DECIMAL,)
 
 #: Float (DOUBLE) results the scalar engine could not hold are #NUM!.
 FLOAT_LIMIT = exp.Literal.number("1e308")
@@ -329,13 +329,8 @@ def _whole(k: Decimal | None) -> bool:
     return k is not None and k == k.to_integral_value()
 
 
-#: `decimal_arith`'s default for an operand's known value: not said by the caller, read back
-#: out of its literal (`literal_number`) until the compiler passes what it knows.
-UNSAID: Any = object()
-
-
-def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Any = UNSAID,
-                  known_b: Any = UNSAID) -> SqlColumn:
+def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
+                  known_b: Decimal | None) -> SqlColumn:
     """+ - * on DECIMAL columns (docs/columnar.md, "SQL decimal policy"): the result is a
     DECIMAL(38, 18), so |x| < 1e20. Engines type a product by adding the operands' scales and
     abort the whole query on an overflow; so a row whose operands or result do not fit is
@@ -351,10 +346,6 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Any = UNSAID,
     there (else it is NULL, with its error first), so it is not tested again; ``x * x`` tests
     its one operand once. The range test is bound once (`let`), read by the value and the
     error; a NULL operand makes it NULL: a blank, not an error."""
-    if known_a is UNSAID:
-        known_a = literal_number(a.value)
-    if known_b is UNSAID:
-        known_b = literal_number(b.value)
     same = known_a is None and known_b is None and a.value == b.value
     ea, eb = _estimate(a, known_a), _estimate(b, known_b)
     est = let(_BINARY[op](this=p(ea), expression=p(eb)))
@@ -418,6 +409,6 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Any = UNSAID,
 __all__ = ["add", "sub", "mul", "div", "mod", "eq", "ne", "lt", "le", "gt", "ge", "p", "num",
            "truth", "settled", "all_of", "any_of", "not_", "when", "errors", "Operand", "known",
            "known_number",
-           "operand", "value_of", "sql_of", "double", "cast_to", "nullif_zero",
-           "literal_number", "not_finite", "only", "decimal_arith", "FLOAT_LIMIT",
+           "operand", "value_of", "literal", "sql_of", "double", "cast_to", "nullif_zero",
+           "not_finite", "only", "decimal_arith", "FLOAT_LIMIT",
            "DECIMAL_FIT"]
