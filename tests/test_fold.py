@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import formulane
 from formulane import ErrorValue, FormulaError, Limits
 from formulane.interpreter import ir
-from formulane.interpreter.fold import MISSING, constant, fold, folding_limits
+from formulane.interpreter.fold import MISSING, constant, fold
 from formulane.interpreter.program import Program
 
 CASES = yaml.safe_load((Path(__file__).parent / "fold" / "cases.yaml").read_text())
@@ -89,23 +89,23 @@ def test_fold_case(case: dict[str, Any]) -> None:
 
 def test_limits_are_the_programs() -> None:
     program = formulane.compile('LEN(REPT("ab", 30))', SCHEMA)
-    with folding_limits(Limits(max_text_length=100)):
-        assert type(fold(program.root)) is ir.Const
-    with folding_limits(Limits(max_text_length=50)):
-        # the scalar engine stops this text (E406): not folded, the backend reports it
-        assert type(fold(program.root)) is not ir.Const
+    assert type(fold(program.root, limits=Limits(max_text_length=100))) is ir.Const
+    # the scalar engine stops this text (E406): not folded, the backend reports it
     assert type(fold(program.root, limits=Limits(max_text_length=50))) is not ir.Const
 
 
-def test_sql_folds_under_the_programs_limits() -> None:
-    """The SQL entry point passes the program's limits to the walk (no ambient setting)."""
+@pytest.mark.parametrize("backend", ["sql", "polars"])
+def test_backends_fold_under_the_programs_limits(backend: str) -> None:
+    """Every entry point passes the program's own limits to the walk."""
     src = 'LEN(REPT("ab", 30)) + x'
     wide = formulane.compile(src, SCHEMA, limits=Limits(max_text_length=100))
     narrow = formulane.compile(src, SCHEMA, limits=Limits(max_text_length=50))
-    assert "60" in wide.to_sql("duckdb").value_sql
-    assert "LENGTH(" in narrow.to_sql("duckdb").select("t").upper()  # LEN not folded
-    with folding_limits(Limits(max_text_length=100)):  # an ambient setting does not win
+    if backend == "sql":
+        assert "60" in wide.to_sql("duckdb").value_sql
         assert "LENGTH(" in narrow.to_sql("duckdb").select("t").upper()  # LEN not folded
+    else:
+        assert "str.len_chars" not in str(wide.to_polars().value)
+        assert "str.len_chars" in str(narrow.to_polars().value)  # LEN not folded
 
 
 @pytest.mark.parametrize("src,want", [

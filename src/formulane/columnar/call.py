@@ -59,7 +59,7 @@ class FormCall:
         #: the arguments' compiled columns as the walker passes them to the form (None: not
         #: known, e.g. a call with lambdas)
         self.columns = columns
-        #: the program's limits, that constants fold under (None: `fold.FOLD_LIMITS`)
+        #: the program's limits, that constants fold under (None: the defaults)
         self.limits = limits
 
     def type(self, i: int) -> Type:

@@ -48,7 +48,7 @@ class Walker(Generic[C]):
 
     def __init__(self, limits: Limits | None = None) -> None:
         #: the program's limits: constants fold under them (`interpreter.fold`), in the walk
-        #: and in its forms' `FormCall.const` (None: `fold.FOLD_LIMITS`, the default)
+        #: and in its forms' `FormCall.const` (None: the defaults)
         self.limits = limits
         self.slots: dict[int, C] = {}
         #: LET names bound to a constant: the constant (forms specialise on constants)

@@ -34,21 +34,18 @@ above them), so that its refusal (with the reason) is still reported.
 The output is new immutable nodes (``Const.folded`` is true on each folded value); the input is
 not changed, and a subtree with nothing to fold is returned as it is. The compile-time limits
 are passed in (``limits``): the columnar walk passes its program's (`columnar.walk.Walker`,
-and its forms' `FormCall.const`). Without them folding reads `FOLD_LIMITS` (default
-`DEFAULT_LIMITS`, the limits the columnar forms bound their results by), which
-`folding_limits` sets for the polars entry points until the polars compiler passes its
-program's limits to the walk too.
+and its forms' `FormCall.const`), from every entry point (`Program.to_polars`, `apply`,
+`Program.to_sql`); without them folding uses `DEFAULT_LIMITS`, the limits the columnar forms
+bound their results by.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import decimal
-from contextvars import ContextVar
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from ..errors import FormulaError
 from ..limits import DEFAULT_LIMITS, Limits
@@ -61,8 +58,6 @@ from .overloads import per_char_cost
 #: What `constant` answers (and `fold_call` returns) for a node that is not a constant.
 MISSING: Any = object()
 NOT_FOLDED: Any = MISSING
-#: The limits constant calls are folded under (see the module docs).
-FOLD_LIMITS: ContextVar[Limits] = ContextVar("formulane_fold_limits", default=DEFAULT_LIMITS)
 _WHOLE_LIMIT = Decimal("1e38")
 _FRACTION_LIMIT = Decimal("1e20")
 _EXACT = decimal.Context(prec=60)
@@ -70,16 +65,6 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 #: Result types a folded `Const` may have (a Never-typed error call such as NA() stays a call:
 #: the forms type its NULL by the call's own type).
 _CONST_KINDS = frozenset({"Number", "Text", "Boolean", "Date"})
-
-
-@contextlib.contextmanager
-def folding_limits(limits: Limits) -> Iterator[None]:
-    """Fold under ``limits`` (a program's own) inside the block."""
-    token = FOLD_LIMITS.set(limits)
-    try:
-        yield
-    finally:
-        FOLD_LIMITS.reset(token)
 
 
 class _ReadsClock(Exception):
@@ -142,7 +127,7 @@ class _Folder:
 
     def __init__(self, keep: Callable[[ir.Call], bool] | None, limits: Limits | None) -> None:
         self.keep = keep
-        self.limits = limits or FOLD_LIMITS.get()
+        self.limits = limits or DEFAULT_LIMITS
         self._ctx: _FoldContext | None = None
         #: LET names whose value folded to a constant: that constant (read in their place)
         self.slots: dict[int, ir.Const] = {}
@@ -379,5 +364,4 @@ def _held(value: Any) -> Any:
     return MISSING
 
 
-__all__ = ["FOLD_LIMITS", "MISSING", "NOT_FOLDED", "constant", "fold", "fold_call",
-           "folding_limits"]
+__all__ = ["MISSING", "NOT_FOLDED", "constant", "fold", "fold_call"]

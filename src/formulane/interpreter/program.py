@@ -197,10 +197,9 @@ class Program(Generic[R]):
         "decimal" (the arithmetic of Number columns); ``dtypes``: the frame's column dtypes
         when known, so decimal mode keeps each Decimal column's own scale."""
         from ..columnar.polars.frame import to_polars_form
-        from .fold import folding_limits
 
-        with folding_limits(self.limits):  # constants fold under this program's own limits
-            return to_polars_form(self.root, numbers, dtypes)
+        # constants fold under this program's own limits
+        return to_polars_form(self.root, numbers, dtypes, self.limits)
 
     def to_sql(self, dialect: str = "duckdb", numbers: str = "decimal") -> Any:
         """This program as SQL (`SqlForm`: value and error-code expressions, ``.value_sql``,

@@ -44,6 +44,7 @@ from typing import Any, Callable, Mapping, Sequence
 import polars as pl
 
 from ...errors import Unsupported
+from ...limits import Limits
 from ...interpreter import ir
 from ...types import Type
 from ...values import ErrorValue
@@ -124,8 +125,9 @@ class PolarsCompiler(Walker[Column]):
     label = "polars"
 
     def __init__(self, columns: Mapping[str, str],
-                 dtypes: Mapping[str, pl.DataType] | None = None) -> None:
-        super().__init__()
+                 dtypes: Mapping[str, pl.DataType] | None = None,
+                 limits: Limits | None = None) -> None:
+        super().__init__(limits)
         self.columns = columns  # variable name -> column name
         self.dtypes = dtypes or {}  # column name -> dtype, when the frame is known
         self.element_slot: int | None = None
@@ -525,14 +527,15 @@ def _refuse_special_fields(compiler: "PolarsCompiler", node: ir.IR, t: Type | No
 
 def to_polars(root: ir.IR, *, numbers_mode: str = "float",
               columns: Mapping[str, str] | None = None,
-              dtypes: Mapping[str, pl.DataType] | None = None
-              ) -> tuple[pl.Expr, pl.Expr | None]:
+              dtypes: Mapping[str, pl.DataType] | None = None,
+              limits: Limits | None = None) -> tuple[pl.Expr, pl.Expr | None]:
     """(value expression, error-code expression or None) for a checked program. The value is
-    as computed, also on rows that err: the caller nulls it there (`frame.to_polars_form`)."""
+    as computed, also on rows that err: the caller nulls it there (`frame.to_polars_form`).
+    ``limits``: the program's, that its constants fold under (None: the defaults)."""
     if numbers_mode not in ("float", "decimal"):
         raise ValueError("numbers_mode must be 'float' or 'decimal'")
     token = _MODE.set(numbers_mode)
-    compiler = PolarsCompiler(columns or {}, dtypes)
+    compiler = PolarsCompiler(columns or {}, dtypes, limits)
     reads = _INTEGER_READ.set(compiler.integer_read)
     try:
         col = compiler.run(root)

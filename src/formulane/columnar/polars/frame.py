@@ -23,7 +23,6 @@ from ...types import (
     ANY, BOOLEAN, DATE, DATETIME, DURATION, NUMBER, TEXT, Type, list_of, optional, record,
 )
 from ..names import ERROR_SUFFIX  # re-exported: callers import it from here
-from ...interpreter.fold import folding_limits
 from . import compiler, kit
 
 if TYPE_CHECKING:
@@ -360,9 +359,8 @@ def _plan(programs: tuple[tuple[str, Any], ...], numbers: str,
             try:
                 mode = numbers if numbers != "auto" else numbers_mode(frame_dtypes,
                                                                       program.uses)
-                with folding_limits(program.limits):  # constants fold under its own limits
-                    step1, step2 = to_polars_form(program.root, mode, frame_dtypes).stages(
-                        name, error_suffix)
+                step1, step2 = to_polars_form(program.root, mode, frame_dtypes,
+                                              program.limits).stages(name, error_suffix)
             except FormulaError as exc:  # say which of the formulas it came from
                 exc.add_note(f"in the formula for output column {name!r}")
                 raise
@@ -512,10 +510,12 @@ def sql_select(
     return query
 
 
-def to_polars_form(root: Any, numbers: str, dtypes: Any = None) -> PolarsForm:
+def to_polars_form(root: Any, numbers: str, dtypes: Any = None, limits: Any = None
+                   ) -> PolarsForm:
     """Polars expressions for a checked program; ``dtypes`` (the frame's, when known) lets
-    decimal mode keep each Decimal column's own scale."""
-    raw, error = compiler.to_polars(root, numbers_mode=numbers, dtypes=dtypes)
+    decimal mode keep each Decimal column's own scale; ``limits``: the program's, that its
+    constants fold under."""
+    raw, error = compiler.to_polars(root, numbers_mode=numbers, dtypes=dtypes, limits=limits)
     if error is None:
         return PolarsForm(raw, None)
     # A row with an error has no value: never a half-computed number next to an error code.
