@@ -33,9 +33,6 @@ if TYPE_CHECKING:
 #: The columnar backends that have a form table.
 Backend = Literal["polars", "sql"]
 
-#: Comparisons whose polars form on two numbers is `operators.polars.number_compare` (float mode
-#: compares within the scalar engine's tolerance, decimal mode exactly).
-_COMPARISONS = frozenset({"=", "<>", "<", "<=", ">", ">="})
 
 
 def table(backend: Backend) -> dict[str, Any]:
@@ -79,13 +76,7 @@ def declared_form(spec: FunctionSpec, backend: Backend, sig: Sig | None = None) 
 
 def form_for(call: ir.Call, backend: Backend) -> Any:
     """The form the ``backend`` compiler calls for ``call`` (see the module docs)."""
-    spec = call.spec
-    if backend == "polars" and spec.name in _COMPARISONS and not spec.lazy \
-            and call.args[0].type.kind == "Number" and call.args[1].type.kind == "Number":
-        from .operators import polars as operator_forms
-
-        return operator_forms.number_compare(spec.name)
-    return declared_form(spec, backend, call.sig)
+    return declared_form(call.spec, backend, call.sig)
 
 
 __all__ = ["Backend", "declared_form", "form_for", "overload_key", "table"]

@@ -21,7 +21,6 @@ import polars as pl
 from ...call import MISSING, FormCall
 from ...polars.kit import (DECIMAL_DTYPE, FLOAT_LIMIT, Column, first_error, numbers,
                            threshold_compare)
-from ..form import Form, operators_polars
 
 _NO_ERROR = None
 
@@ -250,94 +249,27 @@ def _float_compare(op: str, a: pl.Expr, b: pl.Expr, ka: float | None = None,
             ">": (a > b) & ~near, ">=": (a >= b) | near}[op]
 
 
-def _number_compare(op: str, call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+def number_compare(call: FormCall, op: str, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """``a op b`` on two numbers (the table binds ``op``): float mode within the scalar
+    engine's tolerance, decimal mode exactly."""
     if call.numbers == "float":
         return _float_compare(op, a, b, _known_float(call.const(0)),
                               _known_float(call.const(1)), call.args[0], call.args[1])
-    return {"=": a == b, "<>": a != b, "<": a < b, "<=": a <= b, ">": a > b,
-            ">=": a >= b}[op]
+    return _ORDER[op](a, b)
 
 
-_NUMBER_FORMS = {"=": "number_eq", "<>": "number_ne", "<": "number_lt", "<=": "number_le",
-                 ">": "number_gt", ">=": "number_ge"}
+_ORDER = {"=": pl.Expr.__eq__, "<>": pl.Expr.__ne__, "<": pl.Expr.__lt__,
+          "<=": pl.Expr.__le__, ">": pl.Expr.__gt__, ">=": pl.Expr.__ge__}
 
 
-def number_compare(op: str) -> Form:
-    """The form of ``op`` on two numbers (`forms.form_for`): the table's entry of
-    ``"op(Number, Number)"``, a `FormCall` form like every other of this module."""
-    return Form("polars", operators_polars, _NUMBER_FORMS[op])
+def compare(call: FormCall, op: str, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """``a op b`` on two dates, date-times, durations or booleans (the table binds ``op``)."""
+    return _ORDER[op](a, b)
 
 
-def number_eq(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return _number_compare("=", call, a, b)
-
-
-def number_ne(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return _number_compare("<>", call, a, b)
-
-
-def number_lt(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return _number_compare("<", call, a, b)
-
-
-def number_le(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return _number_compare("<=", call, a, b)
-
-
-def number_gt(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return _number_compare(">", call, a, b)
-
-
-def number_ge(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return _number_compare(">=", call, a, b)
-
-
-def eq(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return a == b
-
-
-def ne(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return a != b
-
-
-def lt(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return a < b
-
-
-def le(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return a <= b
-
-
-def gt(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return a > b
-
-
-def ge(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return a >= b
-
-
-def text_eq(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return _text_compare("=", call, a, b)
-
-
-def text_ne(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return _text_compare("<>", call, a, b)
-
-
-def text_lt(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return _text_compare("<", call, a, b)
-
-
-def text_le(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return _text_compare("<=", call, a, b)
-
-
-def text_gt(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return _text_compare(">", call, a, b)
-
-
-def text_ge(call: FormCall, a: pl.Expr, b: pl.Expr) -> pl.Expr:
-    return _text_compare(">=", call, a, b)
+def text_compare(call: FormCall, op: str, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """``a op b`` on two texts, case-insensitive as Excel compares (the table binds ``op``)."""
+    return _text_compare(op, call, a, b)
 
 
 # ----------------------------------------------------------------------------- lazy logic

@@ -200,52 +200,14 @@ def _text_compare(op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
     return _COMPARE[op](this=exp.Lower(this=a), expression=exp.Lower(this=b))
 
 
-def eq(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _compare("=", a, b)
+def compare(call: FormCall, op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    """``a op b`` (the table binds ``op``): numbers, dates, date-times, durations, booleans."""
+    return _compare(op, a, b)
 
 
-def ne(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _compare("<>", a, b)
-
-
-def lt(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _compare("<", a, b)
-
-
-def le(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _compare("<=", a, b)
-
-
-def gt(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _compare(">", a, b)
-
-
-def ge(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _compare(">=", a, b)
-
-
-def text_eq(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _text_compare("=", a, b)
-
-
-def text_ne(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _text_compare("<>", a, b)
-
-
-def text_lt(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _text_compare("<", a, b)
-
-
-def text_le(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _text_compare("<=", a, b)
-
-
-def text_gt(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _text_compare(">", a, b)
-
-
-def text_ge(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    return _text_compare(">=", a, b)
+def text_compare(call: FormCall, op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    """``a op b`` on two texts, case-insensitive as Excel compares (the table binds ``op``)."""
+    return _text_compare(op, a, b)
 
 
 def not_(call: FormCall, a: exp.Expr) -> exp.Expr:
