@@ -247,15 +247,16 @@ class SqlCompiler(Walker[SqlColumn]):
                          floats and may_overflow and (node.may_error or carried),
                          double=bool(state))
 
-    @staticmethod
-    def decimal_op(op: str, args: list[SqlColumn], nodes: Sequence[ir.IR]) -> SqlColumn:
+    def decimal_op(self, op: str, args: list[SqlColumn], nodes: Sequence[ir.IR]
+                   ) -> SqlColumn:
         """+ - * on DECIMAL columns: `forms.operators.sql_arith.decimal_arith` (the operators'
         SQL, with what a literal operand settles decided when compiling)."""
         from ...interpreter.fold import constant
         from ..forms.operators.sql_arith import decimal_arith, known_number
 
-        return decimal_arith(op, args[0], args[1], known_number(constant(nodes[0])),
-                             known_number(constant(nodes[1])))
+        return decimal_arith(op, args[0], args[1],
+                             known_number(constant(nodes[0], self.limits)),
+                             known_number(constant(nodes[1], self.limits)))
 
     def concat(self, node: ir.Call) -> SqlColumn:
         """``&``: Text, Boolean and Date operands are shown as `values.display_text` does;

@@ -48,7 +48,7 @@ def _fold(call: FormCall) -> Any:
     walk folds every constant call whose value a backend holds as a literal before any form
     runs, so a form sees this only for a value no `Const` holds (a list of texts:
     TEXTSPLIT, REGEXGROUPS) or a call folding would not compute (a limit passed)."""
-    value = fold_call(call.node)
+    value = fold_call(call.node, call.limits)
     if value is MISSING:
         return _NOT
     if isinstance(value, ErrorValue):
@@ -107,13 +107,17 @@ def _literal(backend: str, value: Any) -> Any:
     return L.string(value)
 
 
+#: A constant call that folding would not compute: its value would exceed a program limit.
+_PAST_A_LIMIT = ("its constant arguments could not be computed when compiling (the value "
+                 "would exceed a limit)")
+
+
 def _folded_or(call: FormCall, reason: str) -> Any:
     """The folded call (`_fold`), else a refusal with ``reason``."""
     out = _fold(call)
     if out is _NOT:
         if _all_const(call):
-            call.refuse("its constant arguments could not be computed when compiling (a "
-                        "limit passed); " + reason)
+            call.refuse(_PAST_A_LIMIT + "; " + reason)
         call.refuse(reason)
     return out
 

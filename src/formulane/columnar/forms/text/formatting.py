@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from ...call import FormCall
 from ._base import (
-    L, LIMIT, _NOT, _add, _case, _cat, _eq, _f, _fold, _folded_or, _ge, _grows, _gt, _int,
+    L, LIMIT, _NOT, _PAST_A_LIMIT, _add, _all_const, _case, _cat, _eq, _f, _fold, _folded_or, _ge, _grows, _gt, _int,
     _length, _let, _lt, _p, _pl_int, _pl_text, _sql_int, _sub, _substr, _vp, pl,
 )
 
@@ -227,6 +227,8 @@ def _format_plan(call: FormCall) -> Any:
     folded = _fold(call)
     if folded is not _NOT:
         return folded
+    if _all_const(call):  # folding stopped at a limit: say so, not that the format is odd
+        call.refuse(_PAST_A_LIMIT)
     fmt = call.const(1)
     if not isinstance(fmt, str):
         call.refuse("format_text must be a literal")
