@@ -68,6 +68,8 @@ def _rept(call: FormCall) -> Any:
         return "empty"
     if k is not _NOT and k is not None and _int(k) <= 1:
         return "at most once"
+    if _all_const(call):  # folding stopped at a limit
+        call.refuse(_PAST_A_LIMIT)
     call.refuse("the repetition count must be a literal 0 or 1 unless the text is "
             "a literal (" + _grows() + ")")
 
