@@ -432,15 +432,22 @@ def test_boolean_overload_forms_match_the_scalar() -> None:
     from formulane.columnar.forms.math import polars as forms
     from formulane.columnar.forms.math import sql as sql_forms
 
+    from formulane.columnar.call import FormCall
+
+    def call(src: str, schema: dict[str, str], backend: str) -> FormCall:
+        return FormCall(formulane.compile(src, schema).root, backend)  # type: ignore[arg-type]
+
     texts = ["Yes", " false ", "TRUE", "no", "1", "0", "maybe", "", "\tyes\n", "Nope"]
     numbers = [0.0, -2.5, 1e-7, 3.0]
     frame = pl.DataFrame({"s": texts})
-    value, errors = forms.polars_boolean_text(pl.col("s"))
+    value, errors = forms.polars_boolean_text(call("BOOLEAN(s)", {"s": "Text"}, "polars"),
+                                              pl.col("s"))
     out = frame.select(value.alias("v"), errors[0][0].alias("e"))
     con = duckdb.connect()
     from sqlglot import exp
 
-    sql_value, sql_errors = sql_forms.sql_boolean_text(exp.column("s"))
+    sql_value, sql_errors = sql_forms.sql_boolean_text(call("BOOLEAN(s)", {"s": "Text"}, "sql"),
+                                                       exp.column("s"))
     for text, v, e in zip(texts, out["v"], out["e"]):
         want = formulane.evaluate("BOOLEAN(s)", {"s": text})
         sql = con.execute(f"SELECT {sql_value.sql('duckdb')}, {sql_errors[0][0].sql('duckdb')} "
@@ -451,7 +458,9 @@ def test_boolean_overload_forms_match_the_scalar() -> None:
             assert v == want and not e, text
             assert sql == (want, False), text
     frame = pl.DataFrame({"x": numbers})
-    got = frame.select(forms.polars_boolean_number(pl.col("x")).alias("v"))["v"].to_list()
+    number_call = call("BOOLEAN(x)", {"x": "Number"}, "polars")
+    got = frame.select(forms.polars_boolean_number(number_call, pl.col("x")).alias("v"))["v"]\
+        .to_list()
     assert got == [formulane.evaluate("BOOLEAN(x)", {"x": v}) for v in numbers]
 
 
@@ -467,8 +476,12 @@ def test_declaring_the_families_never_imports_polars() -> None:
             "formulane.compile('ROUND(x, 2) + PMT(0.1, 12, x)', {'x': 'Number'}, registry=r)\n"
             "from sqlglot import exp\n"
             "from formulane.columnar.forms.math import sql as f\n"
+            "from formulane.columnar.call import FormCall\n"
+            "def c(src): return FormCall(formulane.compile(src, {'x': 'Number'}, registry=r)"
+            ".root, 'sql')\n"
             "x = exp.column('x')\n"
-            "f.sql_round(x, exp.Literal.number(2)); f.sql_pmt(x, x, x, x, x); f.sql_mod(x, x)\n"
+            "f.sql_round(c('ROUND(x, 2)'), x, exp.Literal.number(2))\n"
+            "f.sql_pmt(c('PMT(x, x, x, x, x)'), x, x, x, x, x); f.sql_mod(c('MOD(x, x)'), x, x)\n"
             "assert 'polars' not in sys.modules, 'polars imported'\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -321,7 +321,10 @@ class SqlCompiler(Walker[SqlColumn]):
         if mode in ("blank_to_number", "blank_to_text", "blank_to_boolean"):
             zero = {"blank_to_number": exp.Literal.number(0), "blank_to_text": exp.Literal.string(""),
                     "blank_to_boolean": exp.Boolean(this=False)}[mode]
-            return SqlColumn(exp.Coalesce(this=v, expressions=[zero]), inner.error, False)
+            # a blank read as 0 keeps the operand's type: COALESCE of a DOUBLE is a DOUBLE
+            # (forms ask `FormCall.exact`: ROUND of a DOUBLE needs the float algorithm)
+            return SqlColumn(exp.Coalesce(this=v, expressions=[zero]), inner.error, False,
+                             double=inner.double)
         if mode == "boolean_to_number":
             return SqlColumn(case(v, exp.Literal.number(1), exp.Literal.number(0)), inner.error,
                              False)
@@ -336,7 +339,8 @@ class SqlCompiler(Walker[SqlColumn]):
             bad = is_null(number)
             if node.node.type.nullable:  # a blank passes on (blank_to_number follows)
                 bad = exp.and_(bad, exp.Not(this=is_null(v)))
-            return SqlColumn(number, first_error(inner.error, error_when(bad, "#VALUE!")), False)
+            return SqlColumn(number, first_error(inner.error, error_when(bad, "#VALUE!")), False,
+                             double=self.numbers == "float")
         if mode == "text_to_boolean":
             upper = exp.Upper(this=exp.Trim(this=v))
             value = cases([(exp.EQ(this=upper, expression=exp.Literal.string("TRUE")),

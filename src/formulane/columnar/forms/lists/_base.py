@@ -363,7 +363,10 @@ def _tracked(c: FormCall, start: int = 0, stop: int | None = None) -> bool:
     columns the compiler reads such a column as a DOUBLE and tests the call's result for #NUM!
     itself (a test here would be a second copy); DECIMAL columns hold |x| < 1e20, so such a
     sum stays DECIMAL and a variance stays far below 1e308: the test could never fire; and
-    literals alone cannot reach 1e308 either."""
+    literals alone cannot reach 1e308 either. Not for a call with a lambda argument (SUMIF
+    with a predicate): the compiler's higher-order path writes no test of its own."""
+    if any(isinstance(a, ir.Lambda) for a in c.args):
+        return False
     for a in c.args[start:stop]:
         if isinstance(a, ir.Var) and not a.local and (
                 a.type.kind == "Number" or (a.type.kind == "List" and a.type.elem is not None
