@@ -23,27 +23,9 @@ from ._base import (
 
 
 
-def polars_concat(call: FormCall, *args: Any) -> Any:
-    return _folded_or(call, _grows())
-
-
-def sql_concat(call: FormCall, *args: Any) -> Any:
-    return _folded_or(call, _grows())
-
-
-def polars_concatenate(call: FormCall, *args: Any) -> Any:
-    return _folded_or(call, _grows())
-
-
-def sql_concatenate(call: FormCall, *args: Any) -> Any:
-    return _folded_or(call, _grows())
-
-
-def polars_textjoin(call: FormCall, *args: Any) -> Any:
-    return _folded_or(call, _grows())
-
-
-def sql_textjoin(call: FormCall, *args: Any) -> Any:
+def growing(call: FormCall, *args: Any) -> Any:
+    """CONCAT, CONCATENATE and TEXTJOIN on both backends: folded when every argument is a
+    constant, else refused (the result's length is not bounded when compiling)."""
     return _folded_or(call, _grows())
 
 
