@@ -558,6 +558,7 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     from ``taken`` and the columns read). ``qualify``: references name their lateral subquery
     (False where the bindings become columns of a DataFrame instead)."""
     from ..sql import compiler as sql_compiler
+    from ..sql import dialects as sql_dialects
     from ..sql import kit as sql_kit
     from ..sql import let as sql_let
 
@@ -576,11 +577,17 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     finally:
         sql_let._BINDER.reset(token)
     if binder is None:
+        for i, root in enumerate(roots):  # refused here, not failing in the engine
+            sql_dialects.refuse_unportable(compiled[2 * i:2 * i + 2], dialect, root.span)
         # to_sql's value expression is never None (only the error one may be)
         return [SqlForm(cast("exp.Expr", compiled[2 * i]), compiled[2 * i + 1], dialect)
                 for i in range(len(roots))]
     done = binder.finish(compiled, qualify)
     bindings = tuple(binder.bindings())
+    for i, root in enumerate(roots):  # refused here, not failing in the engine
+        sql_dialects.refuse_unportable(done[2 * i:2 * i + 2], dialect, root.span)
+    sql_dialects.refuse_unportable((e for _, e, _ in bindings), dialect,
+                                   roots[0].span if roots else None)
     return [SqlForm(cast("exp.Expr", done[2 * i]), done[2 * i + 1], dialect, bindings,
                     binder.prefix)
             for i in range(len(roots))]
