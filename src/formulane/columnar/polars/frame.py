@@ -164,7 +164,8 @@ def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame,
     """Column types; a column with nulls is nullable (``T?``), so the strict profile asks the
     formula to handle blanks whether or not a schema declares them. A LazyFrame's null counts
     are computed by one streaming pass over its plan (for a Parquet scan, only the columns'
-    validity); pass a schema to `apply` to skip it. ``only``: the columns whose blanks matter
+    validity; for a plain ``df.lazy()``, read from the DataFrame in memory); pass a schema to
+    `apply` to skip it. ``only``: the columns whose blanks matter
     (those the formulas read, `read_names`): a LazyFrame counts only these and types the
     others ``T?`` unseen, as `reading.infer_types` does (their nullability changes no result);
     None counts every column."""
@@ -174,14 +175,32 @@ def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame,
         if not counted:
             return {name: type_of_dtype(dtype, True) for name, dtype in schema.items()}
         # each by its exact name: `pl.col` would read "^price.*$" as a pattern
-        counts = frame.select([kit.column(n).null_count() for n in counted]).collect(
-            engine="streaming")
-        return {name: type_of_dtype(dtype, bool(counts[name][0]) if name in counts.columns
-                                    else True)
+        query = frame.select([kit.column(n).null_count() for n in counted])
+        if _in_memory_scan(frame):
+            # the frame is a DataFrame already in memory (`df.lazy()`): its columns know
+            # their null counts, and the in-memory engine without plan optimizations reads
+            # them in about half the streaming engine's time (0.05 vs 0.13 ms; a fifth of
+            # what `apply` added to a 1M-row LazyFrame's conditional)
+            counts = query.collect(engine="in-memory", optimizations=_NO_OPTIMIZATIONS)
+        else:
+            counts = query.collect(engine="streaming")
+        nulls = counts.row(0, named=True)
+        return {name: type_of_dtype(dtype, bool(nulls[name]) if name in nulls else True)
                 for name, dtype in schema.items()}
     nulls = frame.null_count().row(0, named=True) if frame.width else {}
     return {name: type_of_dtype(dtype, nulls.get(name, 0) > 0)
             for name, dtype in frame.schema.items()}
+
+
+_NO_OPTIMIZATIONS = pl.QueryOptFlags.none()
+
+
+def _in_memory_scan(frame: pl.LazyFrame) -> bool:
+    """Whether the plan is only a scan of an in-memory DataFrame (``df.lazy()``, possibly
+    projected): nothing to compute, nothing to read from a file, so no memory to bound. Read
+    from the unoptimized plan's description (about 3 us for such a plan)."""
+    plan = frame.explain(optimized=False)
+    return plan.startswith("DF [") and "\n" not in plan
 
 
 def polars_dtype(t: Type, numbers: str = "float") -> pl.DataType:
@@ -316,9 +335,23 @@ def apply(
         out = out.with_columns(group)
     # Every formula reads the input frame (step 1); step 2 reads only step 1's own columns.
     out = out.with_columns(plan.first)
+    if isinstance(frame, pl.DataFrame) and plan.then:
+        return _null_errored(out.collect(), plan)
     out = out.with_columns(plan.then) if plan.then else out
     out = out.drop(plan.drop) if plan.drop else out
     return out.collect() if isinstance(frame, pl.DataFrame) else out
+
+
+def _null_errored(done: pl.DataFrame, plan: _Plan) -> pl.DataFrame:
+    """Step 2 of an eager plan, on step 1's result: each value nulled where its error column
+    is set, skipped for an output none of whose rows erred (then the nulling is the identity;
+    an error column's null count is known without a pass). The usual frame has no error, and
+    the nulling is a copy of the whole value column (1M rows of `price * qty * (1 - disc)`:
+    about 0.3 of the 1.0 ms `apply` added to the bare expression)."""
+    nulling = [e for e, error in zip(plan.then, plan.then_errors)
+               if done[error].null_count() < done.height]
+    done = done.with_columns(nulling) if nulling else done
+    return done.drop(plan.drop) if plan.drop else done
 
 
 @dataclass(frozen=True)
@@ -330,6 +363,8 @@ class _Plan:
     first: tuple[pl.Expr, ...]
     then: tuple[pl.Expr, ...]
     drop: tuple[str, ...]
+    #: the error column each of ``then`` reads (the value is nulled where it is set)
+    then_errors: tuple[str, ...] = ()
     #: one step of one expression per output (no error column, nothing bound): nothing for
     #: common-subexpression elimination to share
     single: bool = False
@@ -350,6 +385,7 @@ def _plan(programs: tuple[tuple[str, Any], ...], numbers: str,
     frame_dtypes = dict(dtypes)
     first: list[pl.Expr] = []
     then: list[pl.Expr] = []
+    then_errors: list[str] = []
     # nested calls are computed once each, as temporary columns named apart from the frame's
     # and the outputs' (`kit.Binder`), added before the outputs and dropped after
     binder = kit.Binder([*frame_dtypes, *(name for name, _ in programs)])
@@ -366,10 +402,11 @@ def _plan(programs: tuple[tuple[str, Any], ...], numbers: str,
                 raise
             first += step1
             then += step2
+            then_errors += [name + error_suffix] * len(step2)
     finally:
         kit._BINDER.reset(token)
     return _Plan(tuple(tuple(g) for g in binder.stages()), tuple(first), tuple(then),
-                 tuple(binder.names),
+                 tuple(binder.names), tuple(then_errors),
                  single=not binder.bindings and not then and len(first) == len(programs))
 
 
