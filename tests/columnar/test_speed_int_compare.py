@@ -86,7 +86,7 @@ def test_other_columns_carry_none(dtype: Any) -> None:
 
 
 def test_decimal_mode_constants_and_computed_values_carry_none() -> None:
-    compiler = PolarsCompiler({}, {"qty": pl.Int64})
+    compiler = PolarsCompiler({}, {"qty": pl.Int64()})
     token = kit._MODE.set("decimal")
     try:
         assert compiler.run(formulane.compile("qty", {"qty": "Number"}).root).integers is None
@@ -94,7 +94,7 @@ def test_decimal_mode_constants_and_computed_values_carry_none() -> None:
         kit._MODE.reset(token)
     for source in ("50", "qty + 1", "ABS(qty)", "IF(qty > 1, qty, 2)"):
         program = formulane.compile(source, {"qty": "Number"})
-        col = PolarsCompiler({}, {"qty": pl.Int64}).run(program.root)
+        col = PolarsCompiler({}, {"qty": pl.Int64()}).run(program.root)
         assert col.integers is None, source
 
 
@@ -150,7 +150,7 @@ def test_integer_comparison_is_the_scalar_engines(op: str, literal: int,
     assume(all(v == literal or abs(v - literal) > 1e-15 * max(abs(v), abs(literal)) * 2
                for v in values))
     program = formulane.compile("qty", {"qty": "Number"})
-    read = PolarsCompiler({}, {"qty": pl.Int64}).run(program.root)
+    read = PolarsCompiler({}, {"qty": pl.Int64()}).run(program.root)
     expr = _tolerant(op, read.integers, read.value, float(literal))
     assert "Float64" not in str(expr)  # compared as integers
     frame = pl.DataFrame({"qty": values}, schema={"qty": pl.Int64})
