@@ -1,10 +1,11 @@
-"""`apply`'s shortcuts for speed (issue 10) give what the plain plan gives.
+"""`apply`'s speed paths (issue 10) give what the plain plan gives.
 
-- An eager DataFrame skips the nulling step of an output none of whose rows erred
-  (`frame._null_errored`): every formula below, over frames with and without erring rows,
-  gives the same columns, dtypes and values as the LazyFrame path (which always nulls), and
-  a value is null exactly where its error column is set (Hypothesis over float columns with
-  values near the 1e308 bound, NaN-free as the lane's inputs are).
+- An eager DataFrame (one `with_columns`, or the lazy plan collected once) and a LazyFrame
+  give the same columns, dtypes and values for every formula below, over frames with and
+  without erring rows, and a value is null exactly where its error column is set
+  (Hypothesis over float columns with values near the 1e308 bound, NaN-free as the lane's
+  inputs are). (Skipping the nulling step when no row errs was tried and measured: no
+  faster, see bench/COLUMNAR.md.)
 - A LazyFrame over an in-memory DataFrame counts its blanks with the in-memory engine
   (`frame._in_memory_scan`): the inferred types are those of the eager frame, and any other
   plan (a computed column, a filter, a file scan) still takes the streaming count.
