@@ -196,9 +196,11 @@ _NO_OPTIMIZATIONS = pl.QueryOptFlags.none()
 
 
 def _in_memory_scan(frame: pl.LazyFrame) -> bool:
-    """Whether the plan is only a scan of an in-memory DataFrame (``df.lazy()``, possibly
-    projected): nothing to compute, nothing to read from a file, so no memory to bound. Read
-    from the unoptimized plan's description (about 3 us for such a plan)."""
+    """Whether the plan is only a scan of an in-memory DataFrame (``df.lazy()``,
+    ``pl.LazyFrame(data)``): nothing to compute, nothing to read from a file, so no memory
+    to bound. Read from the unoptimized plan's description, one line ``DF [...]`` for such a
+    plan (about 3 us); any other plan (a projection, a computed column, a file scan) keeps
+    the streaming count."""
     plan = frame.explain(optimized=False)
     return plan.startswith("DF [") and "\n" not in plan
 
