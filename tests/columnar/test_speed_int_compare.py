@@ -7,9 +7,11 @@ integers with `kit.integer_threshold(op, t)` instead of casting every row to Flo
   Float64 cast, over int64 edge values (2**53 +- k, int64 min/max, small numbers) and
   thresholds near them, at and between integers, and Excel's 15-digit tolerance bounds
   (Hypothesis);
-- `PolarsCompiler.integer_read`: a column read of an integer dtype that fits int64, in float
-  mode, outside lambdas and LET names; nothing else;
-- with the compiler's reader in place, ``qty <op> L`` through `threshold_compare` with the
+- `Column.integers`, set by the compiler's column read: a read of an integer dtype that fits
+  int64, in float mode, outside lambdas; nothing else (a float, UInt64 or Decimal column,
+  decimal mode, a constant, a computed value); a comparison form reads it from its FormCall
+  (``call.column(i)``), not from an ambient variable;
+- with a column's integers, ``qty <op> L`` through `threshold_compare` with the
   tolerance bounds of the operators' form gives the scalar engine's answer for every int64
   ``qty`` and integer ``|L| < 10**15`` (where 15 significant digits tell integers apart), and
   ``formulane.apply`` gives it too, whichever form the comparison takes.
@@ -68,36 +70,48 @@ def test_integer_threshold_is_the_float_comparison(op: str, t: float, values: li
 
 @pytest.mark.parametrize("dtype", [pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16,
                                    pl.UInt32])
-def test_integer_read_takes_integer_columns(dtype: Any) -> None:
-    program = formulane.compile("qty > 50", {"qty": "Number"})
-    var = program.root.args[0]
+def test_integer_columns_carry_their_integers(dtype: Any) -> None:
     compiler = PolarsCompiler({}, {"qty": dtype})
-    read = compiler.integer_read(var)
-    assert read is not None and read.meta.output_name() == "qty"
+    program = formulane.compile("qty", {"qty": "Number"})
+    col = compiler.run(program.root)
+    assert col.integers is not None and col.integers.meta.output_name() == "qty"
+    assert "Float64" not in str(col.integers)  # uncast
 
 
 @pytest.mark.parametrize("dtype", [pl.Float64, pl.UInt64, pl.Decimal(10, 0), None])
-def test_integer_read_leaves_other_columns(dtype: Any) -> None:
-    program = formulane.compile("qty > 50", {"qty": "Number"})
-    assert PolarsCompiler({}, {"qty": dtype} if dtype else {}).integer_read(
-        program.root.args[0]) is None
+def test_other_columns_carry_none(dtype: Any) -> None:
+    program = formulane.compile("qty", {"qty": "Number"})
+    assert PolarsCompiler({}, {"qty": dtype} if dtype else {}).run(program.root).integers \
+        is None
 
 
-def test_integer_read_leaves_decimal_mode_lets_and_constants() -> None:
-    program = formulane.compile("qty > 50", {"qty": "Number"})
-    compiler = PolarsCompiler({}, {"qty": pl.Int64})
+def test_decimal_mode_constants_and_computed_values_carry_none() -> None:
+    compiler = PolarsCompiler({}, {"qty": pl.Int64()})
     token = kit._MODE.set("decimal")
     try:
-        assert compiler.integer_read(program.root.args[0]) is None
+        assert compiler.run(formulane.compile("qty", {"qty": "Number"}).root).integers is None
     finally:
         kit._MODE.reset(token)
-    assert compiler.integer_read(program.root.args[1]) is None  # the constant 50
-    var = program.root.args[0]
-    compiler.slots[var.slot] = kit.Column(pl.lit(1.0))  # the slot is a LET name's
-    assert compiler.integer_read(var) is None
+    for source in ("50", "qty + 1", "ABS(qty)", "IF(qty > 1, qty, 2)"):
+        program = formulane.compile(source, {"qty": "Number"})
+        col = PolarsCompiler({}, {"qty": pl.Int64()}).run(program.root)
+        assert col.integers is None, source
 
 
-def _tolerant(op: str, node: Any, value: pl.Expr, c: float) -> pl.Expr:
+def test_comparison_form_reads_integers_from_its_call() -> None:
+    """The form gets the column's integers through its FormCall: compared as Int64, no cast."""
+    frame = pl.DataFrame({"qty": [49, 50, 51]}, schema={"qty": pl.Int64})
+    plan = formulane.apply(frame.lazy(), {"o": "qty > 50"}, {"qty": "Number"})
+    assert isinstance(plan, pl.LazyFrame)
+    assert "Float64" not in plan.explain()
+    assert plan.collect()["o"].to_list() == [False, False, True]
+    plan = formulane.apply(frame.with_columns(pl.col("qty").cast(pl.Float64)).lazy(),
+                           {"o": "qty > 50"}, {"qty": "Number"})
+    assert isinstance(plan, pl.LazyFrame)
+    assert plan.collect()["o"].to_list() == [False, False, True]
+
+
+def _tolerant(op: str, integers: pl.Expr | None, value: pl.Expr, c: float) -> pl.Expr:
     """The float-mode comparison with a literal as the operators' form writes it (Excel's
     15-digit tolerance bounds), each bound through `threshold_compare`."""
     if c == 0:
@@ -106,10 +120,10 @@ def _tolerant(op: str, node: Any, value: pl.Expr, c: float) -> pl.Expr:
         lo, hi = _bounds(c)
     cmp = kit.threshold_compare
     if op == "=":
-        return cmp(node, value, ">=", lo) & cmp(node, value, "<=", hi)
+        return cmp(integers, value, ">=", lo) & cmp(integers, value, "<=", hi)
     if op == "<>":
-        return cmp(node, value, "<", lo) | cmp(node, value, ">", hi)
-    return cmp(node, value, op, {"<": lo, "<=": hi, ">": hi, ">=": lo}[op])
+        return cmp(integers, value, "<", lo) | cmp(integers, value, ">", hi)
+    return cmp(integers, value, op, {"<": lo, "<=": hi, ">": hi, ">=": lo}[op])
 
 
 _SCALAR: dict[str, Any] = {}
@@ -135,14 +149,9 @@ def test_integer_comparison_is_the_scalar_engines(op: str, literal: int,
     # float mode by design, so the scalar engine is the oracle only away from that band
     assume(all(v == literal or abs(v - literal) > 1e-15 * max(abs(v), abs(literal)) * 2
                for v in values))
-    program = formulane.compile(f"qty {op} 0", {"qty": "Number"})
-    var = program.root.args[0]
-    compiler = PolarsCompiler({}, {"qty": pl.Int64})
-    token = kit._INTEGER_READ.set(compiler.integer_read)
-    try:
-        expr = _tolerant(op, var, pl.col("qty").cast(pl.Float64), float(literal))
-    finally:
-        kit._INTEGER_READ.reset(token)
+    program = formulane.compile("qty", {"qty": "Number"})
+    read = PolarsCompiler({}, {"qty": pl.Int64()}).run(program.root)
+    expr = _tolerant(op, read.integers, read.value, float(literal))
     assert "Float64" not in str(expr)  # compared as integers
     frame = pl.DataFrame({"qty": values}, schema={"qty": pl.Int64})
     got = frame.select(expr.alias("o"))["o"].to_list()

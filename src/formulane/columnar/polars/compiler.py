@@ -49,7 +49,7 @@ from ...interpreter import ir
 from ...types import Type
 from ...values import ErrorValue
 from ..walk import Walker, call_kw, magnitude_bound
-from .kit import (_BINDER, _ELEMENT, _INTEGER_READ, _MODE, _TEXT_FORMS, DECIMAL_DTYPE,
+from .kit import (_BINDER, _ELEMENT, _MODE, _TEXT_FORMS, DECIMAL_DTYPE,
                   FLOAT_LIMIT, MAX_SCALE, Column, _fits_decimal, _plain, column, concat_any,
                   dtype_of, error_when, first_error, let, literal, not_finite, number_dtype_cast, numbers,
                   own_errors, special_name, to_text)
@@ -199,21 +199,12 @@ class PolarsCompiler(Walker[Column]):
             # others); an integer column's dtype bounds it further
             bound = 2.0 ** (8 * _INT_BYTES[str(dtype)]) if str(dtype) in _INT_BYTES \
                 else FLOAT_LIMIT
-        return Column(number_dtype_cast(column(name), node.type), bound=bound)
-
-    def integer_read(self, node: Any) -> pl.Expr | None:
-        """The column ``node`` reads, uncast, when it is a column of integers that are all
-        int64 values and the program computes in floats (what `kit.threshold_compare` compares
-        as integers); None for anything else (a LET name, a lambda parameter, any other
-        dtype, decimal mode)."""
-        if type(node) is not ir.Var or node.slot in self.slots \
-                or node.slot == self.element_slot or _ELEMENT.get() \
-                or numbers() != "float" or node.type.kind != "Number":
-            return None
-        name = self.columns.get(node.name, node.name)
-        if str(self.dtypes.get(name)) not in _INT64_VALUES:
-            return None
-        return column(name)
+        # (decimal mode returned above) a column of integers that are all int64 values:
+        # comparisons with a constant may compare the integers (`kit.threshold_compare`)
+        integers = column(name) if node.type.kind == "Number" and not _ELEMENT.get() \
+            and str(dtype) in _INT64_VALUES else None
+        return Column(number_dtype_cast(column(name), node.type), bound=bound,
+                      integers=integers)
 
     def field(self, node: ir.FieldOf) -> Column:
         obj = self.compile(node.obj)
@@ -536,11 +527,9 @@ def to_polars(root: ir.IR, *, numbers_mode: str = "float",
         raise ValueError("numbers_mode must be 'float' or 'decimal'")
     token = _MODE.set(numbers_mode)
     compiler = PolarsCompiler(columns or {}, dtypes, limits)
-    reads = _INTEGER_READ.set(compiler.integer_read)
     try:
         col = compiler.run(root)
     finally:
-        _INTEGER_READ.reset(reads)
         _MODE.reset(token)
     return col.value, col.error
 

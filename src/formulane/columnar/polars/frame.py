@@ -164,7 +164,8 @@ def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame,
     """Column types; a column with nulls is nullable (``T?``), so the strict profile asks the
     formula to handle blanks whether or not a schema declares them. A LazyFrame's null counts
     are computed by one streaming pass over its plan (for a Parquet scan, only the columns'
-    validity); pass a schema to `apply` to skip it. ``only``: the columns whose blanks matter
+    validity; for a plain ``df.lazy()``, read from the DataFrame in memory); pass a schema to
+    `apply` to skip it. ``only``: the columns whose blanks matter
     (those the formulas read, `read_names`): a LazyFrame counts only these and types the
     others ``T?`` unseen, as `reading.infer_types` does (their nullability changes no result);
     None counts every column."""
@@ -174,14 +175,34 @@ def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame,
         if not counted:
             return {name: type_of_dtype(dtype, True) for name, dtype in schema.items()}
         # each by its exact name: `pl.col` would read "^price.*$" as a pattern
-        counts = frame.select([kit.column(n).null_count() for n in counted]).collect(
-            engine="streaming")
-        return {name: type_of_dtype(dtype, bool(counts[name][0]) if name in counts.columns
-                                    else True)
+        query = frame.select([kit.column(n).null_count() for n in counted])
+        if _in_memory_scan(frame):
+            # the frame is a DataFrame already in memory (`df.lazy()`): its columns know
+            # their null counts, and the in-memory engine without plan optimizations reads
+            # them in about half the streaming engine's time (0.05 vs 0.13 ms; a fifth of
+            # what `apply` added to a 1M-row LazyFrame's conditional)
+            counts = query.collect(engine="in-memory", optimizations=_NO_OPTIMIZATIONS)
+        else:
+            counts = query.collect(engine="streaming")
+        nulls = counts.row(0, named=True)
+        return {name: type_of_dtype(dtype, bool(nulls[name]) if name in nulls else True)
                 for name, dtype in schema.items()}
     nulls = frame.null_count().row(0, named=True) if frame.width else {}
     return {name: type_of_dtype(dtype, nulls.get(name, 0) > 0)
             for name, dtype in frame.schema.items()}
+
+
+_NO_OPTIMIZATIONS = pl.QueryOptFlags.none()
+
+
+def _in_memory_scan(frame: pl.LazyFrame) -> bool:
+    """Whether the plan is only a scan of an in-memory DataFrame (``df.lazy()``,
+    ``pl.LazyFrame(data)``): nothing to compute, nothing to read from a file, so no memory
+    to bound. Read from the unoptimized plan's description, one line ``DF [...]`` for such a
+    plan (about 3 us); any other plan (a projection, a computed column, a file scan) keeps
+    the streaming count."""
+    plan = frame.explain(optimized=False)
+    return plan.startswith("DF [") and "\n" not in plan
 
 
 def polars_dtype(t: Type, numbers: str = "float") -> pl.DataType:

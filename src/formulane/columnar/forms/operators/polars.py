@@ -222,14 +222,15 @@ _FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 def _float_compare(op: str, a: pl.Expr, b: pl.Expr, ka: float | None = None,
-                   kb: float | None = None, na: Any = None, nb: Any = None) -> pl.Expr:
+                   kb: float | None = None, ia: pl.Expr | None = None,
+                   ib: pl.Expr | None = None) -> pl.Expr:
     """``a op b`` within Excel's tolerance; ``ka``/``kb``: an operand's known value;
-    ``na``/``nb``: the operands' IR nodes (an integer column is compared as integers,
-    `kit.threshold_compare`)."""
+    ``ia``/``ib``: an operand's own integers when it reads an integer column
+    (`Column.integers`: compared as integers, `kit.threshold_compare`)."""
     c = kb
     if c is not None and c == c:
         def cmp(o: str, t: float) -> pl.Expr:
-            return threshold_compare(na, a, o, t)
+            return threshold_compare(ia, a, o, t)
         if c == 0:  # only 0 is within 1e-15 of 0
             if op == "=":
                 return a == 0
@@ -243,7 +244,7 @@ def _float_compare(op: str, a: pl.Expr, b: pl.Expr, ka: float | None = None,
             return cmp("<", lo) | cmp(">", hi)
         return cmp(op, {"<": lo, "<=": hi, ">": hi, ">=": lo}[op])
     if ka is not None and ka == ka:
-        return _float_compare(_FLIPPED[op], b, a, None, ka, nb, na)
+        return _float_compare(_FLIPPED[op], b, a, None, ka, ib, ia)
     near = _near(a, b)
     return {"=": near, "<>": ~near, "<": (a < b) & ~near, "<=": (a <= b) | near,
             ">": (a > b) & ~near, ">=": (a >= b) | near}[op]
@@ -254,8 +255,15 @@ def number_compare(call: FormCall, op: str, a: pl.Expr, b: pl.Expr) -> pl.Expr:
     engine's tolerance, decimal mode exactly."""
     if call.numbers == "float":
         return _float_compare(op, a, b, _known_float(call.const(0)),
-                              _known_float(call.const(1)), call.args[0], call.args[1])
+                              _known_float(call.const(1)), _integers(call, 0),
+                              _integers(call, 1))
     return _ORDER[op](a, b)
+
+
+def _integers(call: FormCall, i: int) -> pl.Expr | None:
+    """Argument ``i``'s own integers when it reads an integer column (`Column.integers`)."""
+    col = call.column(i)
+    return col.integers if isinstance(col, Column) else None
 
 
 _ORDER = {"=": pl.Expr.__eq__, "<>": pl.Expr.__ne__, "<": pl.Expr.__lt__,
