@@ -20,9 +20,9 @@ from ....interpreter import ir
 from ....values import ErrorValue
 from ...call import MISSING, FormCall
 from ...sql.let import let
-from ..operators.sql_arith import (add, all_of, any_of, div, double, eq, ge, gt, le, lt, mod,
-                                   mul, ne, not_, not_finite, nullif_zero, num, only, p,
-                                   settled, sub, when)
+from ..operators.sql_arith import (add, all_of, any_of, div, double, double_literal, eq, ge,
+                                   gt, le, lt, mod, mul, ne, not_, not_finite, nullif_zero, num,
+                                   only, p, settled, sub, when)
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
 
 
@@ -331,10 +331,27 @@ sql_odd = _sql_even_odd(True)
 # ---------------------------------------------------------------------------- remainders
 
 
-def _sql_floor_mod(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    """a - b * floor(a / b): the remainder with the sign of the divisor (b never zero)."""
+def _sql_floor_mod(a: exp.Expr, b: exp.Expr, k: Decimal | None = None) -> exp.Expr:
+    """a - b * floor(a / b): the remainder with the sign of the divisor (b never zero); ``k``:
+    the divisor's value when known, whose sign decides the test when compiling (a remainder
+    below zero moves up by b > 0, one above zero down by b < 0)."""
     r = let(_mod(a, b))  # read four times (DECIMAL or DOUBLE %, total: b is never zero)
+    if k is not None and k != 0:
+        return _case([((_gt if k < 0 else _lt)(r, _n(0)), _add(r, b))], r)
     return _case([(_and(_ne(r, _n(0)), _ne(_lt(r, _n(0)), _lt(b, _n(0)))), _add(r, b))], r)
+
+
+def _unreadable(call: FormCall) -> Decimal | None:
+    """A known argument no DECIMAL(38, 18) holds (|k| >= 1e20): its exact reading
+    (`_decimal_reading`) is NULL on every row, so the exact algorithm is never chosen and is
+    not written. Returns the divisor's known value (None when not known)."""
+    kd = _known(call, 1)
+    if any(k is not None and abs(k) >= _UNREADABLE for k in (_known(call, 0), kd)):
+        return kd if kd is not None else Decimal(0)  # Decimal(0): known x, unknown divisor
+    return None
+
+
+_UNREADABLE = Decimal("1e20")
 
 
 def _decimal_reading(call: FormCall, i: int, x: exp.Expr) -> exp.Expr:
@@ -352,20 +369,23 @@ def _both_exact(call: FormCall) -> bool:
 
 @settled
 def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
+    kd = _known(call, 1)
     if _both_exact(call):
         # both exact (DECIMAL or integer): the remainder of their DECIMAL(38, 18) readings
         # (one scale: DuckDB takes % of two scales in DOUBLE), else, beyond 1e20, of the
         # operands themselves (a zero divisor is NULL in both: the error says #DIV/0!)
+        fallback = _sql_floor_mod(x, _nullif_zero(divisor, kd), kd)
+        if _unreadable(call) is not None:
+            return fallback, [(_eq(divisor, _n(0)), "#DIV/0!")]
         exact = _sql_floor_mod(_decimal_reading(call, 0, x),
-                               let(_nullif_zero(_decimal_reading(call, 1, divisor))))
-        value = exp.Coalesce(this=exact, expressions=[
-            _sql_floor_mod(x, _nullif_zero(divisor))])
+                               let(_nullif_zero(_decimal_reading(call, 1, divisor), kd)), kd)
+        value = exp.Coalesce(this=exact, expressions=[fallback])
         return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
     xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
-    dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1))
+    dd, ok_d = _sql_exact(divisor, kd, call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
-    exact = _sql_floor_mod(xd, _nullif_zero(dd))
-    fallback = _sql_floor_mod(x, _nullif_zero(divisor))
+    exact = _sql_floor_mod(xd, _nullif_zero(dd, kd), kd)
+    fallback = _sql_floor_mod(x, _nullif_zero(divisor, kd), kd)
     return _case([(ok, exact)], fallback), [(_eq(divisor, _n(0)), "#DIV/0!")]
 
 
@@ -373,11 +393,15 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
 def sql_quotient(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
     if _both_exact(call):
         # as MOD; the quotient of exact operands below 1e38 is finite (no #NUM! test)
+        kd = _known(call, 1)
+        d = _double(divisor) if kd is None else double_literal(float(kd))
+        fallback = exp.Trunc(this=_div(_double(x), _nullif_zero(d, kd)))
+        if _unreadable(call) is not None:
+            return fallback, [(_eq(divisor, _n(0)), "#DIV/0!")]
         xd = let(_decimal_reading(call, 0, x))
         dd = let(_nullif_zero(_decimal_reading(call, 1, divisor)))
         exact = exp.Round(this=_div(_sub(xd, _mod(xd, dd)), dd))
-        value = exp.Coalesce(this=exact, expressions=[
-            exp.Trunc(this=_div(_double(x), _nullif_zero(_double(divisor))))])
+        value = exp.Coalesce(this=exact, expressions=[fallback])
         return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
     xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
     dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1))
@@ -400,8 +424,11 @@ def sql_power(call: FormCall, x: exp.Expr, power: exp.Expr) -> Any:
 
     # POWER is not declared sql_double (``^`` is): its result is tested here, unless both
     # arguments are constants whose power is well inside DOUBLE's range (POWER(2, 1023))
-    value, errors = _sql_forms.power_parts(x, power)
     a, b = _known(call, 0), _known(call, 1)
+    folded = _sql_forms.power_literal(a, b)
+    if folded is not None:
+        return folded
+    value, errors = _sql_forms.power_parts(x, power)
     if a is not None and b is not None:
         try:
             r: Any = float(a) ** float(b)

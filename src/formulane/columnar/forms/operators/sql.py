@@ -10,6 +10,7 @@ what it settles is decided when compiling, never read back out of the built SQL.
 
 from __future__ import annotations
 
+import math
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -60,8 +61,32 @@ def divide(call: FormCall, a: exp.Expr, b: exp.Expr) -> Any:
 
 @settled
 def power_op(call: FormCall, a: exp.Expr, b: exp.Expr) -> Any:
-    """``^``, its operands' known values passed on (`power_parts`)."""
-    return power_parts(a, b, known(call, 0), known(call, 1))
+    """``^``, its operands' known values passed on (`power_parts`); of two known operands
+    whose power DOUBLE holds, that power (`power_literal`)."""
+    ka, kb = known(call, 0), known(call, 1)
+    folded = power_literal(ka, kb)
+    if folded is not None:
+        return folded
+    return power_parts(a, b, ka, kb)
+
+
+def power_literal(base: Decimal | None, exponent: Decimal | None) -> exp.Expr | None:
+    """``base ^ exponent`` as a DOUBLE literal (``1e307``: the exponent makes it a DOUBLE) when
+    both are known and their DOUBLE power is finite and below the scalar engine's bound 1e308,
+    with none of the power's errors (0^0, 0^-n, a negative base to a fraction); else None.
+    The engines compute ``^`` in DOUBLE with the C library's pow, as Python's float power
+    does; so the value is the one the engine would compute, and its #NUM! test is decided
+    (`kit.not_finite` of a literal)."""
+    if base is None or exponent is None or (base == 0 and exponent <= 0) or (
+            base < 0 and exponent != exponent.to_integral_value()):
+        return None
+    try:
+        r = float(base) ** float(exponent)
+    except (OverflowError, ZeroDivisionError):
+        return None
+    if not isinstance(r, float) or not math.isfinite(r) or abs(r) >= 1e308:
+        return None
+    return _k.double_literal(r)
 
 
 def power_parts(a: exp.Expr, b: exp.Expr, base: Decimal | None = None,
