@@ -34,8 +34,26 @@ def _parsed_type(text: str) -> exp.DataType:
 def dtype(text: str) -> exp.DataType:
     """A fresh ``DataType`` node for a type named in SQL (``"DECIMAL(38, 18)"``): sqlglot
     parses the name each time (40-90 µs, a large share of compiling arithmetic); here each
-    name is parsed once and its node copied."""
-    return _parsed_type(text).copy()
+    name is parsed once and its node cloned."""
+    return clone_type(_parsed_type(text))
+
+
+def clone_type(t: exp.DataType) -> exp.DataType:
+    """A fresh copy of a type node (a few small nodes), built by their constructors: a third
+    of the time of sqlglot's generic deep copy, which a cast of arithmetic pays several times."""
+    return _clone(t)  # type: ignore[return-value]
+
+
+def _clone(node: exp.Expr) -> exp.Expr:
+    args: dict[str, Any] = {}
+    for key, value in node.args.items():
+        if isinstance(value, exp.Expr):
+            args[key] = _clone(value)
+        elif isinstance(value, list):
+            args[key] = [_clone(v) if isinstance(v, exp.Expr) else v for v in value]
+        else:
+            args[key] = value
+    return type(node)(**args)
 
 
 @dataclass(frozen=True)

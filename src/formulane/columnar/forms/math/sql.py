@@ -19,6 +19,7 @@ from sqlglot import exp
 from ....interpreter import ir
 from ....values import ErrorValue
 from ...call import MISSING, FormCall
+from ...sql.kit import dtype
 from ...sql.let import let
 from ..operators.sql_arith import (add, all_of, any_of, div, double, double_literal, eq, ge,
                                    gt, le, lt, mod, mul, ne, not_, not_finite, nullif_zero, num,
@@ -83,13 +84,13 @@ def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False
     ``exact``: x is exact already (`FormCall.exact`: a DECIMAL or an integer), so below the
     bound it is that decimal, cast without its text and no test of the reading."""
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
-        return exp.Cast(this=_n(k), to=exp.DataType.build("DECIMAL(38, 18)")), exp.true()
+        return exp.Cast(this=_n(k), to=dtype("DECIMAL(38, 18)")), exp.true()
     if exact:
         ok = let(_lt(_abs(x), _n(_EXACT_LIMIT)))  # NULL for a blank: "no", as below
         return let(_case([(ok, exp.TryCast(this=x.copy(),
-                                           to=exp.DataType.build("DECIMAL(38, 18)")))])), ok
-    d = exp.TryCast(this=exp.cast(_p(x), exp.DataType.build("VARCHAR")),
-                    to=exp.DataType.build("DECIMAL(38, 18)"))
+                                           to=dtype("DECIMAL(38, 18)")))])), ok
+    d = exp.TryCast(this=exp.cast(_p(x), dtype("VARCHAR")),
+                    to=dtype("DECIMAL(38, 18)"))
     guarded = let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
     # NULL where the cast failed: "no" too, as every reader tests it as a CASE condition
     ok = let(_eq(_double(guarded), _double(x)))
@@ -171,7 +172,7 @@ def _sql_round_places(mode: str, x: exp.Expr, n: int) -> exp.Expr:
     if mode == "half_up":
         return exp.Round(this=x, decimals=places)
     # the sign as an INT: Spark's SIGN is a DOUBLE, which would make the move inexact
-    sign = let(exp.Cast(this=exp.Sign(this=x), to=exp.DataType.build("INT")))
+    sign = let(exp.Cast(this=exp.Sign(this=x), to=dtype("INT")))
     half = _mul(sign, _n(Decimal(5).scaleb(-n - 1)))
     down = exp.Round(this=_sub(x, half), decimals=places)
     if mode == "down":
@@ -186,7 +187,7 @@ def _sql_round(mode: str) -> Callable[..., Any]:
         if _no_value(call, 0) or _no_value(call, 1):
             # an argument with no value on any row (a constant error: its code is the
             # result's error): no value, and no algorithm written for it
-            return exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE"))
+            return exp.Cast(this=exp.Null(), to=dtype("DOUBLE"))
         c = _known(call, 1)
         if c is not None and call.exact(0) and 0 <= c < 18:
             # an exact number (a DECIMAL or an integer, `FormCall.exact`) rounded to places:
@@ -212,8 +213,8 @@ def _sql_round(mode: str) -> Callable[..., Any]:
             nn = exp.Trunc(this=exp.Greatest(this=exp.Least(this=_double(digits), expressions=[
                 _n(308)]), expressions=[_n(-308)]))
             step = exp.TryCast(this=exp.cast(exp.Pow(this=_n(10.0), expression=_neg(nn)),
-                                             exp.DataType.build("VARCHAR")),
-                               to=exp.DataType.build("DECIMAL(38, 18)"))
+                                             dtype("VARCHAR")),
+                               to=dtype("DECIMAL(38, 18)"))
             in_range = _and(_ge(nn, _n(-19)), _le(nn, _n(17)))
             step = _case([(in_range, step)])
             decimal_ok = _and(ok, in_range)
@@ -359,8 +360,8 @@ def _decimal_reading(call: FormCall, i: int, x: exp.Expr) -> exp.Expr:
     (TRY_CAST: |x| >= 1e20 of a wider DECIMAL), a constant written from its value."""
     k = _known(call, i)
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
-        return exp.Cast(this=_n(k), to=exp.DataType.build("DECIMAL(38, 18)"))
-    return exp.TryCast(this=x.copy(), to=exp.DataType.build("DECIMAL(38, 18)"))
+        return exp.Cast(this=_n(k), to=dtype("DECIMAL(38, 18)"))
+    return exp.TryCast(this=x.copy(), to=dtype("DECIMAL(38, 18)"))
 
 
 def _both_exact(call: FormCall) -> bool:
@@ -552,7 +553,7 @@ def sql_fact(call: FormCall, x: exp.Expr) -> Any:
     # there), then within 10 roundings (relative 1.2e-15) of the scalar engine's n!.
     # (NULL outside 0..170: the lookup is total.)
     q = let(exp.cast(exp.Trunc(this=_div(_only(_not(bad), x), _n(10))),
-                     exp.DataType.build("INT")))
+                     dtype("INT")))
     base = let(_mul(q, _n(10)))
     m = exp.Trunc(this=_only(_not(bad), x))
     rest = let(_sub(m, base))

@@ -18,7 +18,7 @@ from typing import Any
 from sqlglot import exp
 
 from ...call import FormCall
-from ...sql.kit import SqlColumn, case, cases, first_error, not_null
+from ...sql.kit import SqlColumn, case, cases, dtype, first_error, not_null
 from ...sql.let import let
 from . import sql_arith as _k
 from .sql_arith import Operand, known, p, settled
@@ -134,7 +134,7 @@ def _date_checked(value: exp.Expr) -> Any:
     years 1..9999 that the scalar engine's dates cover."""
     # bound once (read by the value and twice by the test): a moved date is total, its day
     # count being NULL beyond the calendar's span
-    date = let(exp.cast(value, exp.DataType.build("DATE")))
+    date = let(exp.cast(value, dtype("DATE"), copy=False))
     year = exp.Extract(this=exp.var("YEAR"), expression=date.copy())
     return date, [(exp.or_(exp.LT(this=year, expression=exp.Literal.number(1)),
                            exp.GT(this=year.copy(), expression=exp.Literal.number(9999))),
@@ -152,12 +152,12 @@ def _whole_days(n: exp.Expr, k: Decimal | None) -> exp.Expr:
     known count ``k`` is truncated when compiling."""
     if k is not None:
         if abs(k) > _MAX_DAYS_COUNT:
-            return exp.Cast(this=exp.Null(), to=exp.DataType.build("INT"))
+            return exp.Cast(this=exp.Null(), to=dtype("INT"))
         return exp.Literal.number(str(int(k)))  # int() truncates toward zero
     truncated = exp.Mul(this=exp.func("SIGN", p(n)),
                         expression=exp.Floor(this=exp.Abs(this=p(n))))
     fits = exp.LTE(this=exp.Abs(this=p(n.copy())), expression=_MAX_DAYS.copy())
-    return case(fits, exp.cast(truncated, exp.DataType.build("INT")))
+    return case(fits, exp.cast(truncated, dtype("INT"), copy=False))
 
 
 @settled
@@ -172,7 +172,7 @@ def _moved(value: exp.Expr, n: exp.Expr, k: Decimal | None, d: exp.Expr | None =
         low, high = max(1, 1 - shift), min(_LAST, _LAST - shift)
         if low <= high:
             inside = exp.Between(this=p(d), low=_date_literal(low), high=_date_literal(high))
-            return exp.cast(value, exp.DataType.build("DATE")), [
+            return exp.cast(value, dtype("DATE"), copy=False), [
                 (exp.Not(this=inside), "#NUM!")]
     moved, errors = _date_checked(value)
     too_far = (exp.GT(this=exp.Abs(this=p(n.copy())), expression=_MAX_DAYS.copy())
@@ -186,7 +186,7 @@ _LAST = date(9999, 12, 31).toordinal()
 
 def _date_literal(ordinal: int) -> exp.Expr:
     return exp.cast(exp.Literal.string(date.fromordinal(ordinal).isoformat()),
-                    exp.DataType.build("DATE"))
+                    dtype("DATE"))
 
 
 def _plus_days(d: exp.Expr, n: exp.Expr, k: Decimal | None) -> Any:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 
 from sqlglot import exp
 
-from ...sql.kit import SqlColumn, cases, dtype, first_error, not_null
+from ...sql.kit import SqlColumn, cases, clone_type, dtype, first_error, not_null
 from ...sql.let import bound, let, size
 
 if TYPE_CHECKING:
@@ -240,7 +240,7 @@ def errors(pairs: list[tuple[exp.Expr, str]]) -> list[tuple[exp.Expr, str]]:
 def cast_to(e: exp.Expr, to: exp.DataType | str) -> exp.Expr:
     """CAST(e AS to), always written (`exp.cast` drops a cast of a cast to a type it deems
     equivalent: DECIMAL(38, 0) to DECIMAL(38, 9))."""
-    return exp.Cast(this=e, to=dtype(to) if isinstance(to, str) else to.copy())
+    return exp.Cast(this=e, to=dtype(to) if isinstance(to, str) else clone_type(to))
 
 
 def double(e: exp.Expr) -> exp.Expr:
@@ -473,7 +473,7 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
 
     value: exp.Expr
     if never:  # a known operand that no DECIMAL(38, 18) holds: never computed
-        value = exp.Cast(this=exp.Null(), to=_D18.copy())
+        value = exp.Cast(this=exp.Null(), to=clone_type(_D18))
     elif op == "*" and (_whole(known_a) or _whole(known_b)):
         whole_a = _whole(known_a)
         value = when([(fits.copy(), exp.Mul(this=cast(a, _D0 if whole_a else _D18, known_a),
