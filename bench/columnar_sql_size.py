@@ -8,7 +8,9 @@ query `Program.to_sql(dialect).select("t")` (bindings included) per IR node, and
 compile the checked program to SQL text, best of 3 (`to_sql` plus rendering; the formula's own parse and
 check are excluded, they are the same for every backend). Prints the distribution
 (percentiles), the worst cases, and the nested-formula figures of tests/test_sql_size.py.
-Targets: at most 40 characters per IR node; under 10 ms per formula. Beside it, the characters
+Targets: at most 40 characters per IR node; under 10 ms per formula. Last, nested formulas
+(depth 1, 4, 8, 16), MAX of 200 ROUNDs and the largest formulas the default `Limits` accept,
+with compile time per IR node. Beside it, the characters
 per node beyond the fixed query wrapper (``SELECT `` ... `` AS "value"``, ``, `` ... `` AS
 "error"`` when the program may err, `` FROM "t"``: 27 or 40 characters every query has), what
 the formula itself costs (the target stays the whole query's). ``--by-function`` adds
@@ -155,25 +157,98 @@ def main() -> None:
     if args.by_function:
         breakdown(rows, 6, "by family", 40)
         breakdown(rows, 5, "by function", 60)
-    print("nested formulas (depth 1, 4, 8):")
-    for name, inner, wrap in [
-        ("ROUND", "x", lambda e: f"ROUND({e} * 1.1, 2)"),
-        ("IF", "x", lambda e: f"IF(x > 3, {e} * 2, x - 1)"),
-        ("text", "t", lambda e: f'UPPER(LEFT(TRIM({e}), 5) & "x")'),
-    ]:
-        line = []
-        for depth in (1, 4, 8):
-            formula = inner
-            for _ in range(depth):
-                formula = wrap(formula)
-            program = formulane.compile(formula, {"x": "Number", "t": "Text"})
-            started = time.perf_counter()
-            sql = program.to_sql(args.dialect, args.numbers).select("t")
-            elapsed = time.perf_counter() - started
-            line.append(f"depth {depth}: {len(sql):,} chars, {len(sql) / nodes(program.root):.0f}"
-                        f"/node, {elapsed * 1000:.0f} ms")
-        print(f"  {name:6} " + "; ".join(line))
+    nested_and_largest(args.dialect, args.numbers)
 
+
+#: (name, innermost formula, one level of wrapping): tests/test_sql_size.py's families
+NESTED = [
+    ("ROUND", "x", lambda e: f"ROUND({e} * 1.1, 2)"),
+    ("IF", "x", lambda e: f"IF(x > 3, {e} * 2, x - 1)"),
+    ("text", "t", lambda e: f'UPPER(LEFT(TRIM({e}), 5) & "x")'),
+]
+NESTED_SCHEMA = {"x": "Number", "t": "Text"}
+
+
+def timed(formula: str, schema: dict[str, str], dialect: str, numbers: str
+          ) -> tuple[int, int, float]:
+    """(characters of the whole query, IR nodes, best of 3 ms to compile to SQL text), each
+    run from a freshly checked program."""
+    best = float("inf")
+    sql = ""
+    program: Any = None
+    for _ in range(3):
+        program = formulane.compile(formula, schema)
+        started = time.perf_counter()
+        sql = program.to_sql(dialect, numbers).select("t")
+        best = min(best, time.perf_counter() - started)
+    return len(sql), nodes(program.root), best * 1000
+
+
+def nest(inner: str, wrap: Any, depth: int) -> str:
+    formula = inner
+    for _ in range(depth):
+        formula = wrap(formula)
+    return formula
+
+
+def nested_and_largest(dialect: str, numbers: str) -> None:
+    """Nested formulas at depth 1, 4, 8, 16; MAX of 200 ROUNDs; and the largest formulas the
+    default `Limits` accept (deepest nesting, most nodes), with compile time per IR node."""
+    print("nested formulas (chars, chars/node, compile ms, ms/node):")
+    for name, inner, wrap in NESTED:
+        line = []
+        for depth in (1, 4, 8, 16):
+            length, n, ms = timed(nest(inner, wrap, depth), NESTED_SCHEMA, dialect, numbers)
+            line.append(f"d{depth} {length:,} {length / n:.0f}/n {ms:.1f} ms {ms / n:.2f}/n")
+        print(f"  {name:5} " + "; ".join(line))
+    wide = "MAX(" + ", ".join(f"ROUND(x{i} * 1.1, 2)" for i in range(200)) + ")"
+    length, n, ms = timed(wide, {f"x{i}": "Number" for i in range(200)}, dialect, numbers)
+    print(f"  MAX of 200 ROUND(x_i * 1.1, 2): {length:,} chars, {n} nodes, {ms:.0f} ms "
+          f"({ms / n:.2f} ms/node)")
+    print("largest formulas under the default Limits:")
+    for name, inner, wrap in NESTED:
+        depth = deepest(inner, wrap)
+        length, n, ms = timed(nest(inner, wrap, depth), NESTED_SCHEMA, dialect, numbers)
+        print(f"  {name} nested to depth {depth} (max_depth): {length:,} chars, {n} nodes, "
+              f"{ms:.0f} ms ({ms / n:.2f} ms/node)")
+    terms = most_terms()
+    formula = _terms(terms)
+    length, n, ms = timed(formula, {"x": "Number"}, dialect, numbers)
+    print(f"  MAX of MAXes of {terms} ROUND(x * 1.1, 2) (max_nodes, {len(formula):,} source "
+          f"chars): {length:,} chars, {n} nodes, {ms:.0f} ms ({ms / n:.2f} ms/node)")
+
+
+def _accepted(formula: str, schema: dict[str, str]) -> bool:
+    try:
+        formulane.compile(formula, schema).to_sql("duckdb").select("t")
+    except FormulaError:
+        return False
+    return True
+
+
+def deepest(inner: str, wrap: Any) -> int:
+    depth = 1
+    while _accepted(nest(inner, wrap, depth + 1), NESTED_SCHEMA):
+        depth += 1
+    return depth
+
+
+def _terms(count: int) -> str:
+    """MAX of up to 255 MAXes of up to 255 terms (a call takes at most 255 arguments)."""
+    items = ["ROUND(x*1.1,2)"] * count
+    groups = [items[i:i + 255] for i in range(0, count, 255)]
+    return "MAX(" + ",".join("MAX(" + ",".join(g) + ")" for g in groups) + ")"
+
+
+def most_terms() -> int:
+    low, high = 1, 2000
+    while low < high:  # the most terms the checker's limits accept
+        mid = (low + high + 1) // 2
+        if _accepted(_terms(mid), {"x": "Number"}):
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 if __name__ == "__main__":
     main()

@@ -12,9 +12,9 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Collection, Iterable, Mapping, cast
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, cast
 
 import polars as pl
 
@@ -73,21 +73,40 @@ class SqlForm:
     """A program as SQL: the value and error-code expressions, and the bindings they read
     (``(name, expression, level)``, see `sql_let`; empty when nothing is read twice or the
     dialect has no lateral subqueries). With bindings, the expressions are valid only in a
-    query whose FROM clause is `from_clause` (`select` builds one)."""
+    query whose FROM clause is `from_clause` (`select` builds one).
+
+    ``texts``: the value's, the error's and each binding's SQL, rendered once when the form is
+    built (`to_sql_forms`); `select`, `value_sql` and the length limit read them, so a
+    program's SQL is rendered once however it is used (rendering is most of the compile time
+    of a large formula)."""
 
     value: exp.Expr
     error: exp.Expr | None
     dialect: str
     bindings: tuple[tuple[str, exp.Expr, int], ...] = ()
     prefix: str = "_f"
+    texts: RenderedSql | None = field(default=None, compare=False, repr=False)
 
     @property
     def value_sql(self) -> str:
-        return self.value.sql(self.dialect)
+        return self.texts.value if self.texts is not None else self.value.sql(self.dialect)
 
     @property
     def error_sql(self) -> str | None:
+        if self.texts is not None:
+            return self.texts.error
         return None if self.error is None else self.error.sql(self.dialect)
+
+    def binding_sql(self) -> tuple[str, ...]:
+        """Each binding's SQL, in the order of `bindings`."""
+        if self.texts is not None:
+            return self.texts.bindings
+        return tuple(e.sql(self.dialect) for _, e, _ in self.bindings)
+
+    def length(self) -> int:
+        """Characters of the value's, the error's and the bindings' SQL (the E411 measure)."""
+        return sum(map(len, self.binding_sql())) + len(self.value_sql) + \
+            len(self.error_sql or "")
 
     def from_clause(self, source: exp.Expr) -> tuple[exp.Expr, list[exp.Join]]:
         """(the source, aliased ``_t`` when there are bindings; the lateral joins)."""
@@ -108,17 +127,66 @@ class SqlForm:
                             keep_columns, self.dialect)
 
 
+@dataclass(frozen=True)
+class RenderedSql:
+    """The SQL text of a form's value, error (None: cannot err) and bindings (shared by the
+    forms compiled with one binder)."""
+
+    value: str
+    error: str | None
+    bindings: tuple[str, ...]
+
+
+def _render(e: exp.Expr, dialect: str) -> str:
+    """``e`` as SQL, without sqlglot's defensive deep copy: the trees a form holds are built
+    for it and rendered once (`to_sql_forms`), and dialect rewrites are idempotent on them
+    (tests/columnar/test_compile_render.py renders every golden case twice and compares)."""
+    return e.sql(dialect, copy=False)
+
+
+#: Marks where `build_select` puts a rendered text into the rendered query skeleton (NUL never
+#: appears in SQL the forms write nor in a table name: `table_expression` refuses it).
+_SLOT = "\x00{}\x00"
+
+
 def build_select(source: exp.Expr, outputs: list[tuple[str, str, SqlForm]],
                  keep_columns: bool, dialect: str) -> str:
-    """One SELECT over ``source`` computing every output (forms compiled with one binder)."""
+    """One SELECT over ``source`` computing every output (forms compiled with one binder).
+    The query is rendered as a skeleton whose expressions are slots, each then replaced by its
+    form's text rendered once (`SqlForm.texts`): the same text as rendering the whole tree."""
+    from sqlglot import exp
+
+    texts: list[str] = []
+
+    def slot(text: str) -> exp.Expr:
+        texts.append(text)
+        return exp.Var(this=_SLOT.format(len(texts) - 1))
+
+    query = _select_of(source, outputs, keep_columns, dialect, slot)
+    parts = _render(query, dialect).split("\x00")
+    order = parts[1::2]  # the slots as rendered (the bindings' come after the columns')
+    if len(parts) != 2 * len(texts) + 1 or sorted(order) != sorted(map(str, range(len(texts)))):
+        # an output name held a NUL: the whole tree rendered at once
+        return _select_of(source, outputs, keep_columns, dialect, None).sql(dialect)
+    return parts[0] + "".join(texts[int(i)] + rest for i, rest in zip(order, parts[2::2]))
+
+
+def _select_of(source: exp.Expr, outputs: list[tuple[str, str, SqlForm]], keep_columns: bool,
+               dialect: str, slot: Callable[[str], exp.Expr] | None) -> exp.Select:
+    """The query of `build_select`; with ``slot``, each expression is the slot of its text."""
     from sqlglot import exp
 
     from ..sql import let as sql_let
 
     bindings: list[tuple[str, exp.Expr, int]] = []
+    seen: set[str] = set()
     prefix = "_f"
     for _, _, form in outputs:
-        bindings += [b for b in form.bindings if b not in bindings]
+        for binding, text in zip(form.bindings, form.binding_sql()):
+            if binding[0] not in seen:
+                seen.add(binding[0])
+                bindings.append((binding[0], binding[1] if slot is None else slot(text),
+                                 binding[2]))
         prefix = form.prefix
     merged = SqlForm(exp.Null(), None, dialect, tuple(bindings), prefix)
     source, joins = merged.from_clause(source)
@@ -127,13 +195,16 @@ def build_select(source: exp.Expr, outputs: list[tuple[str, str, SqlForm]],
         columns.append(exp.Column(this=exp.Star(), table=exp.to_identifier(
             sql_let.TABLE_ALIAS, quoted=True)) if joins else exp.Star())
     for value_name, error_name, form in outputs:
-        columns.append(exp.alias_(form.value, value_name, quoted=True))
-        if form.error is not None:
-            columns.append(exp.alias_(form.error, error_name, quoted=True))
-    query = exp.select(*columns).from_(source)
+        value = form.value if slot is None else slot(form.value_sql)
+        columns.append(exp.alias_(value, value_name, quoted=True, copy=slot is None))
+        error = form.error_sql
+        if error is not None:
+            err = cast("exp.Expr", form.error) if slot is None else slot(error)
+            columns.append(exp.alias_(err, error_name, quoted=True, copy=slot is None))
+    query = exp.Select(expressions=columns).from_(source, copy=False)
     if joins:
         query.set("joins", joins)
-    return query.sql(dialect)
+    return query
 
 
 def type_of_dtype(dtype: pl.DataType | DataTypeClass, nullable: bool = False) -> Type:
@@ -553,8 +624,7 @@ def to_sql_form(root: Any, dialect: str, numbers: str = "decimal", limits: Any =
 
     limits = limits or DEFAULT_LIMITS
     form = to_sql_forms([root], dialect, numbers, limits)[0]
-    length = sum(len(e.sql(dialect)) for _, e, _ in form.bindings) + len(form.value_sql) + \
-        len(form.error_sql or "")
+    length = form.length()
     if length > limits.max_sql_length:
         raise sql_let.sql_length_error(length, limits.max_sql_length)
     return form
@@ -597,18 +667,22 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
                                            max_sql_length=limits.max_sql_length, limits=limits)
     finally:
         sql_let._BINDER.reset(token)
-    if binder is None:
-        for i, root in enumerate(roots):  # refused here, not failing in the engine
-            sql_dialects.refuse_unportable(compiled[2 * i:2 * i + 2], dialect, root.span)
-        # to_sql's value expression is never None (only the error one may be)
-        return [SqlForm(cast("exp.Expr", compiled[2 * i]), compiled[2 * i + 1], dialect)
-                for i in range(len(roots))]
-    done = binder.finish(compiled, qualify)
-    bindings = tuple(binder.bindings())
+    bindings: tuple[tuple[str, exp.Expr, int], ...] = ()
+    prefix = "_f"
+    if binder is not None:
+        compiled = binder.finish(compiled, qualify)
+        bindings, prefix = tuple(binder.bindings()), binder.prefix
     for i, root in enumerate(roots):  # refused here, not failing in the engine
-        sql_dialects.refuse_unportable(done[2 * i:2 * i + 2], dialect, root.span)
+        sql_dialects.refuse_unportable(compiled[2 * i:2 * i + 2], dialect, root.span)
     sql_dialects.refuse_unportable((e for _, e, _ in bindings), dialect,
                                    roots[0].span if roots else None)
-    return [SqlForm(cast("exp.Expr", done[2 * i]), done[2 * i + 1], dialect, bindings,
-                    binder.prefix)
-            for i in range(len(roots))]
+    # each expression rendered once, here (the bindings once for all the forms)
+    binding_texts = tuple(_render(e, dialect) for _, e, _ in bindings)
+    forms = []
+    for i in range(len(roots)):
+        value = cast("exp.Expr", compiled[2 * i])  # never None (only the error may be)
+        error = compiled[2 * i + 1]
+        texts = RenderedSql(_render(value, dialect),
+                            None if error is None else _render(error, dialect), binding_texts)
+        forms.append(SqlForm(value, error, dialect, bindings, prefix, texts))
+    return forms

@@ -35,6 +35,20 @@ _BINDER: contextvars.ContextVar["Binder | None"] = contextvars.ContextVar(
     "formulane_sql_binder", default=None)
 
 
+#: Expressions that render as one self-delimited term in every dialect (a name, a literal, a
+#: call, CASE ... END): inlined in place of a reference without parentheses. (Not every sqlglot
+#: `Func`: DATE_ADD renders as ``d + INTERVAL ...`` on DuckDB, some others as operators.)
+_ATOMS = (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Paren, exp.Cast, exp.TryCast,
+          exp.Case, exp.Coalesce, exp.Round, exp.Abs, exp.Anonymous, exp.Floor, exp.Ceil,
+          exp.Nullif, exp.Greatest, exp.Least)
+
+
+#: Parents whose arguments are delimited (a call's parentheses and commas, CASE's keywords, an
+#: alias): an inlined binding needs no parentheses of its own there.
+_DELIMITING = (exp.Cast, exp.TryCast, exp.Round, exp.Abs, exp.Coalesce, exp.Anonymous,
+               exp.Nullif, exp.If, exp.Case, exp.Paren, exp.Alias)
+
+
 def _trivial(e: exp.Expr) -> bool:
     """Cheaper to repeat than to bind: a column, a literal, a cast or negation of one."""
     while isinstance(e, (exp.Paren, exp.Neg, exp.Cast, exp.TryCast)):
@@ -52,6 +66,16 @@ def let(e: exp.Expr) -> exp.Expr:
     if binder is None or _trivial(e):
         return e
     return binder.bind(e)
+
+
+def bound(e: exp.Expr) -> exp.Expr:
+    """The expression a reference made by `let` stands for, else ``e`` itself (for the
+    builders' own peepholes: `operators.sql_arith` asks what kind of value it wrote)."""
+    binder = _BINDER.get()
+    if binder is not None and type(e) is exp.Column and not e.table and e.name in binder.exprs:
+        inner: exp.Expr = binder.exprs[e.name].this
+        return inner
+    return e
 
 
 class Binder:
@@ -123,7 +147,7 @@ class Binder:
         inline: set[str] = set()
         for name in reversed(self.names):  # a binding is read only by later ones
             count = uses[name]
-            if count > 1 and _size(self.exprs[name], 6 // (count - 1) + 1) * (count - 1) > 6:
+            if count > 1 and size(self.exprs[name], 6 // (count - 1) + 1) * (count - 1) > 6:
                 continue
             inline.add(name)
             for n in reads[name]:
@@ -140,16 +164,17 @@ class Binder:
         alias = {n: exp.to_identifier(f"{self.prefix}l{self.levels[n]}", quoted=True)
                  for n in self.names if n not in inline} if qualify else {}
         final: dict[str, exp.Expr] = {}
+        bare: dict[str, exp.Expr] = {}  # the inlined bodies without their parentheses
         seen: set[int] = set()
 
-        def ref(node: exp.Expr) -> exp.Expr | None:
-            """What a reference becomes: the inlined body, or itself qualified (None: not a
-            reference to a binding)."""
+        def ref(node: exp.Expr, delimited: bool = True) -> exp.Expr | None:
+            """What a reference becomes: the inlined body (parenthesized unless ``delimited``
+            by its parent), or itself qualified (None: not a reference to a binding)."""
             if type(node) is not exp.Column or node.table:
                 return None
             name = node.name
             if name in final:
-                return final[name]
+                return bare[name] if delimited else final[name]
             if name in alias:
                 node.set("table", alias[name].copy())
                 return node
@@ -167,9 +192,10 @@ class Binder:
                 if id(node) in seen:
                     continue
                 seen.add(id(node))
+                delimited = isinstance(node, _DELIMITING)
                 for key, value in node.args.items():
                     if isinstance(value, exp.Expr):
-                        new = ref(value)
+                        new = ref(value, delimited)
                         if new is None:
                             stack.append(value)
                         elif new is not value:
@@ -178,7 +204,7 @@ class Binder:
                         for i, v in enumerate(value):
                             if not isinstance(v, exp.Expr):
                                 continue
-                            new = ref(v)
+                            new = ref(v, delimited)
                             if new is None:
                                 stack.append(v)
                             elif new is not v:
@@ -190,21 +216,87 @@ class Binder:
             body = substitute(self.exprs[name].this)
             if name in inline:
                 if uses[name]:
-                    final[name] = body if _trivial(body) else exp.paren(body, copy=False)
+                    bare[name] = body
+                    final[name] = body if type(body) in _ATOMS or _trivial(body) \
+                        else exp.Paren(this=body)
             else:
                 self.exprs[name] = exp.Paren(this=body)
                 kept.append(name)
         for name in inline:
             self.exprs.pop(name, None)
         self.names = kept
-        return [None if o is None else substitute(o) for o in outputs]
+        done = [None if o is None else substitute(o) for o in outputs]
+        # error chains, whole now that every reference is resolved
+        tidied: set[int] = set()
+        for name in kept:
+            self.exprs[name] = exp.Paren(this=_tidy(self.exprs[name].this, tidied))
+        return [None if o is None else _tidy(o, tidied) for o in done]
 
     def bindings(self) -> list[tuple[str, exp.Expr, int]]:
         """(name, expression, level): level n reads only columns of levels below n."""
         return [(n, self.exprs[n].this, self.levels[n]) for n in self.names]
 
 
-def _size(tree: exp.Expr, cap: int) -> int:
+def _tidy(tree: exp.Expr, seen: set[int]) -> exp.Expr:
+    """``tree`` with every COALESCE in it tidied (`_flatten`), in place; a COALESCE of one
+    part at the top is that part."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node) is exp.Coalesce:
+            _flatten(node)
+        for value in node.args.values():
+            if isinstance(value, exp.Expr):
+                stack.append(value)
+            elif isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, exp.Expr))
+    if type(tree) is exp.Coalesce and not tree.expressions:
+        only: exp.Expr = tree.this
+        return only
+    return tree
+
+
+def _flatten(node: exp.Coalesce) -> None:
+    """An inlined error chain tidied, in place: COALESCE(COALESCE(a, b), c) as
+    COALESCE(a, b, c), and neighbours that give one code merged, ``CASE WHEN c1 THEN '#NUM!'
+    END, CASE WHEN c2 THEN '#NUM!' END`` as ``CASE WHEN c1 OR c2 THEN '#NUM!' END`` (the same
+    code where either holds; NULL where neither does, a NULL condition being no error)."""
+    parts = [node.this, *node.expressions]
+    flat: list[exp.Expr] = []
+    stack = parts[::-1]
+    while stack:
+        part = stack.pop()
+        if type(part) is exp.Coalesce:
+            stack.extend([part.this, *part.expressions][::-1])
+            continue
+        code = _single_code(part)
+        last = _single_code(flat[-1]) if flat else None
+        if code is not None and last is not None and code[1] == last[1]:
+            flat[-1] = exp.Case(ifs=[exp.If(this=exp.Or(this=last[0], expression=code[0]),
+                                             true=exp.Literal.string(code[1]))])
+        else:
+            flat.append(part)
+    node.args["this"] = flat[0]
+    node.args["expressions"] = flat[1:]
+
+
+def _single_code(e: exp.Expr) -> tuple[exp.Expr, str] | None:
+    """(condition, code) of ``CASE WHEN condition THEN 'code' END``, else None."""
+    if type(e) is not exp.Case or e.this is not None or e.args.get("default") is not None:
+        return None
+    ifs = e.args["ifs"]
+    if len(ifs) != 1:
+        return None
+    value = ifs[0].args.get("true")
+    if not isinstance(value, exp.Literal) or not value.is_string:
+        return None
+    return ifs[0].this, value.this
+
+
+def size(tree: exp.Expr, cap: int) -> int:
     """The number of nodes of ``tree``, counted up to ``cap`` (enough to decide)."""
     count = 0
     stack = [tree]

@@ -19,10 +19,11 @@ from sqlglot import exp
 from ....interpreter import ir
 from ....values import ErrorValue
 from ...call import MISSING, FormCall
+from ...sql.kit import dtype
 from ...sql.let import let
-from ..operators.sql_arith import (add, all_of, any_of, div, double, eq, ge, gt, le, lt, mod,
-                                   mul, ne, not_, not_finite, nullif_zero, num, only, p,
-                                   settled, sub, when)
+from ..operators.sql_arith import (add, all_of, any_of, div, double, double_literal, eq, ge,
+                                   gt, le, lt, mod, mul, ne, not_, not_finite, nullif_zero, num,
+                                   only, p, settled, sub, when)
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
 
 
@@ -83,13 +84,13 @@ def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False
     ``exact``: x is exact already (`FormCall.exact`: a DECIMAL or an integer), so below the
     bound it is that decimal, cast without its text and no test of the reading."""
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
-        return exp.Cast(this=_n(k), to=exp.DataType.build("DECIMAL(38, 18)")), exp.true()
+        return exp.Cast(this=_n(k), to=dtype("DECIMAL(38, 18)")), exp.true()
     if exact:
         ok = let(_lt(_abs(x), _n(_EXACT_LIMIT)))  # NULL for a blank: "no", as below
         return let(_case([(ok, exp.TryCast(this=x.copy(),
-                                           to=exp.DataType.build("DECIMAL(38, 18)")))])), ok
-    d = exp.TryCast(this=exp.cast(_p(x), exp.DataType.build("VARCHAR")),
-                    to=exp.DataType.build("DECIMAL(38, 18)"))
+                                           to=dtype("DECIMAL(38, 18)")))])), ok
+    d = exp.TryCast(this=exp.cast(_p(x), dtype("VARCHAR")),
+                    to=dtype("DECIMAL(38, 18)"))
     guarded = let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
     # NULL where the cast failed: "no" too, as every reader tests it as a CASE condition
     ok = let(_eq(_double(guarded), _double(x)))
@@ -171,7 +172,7 @@ def _sql_round_places(mode: str, x: exp.Expr, n: int) -> exp.Expr:
     if mode == "half_up":
         return exp.Round(this=x, decimals=places)
     # the sign as an INT: Spark's SIGN is a DOUBLE, which would make the move inexact
-    sign = let(exp.Cast(this=exp.Sign(this=x), to=exp.DataType.build("INT")))
+    sign = let(exp.Cast(this=exp.Sign(this=x), to=dtype("INT")))
     half = _mul(sign, _n(Decimal(5).scaleb(-n - 1)))
     down = exp.Round(this=_sub(x, half), decimals=places)
     if mode == "down":
@@ -186,7 +187,7 @@ def _sql_round(mode: str) -> Callable[..., Any]:
         if _no_value(call, 0) or _no_value(call, 1):
             # an argument with no value on any row (a constant error: its code is the
             # result's error): no value, and no algorithm written for it
-            return exp.Cast(this=exp.Null(), to=exp.DataType.build("DOUBLE"))
+            return exp.Cast(this=exp.Null(), to=dtype("DOUBLE"))
         c = _known(call, 1)
         if c is not None and call.exact(0) and 0 <= c < 18:
             # an exact number (a DECIMAL or an integer, `FormCall.exact`) rounded to places:
@@ -212,8 +213,8 @@ def _sql_round(mode: str) -> Callable[..., Any]:
             nn = exp.Trunc(this=exp.Greatest(this=exp.Least(this=_double(digits), expressions=[
                 _n(308)]), expressions=[_n(-308)]))
             step = exp.TryCast(this=exp.cast(exp.Pow(this=_n(10.0), expression=_neg(nn)),
-                                             exp.DataType.build("VARCHAR")),
-                               to=exp.DataType.build("DECIMAL(38, 18)"))
+                                             dtype("VARCHAR")),
+                               to=dtype("DECIMAL(38, 18)"))
             in_range = _and(_ge(nn, _n(-19)), _le(nn, _n(17)))
             step = _case([(in_range, step)])
             decimal_ok = _and(ok, in_range)
@@ -331,10 +332,27 @@ sql_odd = _sql_even_odd(True)
 # ---------------------------------------------------------------------------- remainders
 
 
-def _sql_floor_mod(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    """a - b * floor(a / b): the remainder with the sign of the divisor (b never zero)."""
+def _sql_floor_mod(a: exp.Expr, b: exp.Expr, k: Decimal | None = None) -> exp.Expr:
+    """a - b * floor(a / b): the remainder with the sign of the divisor (b never zero); ``k``:
+    the divisor's value when known, whose sign decides the test when compiling (a remainder
+    below zero moves up by b > 0, one above zero down by b < 0)."""
     r = let(_mod(a, b))  # read four times (DECIMAL or DOUBLE %, total: b is never zero)
+    if k is not None and k != 0:
+        return _case([((_gt if k < 0 else _lt)(r, _n(0)), _add(r, b))], r)
     return _case([(_and(_ne(r, _n(0)), _ne(_lt(r, _n(0)), _lt(b, _n(0)))), _add(r, b))], r)
+
+
+def _unreadable(call: FormCall) -> Decimal | None:
+    """A known argument no DECIMAL(38, 18) holds (|k| >= 1e20): its exact reading
+    (`_decimal_reading`) is NULL on every row, so the exact algorithm is never chosen and is
+    not written. Returns the divisor's known value (None when not known)."""
+    kd = _known(call, 1)
+    if any(k is not None and abs(k) >= _UNREADABLE for k in (_known(call, 0), kd)):
+        return kd if kd is not None else Decimal(0)  # Decimal(0): known x, unknown divisor
+    return None
+
+
+_UNREADABLE = Decimal("1e20")
 
 
 def _decimal_reading(call: FormCall, i: int, x: exp.Expr) -> exp.Expr:
@@ -342,8 +360,8 @@ def _decimal_reading(call: FormCall, i: int, x: exp.Expr) -> exp.Expr:
     (TRY_CAST: |x| >= 1e20 of a wider DECIMAL), a constant written from its value."""
     k = _known(call, i)
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
-        return exp.Cast(this=_n(k), to=exp.DataType.build("DECIMAL(38, 18)"))
-    return exp.TryCast(this=x.copy(), to=exp.DataType.build("DECIMAL(38, 18)"))
+        return exp.Cast(this=_n(k), to=dtype("DECIMAL(38, 18)"))
+    return exp.TryCast(this=x.copy(), to=dtype("DECIMAL(38, 18)"))
 
 
 def _both_exact(call: FormCall) -> bool:
@@ -352,20 +370,23 @@ def _both_exact(call: FormCall) -> bool:
 
 @settled
 def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
+    kd = _known(call, 1)
     if _both_exact(call):
         # both exact (DECIMAL or integer): the remainder of their DECIMAL(38, 18) readings
         # (one scale: DuckDB takes % of two scales in DOUBLE), else, beyond 1e20, of the
         # operands themselves (a zero divisor is NULL in both: the error says #DIV/0!)
+        fallback = _sql_floor_mod(x, _nullif_zero(divisor, kd), kd)
+        if _unreadable(call) is not None:
+            return fallback, [(_eq(divisor, _n(0)), "#DIV/0!")]
         exact = _sql_floor_mod(_decimal_reading(call, 0, x),
-                               let(_nullif_zero(_decimal_reading(call, 1, divisor))))
-        value = exp.Coalesce(this=exact, expressions=[
-            _sql_floor_mod(x, _nullif_zero(divisor))])
+                               let(_nullif_zero(_decimal_reading(call, 1, divisor), kd)), kd)
+        value = exp.Coalesce(this=exact, expressions=[fallback])
         return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
     xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
-    dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1))
+    dd, ok_d = _sql_exact(divisor, kd, call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
-    exact = _sql_floor_mod(xd, _nullif_zero(dd))
-    fallback = _sql_floor_mod(x, _nullif_zero(divisor))
+    exact = _sql_floor_mod(xd, _nullif_zero(dd, kd), kd)
+    fallback = _sql_floor_mod(x, _nullif_zero(divisor, kd), kd)
     return _case([(ok, exact)], fallback), [(_eq(divisor, _n(0)), "#DIV/0!")]
 
 
@@ -373,11 +394,15 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
 def sql_quotient(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
     if _both_exact(call):
         # as MOD; the quotient of exact operands below 1e38 is finite (no #NUM! test)
+        kd = _known(call, 1)
+        d = _double(divisor) if kd is None else double_literal(float(kd))
+        fallback = exp.Trunc(this=_div(_double(x), _nullif_zero(d, kd)))
+        if _unreadable(call) is not None:
+            return fallback, [(_eq(divisor, _n(0)), "#DIV/0!")]
         xd = let(_decimal_reading(call, 0, x))
         dd = let(_nullif_zero(_decimal_reading(call, 1, divisor)))
         exact = exp.Round(this=_div(_sub(xd, _mod(xd, dd)), dd))
-        value = exp.Coalesce(this=exact, expressions=[
-            exp.Trunc(this=_div(_double(x), _nullif_zero(_double(divisor))))])
+        value = exp.Coalesce(this=exact, expressions=[fallback])
         return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
     xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
     dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1))
@@ -400,8 +425,11 @@ def sql_power(call: FormCall, x: exp.Expr, power: exp.Expr) -> Any:
 
     # POWER is not declared sql_double (``^`` is): its result is tested here, unless both
     # arguments are constants whose power is well inside DOUBLE's range (POWER(2, 1023))
-    value, errors = _sql_forms.power_parts(x, power)
     a, b = _known(call, 0), _known(call, 1)
+    folded = _sql_forms.power_literal(a, b)
+    if folded is not None:
+        return folded
+    value, errors = _sql_forms.power_parts(x, power)
     if a is not None and b is not None:
         try:
             r: Any = float(a) ** float(b)
@@ -525,7 +553,7 @@ def sql_fact(call: FormCall, x: exp.Expr) -> Any:
     # there), then within 10 roundings (relative 1.2e-15) of the scalar engine's n!.
     # (NULL outside 0..170: the lookup is total.)
     q = let(exp.cast(exp.Trunc(this=_div(_only(_not(bad), x), _n(10))),
-                     exp.DataType.build("INT")))
+                     dtype("INT")))
     base = let(_mul(q, _n(10)))
     m = exp.Trunc(this=_only(_not(bad), x))
     rest = let(_sub(m, base))

@@ -10,6 +10,7 @@ what it settles is decided when compiling, never read back out of the built SQL.
 
 from __future__ import annotations
 
+import math
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from sqlglot import exp
 
 from ...call import FormCall
-from ...sql.kit import SqlColumn, case, cases, first_error, not_null
+from ...sql.kit import SqlColumn, case, cases, dtype, first_error, not_null
 from ...sql.let import let
 from . import sql_arith as _k
 from .sql_arith import Operand, known, p, settled
@@ -60,8 +61,32 @@ def divide(call: FormCall, a: exp.Expr, b: exp.Expr) -> Any:
 
 @settled
 def power_op(call: FormCall, a: exp.Expr, b: exp.Expr) -> Any:
-    """``^``, its operands' known values passed on (`power_parts`)."""
-    return power_parts(a, b, known(call, 0), known(call, 1))
+    """``^``, its operands' known values passed on (`power_parts`); of two known operands
+    whose power DOUBLE holds, that power (`power_literal`)."""
+    ka, kb = known(call, 0), known(call, 1)
+    folded = power_literal(ka, kb)
+    if folded is not None:
+        return folded
+    return power_parts(a, b, ka, kb)
+
+
+def power_literal(base: Decimal | None, exponent: Decimal | None) -> exp.Expr | None:
+    """``base ^ exponent`` as a DOUBLE literal (``1e307``: the exponent makes it a DOUBLE) when
+    both are known and their DOUBLE power is finite and below the scalar engine's bound 1e308,
+    with none of the power's errors (0^0, 0^-n, a negative base to a fraction); else None.
+    The engines compute ``^`` in DOUBLE with the C library's pow, as Python's float power
+    does; so the value is the one the engine would compute, and its #NUM! test is decided
+    (`kit.not_finite` of a literal)."""
+    if base is None or exponent is None or (base == 0 and exponent <= 0) or (
+            base < 0 and exponent != exponent.to_integral_value()):
+        return None
+    try:
+        r = float(base) ** float(exponent)
+    except (OverflowError, ZeroDivisionError):
+        return None
+    if not isinstance(r, float) or not math.isfinite(r) or abs(r) >= 1e308:
+        return None
+    return _k.double_literal(r)
 
 
 def power_parts(a: exp.Expr, b: exp.Expr, base: Decimal | None = None,
@@ -109,7 +134,7 @@ def _date_checked(value: exp.Expr) -> Any:
     years 1..9999 that the scalar engine's dates cover."""
     # bound once (read by the value and twice by the test): a moved date is total, its day
     # count being NULL beyond the calendar's span
-    date = let(exp.cast(value, exp.DataType.build("DATE")))
+    date = let(exp.cast(value, dtype("DATE"), copy=False))
     year = exp.Extract(this=exp.var("YEAR"), expression=date.copy())
     return date, [(exp.or_(exp.LT(this=year, expression=exp.Literal.number(1)),
                            exp.GT(this=year.copy(), expression=exp.Literal.number(9999))),
@@ -127,12 +152,12 @@ def _whole_days(n: exp.Expr, k: Decimal | None) -> exp.Expr:
     known count ``k`` is truncated when compiling."""
     if k is not None:
         if abs(k) > _MAX_DAYS_COUNT:
-            return exp.Cast(this=exp.Null(), to=exp.DataType.build("INT"))
+            return exp.Cast(this=exp.Null(), to=dtype("INT"))
         return exp.Literal.number(str(int(k)))  # int() truncates toward zero
     truncated = exp.Mul(this=exp.func("SIGN", p(n)),
                         expression=exp.Floor(this=exp.Abs(this=p(n))))
     fits = exp.LTE(this=exp.Abs(this=p(n.copy())), expression=_MAX_DAYS.copy())
-    return case(fits, exp.cast(truncated, exp.DataType.build("INT")))
+    return case(fits, exp.cast(truncated, dtype("INT"), copy=False))
 
 
 @settled
@@ -147,7 +172,7 @@ def _moved(value: exp.Expr, n: exp.Expr, k: Decimal | None, d: exp.Expr | None =
         low, high = max(1, 1 - shift), min(_LAST, _LAST - shift)
         if low <= high:
             inside = exp.Between(this=p(d), low=_date_literal(low), high=_date_literal(high))
-            return exp.cast(value, exp.DataType.build("DATE")), [
+            return exp.cast(value, dtype("DATE"), copy=False), [
                 (exp.Not(this=inside), "#NUM!")]
     moved, errors = _date_checked(value)
     too_far = (exp.GT(this=exp.Abs(this=p(n.copy())), expression=_MAX_DAYS.copy())
@@ -161,7 +186,7 @@ _LAST = date(9999, 12, 31).toordinal()
 
 def _date_literal(ordinal: int) -> exp.Expr:
     return exp.cast(exp.Literal.string(date.fromordinal(ordinal).isoformat()),
-                    exp.DataType.build("DATE"))
+                    dtype("DATE"))
 
 
 def _plus_days(d: exp.Expr, n: exp.Expr, k: Decimal | None) -> Any:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 
 from sqlglot import exp
 
-from ...sql.kit import SqlColumn, cases, first_error, not_null
-from ...sql.let import let
+from ...sql.kit import SqlColumn, cases, clone_type, dtype, first_error, not_null
+from ...sql.let import bound, let, size
 
 if TYPE_CHECKING:
     from ...call import FormCall
@@ -240,7 +240,7 @@ def errors(pairs: list[tuple[exp.Expr, str]]) -> list[tuple[exp.Expr, str]]:
 def cast_to(e: exp.Expr, to: exp.DataType | str) -> exp.Expr:
     """CAST(e AS to), always written (`exp.cast` drops a cast of a cast to a type it deems
     equivalent: DECIMAL(38, 0) to DECIMAL(38, 9))."""
-    return exp.Cast(this=e, to=exp.DataType.build(to) if isinstance(to, str) else to.copy())
+    return exp.Cast(this=e, to=dtype(to) if isinstance(to, str) else clone_type(to))
 
 
 def double(e: exp.Expr) -> exp.Expr:
@@ -285,16 +285,95 @@ _BINARY = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul}
 
 
 def _estimate(col: SqlColumn, known: Decimal | None) -> exp.Expr:
-    """A DOUBLE estimate of the operand: its own, or its value cast (a plain number literal
-    as itself: DOUBLE op literal is DOUBLE on every engine)."""
+    """A DOUBLE estimate of the operand: its own, a known value as a DOUBLE literal
+    (``1.1e0``: an exponent makes a literal a DOUBLE on DuckDB, Spark, Trino, BigQuery,
+    Snowflake and SQLite; PostgreSQL reads it as an exact NUMERIC, as good an estimate), or its
+    value cast."""
     if col.estimate is not None:
         return col.estimate
-    bare = col.value
-    while isinstance(bare, exp.Paren):
-        bare = bare.this
-    if known is not None and isinstance(bare, (exp.Literal, exp.Neg)):
-        return col.value.copy()
+    if known is not None:
+        return double_literal(float(known))
     return double(col.value.copy())
+
+
+def double_literal(value: float) -> exp.Expr:
+    """A finite float as a DOUBLE literal: written with an exponent (``1.1e0``, ``7.8e28``),
+    which makes a literal a DOUBLE on DuckDB, Spark, Trino, BigQuery, Snowflake and SQLite
+    (PostgreSQL reads it as an exact NUMERIC of the same value)."""
+    text = repr(value).replace("e+", "e")
+    return exp.Literal.number(text if "e" in text else text + "e0")
+
+
+def _is_double(e: exp.Expr, col: SqlColumn) -> bool:
+    """An estimate the engine types DOUBLE: the operand's own, a cast, a DOUBLE literal."""
+    return col.estimate is not None or (isinstance(e, exp.Cast)
+                                         and e.to.this == exp.DataType.Type.DOUBLE) or (
+        isinstance(e, exp.Literal) and "e" in e.this)
+
+
+def _plain(e: exp.Expr) -> bool:
+    """A column (of the table or of a binding): typed by the engine as a number, so it may be
+    compared with a DOUBLE literal or multiplied by a DOUBLE without a cast of its own."""
+    while isinstance(e, exp.Paren):
+        e = e.this
+    return isinstance(e, exp.Column)
+
+
+def _reading(col: SqlColumn, e: exp.Expr) -> exp.Expr:
+    """What an operand's range test reads: a plain column itself (``ABS("x") < 1e19``; its
+    comparison with the DOUBLE bound is made in DOUBLE, or exactly, on every engine), else
+    its DOUBLE estimate ``e``."""
+    return col.value.copy() if col.estimate is None and _plain(col.value) else e.copy()
+
+
+def _uncast(e: exp.Expr) -> exp.Expr:
+    """``CAST(c AS DOUBLE)`` of a plain column as the column itself, else ``e``."""
+    if isinstance(e, exp.Cast) and e.to.this == exp.DataType.Type.DOUBLE:
+        inner: exp.Expr = e.this
+        if _plain(inner):
+            return inner
+    return e
+
+
+#: A known operand written as itself (`_bare`) rather than cast: below BIGINT's bound, at
+#: most 18 places (then a DECIMAL(38, 18) sum or a whole-number product keeps scale 18).
+_BARE_LIMIT = Decimal(2) ** 63
+
+
+def _bare(k: Decimal | None, whole: bool) -> bool:
+    return k is not None and abs(k) < _BARE_LIMIT and (
+        k == k.to_integral_value() if whole else _places(k) <= 18)
+
+
+def _short(e: exp.Expr) -> bool:
+    """A value of at most 9 decimal places by construction: ``ROUND(v, n)`` with a literal
+    n <= 9 (the ROUND family's exact form: the operand of + - * is a DECIMAL, never a DOUBLE
+    there, and the engine's ROUND of a DECIMAL to n places has at most n). A peephole of the
+    builders, as `literal` is: it reads the kind of value a form wrote (through `let.bound`),
+    and saves the per-row test of the places (``x % 0.000000001 = 0``) and the DOUBLE path of
+    a product: ``ROUND(ROUND(x * 1.1, 2) * 1.1, 2)`` multiplies exactly at each level."""
+    e = bound(e)
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if not isinstance(e, exp.Round) or e.args.get("truncate") is not None:
+        return False
+    digits = e.args.get("decimals")
+    if digits is None:
+        return True
+    value = literal(digits)
+    return value is not None and value == value.to_integral_value() and value <= 9
+
+
+def _nine(c: SqlColumn, k: Decimal | None) -> exp.Expr:
+    """An operand of at most 9 places as a DECIMAL of scale 9 (the exact product of two is of
+    scale 18): a known one as its literal written to 9 places (``1.100000000`` is a
+    DECIMAL(10, 9) on every engine, as exact as ``CAST(1.1 AS DECIMAL(38, 9))``)."""
+    if k is not None and abs(k) < DECIMAL_FIT and _places(k) <= 9:
+        return num(k.quantize(_NINE))
+    return cast_to(c.value.copy(), _D9)
+
+
+_NINE = Decimal("1e-9")
 
 
 def _fits(e: exp.Expr) -> exp.Expr:
@@ -348,23 +427,30 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
     error; a NULL operand makes it NULL: a blank, not an error."""
     same = known_a is None and known_b is None and a.value == b.value
     ea, eb = _estimate(a, known_a), _estimate(b, known_b)
+    # one DOUBLE side makes the estimate a DOUBLE: a plain column beside a DOUBLE (another
+    # operand's estimate, or its cast) needs no cast of its own
+    if _is_double(eb, b):
+        ea = _uncast(ea)
+    elif _is_double(ea, a):
+        eb = _uncast(eb)
     est = let(_BINARY[op](this=p(ea), expression=p(eb)))
     # an operand's own test: decided for a known value (TRUE: left out), implied for a result
     # of this arithmetic (its estimate passed the test there), else per row
+    ra, rb = _reading(a, ea), _reading(b, eb)
     tests = [exp.true() if c.estimate is not None
-             else _fits(e.copy()) if k is None else exp.true() if abs(k) < DECIMAL_FIT
-             else exp.false() for c, e, k in ((a, ea, known_a), (b, eb, known_b))]
+             else _fits(r) if k is None else exp.true() if abs(k) < DECIMAL_FIT
+             else exp.false() for c, r, k in ((a, ra, known_a), (b, rb, known_b))]
     # one operand known (k), the other (x) read per row: its test says it all
     one = (known_a is None) != (known_b is None)
     k = known_a if known_a is not None else known_b
-    x_test, x_est = (tests[1], eb) if known_a is not None else (tests[0], ea)
+    x_test, x_read = (tests[1], rb) if known_a is not None else (tests[0], ra)
     if one and k is not None and abs(k) < DECIMAL_FIT and (
             (op == "*" and abs(k) <= 1) or (op != "*" and abs(k) <= _SMALL)):
         # |x| < F implies |x * k| < F; and |x + k| < 1e20 (the margin is far wider than k)
         fits = x_test
     elif one and op == "*" and k is not None and abs(k) < DECIMAL_FIT:
         # |x * k| < F, as |x| < F / |k| (which implies |x| < F when |k| >= 1)
-        fits = exp.LT(this=exp.Abs(this=x_est.copy()), expression=_below(DECIMAL_FIT / abs(k)))
+        fits = exp.LT(this=exp.Abs(this=x_read.copy()), expression=_below(DECIMAL_FIT / abs(k)))
     elif op == "*" and same:
         fits = _fits(est.copy())  # |x * x| < F implies |x| < F
     else:
@@ -372,30 +458,44 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
     never = truth(fits) is False
     # a single test is NULL exactly where its operand is (a blank, not an error)
     single = not isinstance(fits, (exp.Paren, exp.And))
-    fits = let(fits)
+    # a small test is written where it is read (value and error: what `Binder.finish` would
+    # inline anyway), its negation as the opposite comparison; a larger one is bound once
+    small = isinstance(fits, exp.LT) and size(fits, 7) <= 6
+    if not small:
+        fits = let(fits)
 
-    def cast(c: SqlColumn, to: exp.DataType) -> exp.Expr:
+    def cast(c: SqlColumn, to: exp.DataType, k: Decimal | None = None) -> exp.Expr:
+        """The operand as ``to``; a known operand as itself where that types the result the
+        same (a sum's scale is the larger one, 18; a whole number adds none to a product)."""
+        if _bare(k, to is _D0):
+            return num(k)  # type: ignore[arg-type]
         return cast_to(c.value.copy(), to)
 
     value: exp.Expr
     if never:  # a known operand that no DECIMAL(38, 18) holds: never computed
-        value = exp.Cast(this=exp.Null(), to=_D18.copy())
+        value = exp.Cast(this=exp.Null(), to=clone_type(_D18))
     elif op == "*" and (_whole(known_a) or _whole(known_b)):
         whole_a = _whole(known_a)
-        value = when([(fits.copy(), exp.Mul(this=cast(a, _D0 if whole_a else _D18),
-                                            expression=cast(b, _D18 if whole_a else _D0)))])
+        value = when([(fits.copy(), exp.Mul(this=cast(a, _D0 if whole_a else _D18, known_a),
+                                            expression=cast(b, _D18 if whole_a else _D0,
+                                                            known_b)))])
     elif op == "*":
         rounded = cast_to(est.copy(), _D18)
         if any(kk is not None and _places(kk) > 9 for kk in (known_a, known_b)):
             value = when([(fits.copy(), rounded)])  # a constant of more than 9 places
         else:
-            short = [eq(mod(c.value.copy(), exp.Literal.number("0.000000001")), num(0))
-                     for c, kk in ((a, known_a), (b, known_b))[:1 if same else 2] if kk is None]
-            nine = exp.Mul(this=cast(a, _D9), expression=cast(b, _D9))
-            value = when([(all_of(fits.copy(), *short), nine), (fits.copy(), rounded)])
+            short = [exp.EQ(this=mod(c.value.copy(), exp.Literal.number("0.000000001")),
+                            expression=num(0))
+                     for c, kk in ((a, known_a), (b, known_b))[:1 if same else 2]
+                     if kk is None and not _short(c.value)]
+            nine = exp.Mul(this=_nine(a, known_a), expression=_nine(b, known_b))
+            # the test once: CASE WHEN fits THEN CASE WHEN short THEN nine ELSE rounded END END
+            value = when([(fits.copy(), when([(all_of(*short), nine)], rounded))])
     else:
-        value = when([(fits.copy(), _BINARY[op](this=cast(a, _D18), expression=cast(b, _D18)))])
-    over = not_(fits.copy())
+        value = when([(fits.copy(), _BINARY[op](this=cast(a, _D18, known_a),
+                                                expression=cast(b, _D18, known_b)))])
+    over = exp.GTE(this=fits.this.copy(), expression=fits.expression.copy()) if small \
+        else not_(fits.copy())
     if not single or never:
         # an operand read per row may be NULL while the other does not fit: a blank
         over = all_of(over, not_null(est.copy()))
@@ -410,5 +510,5 @@ __all__ = ["add", "sub", "mul", "div", "mod", "eq", "ne", "lt", "le", "gt", "ge"
            "truth", "settled", "all_of", "any_of", "not_", "when", "errors", "Operand", "known",
            "known_number",
            "operand", "value_of", "literal", "sql_of", "double", "cast_to", "nullif_zero",
-           "not_finite", "only", "decimal_arith", "FLOAT_LIMIT",
+           "not_finite", "only", "decimal_arith", "double_literal", "FLOAT_LIMIT",
            "DECIMAL_FIT"]
