@@ -9,8 +9,12 @@ Form protocol (the ``sql=`` slot of a spec or signature):
 - a sqlglot function class (``exp.Upper``): built from the arguments in order;
 - eager callable ``form(*values: exp.Expr) -> exp.Expr | (value, error | None)``;
 - lazy functions: ``form(*columns: SqlColumn) -> SqlColumn``;
-- a callable whose ``wants_call`` attribute is true also gets ``call=``, its `FormCall` with the
-  compiler's numeric mode and the arguments' columns (`columnar.walk.Walker.with_call`).
+- a table entry (`forms.form.Form`) is bound to its `FormCall` by the walk
+  (`columnar.walk.Walker.with_call`: the compiler's numeric mode and the arguments' columns)
+  and then called as any callable of the values or columns.
+An entry flagged ``null_on_error`` keeps its result ``strict`` (the value NULL wherever the
+error is set, given strict arguments), so the query needs no ``CASE WHEN error IS NULL``
+around its value.
 Literals are exact: numbers are written as decimal text, so ``0.1 + 0.2 = 0.3`` holds in SQL.
 
 The walk itself (folding, slots, LET, calls, error plumbing left to right) is shared with the
@@ -31,7 +35,7 @@ from ...interpreter import ir
 from ...limits import Limits
 from ...types import Type
 from ...values import ErrorValue
-from ..walk import Walker, call_kw
+from ..walk import Walker, null_on_error
 from .kit import (SqlColumn, case, cases, error_when, first_error, is_null, literal, not_finite,
                   own_errors, sql_type)
 from .let import _BINDER, let, sql_length_error
@@ -203,9 +207,11 @@ class SqlCompiler(Walker[SqlColumn]):
         return None
 
     def lazy(self, node: ir.Call, form: Any, args: list[SqlColumn]) -> SqlColumn:
-        out: Any = form(*[self.checked(a) for a in args], **call_kw(form, node))
+        out: Any = form(*[self.checked(a) for a in args])
         col = out if isinstance(out, SqlColumn) else SqlColumn(out)
-        return replace(col, strict=col.error is None)
+        # a lazy form flagged ``null_on_error`` says in its column whether its value is NULL
+        # wherever its error is set (computed from its arguments'); any other is not strict
+        return replace(col, strict=col.error is None or (null_on_error(form) and col.strict))
 
     def eager(self, node: ir.Call, form: Any, args: list[SqlColumn]
               ) -> tuple[Any, Any, bool, Any]:
@@ -224,28 +230,32 @@ class SqlCompiler(Walker[SqlColumn]):
         if isinstance(form, type) and issubclass(form, exp.Func):
             out = form.from_arg_list(values)
         else:
-            out = form(*values, **call_kw(form, node))
+            out = form(*values)
         own = None
         if isinstance(out, tuple):
             out, own = out[0], own_errors(out[1])
         double = node.type.kind == "Number" and (spec.sql_double or widen
                                                  or any(a.double for a in args))
-        return out, own, double, double
+        return out, own, double, (double, form)
 
     def finish(self, node: ir.Call, args: list[SqlColumn], value: Any, error: Any, own: Any,
                floats: bool, carried: bool, state: Any) -> SqlColumn:
         spec = node.spec
-        # strict: the value is NULL wherever the error is set. NULL-propagating operators keep
-        # it from their operands; of the forms with errors of their own only the division
-        # (NULLIF) blanks its value there.
-        strict = error is None or (all(a.strict for a in args) and spec.propagates_null
-                                   and (own is None or spec.sql_null_on_own_error))
+        # strict: the value is NULL wherever the error is set. The operands' errors: none, or
+        # NULL-propagating operators keep it from strict operands (an operand with a pending
+        # non-finite test is not: its value is the infinity); the form's own errors: none, or
+        # a form flagged ``null_on_error`` (or the division's NULLIF) blanks its value there.
+        operands = all(a.error is None and not a.unchecked for a in args) or (
+            spec.propagates_null and all(not a.unchecked and (a.error is None or a.strict)
+                                         for a in args))
+        strict = error is None or (operands and (
+            own is None or null_on_error(state[1]) or spec.sql_null_on_own_error))
         # a quotient of DECIMALs (|x| < 1e38) cannot leave DOUBLE's range; other DOUBLE
         # results may (POWER(10, 400), a DOUBLE column's overflow)
         may_overflow = spec.arithmetic != "/" or any(a.double for a in args)
         return SqlColumn(value, error, strict,
                          floats and may_overflow and (node.may_error or carried),
-                         double=bool(state))
+                         double=bool(state[0]))
 
     def decimal_op(self, op: str, args: list[SqlColumn], nodes: Sequence[ir.IR]
                    ) -> SqlColumn:
@@ -308,11 +318,14 @@ class SqlCompiler(Walker[SqlColumn]):
                 col = self.checked(self.compile(a))
                 values.append(col.value)
                 errors.append(col.error)
-        out = form(*values, **call_kw(form, node))
+        out = form(*values)
         own = None
         if isinstance(out, tuple):
             out, own = out[0], own_errors(out[1])
-        return SqlColumn(out, first_error(*errors, own), own is None)
+        # strict when no argument errs (a form need not give NULL for a NULL list: SUMIF's
+        # is 0) and the form has no errors of its own or blanks its value there
+        return SqlColumn(out, first_error(*errors, own), all(e is None for e in errors)
+                         and (own is None or null_on_error(form)))
 
     def coerce(self, node: ir.Coerce) -> SqlColumn:
         inner = self.checked(self.compile(node.node))
