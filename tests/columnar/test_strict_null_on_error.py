@@ -103,6 +103,16 @@ def test_every_flagged_form_has_a_case() -> None:
     assert not missing, f"flagged null_on_error without a case here: {sorted(missing)}"
 
 
+#: what the walk writes itself (no table entry): a list read at a known position
+WALK_CASES: list[tuple[str, dict[str, str], list[dict[str, Any]]]] = [
+    (f"xs[{k}]", {"xs": "List[Number]?"}, [{"xs": [D(1), D(2)]}, {"xs": []}, {"xs": None}])
+    for k in (0, 1, 2, 3)
+] + [
+    ("[1, x / y, 3][2]", _XY, _ROWS),
+    ("[1, 2, 3][4]", {}, [{}]),
+]
+
+
 @pytest.mark.parametrize("numbers", ["decimal", "float"])
 @pytest.mark.parametrize("source,schema,rows", CASES, ids=[c[0] for c in CASES])
 def test_value_is_null_wherever_the_error_is_set(source: str, schema: dict[str, str],
@@ -110,6 +120,19 @@ def test_value_is_null_wherever_the_error_is_set(source: str, schema: dict[str, 
                                                  numbers: str) -> None:
     program = formulane.compile(source, schema)
     assert _calls(program.root) & _flagged(), "the case calls no flagged form"
+    _check(program, source, schema, rows, numbers)
+
+
+@pytest.mark.parametrize("numbers", ["decimal", "float"])
+@pytest.mark.parametrize("source,schema,rows", WALK_CASES, ids=[c[0] for c in WALK_CASES])
+def test_walk_values_are_null_wherever_the_error_is_set(source: str, schema: dict[str, str],
+                                                        rows: list[dict[str, Any]],
+                                                        numbers: str) -> None:
+    _check(formulane.compile(source, schema), source, schema, rows, numbers)
+
+
+def _check(program: Any, source: str, schema: dict[str, str], rows: list[dict[str, Any]],
+           numbers: str) -> None:
     # compiled strict: the query writes no CASE WHEN error IS NULL around the value (float
     # mode may add a non-finite test whose rows hold the infinity: then the wrapper stays)
     strict = SqlCompiler({}, numbers).run(program.root).strict

@@ -161,10 +161,23 @@ class SqlCompiler(Walker[SqlColumn]):
         return SqlColumn(exp.Array(expressions=[i.value for i in items]),
                          first_error(*[i.error for i in items]), False)
 
+    def known_index(self, node: ir.IndexOf) -> int | None:
+        """The position when the index is a constant number (truncated, as the scalar
+        engine's ``int``), else None."""
+        from ...interpreter.fold import constant
+
+        k = constant(node.index, self.limits)
+        if isinstance(k, (int, Decimal)) and not isinstance(k, bool):
+            return int(k)
+        return None
+
     def index(self, node: ir.IndexOf) -> SqlColumn:
         if type(node.obj) is ir.ListOf and node.obj.items:
             return self.index_literal(node)
         obj = self.compile(node.obj)
+        k = self.known_index(node)
+        if k is not None:
+            return self.index_known(node, obj, k)
         index = self.checked(self.compile(node.index))
         size = exp.ArraySize(this=obj.value)
         oob = exp.or_(exp.LT(this=index.value, expression=exp.Literal.number(1)),
@@ -173,8 +186,31 @@ class SqlCompiler(Walker[SqlColumn]):
         return SqlColumn(value, first_error(obj.error, index.error, error_when(oob, "#REF!")),
                          False)
 
+    def index_known(self, node: ir.IndexOf, obj: SqlColumn, k: int) -> SqlColumn:
+        """``xs[k]`` with ``k`` known: #REF! past the end (before it, a blank list is blank);
+        the item is read only where it exists (Spark's ANSI mode aborts the query on an index
+        past the end), so the value is NULL wherever the error is set."""
+        obj = self.checked(obj)
+        if k < 1:
+            ref: exp.Expr = exp.Literal.string("#REF!")
+            if node.obj.type.nullable:
+                ref = case(exp.Not(this=is_null(obj.value)), ref)
+            return SqlColumn(exp.Null(), first_error(obj.error, ref))
+        items = let(obj.value)
+        size = exp.ArraySize(this=items)
+        value = case(exp.GTE(this=size, expression=exp.Literal.number(k)),
+                     exp.Bracket(this=items, expressions=[exp.Literal.number(k)], offset=1))
+        past = error_when(exp.LT(this=size.copy(), expression=exp.Literal.number(k)), "#REF!")
+        return SqlColumn(value, first_error(obj.error, past), obj.error is None or obj.strict)
+
     def index_literal(self, node: ir.IndexOf) -> SqlColumn:
         """``[a, b][i]``: only the selected item's error reaches the result (as in scalar)."""
+        k = self.known_index(node)
+        if k is not None:  # the item itself, or #REF! (decided here)
+            items = node.obj.items  # type: ignore[union-attr]
+            if 1 <= k <= len(items):
+                return self.checked(self.compile(items[k - 1]))
+            return SqlColumn(exp.Null(), exp.Literal.string("#REF!"))
         items = [self.checked(self.compile(i)) for i in node.obj.items]  # type: ignore[union-attr]
         index = self.checked(self.compile(node.index))
         at = [exp.EQ(this=exp.paren(index.value), expression=exp.Literal.number(n))
