@@ -104,12 +104,12 @@ def test_every_flagged_form_has_a_case() -> None:
 
 
 #: what the walk writes itself (no table entry): a list read at a known position
+_LISTS: list[dict[str, Any]] = [{"xs": [D(1), D(2)]}, {"xs": []}, {"xs": None}]
+_NO_ROW: list[dict[str, Any]] = [{}]
 WALK_CASES: list[tuple[str, dict[str, str], list[dict[str, Any]]]] = [
-    (f"xs[{k}]", {"xs": "List[Number]?"}, [{"xs": [D(1), D(2)]}, {"xs": []}, {"xs": None}])
-    for k in (0, 1, 2, 3)
-] + [
+    *[(f"xs[{k}]", {"xs": "List[Number]?"}, _LISTS) for k in (0, 1, 2, 3)],
     ("[1, x / y, 3][2]", _XY, _ROWS),
-    ("[1, 2, 3][4]", {}, [{}]),
+    ("[1, 2, 3][4]", {}, _NO_ROW),
 ]
 
 
