@@ -230,7 +230,7 @@ SQL: dict[str, Form] = {
     "XLOOKUP": _f(lists_lookup, "sql_xlookup"),
     "XMATCH": _f(lists_lookup, "sql_xmatch"),
     "MATCH": _f(lists_lookup, "sql_match"),
-    "INDEX": _f(lists_lookup, "sql_index"),
+    "INDEX": _f(lists_lookup, "sql_index", null_on_error=True),
     "LOOKUP": _f(lists_lookup, "sql_lookup"),
     "ANY": _f(lists_lookup, "sql_any"),
     "ALL": _f(lists_lookup, "sql_all"),

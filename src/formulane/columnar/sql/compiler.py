@@ -153,7 +153,9 @@ class SqlCompiler(Walker[SqlColumn]):
 
     def field(self, node: ir.FieldOf) -> SqlColumn:
         obj = self.compile(node.obj)
-        return SqlColumn(exp.Dot(this=obj.value, expression=exp.to_identifier(node.name)),
+        record = obj.value if isinstance(obj.value, (exp.Column, exp.Dot, exp.Bracket)) \
+            else exp.paren(obj.value)  # (CASE ... END).name
+        return SqlColumn(exp.Dot(this=record, expression=exp.to_identifier(node.name)),
                          obj.error, obj.strict)
 
     def list_of(self, node: ir.ListOf) -> SqlColumn:
