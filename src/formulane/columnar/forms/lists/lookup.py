@@ -244,13 +244,12 @@ def sql_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
         same = _mapped_from(searched, source) or (
             isinstance(searched, ir.Var) and isinstance(source, ir.Var)
             and searched.slot == source.slot and searched.local == source.local)
-        n = _n(length) if length is not None else _len(values)
-        past = False if same else exp.LT(this=n, expression=row)
-        # the item read only where it exists: NULL beside #REF! (null_on_error), and Spark's
-        # ANSI mode aborts the query on an index past the end
-        value = _at(values, row) if same else _case([(exp.GTE(this=n.copy(), expression=row),
-                                                       _at(values, row))])
-        return value, _sql_errors([(past, "#REF!")])
+        past = False if same else exp.LT(this=_n(length) if length is not None
+                                          else _len(values), expression=row)
+        # read unguarded (past the end is NULL, except on Spark, whose ANSI mode aborts):
+        # a MATCH position may always err, so the walk keeps its wrapper around this value
+        # whatever the flag says, and a guard here would only cost characters
+        return _at(values, row), _sql_errors([(past, "#REF!")])
     r, rk = _sql_int_arg(c, 1, row)
     # (read once when the position alone is known: no binding)
     size = _n(length) if length is not None else _len(values) \
