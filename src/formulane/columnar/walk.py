@@ -322,7 +322,6 @@ class WithCall:
     with the values or columns only, as a form that needs nothing from the call."""
 
     __slots__ = ("form", "call")
-    wants_call = False
 
     def __init__(self, form: Any, call: Any) -> None:
         self.form = form
@@ -333,6 +332,10 @@ class WithCall:
         return bool(getattr(self.form, "wants_columns", False))
 
     @property
+    def null_on_error(self) -> bool:
+        return null_on_error(self.form)
+
+    @property
     def __name__(self) -> str:  # noqa: PLW3201 - messages name the form
         return str(getattr(self.form, "__name__", self.form))
 
@@ -340,10 +343,11 @@ class WithCall:
         return self.form(*args, call=self.call)
 
 
-def call_kw(form: Any, node: ir.Call) -> dict[str, Any]:
-    """``{"call": node}`` for a form that declares ``wants_call`` and was not bound to its
-    `FormCall` by the walk (`WithCall`; `forms.form.Form` builds a plain one from the node)."""
-    return {"call": node} if getattr(form, "wants_call", False) else {}
+def null_on_error(form: Any) -> bool:
+    """Whether ``form`` (a table entry, bound or not) declares ``null_on_error``: given
+    arguments whose values are NULL wherever their errors are set, its SQL value is NULL
+    wherever its error is set (`forms.form.Form.null_on_error`)."""
+    return bool(getattr(form, "null_on_error", False))
 
 
 def magnitude_bound(arithmetic: str, bounds: Sequence[float | None]) -> float | None:
@@ -361,4 +365,5 @@ def magnitude_bound(arithmetic: str, bounds: Sequence[float | None]) -> float | 
     return known[0]
 
 
-__all__ = ["Walker", "WithCall", "always_error_arg", "call_kw", "concrete_mismatch", "magnitude_bound"]
+__all__ = ["Walker", "WithCall", "always_error_arg", "concrete_mismatch", "magnitude_bound",
+           "null_on_error"]

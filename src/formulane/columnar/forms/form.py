@@ -12,9 +12,10 @@ columns, ``let``, ``refuse``), first; ``style`` says what follows it:
 - ``"columns"``: ``fn(call, *bound, *columns, **flags)``, each argument's compiled column
   (value, error code, static type: the tests that see error values, ISERROR...).
 
-The compilers read ``wants_call`` and ``wants_columns`` to know what to pass (see
-`columnar.polars.compiler` and `columnar.sql.compiler`); a host function's own form
-(`Registry.extend`) is a plain callable of the values and declares neither.
+The walk reads ``wants_call`` to bind the form to its `FormCall` (`columnar.walk.WithCall`) and
+``wants_columns`` to pass columns; a host function's own form (`Registry.extend`) is a plain
+callable of the values and declares neither. ``null_on_error`` (SQL) says the form's value is
+already NULL wherever its error is set (see the field).
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ class Form:
     bound: tuple[Any, ...] = ()
     flags: Mapping[str, Any] = field(default_factory=dict)
     style: Style = "call"
+    #: SQL: given arguments whose values are NULL wherever their errors are set, this form's
+    #: value is NULL wherever its error is set (its own, and for an eager form the arguments'
+    #: errors the walk combines: a NULL argument that errs gives a NULL value). The walk then
+    #: keeps the result ``strict`` and the query writes no ``CASE WHEN error IS NULL THEN
+    #: value END`` around it. Checked form by form on DuckDB over rows that err
+    #: (tests/columnar/test_strict_null_on_error.py); never set without a case there.
+    null_on_error: bool = False
 
     #: every table form takes the `FormCall` (a host function's plain callable does not)
     wants_call = True

@@ -18,8 +18,9 @@ from .form import (
 )
 
 
-def _f(family: Any, attr: str, *bound: Any, style: Style = "call", **flags: Any) -> Form:
-    return Form("sql", family, attr, bound, flags, style)
+def _f(family: Any, attr: str, *bound: Any, style: Style = "call", null_on_error: bool = False,
+       **flags: Any) -> Form:
+    return Form("sql", family, attr, bound, flags, style, null_on_error)
 
 
 SQL: dict[str, Form] = {
@@ -74,23 +75,23 @@ SQL: dict[str, Form] = {
     ">=(Duration, Duration)": _f(operators_sql, "compare", ">="),
     ">=(Boolean, Boolean)": _f(operators_sql, "compare", ">="),
     ">=(Text, Text)": _f(operators_sql, "text_compare", ">="),
-    "OP_AND": _f(operators_sql, "op_and"),
-    "OP_OR": _f(operators_sql, "op_or"),
-    "??": _f(operators_sql, "coalesce_op"),
+    "OP_AND": _f(operators_sql, "op_and", null_on_error=True),
+    "OP_OR": _f(operators_sql, "op_or", null_on_error=True),
+    "??": _f(operators_sql, "coalesce_op", null_on_error=True),
     # logic
-    "IF": _f(operators_sql, "if_"),
+    "IF": _f(operators_sql, "if_", null_on_error=True),
     "IFS": _f(operators_sql, "ifs"),
     "SWITCH": _f(operators_sql, "switch"),
-    "AND": _f(operators_sql, "and_"),
-    "OR": _f(operators_sql, "or_"),
+    "AND": _f(operators_sql, "and_", null_on_error=True),
+    "OR": _f(operators_sql, "or_", null_on_error=True),
     "XOR": _f(operators_sql, "xor"),
     "TRUE": _f(operators_sql, "true_"),
     "FALSE": _f(operators_sql, "false_"),
-    "IFERROR": _f(operators_sql, "iferror"),
-    "IFNA": _f(operators_sql, "ifna"),
-    "ERROR": _f(operators_sql, "error"),
-    "COALESCE": _f(operators_sql, "coalesce"),
-    "IFBLANK": _f(operators_sql, "ifblank"),
+    "IFERROR": _f(operators_sql, "iferror", null_on_error=True),
+    "IFNA": _f(operators_sql, "ifna", null_on_error=True),
+    "ERROR": _f(operators_sql, "error", null_on_error=True),
+    "COALESCE": _f(operators_sql, "coalesce", null_on_error=True),
+    "IFBLANK": _f(operators_sql, "ifblank", null_on_error=True),
     "CHOOSE": _f(operators_sql, "choose"),
     "BLANK": _f(operators_sql, "blank"),
     # info
@@ -105,9 +106,9 @@ SQL: dict[str, Form] = {
     "ISDATE": _f(math_sql, "sql_isdate", style="columns"),
     "ISEVEN": _f(math_sql, "sql_iseven"),
     "ISODD": _f(math_sql, "sql_isodd"),
-    "ERROR.TYPE": _f(math_sql, "sql_error_type", style="columns"),
+    "ERROR.TYPE": _f(math_sql, "sql_error_type", style="columns", null_on_error=True),
     "TYPE": _f(math_sql, "sql_type", style="columns"),
-    "NA": _f(math_sql, "sql_na"),
+    "NA": _f(math_sql, "sql_na", null_on_error=True),
     "BOOLEAN": _f(math_sql, "sql_boolean_identity"),
     "BOOLEAN(Number)": _f(math_sql, "sql_boolean_number"),
     "BOOLEAN(Text)": _f(math_sql, "sql_boolean_text"),
@@ -202,9 +203,9 @@ SQL: dict[str, Form] = {
     "UNIQUE": _f(lists_arrays, "sql_unique"),
     "SUM": _f(lists_aggregates, "sql_sum"),
     "PRODUCT": _f(lists_aggregates, "sql_product"),
-    "AVERAGE": _f(lists_aggregates, "sql_average"),
-    "MIN": _f(lists_aggregates, "_sql_extreme", largest=False),
-    "MAX": _f(lists_aggregates, "_sql_extreme", largest=True),
+    "AVERAGE": _f(lists_aggregates, "sql_average", null_on_error=True),
+    "MIN": _f(lists_aggregates, "_sql_extreme", largest=False, null_on_error=True),
+    "MAX": _f(lists_aggregates, "_sql_extreme", largest=True, null_on_error=True),
     "COUNT": _f(lists_aggregates, "_sql_count_args", nonblank=False),
     "COUNTA": _f(lists_aggregates, "_sql_count_args", nonblank=True),
     "COUNTBLANK": _f(lists_aggregates, "sql_countblank"),
@@ -217,7 +218,7 @@ SQL: dict[str, Form] = {
     "MAXIFS": _f(lists_criteria, "_sql_ifs", how="max"),
     "MINIFS": _f(lists_criteria, "_sql_ifs", how="min"),
     "SUMPRODUCT": _f(lists_aggregates, "sql_sumproduct"),
-    "MEDIAN": _f(lists_aggregates, "sql_median"),
+    "MEDIAN": _f(lists_aggregates, "sql_median", null_on_error=True),
     "STDEV.S": _f(lists_aggregates, "_sql_spread", sample=True, root=True),
     "STDEV.P": _f(lists_aggregates, "_sql_spread", sample=False, root=True),
     "VAR.S": _f(lists_aggregates, "_sql_spread", sample=True, root=False),
@@ -229,7 +230,7 @@ SQL: dict[str, Form] = {
     "XLOOKUP": _f(lists_lookup, "sql_xlookup"),
     "XMATCH": _f(lists_lookup, "sql_xmatch"),
     "MATCH": _f(lists_lookup, "sql_match"),
-    "INDEX": _f(lists_lookup, "sql_index"),
+    "INDEX": _f(lists_lookup, "sql_index", null_on_error=True),
     "LOOKUP": _f(lists_lookup, "sql_lookup"),
     "ANY": _f(lists_lookup, "sql_any"),
     "ALL": _f(lists_lookup, "sql_all"),

@@ -14,8 +14,8 @@ Form protocol (the ``polars=`` slot of a spec or signature):
   error list form ``[(condition, code), ...]`` is checked in order;
 - lazy functions (``lazy=True``): ``form(*columns: Column) -> Column``, full control;
 - a form may read `numbers()` ("float" or "decimal") to pick the arithmetic;
-- a form whose ``wants_call`` attribute is true also gets ``call=node``, the `ir.Call` being
-  translated (argument types, constant arguments), as a keyword.
+- a table entry gets its `FormCall` (argument types, constant arguments, the arguments'
+  columns) bound by the walk (`columnar.walk.Walker.with_call`), then is called as above.
 
 Numeric policy (see docs/columnar.md):
 - float mode (Float64 and integer columns): IEEE float64. Division by zero is #DIV/0!; a result
@@ -48,7 +48,7 @@ from ...limits import Limits
 from ...interpreter import ir
 from ...types import Type
 from ...values import ErrorValue
-from ..walk import Walker, call_kw, magnitude_bound
+from ..walk import Walker, magnitude_bound
 from .kit import (_BINDER, _ELEMENT, _MODE, _TEXT_FORMS, DECIMAL_DTYPE,
                   FLOAT_LIMIT, MAX_SCALE, Column, _fits_decimal, _plain, column, concat_any,
                   dtype_of, error_when, first_error, let, literal, not_finite, number_dtype_cast, numbers,
@@ -298,7 +298,7 @@ class PolarsCompiler(Walker[Column]):
         return args
 
     def lazy(self, node: ir.Call, form: Any, args: list[Column]) -> Column:
-        out: Any = form(*[self.checked(a) for a in args], **call_kw(form, node))
+        out: Any = form(*[self.checked(a) for a in args])
         return out if isinstance(out, Column) else Column(out)
 
     def eager(self, node: ir.Call, form: Any, args: list[Column]
@@ -307,7 +307,7 @@ class PolarsCompiler(Walker[Column]):
             values = [to_text(self.checked(a).value, n.type) for a, n in zip(args, node.args)]
         else:
             values = [a.value for a in args]
-        out = form(*values, **call_kw(form, node))
+        out = form(*values)
         own = None
         if isinstance(out, tuple):
             out, own = out[0], own_errors(out[1])
@@ -404,7 +404,7 @@ class PolarsCompiler(Walker[Column]):
                 col = self.checked(self.compile(a))
                 args.append(col.value)
                 errors.append(col.error)
-        out = form(*args, **call_kw(form, node))
+        out = form(*args)
         own_error = None
         if isinstance(out, tuple):
             out, own_error = out[0], own_errors(out[1])

@@ -9,8 +9,12 @@ Form protocol (the ``sql=`` slot of a spec or signature):
 - a sqlglot function class (``exp.Upper``): built from the arguments in order;
 - eager callable ``form(*values: exp.Expr) -> exp.Expr | (value, error | None)``;
 - lazy functions: ``form(*columns: SqlColumn) -> SqlColumn``;
-- a callable whose ``wants_call`` attribute is true also gets ``call=``, its `FormCall` with the
-  compiler's numeric mode and the arguments' columns (`columnar.walk.Walker.with_call`).
+- a table entry (`forms.form.Form`) is bound to its `FormCall` by the walk
+  (`columnar.walk.Walker.with_call`: the compiler's numeric mode and the arguments' columns)
+  and then called as any callable of the values or columns.
+An entry flagged ``null_on_error`` keeps its result ``strict`` (the value NULL wherever the
+error is set, given strict arguments), so the query needs no ``CASE WHEN error IS NULL``
+around its value.
 Literals are exact: numbers are written as decimal text, so ``0.1 + 0.2 = 0.3`` holds in SQL.
 
 The walk itself (folding, slots, LET, calls, error plumbing left to right) is shared with the
@@ -31,7 +35,7 @@ from ...interpreter import ir
 from ...limits import Limits
 from ...types import Type
 from ...values import ErrorValue
-from ..walk import Walker, call_kw
+from ..walk import Walker, null_on_error
 from .kit import (SqlColumn, case, cases, error_when, first_error, is_null, literal, not_finite,
                   own_errors, sql_type)
 from .let import _BINDER, let, sql_length_error
@@ -149,7 +153,9 @@ class SqlCompiler(Walker[SqlColumn]):
 
     def field(self, node: ir.FieldOf) -> SqlColumn:
         obj = self.compile(node.obj)
-        return SqlColumn(exp.Dot(this=obj.value, expression=exp.to_identifier(node.name)),
+        record = obj.value if isinstance(obj.value, (exp.Column, exp.Dot, exp.Bracket)) \
+            else exp.paren(obj.value)  # (CASE ... END).name
+        return SqlColumn(exp.Dot(this=record, expression=exp.to_identifier(node.name)),
                          obj.error, obj.strict)
 
     def list_of(self, node: ir.ListOf) -> SqlColumn:
@@ -157,10 +163,23 @@ class SqlCompiler(Walker[SqlColumn]):
         return SqlColumn(exp.Array(expressions=[i.value for i in items]),
                          first_error(*[i.error for i in items]), False)
 
+    def known_index(self, node: ir.IndexOf) -> int | None:
+        """The position when the index is a constant number (truncated, as the scalar
+        engine's ``int``), else None."""
+        from ...interpreter.fold import constant
+
+        k = constant(node.index, self.limits)
+        if isinstance(k, (int, Decimal)) and not isinstance(k, bool):
+            return int(k)
+        return None
+
     def index(self, node: ir.IndexOf) -> SqlColumn:
         if type(node.obj) is ir.ListOf and node.obj.items:
             return self.index_literal(node)
         obj = self.compile(node.obj)
+        k = self.known_index(node)
+        if k is not None:
+            return self.index_known(node, obj, k)
         index = self.checked(self.compile(node.index))
         size = exp.ArraySize(this=obj.value)
         oob = exp.or_(exp.LT(this=index.value, expression=exp.Literal.number(1)),
@@ -169,8 +188,31 @@ class SqlCompiler(Walker[SqlColumn]):
         return SqlColumn(value, first_error(obj.error, index.error, error_when(oob, "#REF!")),
                          False)
 
+    def index_known(self, node: ir.IndexOf, obj: SqlColumn, k: int) -> SqlColumn:
+        """``xs[k]`` with ``k`` known: #REF! past the end (before it, a blank list is blank);
+        the item is read only where it exists (Spark's ANSI mode aborts the query on an index
+        past the end), so the value is NULL wherever the error is set."""
+        obj = self.checked(obj)
+        if k < 1:
+            ref: exp.Expr = exp.Literal.string("#REF!")
+            if node.obj.type.nullable:
+                ref = case(exp.Not(this=is_null(obj.value)), ref)
+            return SqlColumn(exp.Null(), first_error(obj.error, ref))
+        items = let(obj.value)
+        size = exp.ArraySize(this=items)
+        value = case(exp.GTE(this=size, expression=exp.Literal.number(k)),
+                     exp.Bracket(this=items, expressions=[exp.Literal.number(k)], offset=1))
+        past = error_when(exp.LT(this=size.copy(), expression=exp.Literal.number(k)), "#REF!")
+        return SqlColumn(value, first_error(obj.error, past), obj.error is None or obj.strict)
+
     def index_literal(self, node: ir.IndexOf) -> SqlColumn:
         """``[a, b][i]``: only the selected item's error reaches the result (as in scalar)."""
+        k = self.known_index(node)
+        if k is not None:  # the item itself, or #REF! (decided here)
+            items = node.obj.items  # type: ignore[union-attr]
+            if 1 <= k <= len(items):
+                return self.checked(self.compile(items[k - 1]))
+            return SqlColumn(exp.Null(), exp.Literal.string("#REF!"))
         items = [self.checked(self.compile(i)) for i in node.obj.items]  # type: ignore[union-attr]
         index = self.checked(self.compile(node.index))
         at = [exp.EQ(this=exp.paren(index.value), expression=exp.Literal.number(n))
@@ -203,9 +245,11 @@ class SqlCompiler(Walker[SqlColumn]):
         return None
 
     def lazy(self, node: ir.Call, form: Any, args: list[SqlColumn]) -> SqlColumn:
-        out: Any = form(*[self.checked(a) for a in args], **call_kw(form, node))
+        out: Any = form(*[self.checked(a) for a in args])
         col = out if isinstance(out, SqlColumn) else SqlColumn(out)
-        return replace(col, strict=col.error is None)
+        # a lazy form flagged ``null_on_error`` says in its column whether its value is NULL
+        # wherever its error is set (computed from its arguments'); any other is not strict
+        return replace(col, strict=col.error is None or (null_on_error(form) and col.strict))
 
     def eager(self, node: ir.Call, form: Any, args: list[SqlColumn]
               ) -> tuple[Any, Any, bool, Any]:
@@ -224,28 +268,32 @@ class SqlCompiler(Walker[SqlColumn]):
         if isinstance(form, type) and issubclass(form, exp.Func):
             out = form.from_arg_list(values)
         else:
-            out = form(*values, **call_kw(form, node))
+            out = form(*values)
         own = None
         if isinstance(out, tuple):
             out, own = out[0], own_errors(out[1])
         double = node.type.kind == "Number" and (spec.sql_double or widen
                                                  or any(a.double for a in args))
-        return out, own, double, double
+        return out, own, double, (double, form)
 
     def finish(self, node: ir.Call, args: list[SqlColumn], value: Any, error: Any, own: Any,
                floats: bool, carried: bool, state: Any) -> SqlColumn:
         spec = node.spec
-        # strict: the value is NULL wherever the error is set. NULL-propagating operators keep
-        # it from their operands; of the forms with errors of their own only the division
-        # (NULLIF) blanks its value there.
-        strict = error is None or (all(a.strict for a in args) and spec.propagates_null
-                                   and (own is None or spec.sql_null_on_own_error))
+        # strict: the value is NULL wherever the error is set. The operands' errors: none, or
+        # NULL-propagating operators keep it from strict operands (an operand with a pending
+        # non-finite test is not: its value is the infinity); the form's own errors: none, or
+        # a form flagged ``null_on_error`` (or the division's NULLIF) blanks its value there.
+        operands = all(a.error is None and not a.unchecked for a in args) or (
+            spec.propagates_null and all(not a.unchecked and (a.error is None or a.strict)
+                                         for a in args))
+        strict = error is None or (operands and (
+            own is None or null_on_error(state[1]) or spec.sql_null_on_own_error))
         # a quotient of DECIMALs (|x| < 1e38) cannot leave DOUBLE's range; other DOUBLE
         # results may (POWER(10, 400), a DOUBLE column's overflow)
         may_overflow = spec.arithmetic != "/" or any(a.double for a in args)
         return SqlColumn(value, error, strict,
                          floats and may_overflow and (node.may_error or carried),
-                         double=bool(state))
+                         double=bool(state[0]))
 
     def decimal_op(self, op: str, args: list[SqlColumn], nodes: Sequence[ir.IR]
                    ) -> SqlColumn:
@@ -308,11 +356,14 @@ class SqlCompiler(Walker[SqlColumn]):
                 col = self.checked(self.compile(a))
                 values.append(col.value)
                 errors.append(col.error)
-        out = form(*values, **call_kw(form, node))
+        out = form(*values)
         own = None
         if isinstance(out, tuple):
             out, own = out[0], own_errors(out[1])
-        return SqlColumn(out, first_error(*errors, own), own is None)
+        # strict when no argument errs (a form need not give NULL for a NULL list: SUMIF's
+        # is 0) and the form has no errors of its own or blanks its value there
+        return SqlColumn(out, first_error(*errors, own), all(e is None for e in errors)
+                         and (own is None or null_on_error(form)))
 
     def coerce(self, node: ir.Coerce) -> SqlColumn:
         inner = self.checked(self.compile(node.node))

@@ -246,6 +246,9 @@ def sql_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
             and searched.slot == source.slot and searched.local == source.local)
         past = False if same else exp.LT(this=_n(length) if length is not None
                                           else _len(values), expression=row)
+        # read unguarded (past the end is NULL, except on Spark, whose ANSI mode aborts):
+        # a MATCH position may always err, so the walk keeps its wrapper around this value
+        # whatever the flag says, and a guard here would only cost characters
         return _at(values, row), _sql_errors([(past, "#REF!")])
     r, rk = _sql_int_arg(c, 1, row)
     # (read once when the position alone is known: no binding)
@@ -267,9 +270,13 @@ def sql_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
         return known == 0 or (exp.LT(this=n, expression=i) if known > 0 else False)
 
     def pick(lst: exp.Expr, i: exp.Expr, known: int | None, n: exp.Expr) -> exp.Expr:
-        # a known position from 1 on reads the item directly (past the end is NULL; only a
-        # negative position would count from the end)
-        return _at(lst, i if known is not None and known >= 1 else _case([(within(i, n), i)]))
+        # the item is read only where it exists, so the value is NULL beside every #REF! and
+        # #VALUE! (null_on_error; Spark's ANSI mode aborts the query on an index past the end)
+        if known is not None and known >= 1:
+            if n is size and length is not None:  # decided here
+                return _at(lst, i) if known <= length else exp.Null()
+            return _case([(exp.GTE(this=n, expression=i), _at(lst, i))])
+        return _at(lst, _case([(within(i, n), i)]))
 
     negative: exp.Expr | bool = rk < 0 if rk is not None else exp.LT(this=r, expression=_n(0))
     if column is None:
@@ -290,7 +297,7 @@ def sql_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
         at = rk if ck in (0, 1) and rk >= 1 else ck if rk in (0, 1) and ck >= 1 else None
         if at is None:
             return exp.Null(), exp.Literal.string("#VALUE!" if rk < 0 or ck < 0 else "#REF!")
-        return _at(values, _n(at)), _sql_errors([
+        return pick(values, _n(at), at, size), _sql_errors([
             (at > length if length is not None else exp.GT(this=_n(at), expression=size),
              "#REF!")])
     first = _or(exp.EQ(this=col, expression=_n(0)), exp.EQ(this=col, expression=_n(1)))

@@ -789,11 +789,13 @@ def sql_error_type(call: FormCall, col: Any) -> Any:
         # a constant error (a folded 1/0, NA()): its number, known when compiling
         return backend.SqlColumn(_n(ERROR_TYPE_NUMBER.get(a.value.code, 99)), None,
                                  strict=True)
-    # the code written once, as the operand of a simple CASE (the other codes are 99); the
-    # value of a clean row is blanked by its #N/A
+    # the code as the operand of a simple CASE; the other codes are 99, matched by the code
+    # itself (``WHEN code THEN 99``: equal to itself unless NULL), so a clean row's value is
+    # NULL beside its #N/A and the result needs no wrapper (``null_on_error``)
     code = let(col.error)
     value = exp.Case(this=code, ifs=[
-        exp.If(this=exp.Literal.string(c), true=_n(number))
-        for c, number in ERROR_TYPE_NUMBER.items() if number != 99], default=_n(99))
+        *[exp.If(this=exp.Literal.string(c), true=_n(number))
+          for c, number in ERROR_TYPE_NUMBER.items() if number != 99],
+        exp.If(this=code.copy(), true=_n(99))])
     error = _case([(_is_null(code.copy()), exp.Literal.string("#N/A"))])
-    return backend.SqlColumn(value, error, strict=False)
+    return backend.SqlColumn(value, error, strict=True)

@@ -246,17 +246,45 @@ def concat_text(call: FormCall, a: exp.Expr, b: exp.Expr) -> exp.Expr:
 # ----------------------------------------------------------------------------- lazy logic
 
 
+def _strict(*cols: SqlColumn | None) -> bool:
+    """Whether every column given is NULL wherever its error is set (or cannot error)."""
+    return all(c is None or c.error is None or c.strict for c in cols)
+
+
 def if_(call: FormCall, cond: SqlColumn, then: SqlColumn,
         otherwise: SqlColumn | None = None) -> SqlColumn:
-    value = case(cond.value, then.value, otherwise.value if otherwise is not None else None)
+    other = otherwise.value if otherwise is not None else None
     other_error = otherwise.error if otherwise is not None else None
     if cond.error is None and then.error is None and other_error is None:
-        return SqlColumn(value)
-    pairs = []
-    if cond.error is not None:
-        pairs.append((not_null(cond.error), cond.error))
-    pairs.append((cond.value, _err(then)))
-    return SqlColumn(value, cases(pairs, other_error))
+        return SqlColumn(case(cond.value, then.value, other))
+    if cond.error is None:
+        value = case(cond.value, then.value, other)
+    else:
+        # where the condition errs it is NULL (a condition is never blank: the checker
+        # coerces it): neither branch, so the value is NULL there too
+        value = cases([(cond.value, then.value),
+                       (exp.Not(this=exp.paren(cond.value)), other or exp.Null())])
+    if then.error is None and _never_blank(cond):
+        branches = _unless(cond.value, other_error)  # (where cond errs, its error first)
+    else:
+        branches = cases([(cond.value, _err(then))], other_error)
+    return SqlColumn(value, first_error(cond.error, branches), _strict(cond, then, otherwise))
+
+
+def _unless(cond: exp.Expr, error: exp.Expr | None) -> exp.Expr | None:
+    """``error`` where ``cond`` (never NULL) is false: ``CASE WHEN NOT cond THEN error END``,
+    a negated condition unwrapped, and a one-branch CASE ``error`` merged into it."""
+    if error is None:
+        return None
+    inner = cond.unnest()
+    test = inner.this if isinstance(inner, exp.Not) else exp.Not(this=exp.paren(cond))
+    if isinstance(error, exp.Paren):
+        error = error.unnest()
+    if isinstance(error, exp.Case) and error.this is None and error.args.get("default") is None \
+            and len(error.args["ifs"]) == 1:
+        branch = error.args["ifs"][0]
+        return case(exp.and_(test, branch.this), branch.args["true"])
+    return case(test, error)
 
 
 def ifs(call: FormCall, *args: SqlColumn) -> SqlColumn:
@@ -271,26 +299,40 @@ def ifs(call: FormCall, *args: SqlColumn) -> SqlColumn:
     return SqlColumn(cases(value_pairs), cases(error_pairs, exp.Literal.string("#N/A")))
 
 
-def _left_first(a: SqlColumn, b: SqlColumn, value: exp.Expr, b_unread: exp.Expr
-                ) -> SqlColumn:
-    """``value`` of an operator that reads ``b`` only where ``b_unread`` is false: its error is
-    a's, else b's where b is read (AND, OR, ??)."""
+def _left_first(a: SqlColumn, b: SqlColumn, value: exp.Expr, b_unread: exp.Expr,
+                b_read: exp.Expr | None = None) -> SqlColumn:
+    """``value`` of an operator that reads ``b`` only where ``b_unread`` is true (AND, OR, ??):
+    its error is a's, else b's where b is read. ``b_read``, the negation of ``b_unread``, is
+    used where it is exact: always when given for ??, for AND and OR when ``a`` is never
+    blank (NULL only where it errs, and a's error comes first there). Strict when ``a``
+    cannot err and ``b`` is strict (where a errs, the value may still read b)."""
     if a.error is None and b.error is None:
-        return SqlColumn(value)
-    pairs = []
-    if a.error is not None:
-        pairs.append((not_null(a.error), a.error))
-    pairs.append((b_unread, exp.Null()))
-    return SqlColumn(value, cases(pairs, _err(b)))
+        return SqlColumn(value, type=_joined_type(a, b))
+    if b_read is not None:
+        rest = case(b_read, _err(b))
+    else:
+        rest = cases([(b_unread, exp.Null())], _err(b))
+    return SqlColumn(value, first_error(a.error, rest), a.error is None and _strict(b),
+                     type=_joined_type(a, b))
+
+
+def _never_blank(col: SqlColumn) -> bool:
+    return col.type is not None and not col.type.nullable
+
+
+def _joined_type(a: SqlColumn, b: SqlColumn) -> Any:
+    """The type of ``a op b`` as far as blanks go: a's when neither operand may be blank."""
+    return a.type if _never_blank(a) and _never_blank(b) else None
 
 
 def op_and(call: FormCall, a: SqlColumn, b: SqlColumn) -> SqlColumn:
     return _left_first(a, b, exp.And(this=p(a.value), expression=p(b.value)),
-                       exp.Not(this=p(a.value)))
+                       exp.Not(this=p(a.value)), p(a.value) if _never_blank(a) else None)
 
 
 def op_or(call: FormCall, a: SqlColumn, b: SqlColumn) -> SqlColumn:
-    return _left_first(a, b, exp.Or(this=p(a.value), expression=p(b.value)), a.value)
+    return _left_first(a, b, exp.Or(this=p(a.value), expression=p(b.value)), a.value,
+                       exp.Not(this=p(a.value)) if _never_blank(a) else None)
 
 
 def and_(call: FormCall, *args: SqlColumn) -> SqlColumn:
@@ -308,8 +350,11 @@ def or_(call: FormCall, *args: SqlColumn) -> SqlColumn:
 
 
 def coalesce_op(call: FormCall, a: SqlColumn, b: SqlColumn) -> SqlColumn:
-    return _left_first(a, b, exp.Coalesce(this=a.value, expressions=[b.value]),
-                       not_null(a.value))
+    # a value that is always blank (a constant error's NULL) leaves a alone
+    value = a.value if isinstance(b.value, exp.Null) else \
+        exp.Coalesce(this=a.value, expressions=[b.value])
+    return _left_first(a, b, value, not_null(a.value), exp.Is(this=a.value,
+                                                               expression=exp.Null()))
 
 
 def coalesce(call: FormCall, *args: SqlColumn) -> SqlColumn:
@@ -326,10 +371,15 @@ def ifblank(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
 def iferror(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
     if value.error is None:
         return value
-    ok = exp.Is(this=value.error, expression=exp.Null())
-    out = case(ok, value.value, fallback.value)
-    error = None if fallback.error is None else case(exp.Not(this=ok), fallback.error)
-    return SqlColumn(out, error)
+    if value.strict and _never_blank(value):
+        # the value is NULL exactly where it errs: its error need not be read
+        out: exp.Expr = exp.Coalesce(this=value.value, expressions=[fallback.value])
+        fails: exp.Expr = exp.Is(this=value.value, expression=exp.Null())
+    else:
+        ok = exp.Is(this=value.error, expression=exp.Null())
+        out, fails = case(ok, value.value, fallback.value), exp.Not(this=ok)
+    error = None if fallback.error is None else case(fails, fallback.error)
+    return SqlColumn(out, error, _strict(fallback))
 
 
 def ifna(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
@@ -337,7 +387,7 @@ def ifna(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
         return value
     is_na = exp.EQ(this=value.error, expression=exp.Literal.string("#N/A"))
     return SqlColumn(case(is_na, fallback.value, value.value),
-                     case(is_na, _err(fallback), value.error))
+                     case(is_na, _err(fallback), value.error), _strict(value, fallback))
 
 
 def choose(call: FormCall, index: SqlColumn, *values: SqlColumn) -> SqlColumn:
