@@ -41,11 +41,6 @@ from formulane.columnar.polars.frame import from_polars_value, to_sql_form  # no
 #: Golden cases PostgreSQL rejects today, by case id, with the reason (kept exact: a case
 #: that starts passing fails the test until it leaves this list).
 KNOWN: dict[str, str] = {
-    "backends_nofault.yaml:21:MOD(IF(f, 7.9e28, 1), 7.8e28)":
-        "MOD casts its dividend to NUMERIC(38, 18) before testing its magnitude; PostgreSQL "
-        "raises on the cast (DuckDB does not reach it)",
-    "backends_nofault.yaml:23:QUOTIENT(IF(f, 7.9e28, 1), 7.8e28)":
-        "as MOD: the dividend's cast to NUMERIC(38, 18) overflows before the guard",
 }
 
 

@@ -25,10 +25,11 @@ DATES = {"s": "Date", "e": "Date"}
     ("postgres", "YEARFRAC(s, e, 1)", DATES, "function DATE_FROM_PARTS"),
     ("sqlite", "YEARFRAC(s, e, 1)", DATES, "array lambdas"),
     ("bigquery", "YEARFRAC(s, e, 1)", DATES, "array lambdas"),
+    ("postgres", "t + 1", {"t": "Text"}, "TRY_CAST"),  # excel profile: the text read as VALUE
 ])
 def test_refused_naming_what_the_dialect_lacks(dialect: str, formula: str, schema: dict,
                                                lacks: str) -> None:
-    program = formulane.compile(formula, schema=schema)
+    program = formulane.compile(formula, schema=schema, profile="excel")
     with pytest.raises(formulane.Unsupported) as info:
         program.to_sql(dialect)
     assert info.value.code == "E213"
@@ -43,6 +44,10 @@ def test_refused_naming_what_the_dialect_lacks(dialect: str, formula: str, schem
 def test_portable_formulas_compile_everywhere(dialect: str) -> None:
     program = formulane.compile('IF(x > 2, ROUND(x * 1.5, 2), -x)', schema={"x": "Number"})
     assert "ROUND" in program.to_sql(dialect).select("t")
+    # functions PostgreSQL has (its list), a TRY_CAST of a number's own text (ROUNDUP's step)
+    for formula in ('LEN(TRIM(t)) + ROUNDUP(x, n)', 'SUBSTITUTE(t, "b", "x")', "MOD(x, n)"):
+        formulane.compile(formula, schema={"x": "Number", "n": "Number", "t": "Text"}
+                          ).to_sql(dialect)
 
 
 def test_the_table_decides_by_construct() -> None:

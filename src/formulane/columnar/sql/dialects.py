@@ -26,19 +26,33 @@ from ...source import Span
 #: Dialects with array lambdas (sqlglot renders `exp.Lambda` for them).
 LAMBDA_DIALECTS = frozenset({"duckdb", "spark", "trino", "snowflake"})
 
-#: Engine functions the forms call by name (sqlglot passes them through unchanged), and the
-#: dialects that have them with the meaning the forms rely on. A name missing here is DuckDB's
-#: only: the forms are written for DuckDB first.
-NAMED_FUNCTIONS: dict[str, frozenset[str]] = {
-    "ABS": frozenset({"duckdb", "postgres", "spark", "trino", "bigquery", "snowflake",
-                      "sqlite"}),
-    "TRUNC": frozenset({"duckdb", "postgres", "spark", "snowflake"}),
+#: Functions the forms call by name (sqlglot passes them through unchanged) that only DuckDB
+#: has: refused on every other dialect. (`LIST_*` too, by prefix.)
+DUCKDB_ONLY = frozenset({"RANGE", "TO_MICROSECONDS", "STRING_SPLIT", "REGEXP_FULL_MATCH",
+                         "NFC_NORMALIZE", "REGEXP_ESCAPE", "LEN", "FLATTEN", "UNICODE"})
+
+#: Dialects whose functions are listed exhaustively: a name called by a form and missing from
+#: the list is refused. PostgreSQL's is what its catalog (`pg_proc`) and grammar (GREATEST,
+#: LEAST, COALESCE, NULLIF are keywords there) have among the names the forms call, checked
+#: against a server by tests/test_backends_postgres.py.
+KNOWN_FUNCTIONS: dict[str, frozenset[str]] = {
+    "postgres": frozenset({
+        "ABS", "ARRAY_TO_STRING", "CHR", "COALESCE", "EXP", "FLOOR", "GREATEST", "LEAST", "LEFT",
+        "LENGTH", "LN", "LOG10", "LPAD", "LTRIM", "NULLIF", "POW", "REGEXP_REPLACE", "REPLACE",
+        "REVERSE", "RIGHT", "RPAD", "RTRIM", "SIGN", "SPLIT_PART", "SQRT", "STARTS_WITH",
+        "STRPOS", "SUBSTRING", "TANH", "TRANSLATE", "TRUNC"}),
 }
 
 #: Functions sqlglot knows but renders, for these dialects, under a name the engine lacks.
 UNRENDERED: dict[str, dict[type[exp.Expr], str]] = {
     "postgres": {exp.DateFromParts: "DATE_FROM_PARTS", exp.RegexpExtractAll: "REGEXP_EXTRACT_ALL"},
 }
+
+#: Dialects without TRY_CAST (sqlglot writes CAST, which fails the query where the form
+#: expects NULL). A TRY_CAST of a number's own text (`CAST(x AS VARCHAR)`, which the forms
+#: guard by magnitude) cannot fail and is kept; one of any other text (Excel's reading of a
+#: number in a text, `"12" + 1` in the excel profile) is refused there.
+NO_TRY_CAST = frozenset({"postgres"})
 
 #: Dialects that cannot type an empty array literal (`ARRAY[]` needs a cast there).
 UNTYPED_EMPTY_ARRAY = frozenset({"postgres"})
@@ -60,14 +74,25 @@ def lacking(trees: Iterable[exp.Expr | None], dialect: str) -> str | None:
             unrendered = UNRENDERED.get(dialect, {}).get(type(node))
             if unrendered is not None:
                 return f"function {unrendered}"
+            if isinstance(node, exp.TryCast) and dialect in NO_TRY_CAST \
+                    and not _number_text(node.this):
+                return "TRY_CAST (a text that is not a number would fail the query)"
             if isinstance(node, exp.Array) and not node.expressions \
                     and dialect in UNTYPED_EMPTY_ARRAY:
                 return "way to type an empty list (an empty ARRAY needs a declared type)"
             if isinstance(node, exp.Anonymous):
                 name = node.name.upper()
-                if dialect not in NAMED_FUNCTIONS.get(name, frozenset({"duckdb"})):
+                known = KNOWN_FUNCTIONS.get(dialect)
+                if name.startswith("LIST_") or name in DUCKDB_ONLY or \
+                        (known is not None and name not in known):
                     return f"function {name} (DuckDB's; the form calls it by name)"
     return None
+
+
+def _number_text(e: exp.Expr) -> bool:
+    """Whether ``e`` is a value cast to text by the form itself (a number's digits)."""
+    return isinstance(e, exp.Cast) and not isinstance(e, exp.TryCast) and e.to.is_type(
+        exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT)
 
 
 def refuse_unportable(trees: Iterable[exp.Expr | None], dialect: str, span: Span | None = None

@@ -87,10 +87,10 @@ def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False
         return exp.Cast(this=_n(k), to=dtype("DECIMAL(38, 18)")), exp.true()
     if exact:
         ok = let(_lt(_abs(x), _n(_EXACT_LIMIT)))  # NULL for a blank: "no", as below
-        return let(_case([(ok, exp.TryCast(this=x.copy(),
-                                           to=dtype("DECIMAL(38, 18)")))])), ok
+        # under its guard the cast cannot fail: a plain CAST, which every dialect has
+        return let(_case([(ok, exp.Cast(this=x.copy(), to=dtype("DECIMAL(38, 18)")))])), ok
     d = exp.TryCast(this=exp.cast(_p(x), dtype("VARCHAR")),
-                    to=dtype("DECIMAL(38, 18)"))
+                    to=dtype("DECIMAL(38, 18)"), safe=True)
     guarded = let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
     # NULL where the cast failed: "no" too, as every reader tests it as a CASE condition
     ok = let(_eq(_double(guarded), _double(x)))
@@ -214,7 +214,7 @@ def _sql_round(mode: str) -> Callable[..., Any]:
                 _n(308)]), expressions=[_n(-308)]))
             step = exp.TryCast(this=exp.cast(exp.Pow(this=_n(10.0), expression=_neg(nn)),
                                              dtype("VARCHAR")),
-                               to=dtype("DECIMAL(38, 18)"))
+                               to=dtype("DECIMAL(38, 18)"), safe=True)
             in_range = _and(_ge(nn, _n(-19)), _le(nn, _n(17)))
             step = _case([(in_range, step)])
             decimal_ok = _and(ok, in_range)
@@ -357,11 +357,15 @@ _UNREADABLE = Decimal("1e20")
 
 def _decimal_reading(call: FormCall, i: int, x: exp.Expr) -> exp.Expr:
     """An exact argument (`FormCall.exact`) as DECIMAL(38, 18): NULL where it does not fit
-    (TRY_CAST: |x| >= 1e20 of a wider DECIMAL), a constant written from its value."""
+    (|x| >= 1e20 of a wider DECIMAL: the CAST reads NULL there, since PostgreSQL has no
+    TRY_CAST and Spark's ANSI CAST fails the query), a constant written from its value."""
     k = _known(call, i)
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
         return exp.Cast(this=_n(k), to=dtype("DECIMAL(38, 18)"))
-    return exp.TryCast(this=x.copy(), to=dtype("DECIMAL(38, 18)"))
+    # the test in DOUBLE: a DECIMAL literal 1e20 beside a DECIMAL(38, 18) operand is cast to
+    # its type by DuckDB, and fails; 1e20 is exact in DOUBLE and rounding keeps x >= 1e20 there
+    fits = _lt(_abs(_double(x)), double_literal(float(_UNREADABLE)))
+    return exp.Cast(this=_case([(fits, x.copy())]), to=dtype("DECIMAL(38, 18)"))
 
 
 def _both_exact(call: FormCall) -> bool:

@@ -350,7 +350,7 @@ def _short(e: exp.Expr) -> bool:
     n <= 9 (the ROUND family's exact form: the operand of + - * is a DECIMAL, never a DOUBLE
     there, and the engine's ROUND of a DECIMAL to n places has at most n). A peephole of the
     builders, as `literal` is: it reads the kind of value a form wrote (through `let.bound`),
-    and saves the per-row test of the places (``x % 0.000000001 = 0``) and the DOUBLE path of
+    and saves the per-row test of the places (``ROUND(x, 9) = x``) and the DOUBLE path of
     a product: ``ROUND(ROUND(x * 1.1, 2) * 1.1, 2)`` multiplies exactly at each level."""
     e = bound(e)
     while isinstance(e, exp.Paren):
@@ -484,8 +484,11 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
         if any(kk is not None and _places(kk) > 9 for kk in (known_a, known_b)):
             value = when([(fits.copy(), rounded)])  # a constant of more than 9 places
         else:
-            short = [exp.EQ(this=mod(c.value.copy(), exp.Literal.number("0.000000001")),
-                            expression=num(0))
+            # at most 9 places: ROUND(v, 9) = v (not v % 0.000000001 = 0: DuckDB takes % of
+            # two scales in DOUBLE, so 2.675 in a DECIMAL(38, 3) failed it and its product
+            # went the DOUBLE way, 4.012499999999999488 for 2.675 * 1.5)
+            short = [exp.EQ(this=exp.Round(this=c.value.copy(), decimals=num(9)),
+                            expression=c.value.copy())
                      for c, kk in ((a, known_a), (b, known_b))[:1 if same else 2]
                      if kk is None and not _short(c.value)]
             nine = exp.Mul(this=_nine(a, known_a), expression=_nine(b, known_b))
