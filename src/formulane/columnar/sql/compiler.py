@@ -181,12 +181,22 @@ class SqlCompiler(Walker[SqlColumn]):
         if k is not None:
             return self.index_known(node, obj, k)
         index = self.checked(self.compile(node.index))
-        size = exp.ArraySize(this=obj.value)
-        oob = exp.or_(exp.LT(this=index.value, expression=exp.Literal.number(1)),
-                      exp.GT(this=index.value, expression=size))
-        value = exp.Bracket(this=obj.value, expressions=[index.value], offset=1)
+        n = let(index.value)
+        items = let(obj.value)
+        # the position truncated, as the scalar engine's int(): out of range is n < 1 or
+        # n >= size + 1 (tested on n itself, so no cast of a huge n); the item is read only in
+        # range, through a BIGINT, which DuckDB's list index needs (a DECIMAL index does not
+        # bind) and from which sqlglot writes Spark's and Snowflake's 0-based index
+        oob = exp.or_(exp.LT(this=n, expression=exp.Literal.number(1)),
+                      exp.GTE(this=n.copy(), expression=exp.Add(
+                          this=exp.ArraySize(this=items), expression=exp.Literal.number(1))))
+        position = exp.cast(exp.Trunc(this=n.copy()), "BIGINT")
+        value = case(exp.Not(this=exp.paren(oob.copy(), copy=False)),
+                     exp.Bracket(this=items.copy(), expressions=[position], offset=1))
+        # NULL wherever its own error is set; wherever an operand's is, when that one is strict
+        strict = all(c.error is None or c.strict for c in (obj, index))
         return SqlColumn(value, first_error(obj.error, index.error, error_when(oob, "#REF!")),
-                         False)
+                         strict)
 
     def index_known(self, node: ir.IndexOf, obj: SqlColumn, k: int) -> SqlColumn:
         """``xs[k]`` with ``k`` known: #REF! past the end (before it, a blank list is blank);

@@ -304,7 +304,7 @@ def _sql_scaled_digits(value: Any, f: _Format,
     def on_text(t: Any) -> Any:
         mantissa = _f("SPLIT_PART", t.copy(), L.string("e"), L.number(1))
         exponent = _f("SPLIT_PART", t.copy(), L.string("e"), L.number(2))
-        shift = _f("COALESCE", exp.TryCast(this=_f("LTRIM", exponent, L.string("+")),
+        shift = _f("COALESCE", exp.TryCast(this=_f("LTRIM", exponent, L.string("+")), safe=True,
                                            to=big_int), L.number(0))
         whole = _f("SPLIT_PART", mantissa.copy(), L.string("."), L.number(1))
         digits = _cat(whole.copy(), _f("SPLIT_PART", mantissa.copy(), L.string("."),
@@ -317,7 +317,8 @@ def _sql_scaled_digits(value: Any, f: _Format,
     def on_sig(d: Any, sig: Any, point: Any) -> Any:
         point = _sub(point, _sub(_length(d), _length(sig)))
         head = _f("COALESCE", exp.TryCast(this=_f("RPAD", _substr(sig, L.number(1), L.number(15)),
-                                                  L.number(15), L.string("0")), to=big_int),
+                                                  L.number(15), L.string("0")), to=big_int,
+                                        safe=True),
                   L.number(0))
         round_up = _case([(_ge(_substr(sig, L.number(16), L.number(1)), L.string("5")),
                            L.number(1))], L.number(0))
