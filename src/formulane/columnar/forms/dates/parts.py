@@ -18,6 +18,7 @@ from ._base import (
 )
 from . import call_form
 from .ops import PolarsOps, _cast
+from .sqlops import table_column
 
 if TYPE_CHECKING:
     from ...call import FormCall
@@ -264,7 +265,9 @@ def f_serial(o: Any, c: FormCall, v: Any) -> Program:
         return _serial_number(o, o.ratio(o.duration_us(v), o.lit(DAY_US)))
     v = yield v
     d = o.local_date(v) if kind == "DateTime" else v
-    ordinal = yield o.ordinal(d)
+    ordinal = o.ordinal(d)
+    if o.backend != "sql" or not table_column(d):
+        ordinal = yield ordinal  # (SQL: a column's date compares with date literals)
     bad = ordinal < EXCEL_MIN_ORDINAL
     whole = ordinal - EXCEL_MIN_ORDINAL + o.when([(ordinal >= MARCH_1900, 1)], 0)
     if kind == "Date":

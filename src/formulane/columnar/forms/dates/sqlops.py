@@ -80,6 +80,10 @@ class Q:
         if folded is not _NOT_CONSTANT:
             return Q(folded)
         outer = _int_of(y) if cls is exp.Add or cls is exp.Sub else None
+        shifted = _ordinal_of(x) if outer is not None else None
+        if shifted is not None and outer is not None:
+            # ord(d) + s + n: one DATE_DIFF from another epoch (SERIAL is ord(d) - 693595)
+            return _ordinal(shifted[0], shifted[1] + (outer if cls is exp.Add else -outer))
         if outer is not None:
             inner = x
             while isinstance(inner, exp.Paren):
@@ -91,13 +95,23 @@ class Q:
                 total = sign * first + (1 if cls is exp.Add else -1) * outer
                 return Q(inner.this) + total if total >= 0 else Q(inner.this) - (-total)
         if cls is exp.Sub or cls in _COMPARISONS:
-            dx, dy = _ordinal_date(x), _ordinal_date(y)
-            if dx is not None and dy is not None:
+            ox, oy = _ordinal_of(x), _ordinal_of(y)
+            if ox is not None and oy is not None:
                 # two ordinals: their difference is the engine's day count, their order the
                 # dates' own (`SqlOps.ordinal` writes DATE_DIFF from 0001-01-01 plus one)
                 if cls is exp.Sub:
-                    return Q(exp.DateDiff(this=dx, expression=dy, unit=exp.var("DAY")))
-                return Q(cls(this=dx, expression=dy))
+                    diff = Q(exp.DateDiff(this=ox[0], expression=oy[0], unit=exp.var("DAY")))
+                    return diff + (ox[1] - oy[1])
+                if ox[1] == oy[1]:
+                    return Q(cls(this=ox[0], expression=oy[0]))
+            if cls in _COMPARISONS and (ox is None) != (oy is None):
+                # an ordinal against a whole number: the date against that day's literal
+                known = ox if ox is not None else oy
+                k, flip = (_int_of(y), False) if ox is not None else (_int_of(x), True)
+                if known is not None and k is not None and 1 <= k - known[1] <= MAX_ORDINAL:
+                    d, shift = known
+                    day = _date_literal(dt.date.fromordinal(k - shift))
+                    return Q(cls(this=day, expression=d) if flip else cls(this=d, expression=day))
         return Q(cls(this=_operand(cls, x, True), expression=_operand(cls, y, False)))
 
     def __add__(self, o: Any) -> "Q": return self._bin(exp.Add, o)
@@ -153,20 +167,52 @@ def _int_of(e: exp.Expr) -> int | None:
     return v if known and type(v) is int else None
 
 
-def _ordinal_date(e: exp.Expr) -> exp.Expr | None:
-    """The date ``d`` of an ordinal written by `SqlOps.ordinal` (``DATE_DIFF('DAY',
-    DATE '0001-01-01', d) + 1``), else None."""
+def _ordinal_of(e: exp.Expr) -> tuple[exp.Expr, int] | None:
+    """(d, s) where ``e`` is the ordinal of date ``d`` plus ``s`` as `_ordinal` writes it
+    (``DATE_DIFF('DAY', DATE e0, d) [+ c]``: ``ord(d) - ord(e0) + c``), else None. (A bound
+    ordinal stays a number: a date literal is longer, and the binding is read elsewhere.)"""
     while isinstance(e, exp.Paren):
         e = e.this
-    if not isinstance(e, exp.Add) or not isinstance(e.expression, exp.Literal) \
-            or e.expression.this != "1":
+    shift = 0
+    if type(e) in (exp.Add, exp.Sub):
+        c = _int_of(e.expression)
+        if c is None:
+            return None
+        shift = c if type(e) is exp.Add else -c
+        e = e.this
+        while isinstance(e, exp.Paren):
+            e = e.this
+    if not isinstance(e, exp.DateDiff) or e.text("unit").upper() != "DAY":
         return None
-    diff = e.this
-    while isinstance(diff, exp.Paren):
-        diff = diff.this
-    if not isinstance(diff, exp.DateDiff) or diff.text("unit").upper() != "DAY":
+    known, epoch = constant(e.expression)
+    if not known or type(epoch) is not dt.date:
         return None
-    return diff.this if constant(diff.expression) == (True, dt.date(1, 1, 1)) else None
+    return e.this, shift - epoch.toordinal()
+
+
+def table_column(e: Any) -> bool:
+    """Whether ``e`` (a `Q` or an expression) reads a table's column, not a binding (`let`)."""
+    e = Q(e).e
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if type(e) is not exp.Column or e.table:
+        return False
+    binder = _BINDER.get()
+    return binder is None or e.name not in binder.exprs
+
+
+def _ordinal(d: exp.Expr, shift: int) -> Q:
+    """The ordinal of date ``d`` plus ``shift``: the engine's day count from the day whose
+    ordinal is ``-shift`` (``DATE_DIFF('DAY', DATE '1899-12-31', d)`` is ord(d) - 693595),
+    or from 0001-01-01 plus a constant where no such day exists."""
+    if -MAX_ORDINAL <= shift <= -1:
+        epoch = _date_literal(dt.date.fromordinal(-shift))
+        return Q(exp.DateDiff(this=d, expression=epoch, unit=exp.var("DAY")))
+    diff = exp.DateDiff(this=d, expression=_date_literal(dt.date(1, 1, 1)), unit=exp.var("DAY"))
+    total = shift + 1
+    lit = Q(abs(total)).e
+    return Q(exp.Add(this=diff, expression=lit) if total >= 0 else exp.Sub(this=diff, expression=lit)) \
+        if total else Q(diff)
 
 
 def _sql_lit(v: Any) -> exp.Expr:
@@ -518,8 +564,7 @@ class SqlOps:
         known, v = constant(Q(d).e)
         if known and (v is None or type(v) is dt.date):
             return Q(None if v is None else v.toordinal())
-        return Q(exp.DateDiff(this=Q(d).e, expression=_date_literal(dt.date(1, 1, 1)),
-                              unit=exp.var("DAY"))) + 1
+        return _ordinal(Q(d).e, 0)
 
     def date(self, o: Any) -> Any:
         known, v = constant(Q(o).e)
