@@ -505,6 +505,17 @@ class SqlOps:
     def true(self) -> Any:
         return Q(exp.true())
 
+    def within(self, x: Any, lo: int, hi: int, blank: Any = None) -> Any:
+        """``x BETWEEN lo AND hi`` (``x`` read once), ``blank`` where ``x`` is NULL (NULL: the
+        engine's own NULL; FALSE: a NULL ``x`` is out of range)."""
+        known, v = constant(Q(x).e)
+        if known:
+            return Q(blank if v is None else (lo <= v <= hi))
+        test = Q(exp.Between(this=_atom(Q(x).e), low=Q(lo).e, high=Q(hi).e))
+        if blank is None:
+            return test
+        return Q(exp.Coalesce(this=test.e, expressions=[Q(blank).e]))
+
     def coalesce(self, x: Any, default: int) -> Any:
         known, v = constant(Q(x).e)
         if known:
