@@ -73,6 +73,24 @@ def test_day_forms_agree_with_the_scalar_engine(formula: str, days: list[dt.date
     _agree(formula, {"a": "Date"}, [{"a": a} for a in days])
 
 
+PAIR_FORMULAS = ["NETWORKDAYS(a, b, h)", "NETWORKDAYS.INTL(a, b, 11, h)",
+                 "NETWORKDAYS(a, b, [DATE(2024, 1, 6), DATE(2024, 1, 15), DATE(2024, 1, 16)])",
+                 "NETWORKDAYS(DATE(2024, 1, 31), b, [DATE(2024, 1, 15)])",
+                 "NETWORKDAYS(a, DATE(2024, 1, 31), h)"]
+NEAR = st.dates(dt.date(2023, 12, 1), dt.date(2024, 3, 1))
+
+
+@pytest.mark.parametrize("formula", PAIR_FORMULAS)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(st.one_of(NEAR, DATES), NEAR,
+                               st.lists(st.one_of(st.none(), NEAR), max_size=5)),
+                     min_size=1, max_size=10))
+def test_working_days_agree_with_the_scalar_engine(
+        formula: str, rows: list[tuple[dt.date, dt.date, list[dt.date | None]]]) -> None:
+    schema = {"a": "Date", "b": "Date", "h": "List[Date?]"}
+    _agree(formula, schema, [dict(zip(schema, r)) for r in rows])
+
+
 #: (formula, schema, DuckDB decimal SQL length when the rewrite landed; before it)
 SIZES: list[tuple[str, dict[str, str], int]] = [
     ("DATE(y, m, d)", {"y": "Number", "m": "Number", "d": "Number"}, 902),  # 1,212
@@ -81,6 +99,10 @@ SIZES: list[tuple[str, dict[str, str], int]] = [
     ("DATE(2024, 13, d)", {"d": "Number"}, 494),  # 766
     ("SERIAL(d)", {"d": "Date"}, 320),  # 371
     ("WEEKDAY(d, 4)", {"d": "Date"}, 135),  # 211
+    ("NETWORKDAYS(a, b, h)", {"a": "Date", "b": "Date", "h": "List[Date?]"}, 760),  # 1,061
+    ("NETWORKDAYS(a, b, [DATE(2024, 1, 6), DATE(2024, 1, 15)])",
+     {"a": "Date", "b": "Date"}, 605),  # 871
+    ("NETWORKDAYS(DATE(2024, 1, 31), b, [DATE(2024, 1, 15)])", {"b": "Date"}, 674),  # 777
 ]
 
 
