@@ -203,6 +203,12 @@ def _clock(unit: str) -> Callable[..., Any]:
         if kind == "DateTime":
             tod = yield o.wall_us(v) % DAY_US
         else:  # Duration: whole days are dropped
+            made = o.time_seconds(v) if o.backend == "sql" else None
+            if made is not None:  # TIME's: whole seconds of one day already
+                seconds = yield made
+                value = {"hour": seconds // 3600, "minute": seconds // 60 % 60,
+                         "second": seconds % 60}[unit]
+                return o.number(value), []
             us = yield o.duration_us(v)
             negative = yield us < 0
             tod = yield o.when([(~negative, us)], 0) % DAY_US

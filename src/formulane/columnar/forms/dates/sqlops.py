@@ -709,7 +709,25 @@ class SqlOps:
         known, v = constant(Q(x).e)
         if known and (v is None or type(v) is dt.timedelta):
             return Q(None if v is None else v // dt.timedelta(microseconds=1))
+        made = _made_duration(Q(x).e)
+        if made is not None:
+            return Q(made)  # a Duration a form just made (`make_duration`)
         return Q(exp.UnixMicros(this=Q(x).e))
+
+    def time_seconds(self, x: Any) -> Any:
+        """The whole seconds of a Duration TIME made (`parts.f_time`: ``make_duration(s *
+        1000000)`` with ``0 <= s < 86400``), else None: what HOUR, MINUTE and SECOND read of
+        it, with no rounding and no negative test."""
+        made = _made_duration(Q(x).e)
+        while isinstance(made, exp.Paren):
+            made = made.this
+        if isinstance(made, exp.Mul) and _int_of(made.expression) == 1_000_000:
+            seconds = made.this
+            while isinstance(seconds, exp.Paren):
+                seconds = seconds.this
+            if isinstance(seconds, exp.Mod) and _int_of(seconds.expression) == 86400:
+                return Q(seconds)
+        return None
 
     def make_duration(self, us: Any) -> Any:
         return _fn("TO_MICROSECONDS", us)
@@ -725,6 +743,22 @@ class SqlOps:
         t = Q(exp.Trim(this=Q(text).e, expression=exp.Literal.string(WHITESPACE)))
         t = Q(exp.Upper(this=t.e)) if upper else Q(exp.Lower(this=t.e))
         return self.when([(t == name, code) for name, code in table.items()])
+
+
+def _made_duration(e: exp.Expr) -> exp.Expr | None:
+    """The microseconds ``us`` of ``TO_MICROSECONDS(us)`` (`SqlOps.make_duration`), read
+    through the compiler's binding of an argument; else None."""
+    while isinstance(e, exp.Paren):
+        e = e.this
+    binder = _BINDER.get()
+    if type(e) is exp.Column and not e.table and binder is not None and e.name in binder.exprs:
+        e = binder.exprs[e.name]
+        while isinstance(e, exp.Paren):
+            e = e.this
+    if isinstance(e, exp.Anonymous) and e.name == "TO_MICROSECONDS" and len(e.expressions) == 1:
+        us: exp.Expr = e.expressions[0]
+        return us
+    return None
 
 
 def _arg_literal(v: Any) -> exp.Expr | None:
