@@ -103,6 +103,7 @@ SIZES: list[tuple[str, dict[str, str], int]] = [
     ("SERIAL(d)", {"d": "Date"}, 320),  # 371
     ("WEEKDAY(d, 4)", {"d": "Date"}, 135),  # 211
     ("HOUR(TIME(h, 30, 0)) + MINUTE(TIME(h, 30, 0))", {"h": "Number"}, 1434),  # 2,115
+    ("YEARFRAC(s, e, 1)", {"s": "Date", "e": "Date"}, 1333),  # 1,389
     ("NETWORKDAYS(a, b, h)", {"a": "Date", "b": "Date", "h": "List[Date?]"}, 760),  # 1,061
     ("NETWORKDAYS(a, b, [DATE(2024, 1, 6), DATE(2024, 1, 15)])",
      {"a": "Date", "b": "Date"}, 605),  # 871

@@ -178,8 +178,8 @@ def f_days(o: Any, c: FormCall, e: Any, s: Any) -> Any:
 
 
 def _days360_us(o: Any, Y1: Any, M1: Any, D1: Any, Y2: Any, M2: Any, D2: Any) -> Program:
-    feb1 = yield (M1 == 2) & (D1 == o.when([(is_leap(Y1), 29)], 28))
-    feb2 = yield (M2 == 2) & (D2 == o.when([(is_leap(Y2), 29)], 28))
+    feb1 = yield (M1 == 2) & (D1 == o.when([(o.leap(Y1), 29)], 28))
+    feb2 = yield (M2 == 2) & (D2 == o.when([(o.leap(Y2), 29)], 28))
     d1 = o.when([((D1 == 31) & (D2 == 31), 30), (D1 == 31, 30), ((D1 == 30) & (D2 == 31), D1),
                  (feb1 & feb2, 30), (feb1, 30)], D1)
     d2 = o.when([((D1 == 31) & (D2 == 31), 30), (D1 == 31, D2), ((D1 == 30) & (D2 == 31), 30),
@@ -211,7 +211,7 @@ def f_yearfrac(o: Any, c: FormCall, s: Any, e: Any, basis: Any) -> Program:
     d360_eu = (Y2 - Y1) * 360 + (M2 - M1) * 30 + _min(o, D2, 30) - _min(o, D1, 30)
     # basis 1, actual/actual
     one_year = yield (Y1 == Y2) | ((Y1 + 1 == Y2) & ((M1 > M2) | ((M1 == M2) & (D1 >= D2))))
-    leap1, leap2 = o.bind(is_leap(Y1)), o.bind(is_leap(Y2))
+    leap1, leap2 = o.bind(o.leap(Y1)), o.bind(o.leap(Y2))
     feb29 = (leap1 & (M1 <= 2)) | (leap2 & (M2 >= 3)
                                          & (o.ord_ymd(Y2, 3, 1) > o.ordinal(lo)))
     year_len = o.when([(Y1 == Y2, o.when([(leap1, 366)], 365)),
