@@ -321,6 +321,13 @@ def _serial_number(o: Any, ratio: Any) -> Any:
 @program
 def f_fromserial(o: Any, c: FormCall, x: Any) -> Program:
     x = yield x
+    if o.backend == "sql" and not c.nullable(0) and not constant(x.e)[0]:
+        # the range tested before the floor: NULL is out of range (no 1e15 guard to repeat)
+        ok = (x >= 0) & (x < cal.EXCEL_MAX_SERIAL + 1)
+        n = yield o.when([(ok, _cast(Q(exp.Floor(this=x.e)), "BIGINT"))])
+        bad = yield Q(exp.Coalesce(this=(n == 60).e, expressions=[exp.true()]))
+        return _to_date(o, EXCEL_MIN_ORDINAL + o.when([(n > 60, n - 1)], n), bad), \
+            [(bad, "#NUM!")]
     n, big = o.floor(x)
     n = yield n
     bad = yield big | (n < 0) | (n > cal.EXCEL_MAX_SERIAL) | (n == 60)

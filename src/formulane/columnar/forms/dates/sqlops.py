@@ -595,11 +595,20 @@ class SqlOps:
     def masked_date(self, o: Any, bad: Any) -> Any:
         """The date of ordinal ``o`` where ``bad`` is not set (`_base._to_date`: ``bad``
         covers every ordinal out of range, so ``date``'s own guard is not repeated)."""
-        days = self.when([(~bad, o - 1)])
+        epoch, rest = 1, Q(o) - 1
+        e = Q(o).e
+        while isinstance(e, exp.Paren):
+            e = e.this
+        if isinstance(e, exp.Add):  # c + x: x days from the day of ordinal c
+            for c, x in ((_int_of(e.this), e.expression), (_int_of(e.expression), e.this)):
+                if c is not None and 1 <= c <= MAX_ORDINAL:
+                    epoch, rest = c, Q(x)
+                    break
+        days = self.when([(~bad, rest)])
         known, v = constant(days.e)
         if known:
-            return self.date(Q(None if v is None else v + 1))
-        moved = exp.DateAdd(this=_date_literal(dt.date(1, 1, 1)), expression=days.e,
+            return self.date(Q(None if v is None else v + epoch))
+        moved = exp.DateAdd(this=_date_literal(dt.date.fromordinal(epoch)), expression=days.e,
                             unit=exp.var("DAY"))
         return _cast(Q(moved), "DATE")
 
