@@ -171,17 +171,12 @@ def _ordinal_of(e: exp.Expr) -> tuple[exp.Expr, int] | None:
     """(d, s) where ``e`` is the ordinal of date ``d`` plus ``s`` as `_ordinal` writes it
     (``DATE_DIFF('DAY', DATE e0, d) [+ c]``: ``ord(d) - ord(e0) + c``), else None. (A bound
     ordinal stays a number: a date literal is longer, and the binding is read elsewhere.)"""
-    while isinstance(e, exp.Paren):
-        e = e.this
-    shift = 0
+    e, shift = e.unnest(), 0
     if type(e) in (exp.Add, exp.Sub):
         c = _int_of(e.expression)
         if c is None:
             return None
-        shift = c if type(e) is exp.Add else -c
-        e = e.this
-        while isinstance(e, exp.Paren):
-            e = e.this
+        shift, e = (c if type(e) is exp.Add else -c), e.this.unnest()
     if not isinstance(e, exp.DateDiff) or e.text("unit").upper() != "DAY":
         return None
     known, epoch = constant(e.expression)
@@ -209,10 +204,8 @@ def _ordinal(d: exp.Expr, shift: int) -> Q:
         epoch = _date_literal(dt.date.fromordinal(-shift))
         return Q(exp.DateDiff(this=d, expression=epoch, unit=exp.var("DAY")))
     diff = exp.DateDiff(this=d, expression=_date_literal(dt.date(1, 1, 1)), unit=exp.var("DAY"))
-    total = shift + 1
-    lit = Q(abs(total)).e
-    return Q(exp.Add(this=diff, expression=lit) if total >= 0 else exp.Sub(this=diff, expression=lit)) \
-        if total else Q(diff)
+    total, cls = shift + 1, exp.Add if shift >= -1 else exp.Sub
+    return Q(cls(this=diff, expression=Q(abs(total)).e)) if total else Q(diff)
 
 
 def _sql_lit(v: Any) -> exp.Expr:
@@ -419,9 +412,6 @@ def _map(out: Any, f: Callable[[Any], Any], kind: type) -> Any:
     if isinstance(out, kind):
         return f(out)
     return out
-
-
-
 
 
 class SqlOps:
@@ -737,12 +727,9 @@ class SqlOps:
         1000000)`` with ``0 <= s < 86400``), else None: what HOUR, MINUTE and SECOND read of
         it, with no rounding and no negative test."""
         made = _made_duration(Q(x).e)
-        while isinstance(made, exp.Paren):
-            made = made.this
+        made = None if made is None else made.unnest()
         if isinstance(made, exp.Mul) and _int_of(made.expression) == 1_000_000:
-            seconds = made.this
-            while isinstance(seconds, exp.Paren):
-                seconds = seconds.this
+            seconds = made.this.unnest()
             if isinstance(seconds, exp.Mod) and _int_of(seconds.expression) == 86400:
                 return Q(seconds)
         return None
@@ -770,9 +757,7 @@ def _made_duration(e: exp.Expr) -> exp.Expr | None:
         e = e.this
     binder = _BINDER.get()
     if type(e) is exp.Column and not e.table and binder is not None and e.name in binder.exprs:
-        e = binder.exprs[e.name]
-        while isinstance(e, exp.Paren):
-            e = e.this
+        e = binder.exprs[e.name].unnest()
     if isinstance(e, exp.Anonymous) and e.name == "TO_MICROSECONDS" and len(e.expressions) == 1:
         us: exp.Expr = e.expressions[0]
         return us
