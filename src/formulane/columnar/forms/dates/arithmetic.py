@@ -178,8 +178,8 @@ def f_days(o: Any, c: FormCall, e: Any, s: Any) -> Any:
 
 
 def _days360_us(o: Any, Y1: Any, M1: Any, D1: Any, Y2: Any, M2: Any, D2: Any) -> Program:
-    feb1 = yield (M1 == 2) & (D1 == o.when([(is_leap(Y1), 29)], 28))
-    feb2 = yield (M2 == 2) & (D2 == o.when([(is_leap(Y2), 29)], 28))
+    feb1 = yield (M1 == 2) & (D1 == o.when([(o.leap(Y1), 29)], 28))
+    feb2 = yield (M2 == 2) & (D2 == o.when([(o.leap(Y2), 29)], 28))
     d1 = o.when([((D1 == 31) & (D2 == 31), 30), (D1 == 31, 30), ((D1 == 30) & (D2 == 31), D1),
                  (feb1 & feb2, 30), (feb1, 30)], D1)
     d2 = o.when([((D1 == 31) & (D2 == 31), 30), (D1 == 31, D2), ((D1 == 30) & (D2 == 31), 30),
@@ -211,7 +211,7 @@ def f_yearfrac(o: Any, c: FormCall, s: Any, e: Any, basis: Any) -> Program:
     d360_eu = (Y2 - Y1) * 360 + (M2 - M1) * 30 + _min(o, D2, 30) - _min(o, D1, 30)
     # basis 1, actual/actual
     one_year = yield (Y1 == Y2) | ((Y1 + 1 == Y2) & ((M1 > M2) | ((M1 == M2) & (D1 >= D2))))
-    leap1, leap2 = o.bind(is_leap(Y1)), o.bind(is_leap(Y2))
+    leap1, leap2 = o.bind(o.leap(Y1)), o.bind(o.leap(Y2))
     feb29 = (leap1 & (M1 <= 2)) | (leap2 & (M2 >= 3)
                                          & (o.ord_ymd(Y2, 3, 1) > o.ordinal(lo)))
     year_len = o.when([(Y1 == Y2, o.when([(leap1, 366)], 365)),
@@ -340,6 +340,9 @@ def f_networkdays(o: Any, c: FormCall, a: Any, b: Any, *rest: Any) -> Program:
     if all(mask):
         return o.number(o.ordinal(a) * 0), []
     week = _Week(o, mask)
+    if o.backend == "sql":
+        return (yield from _networkdays_sql(o, week, a, b, holidays,
+                                            _literal_holidays(week, listed)))
     oa, ob = (yield o.ordinal(a)), (yield o.ordinal(b))
     lo, hi = (yield _min(o, oa, ob)), (yield o.when([(oa < ob, ob)], oa))
     count = week.count_to(hi) - week.count_to(lo - 1)
@@ -349,6 +352,47 @@ def f_networkdays(o: Any, c: FormCall, a: Any, b: Any, *rest: Any) -> Program:
         count = count - (_count_where(o, hols, lo, ">=") - _count_where(o, hols, hi, ">"))
     count = yield count
     return o.number(o.when([(oa <= ob, count)], o.lit(0) - count)), []
+
+
+def _networkdays_sql(o: Any, week: _Week, a: Any, b: Any, holidays: Any,
+                     literal: list[int] | None) -> Program:
+    """`f_networkdays` in SQL: the dates ordered as dates (one ordinal each, of the earlier
+    and the later), and a column of holidays counted in one pass (the distinct working days
+    among them within [lo, hi]: no ordinal list sorted and searched twice)."""
+    a, b = (yield a), (yield b)  # (each read three times: bound unless a column)
+    if constant(a.e)[0] or constant(b.e)[0]:  # a literal date: its ordinal is a number
+        a, b = (yield o.ordinal(a)), (yield o.ordinal(b))
+        early = a <= b
+        before = yield o.when([(early, a)], b) - 1
+        hi = yield o.when([(early, b)], a)
+    else:
+        early = a <= b
+        before = yield o.ordinal(o.when([(early, a)], b)) - 1  # (the day before the first)
+        hi = yield o.ordinal(o.when([(early, b)], a))
+    count = week.count_to(hi) - week.count_to(before)
+    if literal is None:  # holidays by ordinal - 1, in (before, hi]
+        h, x = exp.to_identifier("_h"), exp.to_identifier("_x")
+        xe = Q(exp.column(x))
+        ordinals = exp.Anonymous(this="LIST_TRANSFORM", expressions=[
+            Q(holidays).e, _lambda(o.ordinal(Q(exp.column(h))) - 1, h)])
+        inside = Q(exp.Between(this=xe.e, low=Q(before).e, high=(hi - 1).e))
+        kept = exp.Anonymous(this="LIST_FILTER", expressions=[
+            ordinals, _lambda(inside & week.is_workday(xe + 1), x)])
+        distinct = exp.Anonymous(this="LIST_DISTINCT", expressions=[kept])
+        count = count - _cast(Q(exp.ArraySize(this=distinct)), "BIGINT")
+    elif literal:  # distinct working days already: those in (before, hi], one pass
+        x = exp.to_identifier("_c")
+        xe = Q(exp.column(x))
+        inside = (xe > before) & (xe <= hi)
+        if len(literal) == 1:
+            inside = (Q(literal[0]) > before) & (Q(literal[0]) <= hi)
+            count = count - o.when([(inside, 1)], 0)
+        else:
+            kept = exp.Anonymous(this="LIST_FILTER", expressions=[_int_list(literal).e,
+                                                                  _lambda(inside, x)])
+            count = count - _cast(Q(exp.ArraySize(this=kept)), "BIGINT")
+    count = yield count
+    return o.number(o.when([(early, count)], Q(exp.Neg(this=Q(count).e)))), []
 
 
 @call_form

@@ -171,6 +171,10 @@ class PolarsOps:
     def day_of_year(self, d: Any) -> Any:
         return d.dt.ordinal_day().cast(pl.Int64)
 
+    def leap(self, y: Any) -> Any:
+        """Whether year ``y`` is a leap year."""
+        return (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+
     def iso_week(self, d: Any) -> Any:
         return d.dt.week().cast(pl.Int64)
 

@@ -10,14 +10,17 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any, Callable
 
+from sqlglot import exp
+
 from ....values import XLError
 from ....functions import _calendar as cal
 from ._base import (
     DAY_US, EXCEL_MIN_ORDINAL, MARCH_1900, MAX_ORDINAL, Program, US_0001, US_10000, _dates,
-    _month_ok, _refuse, _to_date, pl, program,
+    _month_ok, _refuse, _to_date, literal_int, pl, program,
 )
 from . import call_form
 from .ops import PolarsOps, _cast
+from .sqlops import Q, constant, table_column
 
 if TYPE_CHECKING:
     from ...call import FormCall
@@ -43,9 +46,30 @@ def _date_body(o: Any, y: Any, m: Any, d: Any) -> Program:
     return ordinal, bad
 
 
+def _date_sql(o: Any, c: FormCall, y: Any, m: Any, d: Any) -> Program:
+    """`_date_body` in fewer SQL steps, the same answers: the year is range-tested before it
+    is truncated (years 0-9999 are all that pass: no 1e15 guard, no bound year); the month
+    index masked by its range makes the month's first day, the day is added as a number (an
+    int64 within 1e15 of it cannot overflow); the ordinal is NULL wherever an argument is out
+    of range, so its range test says #NUM! for NULL too. Only for arguments that are never
+    blank (a blank gives a blank and no error in `_date_body`)."""
+    y = yield y  # (read four times: bound unless it is a column or a literal)
+    mi, _ = o.trunc(m)
+    di, _ = o.trunc(d)
+    whole = o.trunc(y)[0] if constant(y.e)[0] else _cast(Q(exp.Trunc(this=y.e)), "BIGINT")
+    year = o.when([((y > -1) & (y < 10000), whole + o.when([(y < 1900, 1900)], 0))])
+    k = yield year * 12 + mi - 1
+    ordinal = yield o.when([(o.within(k, 12, 9999 * 12 + 11), o.month_start(k) - 1 + di)])
+    ok = o.within(ordinal, EXCEL_MIN_ORDINAL, MAX_ORDINAL, False)
+    bad = yield ~ok
+    return o.masked_date(ordinal, bad), [(bad, "#NUM!")]
+
+
 @call_form
 @program
 def f_date(o: Any, c: FormCall, y: Any, m: Any, d: Any) -> Program:
+    if o.backend == "sql" and not any(c.nullable(i) for i in range(3)):
+        return (yield from _date_sql(o, c, y, m, d))
     ordinal, bad = yield from _date_body(o, y, m, d)
     return _to_date(o, ordinal, bad), [(bad, "#NUM!")]
 
@@ -179,6 +203,12 @@ def _clock(unit: str) -> Callable[..., Any]:
         if kind == "DateTime":
             tod = yield o.wall_us(v) % DAY_US
         else:  # Duration: whole days are dropped
+            made = o.time_seconds(v) if o.backend == "sql" else None
+            if made is not None:  # TIME's: whole seconds of one day already
+                seconds = yield made
+                value = {"hour": seconds // 3600, "minute": seconds // 60 % 60,
+                         "second": seconds % 60}[unit]
+                return o.number(value), []
             us = yield o.duration_us(v)
             negative = yield us < 0
             tod = yield o.when([(~negative, us)], 0) % DAY_US
@@ -201,10 +231,13 @@ f_hour, f_minute, f_second = (call_form(_clock(unit)) for unit in ("hour", "minu
 @program
 def f_weekday(o: Any, c: FormCall, d: Any, rt: Any) -> Program:
     (d,) = _dates(o, c, [d])
+    table = cal.WEEKDAY_TYPES
+    known, whole, _ = literal_int(c, 1)
+    if known and whole not in table:  # a constant type that is no type: #NUM! on every row
+        return o.number(o.lit(0)), [(o.true(), "#NUM!")]
     rt = yield rt
     r, big = o.trunc(rt)
     r = yield r
-    table = cal.WEEKDAY_TYPES
     first = o.lookup(r, {t: f for t, (f, _) in table.items()})
     base = o.lookup(r, {t: b for t, (_, b) in table.items()})
     bad = big | o.not_in(r, list(table))
@@ -264,7 +297,9 @@ def f_serial(o: Any, c: FormCall, v: Any) -> Program:
         return _serial_number(o, o.ratio(o.duration_us(v), o.lit(DAY_US)))
     v = yield v
     d = o.local_date(v) if kind == "DateTime" else v
-    ordinal = yield o.ordinal(d)
+    ordinal = o.ordinal(d)
+    if o.backend != "sql" or not table_column(d):
+        ordinal = yield ordinal  # (SQL: a column's date compares with date literals)
     bad = ordinal < EXCEL_MIN_ORDINAL
     whole = ordinal - EXCEL_MIN_ORDINAL + o.when([(ordinal >= MARCH_1900, 1)], 0)
     if kind == "Date":
@@ -286,6 +321,13 @@ def _serial_number(o: Any, ratio: Any) -> Any:
 @program
 def f_fromserial(o: Any, c: FormCall, x: Any) -> Program:
     x = yield x
+    if o.backend == "sql" and not c.nullable(0) and not constant(x.e)[0]:
+        # the range tested before the floor: NULL is out of range (no 1e15 guard to repeat)
+        ok = (x >= 0) & (x < cal.EXCEL_MAX_SERIAL + 1)
+        n = yield o.when([(ok, _cast(Q(exp.Floor(this=x.e)), "BIGINT"))])
+        bad = yield Q(exp.Coalesce(this=(n == 60).e, expressions=[exp.true()]))
+        return _to_date(o, EXCEL_MIN_ORDINAL + o.when([(n > 60, n - 1)], n), bad), \
+            [(bad, "#NUM!")]
     n, big = o.floor(x)
     n = yield n
     bad = yield big | (n < 0) | (n > cal.EXCEL_MAX_SERIAL) | (n == 60)

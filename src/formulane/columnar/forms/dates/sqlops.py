@@ -80,6 +80,10 @@ class Q:
         if folded is not _NOT_CONSTANT:
             return Q(folded)
         outer = _int_of(y) if cls is exp.Add or cls is exp.Sub else None
+        shifted = _ordinal_of(x) if outer is not None else None
+        if shifted is not None and outer is not None:
+            # ord(d) + s + n: one DATE_DIFF from another epoch (SERIAL is ord(d) - 693595)
+            return _ordinal(shifted[0], shifted[1] + (outer if cls is exp.Add else -outer))
         if outer is not None:
             inner = x
             while isinstance(inner, exp.Paren):
@@ -91,13 +95,23 @@ class Q:
                 total = sign * first + (1 if cls is exp.Add else -1) * outer
                 return Q(inner.this) + total if total >= 0 else Q(inner.this) - (-total)
         if cls is exp.Sub or cls in _COMPARISONS:
-            dx, dy = _ordinal_date(x), _ordinal_date(y)
-            if dx is not None and dy is not None:
+            ox, oy = _ordinal_of(x), _ordinal_of(y)
+            if ox is not None and oy is not None:
                 # two ordinals: their difference is the engine's day count, their order the
                 # dates' own (`SqlOps.ordinal` writes DATE_DIFF from 0001-01-01 plus one)
                 if cls is exp.Sub:
-                    return Q(exp.DateDiff(this=dx, expression=dy, unit=exp.var("DAY")))
-                return Q(cls(this=dx, expression=dy))
+                    diff = Q(exp.DateDiff(this=ox[0], expression=oy[0], unit=exp.var("DAY")))
+                    return diff + (ox[1] - oy[1])
+                if ox[1] == oy[1]:
+                    return Q(cls(this=ox[0], expression=oy[0]))
+            if cls in _COMPARISONS and (ox is None) != (oy is None):
+                # an ordinal against a whole number: the date against that day's literal
+                known = ox if ox is not None else oy
+                k, flip = (_int_of(y), False) if ox is not None else (_int_of(x), True)
+                if known is not None and k is not None and 1 <= k - known[1] <= MAX_ORDINAL:
+                    d, shift = known
+                    day = _date_literal(dt.date.fromordinal(k - shift))
+                    return Q(cls(this=day, expression=d) if flip else cls(this=d, expression=day))
         return Q(cls(this=_operand(cls, x, True), expression=_operand(cls, y, False)))
 
     def __add__(self, o: Any) -> "Q": return self._bin(exp.Add, o)
@@ -153,20 +167,45 @@ def _int_of(e: exp.Expr) -> int | None:
     return v if known and type(v) is int else None
 
 
-def _ordinal_date(e: exp.Expr) -> exp.Expr | None:
-    """The date ``d`` of an ordinal written by `SqlOps.ordinal` (``DATE_DIFF('DAY',
-    DATE '0001-01-01', d) + 1``), else None."""
+def _ordinal_of(e: exp.Expr) -> tuple[exp.Expr, int] | None:
+    """(d, s) where ``e`` is the ordinal of date ``d`` plus ``s`` as `_ordinal` writes it
+    (``DATE_DIFF('DAY', DATE e0, d) [+ c]``: ``ord(d) - ord(e0) + c``), else None. (A bound
+    ordinal stays a number: a date literal is longer, and the binding is read elsewhere.)"""
+    e, shift = e.unnest(), 0
+    if type(e) in (exp.Add, exp.Sub):
+        c = _int_of(e.expression)
+        if c is None:
+            return None
+        shift, e = (c if type(e) is exp.Add else -c), e.this.unnest()
+    if not isinstance(e, exp.DateDiff) or e.text("unit").upper() != "DAY":
+        return None
+    known, epoch = constant(e.expression)
+    if not known or type(epoch) is not dt.date:
+        return None
+    return e.this, shift - epoch.toordinal()
+
+
+def table_column(e: Any) -> bool:
+    """Whether ``e`` (a `Q` or an expression) reads a table's column, not a binding (`let`)."""
+    e = Q(e).e
     while isinstance(e, exp.Paren):
         e = e.this
-    if not isinstance(e, exp.Add) or not isinstance(e.expression, exp.Literal) \
-            or e.expression.this != "1":
-        return None
-    diff = e.this
-    while isinstance(diff, exp.Paren):
-        diff = diff.this
-    if not isinstance(diff, exp.DateDiff) or diff.text("unit").upper() != "DAY":
-        return None
-    return diff.this if constant(diff.expression) == (True, dt.date(1, 1, 1)) else None
+    if type(e) is not exp.Column or e.table:
+        return False
+    binder = _BINDER.get()
+    return binder is None or e.name not in binder.exprs
+
+
+def _ordinal(d: exp.Expr, shift: int) -> Q:
+    """The ordinal of date ``d`` plus ``shift``: the engine's day count from the day whose
+    ordinal is ``-shift`` (``DATE_DIFF('DAY', DATE '1899-12-31', d)`` is ord(d) - 693595),
+    or from 0001-01-01 plus a constant where no such day exists."""
+    if -MAX_ORDINAL <= shift <= -1:
+        epoch = _date_literal(dt.date.fromordinal(-shift))
+        return Q(exp.DateDiff(this=d, expression=epoch, unit=exp.var("DAY")))
+    diff = exp.DateDiff(this=d, expression=_date_literal(dt.date(1, 1, 1)), unit=exp.var("DAY"))
+    total, cls = shift + 1, exp.Add if shift >= -1 else exp.Sub
+    return Q(cls(this=diff, expression=Q(abs(total)).e)) if total else Q(diff)
 
 
 def _sql_lit(v: Any) -> exp.Expr:
@@ -375,9 +414,6 @@ def _map(out: Any, f: Callable[[Any], Any], kind: type) -> Any:
     return out
 
 
-
-
-
 class SqlOps:
     backend = "sql"
     decimal = False
@@ -459,6 +495,17 @@ class SqlOps:
     def true(self) -> Any:
         return Q(exp.true())
 
+    def within(self, x: Any, lo: int, hi: int, blank: Any = None) -> Any:
+        """``x BETWEEN lo AND hi`` (``x`` read once), ``blank`` where ``x`` is NULL (NULL: the
+        engine's own NULL; FALSE: a NULL ``x`` is out of range)."""
+        known, v = constant(Q(x).e)
+        if known:
+            return Q(blank if v is None else (lo <= v <= hi))
+        test = Q(exp.Between(this=_atom(Q(x).e), low=Q(lo).e, high=Q(hi).e))
+        if blank is None:
+            return test
+        return Q(exp.Coalesce(this=test.e, expressions=[Q(blank).e]))
+
     def coalesce(self, x: Any, default: int) -> Any:
         known, v = constant(Q(x).e)
         if known:
@@ -518,8 +565,7 @@ class SqlOps:
         known, v = constant(Q(d).e)
         if known and (v is None or type(v) is dt.date):
             return Q(None if v is None else v.toordinal())
-        return Q(exp.DateDiff(this=Q(d).e, expression=_date_literal(dt.date(1, 1, 1)),
-                              unit=exp.var("DAY"))) + 1
+        return _ordinal(Q(d).e, 0)
 
     def date(self, o: Any) -> Any:
         known, v = constant(Q(o).e)
@@ -539,11 +585,20 @@ class SqlOps:
     def masked_date(self, o: Any, bad: Any) -> Any:
         """The date of ordinal ``o`` where ``bad`` is not set (`_base._to_date`: ``bad``
         covers every ordinal out of range, so ``date``'s own guard is not repeated)."""
-        days = self.when([(~bad, o - 1)])
+        epoch, rest = 1, Q(o) - 1
+        e = Q(o).e
+        while isinstance(e, exp.Paren):
+            e = e.this
+        if isinstance(e, exp.Add):  # c + x: x days from the day of ordinal c
+            for c, x in ((_int_of(e.this), e.expression), (_int_of(e.expression), e.this)):
+                if c is not None and 1 <= c <= MAX_ORDINAL:
+                    epoch, rest = c, Q(x)
+                    break
+        days = self.when([(~bad, rest)])
         known, v = constant(days.e)
         if known:
-            return self.date(Q(None if v is None else v + 1))
-        moved = exp.DateAdd(this=_date_literal(dt.date(1, 1, 1)), expression=days.e,
+            return self.date(Q(None if v is None else v + epoch))
+        moved = exp.DateAdd(this=_date_literal(dt.date.fromordinal(epoch)), expression=days.e,
                             unit=exp.var("DAY"))
         return _cast(Q(moved), "DATE")
 
@@ -615,6 +670,15 @@ class SqlOps:
             return Q(None if v is None else v.timetuple().tm_yday)
         return Q(exp.DayOfYear(this=Q(d).e))
 
+    def leap(self, y: Any) -> Any:
+        """Whether year ``y`` (1-9999, a date's) is a leap year: its December 31 is day 366
+        (one engine function instead of three remainders)."""
+        known, v = constant(Q(y).e)
+        if known and type(v) is int:
+            return Q(v % 4 == 0 and (v % 100 != 0 or v % 400 == 0))
+        dec31 = exp.DateFromParts(year=Q(y).e, month=Q(12).e, day=Q(31).e)
+        return Q(exp.DayOfYear(this=dec31)) == 366
+
     def iso_week(self, d: Any) -> Any:
         known, v = constant(Q(d).e)
         if known and (v is None or type(v) is dt.date):
@@ -653,7 +717,22 @@ class SqlOps:
         known, v = constant(Q(x).e)
         if known and (v is None or type(v) is dt.timedelta):
             return Q(None if v is None else v // dt.timedelta(microseconds=1))
+        made = _made_duration(Q(x).e)
+        if made is not None:
+            return Q(made)  # a Duration a form just made (`make_duration`)
         return Q(exp.UnixMicros(this=Q(x).e))
+
+    def time_seconds(self, x: Any) -> Any:
+        """The whole seconds of a Duration TIME made (`parts.f_time`: ``make_duration(s *
+        1000000)`` with ``0 <= s < 86400``), else None: what HOUR, MINUTE and SECOND read of
+        it, with no rounding and no negative test."""
+        made = _made_duration(Q(x).e)
+        made = None if made is None else made.unnest()
+        if isinstance(made, exp.Mul) and _int_of(made.expression) == 1_000_000:
+            seconds = made.this.unnest()
+            if isinstance(seconds, exp.Mod) and _int_of(seconds.expression) == 86400:
+                return Q(seconds)
+        return None
 
     def make_duration(self, us: Any) -> Any:
         return _fn("TO_MICROSECONDS", us)
@@ -669,6 +748,20 @@ class SqlOps:
         t = Q(exp.Trim(this=Q(text).e, expression=exp.Literal.string(WHITESPACE)))
         t = Q(exp.Upper(this=t.e)) if upper else Q(exp.Lower(this=t.e))
         return self.when([(t == name, code) for name, code in table.items()])
+
+
+def _made_duration(e: exp.Expr) -> exp.Expr | None:
+    """The microseconds ``us`` of ``TO_MICROSECONDS(us)`` (`SqlOps.make_duration`), read
+    through the compiler's binding of an argument; else None."""
+    while isinstance(e, exp.Paren):
+        e = e.this
+    binder = _BINDER.get()
+    if type(e) is exp.Column and not e.table and binder is not None and e.name in binder.exprs:
+        e = binder.exprs[e.name].unnest()
+    if isinstance(e, exp.Anonymous) and e.name == "TO_MICROSECONDS" and len(e.expressions) == 1:
+        us: exp.Expr = e.expressions[0]
+        return us
+    return None
 
 
 def _arg_literal(v: Any) -> exp.Expr | None:
