@@ -51,6 +51,7 @@ CASES: list[tuple[str, dict[str, str], list[dict[str, Any]]]] = [
      [{"xss": [[D(1), D(2)], [D(3)]], "r": D(r), "c": D(c)} for r in (-1, 1, 2, 3) for c in (0, 1, 2)]),
     ("INDEX(xss, 2, 2)", {"xss": "List[List[Number]]"},
      [{"xss": [[D(1), D(2)], [D(3)]]}, {"xss": [[D(1)], [D(3), D(4)]]}]),
+    ("x / y", _XY, _ROWS),
     ("NA()", {}, [{}]),
     ('ERROR("no")', {}, [{}]),
     # lazy forms: an argument that errs (x / y with y = 0 is NULL there), in each position
@@ -120,6 +121,8 @@ WALK_CASES: list[tuple[str, dict[str, str], list[dict[str, Any]]]] = [
     *[(f"xs[{k}]", {"xs": "List[Number]?"}, _LISTS) for k in (0, 1, 2, 3)],
     ("[1, x / y, 3][2]", _XY, _ROWS),
     ("[1, 2, 3][4]", {}, _NO_ROW),
+    ("xs[n]", {"xs": "List[Number]", "n": "Number"},
+     [{"xs": [D(1), D(2)], "n": D(n)} for n in ("-1", "0", "1.5", "2", "2.9", "3")]),
 ]
 
 

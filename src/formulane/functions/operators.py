@@ -208,7 +208,6 @@ def _divide(a: Any, b: Any) -> Any:
     total_on_floats=True,
     sql_double=True,
     propagates_null=True,
-    sql_null_on_own_error=True,
 )
 def div(a: Any, b: Any) -> Any:
     return _divide(a, b)

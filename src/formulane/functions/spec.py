@@ -245,8 +245,6 @@ class FunctionSpec:
     #: The value is NULL when any operand is NULL (the operators): an operand whose value is
     #: NULL wherever its error is set passes that on.
     propagates_null: bool = False
-    #: The SQL form's value is NULL wherever its own error is set (the division's NULLIF).
-    sql_null_on_own_error: bool = False
     #: Joins its operands' display texts (`&`): each operand is shown as text
     #: (`values.display_text`) before the join, by the backend's own text rules.
     joins_text: bool = False
@@ -295,7 +293,6 @@ def builtin(
     total_on_floats: bool = False,
     sql_double: bool = False,
     propagates_null: bool = False,
-    sql_null_on_own_error: bool = False,
     joins_text: bool = False,
     decimal_free: bool = False,
 ) -> Callable[[Callable[..., Any]], FunctionSpec]:
@@ -331,7 +328,6 @@ def builtin(
             total_on_floats=total_on_floats,
             sql_double=sql_double,
             propagates_null=propagates_null,
-            sql_null_on_own_error=sql_null_on_own_error,
             joins_text=joins_text,
             decimal_free=decimal_free,
         )

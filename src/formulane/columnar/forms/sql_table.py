@@ -32,7 +32,7 @@ SQL: dict[str, Form] = {
     "-(Date, Number)": _f(operators_sql, "date_minus_days"),
     "-(Date, Date)": _f(operators_sql, "date_diff"),
     "*(Number, Number)": _f(operators_sql, "mul"),
-    "/(Number, Number)": _f(operators_sql, "divide"),
+    "/(Number, Number)": _f(operators_sql, "divide", null_on_error=True),  # NULLIF
     "^": _f(operators_sql, "power_op"),
     "&": _f(operators_sql, "concat_text"),
     "NEG": _f(operators_sql, "neg"),

@@ -292,12 +292,12 @@ class SqlCompiler(Walker[SqlColumn]):
         # strict: the value is NULL wherever the error is set. The operands' errors: none, or
         # NULL-propagating operators keep it from strict operands (an operand with a pending
         # non-finite test is not: its value is the infinity); the form's own errors: none, or
-        # a form flagged ``null_on_error`` (or the division's NULLIF) blanks its value there.
+        # a form flagged ``null_on_error`` (the division's NULLIF, ...) blanks its value there.
         operands = all(a.error is None and not a.unchecked for a in args) or (
             spec.propagates_null and all(not a.unchecked and (a.error is None or a.strict)
                                          for a in args))
         strict = error is None or (operands and (
-            own is None or null_on_error(state[1]) or spec.sql_null_on_own_error))
+            own is None or null_on_error(state[1])))
         # a quotient of DECIMALs (|x| < 1e38) cannot leave DOUBLE's range; other DOUBLE
         # results may (POWER(10, 400), a DOUBLE column's overflow)
         may_overflow = spec.arithmetic != "/" or any(a.double for a in args)
