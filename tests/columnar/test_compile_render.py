@@ -74,7 +74,7 @@ def test_rendered_once_is_the_tree_rendered(dialect: str, numbers: str) -> None:
 def test_select_of_several_formulas_is_the_tree_rendered() -> None:
     """`sql_select` with formulas sharing one binder: each binding once, in the skeleton."""
     schema = {"x": "Number", "t": "Text"}
-    formulas = {"a": "ROUND(ROUND(x * 1.2, 2) * 1.1, 2)", "b": 'UPPER(LEFT(TRIM(t), 5) & "x")',
+    formulas = {"a": "ROUND(ROUND(x * 1.2, 2) * 1.1, 2)", "b": 'SUBSTITUTE(LEFT(t, 5), "a", "b") & "x"',
                 "c": "IF(x > 3, x * 2, x - 1)"}
     programs = [formulane.compile(f, schema) for f in formulas.values()]
     for dialect in DIALECTS:

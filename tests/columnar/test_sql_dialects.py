@@ -26,6 +26,8 @@ DATES = {"s": "Date", "e": "Date"}
     ("sqlite", "YEARFRAC(s, e, 1)", DATES, "array lambdas"),
     ("bigquery", "YEARFRAC(s, e, 1)", DATES, "array lambdas"),
     ("postgres", "t + 1", {"t": "Text"}, "TRY_CAST"),  # excel profile: the text read as VALUE
+    # what sqlglot itself reports it cannot write (TRIM's REGEXP_REPLACE flags on BigQuery)
+    ("bigquery", "TRIM(t)", {"t": "Text"}, "sqlglot cannot write it for BigQuery"),
 ])
 def test_refused_naming_what_the_dialect_lacks(dialect: str, formula: str, schema: dict,
                                                lacks: str) -> None:
@@ -45,7 +47,7 @@ def test_portable_formulas_compile_everywhere(dialect: str) -> None:
     program = formulane.compile('IF(x > 2, ROUND(x * 1.5, 2), -x)', schema={"x": "Number"})
     assert "ROUND" in program.to_sql(dialect).select("t")
     # functions PostgreSQL has (its list), a TRY_CAST of a number's own text (ROUNDUP's step)
-    for formula in ('LEN(TRIM(t)) + ROUNDUP(x, n)', 'SUBSTITUTE(t, "b", "x")', "MOD(x, n)"):
+    for formula in ('LEN(t) + ROUNDUP(x, n)', 'SUBSTITUTE(t, "b", "x")', "MOD(x, n)"):
         formulane.compile(formula, schema={"x": "Number", "n": "Number", "t": "Text"}
                           ).to_sql(dialect)
 

@@ -141,7 +141,11 @@ def _render(e: exp.Expr, dialect: str) -> str:
     """``e`` as SQL, without sqlglot's defensive deep copy: the trees a form holds are built
     for it and rendered once (`to_sql_forms`), and dialect rewrites are idempotent on them
     (tests/columnar/test_compile_render.py renders every golden case twice and compares)."""
-    return e.sql(dialect, copy=False)
+    # what sqlglot cannot write for the dialect raises (`to_sql_forms` refuses it) instead of
+    # a logged warning and SQL that drops it (BigQuery's REGEXP_REPLACE has no modifiers)
+    from sqlglot import ErrorLevel
+
+    return e.sql(dialect, copy=False, unsupported_level=ErrorLevel.RAISE)
 
 
 #: Marks where `build_select` puts a rendered text into the rendered query skeleton (NUL never
@@ -676,13 +680,19 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
         sql_dialects.refuse_unportable(compiled[2 * i:2 * i + 2], dialect, root.span)
     sql_dialects.refuse_unportable((e for _, e, _ in bindings), dialect,
                                    roots[0].span if roots else None)
+    from sqlglot.errors import UnsupportedError
+
     # each expression rendered once, here (the bindings once for all the forms)
-    binding_texts = tuple(_render(e, dialect) for _, e, _ in bindings)
-    forms = []
-    for i in range(len(roots)):
-        value = cast("exp.Expr", compiled[2 * i])  # never None (only the error may be)
-        error = compiled[2 * i + 1]
-        texts = RenderedSql(_render(value, dialect),
-                            None if error is None else _render(error, dialect), binding_texts)
-        forms.append(SqlForm(value, error, dialect, bindings, prefix, texts))
+    try:
+        binding_texts = tuple(_render(e, dialect) for _, e, _ in bindings)
+        forms = []
+        for i in range(len(roots)):
+            value = cast("exp.Expr", compiled[2 * i])  # never None (only the error may be)
+            error = compiled[2 * i + 1]
+            texts = RenderedSql(_render(value, dialect),
+                                None if error is None else _render(error, dialect),
+                                binding_texts)
+            forms.append(SqlForm(value, error, dialect, bindings, prefix, texts))
+    except UnsupportedError as exc:
+        raise sql_dialects.unwritable(exc, dialect, roots[0].span if roots else None) from None
     return forms

@@ -107,3 +107,14 @@ def refuse_unportable(trees: Iterable[exp.Expr | None], dialect: str, span: Span
                       reason=f"{name} has no {what}",
                       hint="run it on DuckDB, on polars (formulane.apply) or on the scalar "
                            "engine, which take it")
+
+
+def unwritable(exc: Exception, dialect: str, span: Span | None = None) -> Unsupported:
+    """The refusal for what sqlglot reports it cannot write for ``dialect`` (its
+    ``UnsupportedError``, raised while rendering)."""
+    name = _NAMES.get(dialect, dialect)
+    reason = f"sqlglot cannot write it for {name}: {str(exc).splitlines()[0]}"
+    return Unsupported(f"SQL for {name} cannot express this formula: {reason}",
+                       function="sql", backend="sql", span=span, reason=reason,
+                       hint="run it on DuckDB, on polars (formulane.apply) or on the scalar "
+                            "engine, which take it")
