@@ -22,7 +22,7 @@ from sqlglot import exp
 import formulane
 from formulane.columnar import walk
 from formulane.columnar.call import FormCall
-from formulane.columnar.forms.form import Form, math_sql
+from formulane.columnar.forms.form import Form, info_sql
 
 SCHEMA = {"x": "number", "t": "text?"}
 
@@ -52,7 +52,7 @@ def polars_abs(call: FormCall, value: Any) -> Any:
 
 def sql_isblank(call: FormCall, col: Any) -> Any:
     _record(call, 1)
-    return math_sql().sql_isblank(call, col)
+    return info_sql().sql_isblank(call, col)
 
 
 _SPIES = types.ModuleType("formulane_test_formcall_spies")

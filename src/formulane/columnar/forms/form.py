@@ -101,6 +101,12 @@ def math_sql() -> ModuleType:
     return sql
 
 
+def info_sql() -> ModuleType:
+    from .math import info_sql
+
+    return info_sql
+
+
 def elementwise() -> ModuleType:
     from .math import elementwise
 

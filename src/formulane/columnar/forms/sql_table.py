@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .form import (
-    Form, Style, dates_entries, elementwise_sql, lists_aggregates, lists_arrays, lists_criteria, lists_lookup, lists_statistics, math_sql, operators_sql, text_case, text_formatting, text_regex, text_search,
+    Form, Style, dates_entries, elementwise_sql, info_sql, lists_aggregates, lists_arrays, lists_criteria, lists_lookup, lists_statistics, math_sql, operators_sql, text_case, text_formatting, text_regex, text_search,
 )
 
 
@@ -95,19 +95,19 @@ SQL: dict[str, Form] = {
     "CHOOSE": _f(operators_sql, "choose"),
     "BLANK": _f(operators_sql, "blank"),
     # info
-    "ISBLANK": _f(math_sql, "sql_isblank", style="columns"),
-    "ISERROR": _f(math_sql, "sql_iserror", style="columns"),
-    "ISERR": _f(math_sql, "sql_iserr", style="columns"),
-    "ISNA": _f(math_sql, "sql_isna", style="columns"),
-    "ISNUMBER": _f(math_sql, "sql_isnumber", style="columns"),
-    "ISTEXT": _f(math_sql, "sql_istext", style="columns"),
-    "ISNONTEXT": _f(math_sql, "sql_isnontext", style="columns"),
-    "ISLOGICAL": _f(math_sql, "sql_islogical", style="columns"),
-    "ISDATE": _f(math_sql, "sql_isdate", style="columns"),
+    "ISBLANK": _f(info_sql, "sql_isblank", style="columns"),
+    "ISERROR": _f(info_sql, "sql_iserror", style="columns"),
+    "ISERR": _f(info_sql, "sql_iserr", style="columns"),
+    "ISNA": _f(info_sql, "sql_isna", style="columns"),
+    "ISNUMBER": _f(info_sql, "sql_isnumber", style="columns"),
+    "ISTEXT": _f(info_sql, "sql_istext", style="columns"),
+    "ISNONTEXT": _f(info_sql, "sql_isnontext", style="columns"),
+    "ISLOGICAL": _f(info_sql, "sql_islogical", style="columns"),
+    "ISDATE": _f(info_sql, "sql_isdate", style="columns"),
     "ISEVEN": _f(math_sql, "sql_iseven"),
     "ISODD": _f(math_sql, "sql_isodd"),
-    "ERROR.TYPE": _f(math_sql, "sql_error_type", style="columns", null_on_error=True),
-    "TYPE": _f(math_sql, "sql_type", style="columns"),
+    "ERROR.TYPE": _f(info_sql, "sql_error_type", style="columns", null_on_error=True),
+    "TYPE": _f(info_sql, "sql_type", style="columns"),
     "NA": _f(math_sql, "sql_na", null_on_error=True),
     "BOOLEAN": _f(math_sql, "sql_boolean_identity"),
     "BOOLEAN(Number)": _f(math_sql, "sql_boolean_number"),

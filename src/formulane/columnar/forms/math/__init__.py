@@ -1,7 +1,8 @@
 """Polars and SQL forms of the math, information and finance families (private).
 
 The form tables (`polars_table`, `sql_table`) name these (``polars_<name>`` in `polars`,
-``sql_<name>`` in `sql`), imported on a form's first call, so declaring a function never imports
+``sql_<name>`` in `sql`, the SQL information tests over a column in `info_sql`), imported on
+a form's first call, so declaring a function never imports
 polars. Each form mirrors its scalar twin: the same errors, checked in the same order, and the
 same answer within the backend's numeric policy (`formulane.columnar.polars.kit`):
 
