@@ -652,6 +652,8 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     """Programs compiled with one binder (their bindings are named apart from each other and
     from ``taken`` and the columns read). ``qualify``: references name their lateral subquery
     (False where the bindings become columns of a DataFrame instead)."""
+    from sqlglot.errors import UnsupportedError
+
     from ..sql import compiler as sql_compiler
     from ..sql import dialects as sql_dialects
     from ..sql import kit as sql_kit
@@ -680,8 +682,6 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
         sql_dialects.refuse_unportable(compiled[2 * i:2 * i + 2], dialect, root.span)
     sql_dialects.refuse_unportable((e for _, e, _ in bindings), dialect,
                                    roots[0].span if roots else None)
-    from sqlglot.errors import UnsupportedError
-
     # each expression rendered once, here (the bindings once for all the forms)
     try:
         binding_texts = tuple(_render(e, dialect) for _, e, _ in bindings)

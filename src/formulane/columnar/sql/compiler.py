@@ -36,8 +36,8 @@ from ...limits import Limits
 from ...types import Type
 from ...values import ErrorValue
 from ..walk import Walker, null_on_error
-from .kit import (SqlColumn, case, cases, error_when, first_error, is_null, literal, not_finite,
-                  own_errors, sql_type)
+from .kit import (SqlColumn, case, cases, dtype, error_when, first_error, is_null, literal,
+                  not_finite, own_errors, sql_type)
 from .let import _BINDER, let, sql_length_error
 
 class SqlCompiler(Walker[SqlColumn]):
@@ -124,23 +124,23 @@ class SqlCompiler(Walker[SqlColumn]):
         if _huge(value):
             # more digits than DECIMAL(38) holds: a DOUBLE literal (tested for #NUM!)
             return SqlColumn(exp.cast(exp.Literal.string(format(Decimal(value), "E")),
-                                      exp.DataType.build("DOUBLE")), double=True,
+                                      dtype("DOUBLE")), double=True,
                              unchecked=True)
         if _beyond_bigint(value):
             # engines type an integer literal past BIGINT as HUGEINT (DuckDB), which a CASE
             # joined with a DECIMAL(38, 18) branch casts to it and aborts the query (MOD's
             # exact branch): DOUBLE in float mode, DECIMAL(38, 0) in decimal mode
             if self.numbers == "float":
-                return SqlColumn(exp.cast(literal(value), exp.DataType.build("DOUBLE")),
+                return SqlColumn(exp.cast(literal(value), dtype("DOUBLE")),
                                  double=True)
-            return SqlColumn(exp.cast(literal(value), exp.DataType.build("DECIMAL(38, 0)")))
+            return SqlColumn(exp.cast(literal(value), dtype("DECIMAL(38, 0)")))
         if node.folded and self.numbers == "float" and isinstance(value, Decimal) \
                 and -int(value.as_tuple().exponent) > _LITERAL_PLACES:
             # a value folded from a constant call (`interpreter.fold`): float mode keeps long
             # fractions DOUBLE (a DECIMAL(18, 18) literal times 180 overflows on DuckDB);
             # whole numbers and short fractions are written as a formula's own literals are
             # (forms read constants such as an instance number -1)
-            return SqlColumn(exp.cast(literal(value), exp.DataType.build("DOUBLE")),
+            return SqlColumn(exp.cast(literal(value), dtype("DOUBLE")),
                              double=True)
         return SqlColumn(literal(value))
 
@@ -190,7 +190,7 @@ class SqlCompiler(Walker[SqlColumn]):
         oob = exp.or_(exp.LT(this=n, expression=exp.Literal.number(1)),
                       exp.GTE(this=n.copy(), expression=exp.Add(
                           this=exp.ArraySize(this=items), expression=exp.Literal.number(1))))
-        position = exp.cast(exp.Trunc(this=n.copy()), "BIGINT")
+        position = exp.Cast(this=exp.Trunc(this=n.copy()), to=dtype("BIGINT"))
         value = case(exp.Not(this=exp.paren(oob.copy(), copy=False)),
                      exp.Bracket(this=items.copy(), expressions=[position], offset=1))
         # NULL wherever its own error is set; wherever an operand's is, when that one is strict
@@ -240,7 +240,7 @@ class SqlCompiler(Walker[SqlColumn]):
         return out
 
     def always_error(self, node: ir.Call, before: list[SqlColumn]) -> SqlColumn:
-        null = exp.cast(exp.Null(), exp.DataType.build(sql_type(node.type, self.numbers)))
+        null = exp.cast(exp.Null(), dtype(sql_type(node.type, self.numbers)))
         return SqlColumn(null, first_error(*[c.error for c in before]))
 
     def call_args(self, node: ir.Call) -> list[SqlColumn]:
@@ -272,7 +272,7 @@ class SqlCompiler(Walker[SqlColumn]):
             # IF of literals) would make the engine multiply integers and abort the whole query
             # on an overflow (100000 * 100000 overflows INTEGER on DuckDB). Not in a lambda
             # body: it computes in its list's item type, and must not gain a #NUM! test
-            values = [v if a.double else exp.cast(exp.paren(v), exp.DataType.build("DOUBLE"))
+            values = [v if a.double else exp.cast(exp.paren(v), dtype("DOUBLE"))
                       for a, v in zip(args, values)]
         out: Any
         if isinstance(form, type) and issubclass(form, exp.Func):
@@ -328,7 +328,7 @@ class SqlCompiler(Walker[SqlColumn]):
                 parts.append(case(col.value, exp.Literal.string("TRUE"),
                                   exp.Literal.string("FALSE")))
             elif kind == "Date":
-                parts.append(exp.cast(col.value, exp.DataType.build("TEXT")))
+                parts.append(exp.cast(col.value, dtype("TEXT")))
             elif kind == "Text":
                 parts.append(col.value)
             else:
@@ -396,7 +396,7 @@ class SqlCompiler(Walker[SqlColumn]):
             cleaned = exp.Trim(this=exp.Anonymous(this="REPLACE", expressions=[
                 v, exp.Literal.string(","), exp.Literal.string("")]))
             target = "DOUBLE" if self.numbers == "float" else "DECIMAL(38, 10)"
-            number = exp.TryCast(this=cleaned, to=exp.DataType.build(target), safe=True)
+            number = exp.TryCast(this=cleaned, to=dtype(target), safe=True)
             bad = is_null(number)
             if node.node.type.nullable:  # a blank passes on (blank_to_number follows)
                 bad = exp.and_(bad, exp.Not(this=is_null(v)))

@@ -99,14 +99,9 @@ def refuse_unportable(trees: Iterable[exp.Expr | None], dialect: str, span: Span
                       ) -> None:
     """Raise `Unsupported` when the finished SQL needs something ``dialect`` lacks."""
     what = lacking(trees, dialect)
-    if what is None:
-        return
-    name = _NAMES.get(dialect, dialect)
-    raise Unsupported(f"SQL for {name} cannot express this formula: {name} has no {what}",
-                      function=what, backend="sql", span=span,
-                      reason=f"{name} has no {what}",
-                      hint="run it on DuckDB, on polars (formulane.apply) or on the scalar "
-                           "engine, which take it")
+    if what is not None:
+        name = _NAMES.get(dialect, dialect)
+        raise _refusal(dialect, f"{name} has no {what}", what, span)
 
 
 def unwritable(exc: Exception, dialect: str, span: Span | None = None) -> Unsupported:
@@ -114,7 +109,12 @@ def unwritable(exc: Exception, dialect: str, span: Span | None = None) -> Unsupp
     ``UnsupportedError``, raised while rendering)."""
     name = _NAMES.get(dialect, dialect)
     reason = f"sqlglot cannot write it for {name}: {str(exc).splitlines()[0]}"
+    return _refusal(dialect, reason, "sql", span)
+
+
+def _refusal(dialect: str, reason: str, function: str, span: Span | None) -> Unsupported:
+    name = _NAMES.get(dialect, dialect)
     return Unsupported(f"SQL for {name} cannot express this formula: {reason}",
-                       function="sql", backend="sql", span=span, reason=reason,
+                       function=function, backend="sql", span=span, reason=reason,
                        hint="run it on DuckDB, on polars (formulane.apply) or on the scalar "
                             "engine, which take it")
