@@ -429,20 +429,12 @@ def sql_power(call: FormCall, x: exp.Expr, power: exp.Expr) -> Any:
     from ..operators import sql as _sql_forms
 
     # POWER is not declared sql_double (``^`` is): its result is tested here, unless both
-    # arguments are constants whose power is well inside DOUBLE's range (POWER(2, 1023))
-    a, b = _known(call, 0), _known(call, 1)
-    folded = _sql_forms.power_literal(a, b)
+    # arguments are constants whose power DOUBLE holds (POWER(2, 1023)): that power, written
+    # as a literal (`power_literal`, which computes it as the engine would)
+    folded = _sql_forms.power_literal(_known(call, 0), _known(call, 1))
     if folded is not None:
         return folded
-    value, errors = _sql_forms.power_parts(x, power)
-    if a is not None and b is not None:
-        try:
-            r: Any = float(a) ** float(b)
-        except (OverflowError, ZeroDivisionError):
-            r = None
-        if isinstance(r, float) and math.isfinite(r) and abs(r) < 1e308 * (1 - 1e-9):
-            return value, errors
-    return _guarded(value, errors)
+    return _guarded(*_sql_forms.power_parts(x, power))
 
 
 def _guarded(value: exp.Expr, errors: list[tuple[exp.Expr, str]] | None = None) -> Any:

@@ -304,10 +304,14 @@ def double_literal(value: float) -> exp.Expr:
     return exp.Literal.number(text if "e" in text else text + "e0")
 
 
+def _double_cast(e: exp.Expr) -> bool:
+    """``CAST(... AS DOUBLE)``."""
+    return isinstance(e, exp.Cast) and e.to.this == exp.DataType.Type.DOUBLE
+
+
 def _is_double(e: exp.Expr, col: SqlColumn) -> bool:
     """An estimate the engine types DOUBLE: the operand's own, a cast, a DOUBLE literal."""
-    return col.estimate is not None or (isinstance(e, exp.Cast)
-                                         and e.to.this == exp.DataType.Type.DOUBLE) or (
+    return col.estimate is not None or _double_cast(e) or (
         isinstance(e, exp.Literal) and "e" in e.this)
 
 
@@ -328,7 +332,7 @@ def _reading(col: SqlColumn, e: exp.Expr) -> exp.Expr:
 
 def _uncast(e: exp.Expr) -> exp.Expr:
     """``CAST(c AS DOUBLE)`` of a plain column as the column itself, else ``e``."""
-    if isinstance(e, exp.Cast) and e.to.this == exp.DataType.Type.DOUBLE:
+    if _double_cast(e):
         inner: exp.Expr = e.this
         if _plain(inner):
             return inner
