@@ -313,13 +313,13 @@ def test_sql_is_simplified_where_no_error_is_possible() -> None:
     # NULLIF already blanks the value on #DIV/0! rows: no CASE around the value
     assert "CASE" not in divide.value_sql
     assert divide.error_sql == "CASE WHEN \"b\" = 0 THEN '#DIV/0!' END"
-    # (inline: SQLite has no lateral subqueries; on DuckDB the error, read twice, is bound
+    # (inline: BigQuery has no lateral subqueries; on DuckDB the error, read twice, is bound
     # once and the query holds its text once)
-    nested = formulane.compile("IF(a > 0, a / b, 0)", schema).to_sql("sqlite")
+    nested = formulane.compile("IF(a > 0, a / b, 0)", schema).to_sql("bigquery")
     assert nested.error_sql.count("CASE") == 2, nested.error_sql
     bound = formulane.compile("IF(a > 0, a / b, 0)", schema).to_sql("duckdb")
     assert bound.select("t").count("#DIV/0!") == 1
-    chained = formulane.compile("a / b + b / a + 1 / a", schema).to_sql("sqlite")
+    chained = formulane.compile("a / b + b / a + 1 / a", schema).to_sql("bigquery")
     assert chained.error_sql.count("COALESCE") == 1
 
 

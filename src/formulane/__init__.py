@@ -153,14 +153,15 @@ def apply(frame: Any, formulas: Mapping[str, str], schema: Any = None, *,
 
 
 def sql_select(table: Any, formulas: Mapping[str, str], schema: Any, *, dialect: str = "duckdb",
-               profile: str = "strict", numbers: str = "decimal",
+               profile: str = "strict", numbers: str | None = None,
                error_suffix: str | None = None, keep_columns: bool = True,
                registry: Registry | None = None, limits: Limits | None = None) -> str:
     """``SELECT *, <formula> AS name, <error code> AS name__error FROM table`` in a SQL dialect
     (duckdb, postgres, spark, trino, bigquery, snowflake...). ``table`` is an identifier, never
     SQL: a name (quoted as one), a tuple ``(schema, table)`` or ``(catalog, schema, table)``,
     or a `sqlglot.exp.Table` built from identifiers. ``numbers``: "decimal" when the table's
-    Number columns are DECIMAL, "float" for DOUBLE. A sub-expression read more than once is
+    Number columns are DECIMAL, "float" for DOUBLE; by default the dialect's own ("float" on
+    SQLite, which has no DECIMAL; "decimal" elsewhere). A sub-expression read more than once is
     computed once (a lateral subquery where the dialect has them), so the SQL grows linearly;
     past ``limits.max_sql_length`` characters it is refused (E411)."""
     from .columnar.names import ERROR_SUFFIX

@@ -496,7 +496,12 @@ def test_sql_forms_render_for_every_dialect() -> None:
     for formula in formulas:
         program = formulane.compile(formula, {"x": "Number", "d": "Number"}, registry=REGISTRY)
         for dialect in DIALECTS:
-            assert program.to_sql(dialect).value_sql
+            try:
+                assert program.to_sql(dialect).value_sql
+            except Unsupported as exc:
+                # SQLite's REAL misses the decimal grid these forms compute on (and its ROUND
+                # reads negative digits as 0): refused there, with the reason
+                assert dialect == "sqlite" and "SQLite has no" in exc.reason, exc.reason
 
 
 def test_math_is_exact_on_decimal_frames_far_from_float() -> None:

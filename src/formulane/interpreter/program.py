@@ -201,11 +201,12 @@ class Program(Generic[R]):
         # constants fold under this program's own limits
         return to_polars_form(self.root, numbers, dtypes, self.limits)
 
-    def to_sql(self, dialect: str = "duckdb", numbers: str = "decimal") -> Any:
+    def to_sql(self, dialect: str = "duckdb", numbers: str | None = None) -> Any:
         """This program as SQL (`SqlForm`: value and error-code expressions, ``.value_sql``,
         and the bindings they read: ``.select(table)`` gives the whole query).
         Raises `Unsupported` when a part has no faithful SQL form. ``numbers``: "decimal" when
-        Number columns are DECIMAL, "float" when they are DOUBLE."""
+        Number columns are DECIMAL, "float" when they are DOUBLE; None (the default): the
+        dialect's own, "float" on SQLite (no DECIMAL type there), else "decimal"."""
         from ..columnar.polars.frame import to_sql_form
         from ..errors import LimitExceeded
 

@@ -575,14 +575,15 @@ def sql_select(
     *,
     dialect: str = "duckdb",
     profile: str = "strict",
-    numbers: str = "decimal",
+    numbers: str | None = None,
     error_suffix: str = ERROR_SUFFIX,
     keep_columns: bool = True,
     registry: Any = None,
     limits: Any = None,
 ) -> str:
     """``SELECT *, <formula> AS name, <error> AS name__error FROM table`` in a dialect.
-    ``numbers``: "decimal" when the table's Number columns are DECIMAL, "float" for DOUBLE.
+    ``numbers``: "decimal" when the table's Number columns are DECIMAL, "float" for DOUBLE;
+    None: the dialect's own (`dialects.default_numbers`: "float" on SQLite, else "decimal").
     Every sub-expression read more than once is computed once, in a lateral subquery, so the
     SQL grows linearly with the formulas; it is refused (E411) past
     ``limits.max_sql_length`` characters."""
@@ -619,7 +620,7 @@ def to_polars_form(root: Any, numbers: str, dtypes: Any = None, limits: Any = No
     return PolarsForm(pl.when(error.is_null()).then(raw), error, raw if safe else None)
 
 
-def to_sql_form(root: Any, dialect: str, numbers: str = "decimal", limits: Any = None
+def to_sql_form(root: Any, dialect: str, numbers: str | None = None, limits: Any = None
                 ) -> SqlForm:
     """One program as SQL; E411 when its rendered SQL would pass ``limits.max_sql_length``."""
     from ..sql import let as sql_let
@@ -647,7 +648,7 @@ def _read_names(root: Any) -> set[str]:
     return names
 
 
-def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
+def to_sql_forms(roots: list[Any], dialect: str, numbers: str | None, limits: Any,
                  taken: Any = (), qualify: bool = True) -> list[SqlForm]:
     """Programs compiled with one binder (their bindings are named apart from each other and
     from ``taken`` and the columns read). ``qualify``: references name their lateral subquery
@@ -662,6 +663,8 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     if dialect not in sql_kit.DIALECTS:
         raise CheckError(f"unknown SQL dialect {dialect!r}; known: "
                          f"{', '.join(sql_kit.DIALECTS)}", code="E209")
+    numbers = numbers or sql_dialects.default_numbers(dialect)
+    sql_dialects.refuse_numbers(dialect, numbers, roots[0].span if roots else None)
     binder = None
     if dialect in sql_let.LATERAL_DIALECTS:
         binder = sql_let.Binder.for_names(set(taken).union(*[_read_names(r) for r in roots]))
@@ -678,6 +681,9 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str, limits: Any,
     if binder is not None:
         compiled = binder.finish(compiled, qualify)
         bindings, prefix = tuple(binder.bindings()), binder.prefix
+    compiled = [sql_dialects.adapt(e, dialect) for e in compiled]
+    bindings = tuple((name, cast("exp.Expr", sql_dialects.adapt(e, dialect)), n)
+                     for name, e, n in bindings)
     for i, root in enumerate(roots):  # refused here, not failing in the engine
         sql_dialects.refuse_unportable(compiled[2 * i:2 * i + 2], dialect, root.span)
     sql_dialects.refuse_unportable((e for _, e, _ in bindings), dialect,

@@ -9,9 +9,16 @@ not know, which it passes through by name (`exp.Anonymous`: DuckDB's `LIST_SUM`,
 engine, which the columnar contract forbids ("no foreign exception", docs/columnar.md); so
 `refuse_unportable` walks the finished trees and raises `Unsupported` (E213) naming the
 construct. What each dialect has is data here, one table: PostgreSQL's entry is checked by
-executing every golden case on a PostgreSQL server (tests/test_backends_postgres.py); DuckDB
-and Spark are executed too; Trino, Snowflake, BigQuery and SQLite are rendered, not executed,
-and their entries say only what their documentation says they lack.
+executing every golden case on a PostgreSQL server (tests/test_backends_postgres.py), SQLite's
+by executing the golden cases and the function families' cases over columns on the standard
+library's SQLite (tests/test_backends_sqlite.py); DuckDB and Spark are executed too; Trino,
+Snowflake and BigQuery are rendered, not executed, and their entries say only what their
+documentation says they lack.
+
+Some constructs sqlglot renders for SQLite under a name or an operator whose meaning differs
+there: `%` is an integer remainder in SQLite (`5.5 % 2` is 1), `EXTRACT`, `LEFT`, `RIGHT`,
+`STARTS_WITH`, `ENDS_WITH` and `CONTAINS` do not exist. `adapt` rewrites those into SQLite's own
+functions (`MOD`, `STRFTIME`, `SUBSTR`, `INSTR`) before the refusal check, so one tree serves.
 """
 
 from __future__ import annotations
@@ -41,11 +48,32 @@ KNOWN_FUNCTIONS: dict[str, frozenset[str]] = {
         "LENGTH", "LN", "LOG10", "LPAD", "LTRIM", "NULLIF", "POW", "REGEXP_REPLACE", "REPLACE",
         "REVERSE", "RIGHT", "RPAD", "RTRIM", "SIGN", "SPLIT_PART", "SQRT", "STARTS_WITH",
         "STRPOS", "SUBSTRING", "TANH", "TRANSLATE", "TRUNC"}),
+    # SQLite's core, math (3.35+, on in its standard builds and in CPython's) and date
+    # functions (https://sqlite.org/lang_corefunc.html, lang_mathfunc.html, lang_datefunc.html)
+    # as of 3.35: a newer one (CONCAT, 3.44) would fail on an older SQLite
+    "sqlite": frozenset({
+        "ABS", "ACOS", "ACOSH", "ASIN", "ASINH", "ATAN", "ATAN2", "ATANH", "CEIL", "CEILING",
+        "CHAR", "COALESCE", "COS", "COSH", "DATE", "DATETIME", "DEGREES", "EXP", "FLOOR",
+        "GLOB", "HEX", "IFNULL", "IIF", "INSTR", "JULIANDAY", "LENGTH", "LIKE", "LN", "LOG",
+        "LOG10", "LOG2", "LOWER", "LTRIM", "MAX", "MIN", "MOD", "NULLIF", "PI", "POW", "POWER",
+        "PRINTF", "QUOTE", "RADIANS", "REPLACE", "ROUND", "RTRIM", "SIGN", "SIN", "SINH",
+        "SQRT", "STRFTIME", "SUBSTR", "SUBSTRING", "TAN", "TANH", "TIME", "TRIM", "TRUNC",
+        "TYPEOF", "UNICODE", "UPPER"}),
 }
 
 #: Functions sqlglot knows but renders, for these dialects, under a name the engine lacks.
 UNRENDERED: dict[str, dict[type[exp.Expr], str]] = {
     "postgres": {exp.DateFromParts: "DATE_FROM_PARTS", exp.RegexpExtractAll: "REGEXP_EXTRACT_ALL"},
+    # SQLite has no regular expressions (its REGEXP operator calls an application-defined
+    # function), no arrays, no time zones and no week numbers
+    "sqlite": {exp.RegexpLike: "regular expressions (REGEXP)",
+               exp.RegexpILike: "regular expressions (REGEXP)",
+               exp.RegexpReplace: "regular expressions (REGEXP_REPLACE)",
+               exp.RegexpExtract: "regular expressions (REGEXP_EXTRACT)",
+               exp.RegexpExtractAll: "regular expressions (REGEXP_EXTRACT_ALL)",
+               exp.RegexpSplit: "regular expressions (REGEXP_SPLIT)",
+               exp.Array: "arrays (ARRAY)", exp.AtTimeZone: "time zones (AT TIME ZONE)",
+               exp.WeekOfYear: "week numbers (WEEK_OF_YEAR)"},
 }
 
 #: Dialects without TRY_CAST (sqlglot writes CAST, which fails the query where the form
@@ -73,7 +101,20 @@ def lacking(trees: Iterable[exp.Expr | None], dialect: str) -> str | None:
                 return "array lambdas (the list forms filter and map arrays with them)"
             unrendered = UNRENDERED.get(dialect, {}).get(type(node))
             if unrendered is not None:
-                return f"function {unrendered}"
+                return unrendered if " " in unrendered else f"function {unrendered}"
+            if dialect == "sqlite" and isinstance(node, exp.Anonymous) \
+                    and node.name.upper() == "MOD" and _on_decimal_grid(node):
+                # a float form's exact path (ROUNDDOWN's `x - MOD(x, 0.01)` over the number's
+                # shortest decimal) counts on DECIMAL arithmetic; in REAL it misses the grid
+                return "DECIMAL type (the form's remainder is exact on the decimal grid)"
+            if dialect == "sqlite" and isinstance(node, exp.Cast) and node.to.is_type(
+                    exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ):
+                return "time zones (a zoned timestamp)"
+            if dialect == "sqlite" and isinstance(node, exp.Round) \
+                    and node.args.get("decimals") is not None \
+                    and _integer(node.args["decimals"]) is None:
+                return "ROUND to a computed number of digits (its ROUND reads negative " \
+                       "digits as 0)"
             if isinstance(node, exp.TryCast) and dialect in NO_TRY_CAST \
                     and not _number_text(node.this):
                 return "TRY_CAST (a text that is not a number would fail the query)"
@@ -86,6 +127,108 @@ def lacking(trees: Iterable[exp.Expr | None], dialect: str) -> str | None:
                 if name.startswith("LIST_") or name in DUCKDB_ONLY or \
                         (known is not None and name not in known):
                     return f"function {name} (DuckDB's; the form calls it by name)"
+    return None
+
+
+_INT32_MAX = 2 ** 31 - 1
+
+#: EXTRACT's parts as SQLite's STRFTIME formats (SQLite has no EXTRACT).
+_STRFTIME = {"YEAR": "%Y", "MONTH": "%m", "DAY": "%d", "HOUR": "%H", "MINUTE": "%M",
+             "SECOND": "%S", "DOW": "%w", "DAYOFWEEK": "%w", "DOY": "%j", "DAYOFYEAR": "%j"}
+
+
+def adapt(tree: exp.Expr | None, dialect: str) -> exp.Expr | None:
+    """``tree`` with what ``dialect`` writes differently rewritten into its own functions (a
+    new tree; only SQLite needs it today). It copies: the forms share a node between the
+    places that read it, and an in-place rewrite would reach only one of them."""
+    if tree is None or dialect != "sqlite":
+        return tree
+    root = tree.copy()
+    for node in reversed(list(root.dfs())):  # children first: a rewrite keeps them rewritten
+        new = _sqlite_node(node)
+        if new is not node:
+            if node is root:
+                root = new
+            else:
+                node.replace(new)
+    return root
+
+
+def _sqlite_node(node: exp.Expr) -> exp.Expr:
+    def call(name: str, *args: exp.Expr) -> exp.Expr:
+        return exp.Anonymous(this=name, expressions=list(args))
+
+    if isinstance(node, exp.Mod):  # `%` truncates both operands to integers in SQLite
+        return call("MOD", node.this, node.expression)
+    if isinstance(node, exp.Extract):
+        part = node.this.name.upper()
+        if part in _STRFTIME:
+            return exp.cast(call("STRFTIME", exp.Literal.string(_STRFTIME[part]),
+                                 node.expression), "INTEGER", copy=False)
+        return node  # refused below (sqlglot's EXTRACT is no SQLite function)
+    if isinstance(node, exp.Round) and node.args.get("decimals") is not None:
+        # SQLite reads negative digits as 0 (ROUND(1234.5, -2) is 1235): a known negative
+        # count rounds the scaled value; an unknown one is refused below
+        digits = node.args["decimals"]
+        places = _integer(digits)
+        if places is not None and places < 0:
+            scale = exp.Literal.number(f"1e{-places}")
+            return exp.Mul(this=exp.Round(this=exp.Div(this=exp.paren(node.this, copy=False),
+                                                       expression=scale)),
+                           expression=scale.copy())
+        return node
+    if isinstance(node, exp.Ln):  # SQLite's LN(0) is NULL; the forms read IEEE's -inf
+        return exp.Case(ifs=[exp.If(this=exp.EQ(this=node.this.copy(),
+                                                expression=exp.Literal.number(0)),
+                                    true=exp.Literal.number("-9e999"))],
+                        default=exp.Ln(this=node.this))
+    if isinstance(node, exp.Substring):
+        # SQLite reads SUBSTR's start and length as 32-bit integers (a start of 2 ** 32 - 2
+        # reads from the second last character): the forms' bounds stay below 2 ** 31
+        def bounded(e: exp.Expr | None) -> exp.Expr | None:
+            return None if e is None else call("MIN", e, exp.Literal.number(_INT32_MAX))
+        return call("SUBSTR", *(a for a in (node.this, bounded(node.args.get("start")),
+                                            bounded(node.args.get("length"))) if a is not None))
+    if isinstance(node, exp.Left):
+        return call("SUBSTR", node.this, exp.Literal.number(1), node.expression)
+    if isinstance(node, exp.Right):
+        # SUBSTR from the (n)th last character: from 1 when n passes the length, past the
+        # end (empty) when n is 0; a negative n never reaches here (the form's #VALUE!)
+        start = exp.Add(this=exp.Sub(this=call("LENGTH", node.this.copy()),
+                                     expression=exp.paren(node.expression, copy=False)),
+                        expression=exp.Literal.number(1))
+        return call("SUBSTR", node.this, call("MAX", start, exp.Literal.number(1)))
+    if isinstance(node, exp.StartsWith):  # INSTR is 1 for an empty prefix too
+        return exp.EQ(this=call("INSTR", node.this, node.expression),
+                      expression=exp.Literal.number(1))
+    if isinstance(node, exp.Contains):
+        return exp.GT(this=call("INSTR", node.this, node.expression),
+                      expression=exp.Literal.number(0))
+    if isinstance(node, exp.EndsWith):
+        text, part = node.this, node.expression
+        length = call("LENGTH", part.copy())
+        return exp.or_(exp.EQ(this=length, expression=exp.Literal.number(0)),
+                       exp.EQ(this=call("SUBSTR", text, exp.Neg(this=length.copy())),
+                              expression=part), copy=False)
+    return node
+
+
+def _on_decimal_grid(node: exp.Expr) -> bool:
+    """Whether an operand of ``node`` is cast to DECIMAL (the forms' exact decimal path)."""
+    return any(isinstance(n, exp.Cast) and n.to.is_type(exp.DataType.Type.DECIMAL)
+               for n in node.walk())
+
+
+def _integer(e: exp.Expr) -> int | None:
+    """The value of an integer literal (``-2`` included), else None."""
+    negative = isinstance(e, exp.Neg)
+    inner = e.this if negative else e
+    if isinstance(inner, exp.Literal) and not inner.is_string:
+        try:
+            value = int(inner.this)
+        except ValueError:
+            return None
+        return -value if negative else value
     return None
 
 
@@ -104,6 +247,23 @@ def refuse_unportable(trees: Iterable[exp.Expr | None], dialect: str, span: Span
         raise _refusal(dialect, f"{name} has no {what}", what, span)
 
 
+def default_numbers(dialect: str) -> str:
+    """The numeric mode a dialect's Number columns have when the caller does not say: "float"
+    on SQLite (REAL; it has no DECIMAL type), "decimal" elsewhere."""
+    return "float" if dialect == "sqlite" else "decimal"
+
+
+def refuse_numbers(dialect: str, numbers: str, span: Span | None = None) -> None:
+    """SQLite has no DECIMAL type: its numbers are REAL (or INTEGER), so the decimal forms,
+    which count on exact DECIMAL arithmetic (ROUNDDOWN's `x - MOD(x, 0.01)`, the decimal grid
+    of MOD and FLOOR), would answer in binary floating point. Refused, with the way out."""
+    if dialect == "sqlite" and numbers == "decimal":
+        raise _refusal(dialect, "SQLite has no DECIMAL type (it stores numbers as REAL)",
+                       "numbers", span,
+                       "compile for SQLite with numbers='float' (SQLite's REAL is a double), "
+                       "or run it on DuckDB, PostgreSQL or polars for exact decimals")
+
+
 def unwritable(exc: Exception, dialect: str, span: Span | None = None) -> Unsupported:
     """The refusal for what sqlglot reports it cannot write for ``dialect`` (its
     ``UnsupportedError``, raised while rendering)."""
@@ -112,9 +272,10 @@ def unwritable(exc: Exception, dialect: str, span: Span | None = None) -> Unsupp
     return _refusal(dialect, reason, "sql", span)
 
 
-def _refusal(dialect: str, reason: str, function: str, span: Span | None) -> Unsupported:
+def _refusal(dialect: str, reason: str, function: str, span: Span | None,
+             hint: str | None = None) -> Unsupported:
     name = _NAMES.get(dialect, dialect)
     return Unsupported(f"SQL for {name} cannot express this formula: {reason}",
                        function=function, backend="sql", span=span, reason=reason,
-                       hint="run it on DuckDB, on polars (formulane.apply) or on the scalar "
-                            "engine, which take it")
+                       hint=hint or "run it on DuckDB, on polars (formulane.apply) or on the "
+                                    "scalar engine, which take it")
