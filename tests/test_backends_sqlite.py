@@ -20,7 +20,6 @@ leave the list).
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import sqlite3
 from typing import Any
 
@@ -32,6 +31,7 @@ from formulane.schema import normalize_schema
 from formulane.types import Type
 
 from backend_runner import CASES, NotApplicable, program_for, row_for
+from family_cases import FamilyCase, family_cases
 from test_backends import check, outcome
 from functions import _engines as E
 
@@ -126,48 +126,17 @@ def test_sqlite_runs_the_golden_cases() -> None:
 # ------------------------------------------------------------- the families over columns
 
 
-def _family_cases() -> list[Any]:
-    cases = []
-    for name in ("test_math_backends", "test_text_backends", "test_excelfns_backends"):
-        module = importlib.import_module(f"functions.{name}")
-        for case in module.CASES:
-            schema, rows = module.DATASETS[case[1]]
-            if _unfit(schema):
-                continue
-            cases.append(pytest.param(name, case[0], schema, rows, module.PROFILE,
-                                      getattr(module, "REGISTRY", None),
-                                      id=f"{name[5:-9]}: {case[0]}"))
-    for name in ("test_dates_backends", "test_lists_backends"):
-        module = importlib.import_module(f"functions.{name}")
-        registry = getattr(module, "_registry", None)
-        for table in module.TABLES:
-            if not any(layout.startswith("duckdb")
-                       for layout in getattr(table, "layouts", ("duckdb",))):
-                continue  # a table only polars can lay out (zoned columns)
-            if _unfit(table.schema):
-                continue
-            rows = [dict(zip(table.schema, row)) for row in table.rows]
-            for formula in table.formulas:
-                if not isinstance(formula, str) and "sql" in formula.refuse:
-                    continue  # refused on every dialect (its own test says so)
-                source = E.source_of(formula)
-                cases.append(pytest.param(
-                    name, source, table.schema, rows, table.profile,
-                    registry(table) if registry else None,
-                    id=f"{name[5:-9]}: {table.name}: {source}"))
-    return cases
-
-
 def _unfit(schema: dict[str, str]) -> bool:
     """A list, record or duration column: SQLite has no such type (its list forms are
     refused anyway: no arrays)."""
     return any(_column(t) is None for t in normalize_schema(schema).values())
 
 
-@pytest.mark.parametrize("module, formula, schema, rows, profile, registry", _family_cases())
-def test_sqlite_agrees_with_the_scalar_engine_over_columns(
-        module: str, formula: str, schema: dict[str, str], rows: list[dict[str, Any]],
-        profile: str, registry: Any) -> None:
+@pytest.mark.parametrize("case", [c for c in family_cases() if not _unfit(c.schema)],
+                         ids=lambda c: c.id)
+def test_sqlite_agrees_with_the_scalar_engine_over_columns(case: FamilyCase) -> None:
+    module, formula, schema, rows = case.module, case.formula, case.schema, case.rows
+    profile, registry = case.profile, case.registry
     types = normalize_schema(schema)
     try:
         query = formulane.sql_select("t", {"out": formula}, schema, dialect="sqlite",

@@ -19,10 +19,13 @@ Some constructs sqlglot renders for SQLite under a name or an operator whose mea
 there: `%` is an integer remainder in SQLite (`5.5 % 2` is 1), `EXTRACT`, `LEFT`, `RIGHT`,
 `STARTS_WITH`, `ENDS_WITH` and `CONTAINS` do not exist. `adapt` rewrites those into SQLite's own
 functions (`MOD`, `STRFTIME`, `SUBSTR`, `INSTR`) before the refusal check, so one tree serves.
+PostgreSQL likewise: no `%` for DOUBLE PRECISION, no BIGINT counts for SUBSTRING/LEFT/RIGHT, no
+ENDS_WITH/CONTAINS, and `\\x{HH}` is no escape in its regular expressions.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from sqlglot import exp
@@ -45,7 +48,8 @@ DUCKDB_ONLY = frozenset({"RANGE", "TO_MICROSECONDS", "STRING_SPLIT", "REGEXP_FUL
 KNOWN_FUNCTIONS: dict[str, frozenset[str]] = {
     "postgres": frozenset({
         "ABS", "ARRAY_TO_STRING", "CHR", "COALESCE", "EXP", "FLOOR", "GREATEST", "LEAST", "LEFT",
-        "LENGTH", "LN", "LOG10", "LPAD", "LTRIM", "NULLIF", "POW", "REGEXP_REPLACE", "REPLACE",
+        "LENGTH", "LN", "LOG10", "LPAD", "LTRIM", "MOD", "NULLIF", "POW", "REGEXP_REPLACE",
+        "REPLACE",
         "REVERSE", "RIGHT", "RPAD", "RTRIM", "SIGN", "SPLIT_PART", "SQRT", "STARTS_WITH",
         "STRPOS", "SUBSTRING", "TANH", "TRANSLATE", "TRUNC"}),
     # SQLite's core, math (3.35+, on in its standard builds and in CPython's) and date
@@ -63,7 +67,9 @@ KNOWN_FUNCTIONS: dict[str, frozenset[str]] = {
 
 #: Functions sqlglot knows but renders, for these dialects, under a name the engine lacks.
 UNRENDERED: dict[str, dict[type[exp.Expr], str]] = {
-    "postgres": {exp.DateFromParts: "DATE_FROM_PARTS", exp.RegexpExtractAll: "REGEXP_EXTRACT_ALL"},
+    "postgres": {exp.DateFromParts: "DATE_FROM_PARTS", exp.RegexpExtractAll: "REGEXP_EXTRACT_ALL",
+                 exp.RegexpExtract: "REGEXP_EXTRACT", exp.DayOfYear: "DAY_OF_YEAR",
+                 exp.WeekOfYear: "WEEK_OF_YEAR", exp.UnixMicros: "UNIX_MICROS"},
     # SQLite has no regular expressions (its REGEXP operator calls an application-defined
     # function), no arrays, no time zones and no week numbers
     "sqlite": {exp.RegexpLike: "regular expressions (REGEXP)",
@@ -139,13 +145,14 @@ _STRFTIME = {"YEAR": "%Y", "MONTH": "%m", "DAY": "%d", "HOUR": "%H", "MINUTE": "
 
 def adapt(tree: exp.Expr | None, dialect: str) -> exp.Expr | None:
     """``tree`` with what ``dialect`` writes differently rewritten into its own functions (a
-    new tree; only SQLite needs it today). It copies: the forms share a node between the
+    new tree; SQLite and PostgreSQL need it). It copies: the forms share a node between the
     places that read it, and an in-place rewrite would reach only one of them."""
-    if tree is None or dialect != "sqlite":
+    rewrite = _REWRITES.get(dialect)
+    if tree is None or rewrite is None:
         return tree
     root = tree.copy()
     for node in reversed(list(root.dfs())):  # children first: a rewrite keeps them rewritten
-        new = _sqlite_node(node)
+        new = rewrite(node)
         if new is not node:
             if node is root:
                 root = new
@@ -230,6 +237,90 @@ def _integer(e: exp.Expr) -> int | None:
             return None
         return -value if negative else value
     return None
+
+
+#: Regular-expression escapes the forms write as `\x{HH}` (RE2, DuckDB); PostgreSQL's ARE reads
+#: `\x` greedily over any hex digits, so its fixed-width `\U` form is written instead.
+_HEX_ESCAPE = re.compile(r"\\x\{([0-9A-Fa-f]+)\}")
+_PATTERNED = (exp.RegexpLike, exp.RegexpILike, exp.RegexpReplace, exp.RegexpSplit)
+
+
+def _postgres_node(node: exp.Expr) -> exp.Expr:
+    def call(name: str, *args: exp.Expr) -> exp.Expr:
+        return exp.Anonymous(this=name, expressions=list(args))
+
+    def integer(e: exp.Expr | None) -> exp.Expr | None:
+        # PostgreSQL's SUBSTRING, LEFT, RIGHT, LPAD, REPEAT take INTEGER counts and have no
+        # BIGINT overloads; the forms bound them below 2 ** 31 already
+        if e is None or (isinstance(e, exp.Literal) and not e.is_string):
+            return e
+        # (a start plus a count, each bounded, can pass it: the text has no such character)
+        return exp.cast(exp.Least(this=e, expressions=[exp.Literal.number(_INT32_MAX)]),
+                        "INTEGER", copy=False)
+
+    if isinstance(node, exp.Exp):
+        # PostgreSQL's EXP raises where the result leaves the double range (overflow to inf,
+        # underflow to 0) instead of answering them; the forms read inf and 0 (their #NUM!
+        # tests follow); past these bounds (ln of the largest double, of half the smallest
+        # subnormal) the answer is known
+        x = node.this
+        return exp.Case(ifs=[
+            exp.If(this=exp.GT(this=x.copy(), expression=exp.Literal.number("709.782712893384")),
+                   true=exp.cast(exp.Literal.string("Infinity"), "DOUBLE PRECISION")),
+            exp.If(this=exp.LT(this=x.copy(), expression=exp.Literal.number("-745.1332191019411")),
+                   true=exp.Literal.number(0))],
+            default=exp.Exp(this=x))
+    if isinstance(node, exp.Ln):
+        # PostgreSQL's LN raises at 0 and below; the forms read IEEE's -inf and NaN (as
+        # DuckDB answers) and test them afterwards
+        x = node.this
+        double = "DOUBLE PRECISION"
+        return exp.Case(ifs=[
+            exp.If(this=exp.EQ(this=x.copy(), expression=exp.Literal.number(0)),
+                   true=exp.cast(exp.Literal.string("-Infinity"), double)),
+            exp.If(this=exp.LT(this=x.copy(), expression=exp.Literal.number(0)),
+                   true=exp.cast(exp.Literal.string("NaN"), double))],
+            default=exp.Ln(this=x))
+    if isinstance(node, exp.Mod):
+        # no `%` for DOUBLE PRECISION there; NUMERIC's is exact (a double reads as its 15
+        # significant digits, Excel's own precision)
+        return call("MOD", exp.cast(node.this, "NUMERIC", copy=False),
+                    exp.cast(node.expression, "NUMERIC", copy=False))
+    if isinstance(node, exp.Substring):
+        for key in ("start", "length"):
+            if node.args.get(key) is not None:
+                node.set(key, integer(node.args[key]))
+        return node
+    if isinstance(node, (exp.Left, exp.Right, exp.Repeat)):
+        node.set("expression", integer(node.expression))
+        return node
+    if isinstance(node, exp.Pad):
+        node.set("expression", integer(node.expression))
+        return node
+    if isinstance(node, exp.EndsWith):
+        return exp.EQ(this=exp.Right(this=node.this,
+                                     expression=integer(exp.Length(this=node.expression.copy()))),
+                      expression=node.expression)
+    if isinstance(node, exp.Contains):
+        return exp.GT(this=call("STRPOS", node.this, node.expression),
+                      expression=exp.Literal.number(0))
+    if isinstance(node, _PATTERNED):
+        node.set("expression", _postgres_pattern(node.args.get("expression")))
+    elif isinstance(node, exp.Anonymous) and node.name.upper() == "REGEXP_REPLACE":
+        node.set("expressions", [node.expressions[0], _postgres_pattern(node.expressions[1]),
+                                 *node.expressions[2:]])
+    return node
+
+
+def _postgres_pattern(pattern: exp.Expr | None) -> exp.Expr | None:
+    """A regular expression literal with its `\\x{HH}` escapes written `\\UHHHHHHHH`."""
+    if isinstance(pattern, exp.Literal) and pattern.is_string:
+        return exp.Literal.string(
+            _HEX_ESCAPE.sub(lambda m: "\\U%08X" % int(m.group(1), 16), pattern.this))
+    return pattern
+
+
+_REWRITES = {"sqlite": _sqlite_node, "postgres": _postgres_node}
 
 
 def _number_text(e: exp.Expr) -> bool:
