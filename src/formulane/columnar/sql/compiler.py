@@ -72,7 +72,7 @@ class SqlCompiler(Walker[SqlColumn]):
         return replace(col, error=None, strict=True, unchecked=False)
 
     def typed(self, col: SqlColumn, t: Type) -> SqlColumn:
-        return replace(col, type=t)
+        return col if col.type is t else replace(col, type=t)
 
     def unchecked(self, col: SqlColumn) -> bool:
         return col.unchecked
