@@ -1,16 +1,21 @@
 """SQL size and compile time over every golden case (issue 10's targets).
 
     python bench/columnar_sql_size.py [--dialect duckdb] [--numbers decimal] [--worst 15]
-                                      [--by-function]
+                                      [--by-function] [--clock wall|cpu] [--repeat 3]
+                                      [--floor] [--nested-only]
 
 For each golden case that compiles and that the SQL backend accepts: characters of the whole
 query `Program.to_sql(dialect).select("t")` (bindings included) per IR node, and the time to
-compile the checked program to SQL text, best of 3 (`to_sql` plus rendering; the formula's own parse and
-check are excluded, they are the same for every backend). Prints the distribution
+compile the checked program to SQL text, best of 3 (``--repeat``; `to_sql` plus rendering; the
+formula's own parse and check are excluded, they are the same for every backend), by the wall
+clock or (``--clock cpu``) this process's CPU time, steadier on a loaded machine. Prints the distribution
 (percentiles), the worst cases, and the nested-formula figures of tests/test_sql_size.py.
 Targets: at most 40 characters per IR node; under 10 ms per formula. Last, nested formulas
 (depth 1, 4, 8, 16), MAX of 200 ROUNDs and the largest formulas the default `Limits` accept,
-with compile time per IR node. Beside it, the characters
+with compile time per IR node; with ``--floor``, beside each the time sqlglot itself takes to
+build the same SQL's tree (its parse of our output, rebuilt node by node with the node
+constructors, as the builders do) and to render it (``.sql(dialect, copy=False)``): what
+no change of ours can go below. Beside it, the characters
 per node beyond the fixed query wrapper (``SELECT `` ... `` AS "value"``, ``, `` ... `` AS
 "error"`` when the program may err, `` FROM "t"``: 27 or 40 characters every query has), what
 the formula itself costs (the target stays the whole query's). ``--by-function`` adds
@@ -26,7 +31,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -35,6 +40,12 @@ import formulane  # noqa: E402
 from formulane import FormulaError  # noqa: E402
 from formulane.interpreter import ir  # noqa: E402
 from formulane.schema import infer_schema  # noqa: E402
+
+
+#: The clock compile times are read on (``--clock``) and how many runs each takes the best of.
+CLOCK: Callable[[], float] = time.perf_counter
+REPEAT = 3
+FLOOR = False
 
 
 def nodes(root: Any) -> int:
@@ -101,7 +112,21 @@ def main() -> None:
     parser.add_argument("--worst", type=int, default=15)
     parser.add_argument("--by-function", action="store_true",
                         help="break the misses of 40 chars/node down by family and function")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="compile times by the wall clock or this process's CPU time")
+    parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
+    parser.add_argument("--floor", action="store_true",
+                        help="sqlglot's own time to build and render the same SQL")
+    parser.add_argument("--nested-only", action="store_true",
+                        help="only the nested and largest formulas (not the golden cases)")
     args = parser.parse_args()
+    global CLOCK, REPEAT, FLOOR
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    REPEAT = max(1, args.repeat)
+    FLOOR = args.floor
+    if args.nested_only:
+        nested_and_largest(args.dialect, args.numbers)
+        return
     rows = []
     refused = 0
     for case in load_cases():
@@ -115,13 +140,13 @@ def main() -> None:
             # best of 3, each from a freshly checked program (nothing cached between runs):
             # the first run of a family also imports its forms, which is not compile time
             elapsed = float("inf")
-            for _ in range(3):
+            for _ in range(REPEAT):
                 program = formulane.compile(case.expr, schema, profile=case.profile,
                                             registry=registry)
-                started = time.perf_counter()
+                started = CLOCK()
                 form = program.to_sql(args.dialect, args.numbers)
                 sql = form.select("t")
-                elapsed = min(elapsed, time.perf_counter() - started)
+                elapsed = min(elapsed, CLOCK() - started)
         except FormulaError:
             refused += 1
             continue
@@ -171,17 +196,68 @@ NESTED_SCHEMA = {"x": "Number", "t": "Text"}
 
 def timed(formula: str, schema: dict[str, str], dialect: str, numbers: str
           ) -> tuple[int, int, float]:
-    """(characters of the whole query, IR nodes, best of 3 ms to compile to SQL text), each
-    run from a freshly checked program."""
+    """(characters of the whole query, IR nodes, best of 3 (``--repeat``) ms to compile to
+    SQL text), each run from a freshly checked program."""
     best = float("inf")
     sql = ""
     program: Any = None
-    for _ in range(3):
+    for _ in range(REPEAT):
         program = formulane.compile(formula, schema)
-        started = time.perf_counter()
+        started = CLOCK()
         sql = program.to_sql(dialect, numbers).select("t")
-        best = min(best, time.perf_counter() - started)
+        best = min(best, CLOCK() - started)
+    global LAST_SQL
+    LAST_SQL = sql
     return len(sql), nodes(program.root), best * 1000
+
+
+LAST_SQL = ""
+
+
+def floor(dialect: str) -> str:
+    """With ``--floor``: sqlglot's own best time to build (constructors, as the builders) and
+    render the tree of the SQL `timed` compiled last, else ''."""
+    if not FLOOR:
+        return ""
+    import threading
+
+    import sqlglot
+    from sqlglot import exp
+
+    def rebuild(node: Any) -> Any:
+        if isinstance(node, exp.Expr):
+            return type(node)(**{k: rebuild(v) for k, v in node.args.items()})
+        if isinstance(node, list):
+            return [rebuild(v) for v in node]
+        return node
+
+    times: list[float] = []
+
+    def run() -> None:  # deep SQL: sqlglot's parser and generator recurse
+        tree = sqlglot.parse_one(LAST_SQL, read=dialect)
+        build = render = float("inf")
+        for _ in range(REPEAT):
+            started = CLOCK()
+            fresh = rebuild(tree)
+            built = CLOCK()
+            fresh.sql(dialect, copy=False)
+            build, render = min(build, built - started), min(render, CLOCK() - built)
+        times.extend((build, render))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(200_000)
+    threading.stack_size(512 * 1024 * 1024)
+    try:
+        worker = threading.Thread(target=run)
+        worker.start()
+        worker.join()
+    finally:
+        sys.setrecursionlimit(limit)
+        threading.stack_size(0)
+    if not times:
+        return " [floor: not parsed]"
+    return f" [sqlglot floor {1000 * (times[0] + times[1]):.1f} ms: build " \
+           f"{1000 * times[0]:.1f}, render {1000 * times[1]:.1f}]"
 
 
 def nest(inner: str, wrap: Any, depth: int) -> str:
@@ -199,23 +275,25 @@ def nested_and_largest(dialect: str, numbers: str) -> None:
         line = []
         for depth in (1, 4, 8, 16):
             length, n, ms = timed(nest(inner, wrap, depth), NESTED_SCHEMA, dialect, numbers)
-            line.append(f"d{depth} {length:,} {length / n:.0f}/n {ms:.1f} ms {ms / n:.2f}/n")
+            line.append(f"d{depth} {length:,} {length / n:.0f}/n {ms:.1f} ms {ms / n:.2f}/n"
+                        + floor(dialect))
         print(f"  {name:5} " + "; ".join(line))
     wide = "MAX(" + ", ".join(f"ROUND(x{i} * 1.1, 2)" for i in range(200)) + ")"
     length, n, ms = timed(wide, {f"x{i}": "Number" for i in range(200)}, dialect, numbers)
     print(f"  MAX of 200 ROUND(x_i * 1.1, 2): {length:,} chars, {n} nodes, {ms:.0f} ms "
-          f"({ms / n:.2f} ms/node)")
+          f"({ms / n:.2f} ms/node)" + floor(dialect))
     print("largest formulas under the default Limits:")
     for name, inner, wrap in NESTED:
         depth = deepest(inner, wrap)
         length, n, ms = timed(nest(inner, wrap, depth), NESTED_SCHEMA, dialect, numbers)
         print(f"  {name} nested to depth {depth} (max_depth): {length:,} chars, {n} nodes, "
-              f"{ms:.0f} ms ({ms / n:.2f} ms/node)")
+              f"{ms:.0f} ms ({ms / n:.2f} ms/node)" + floor(dialect))
     terms = most_terms()
     formula = _terms(terms)
     length, n, ms = timed(formula, {"x": "Number"}, dialect, numbers)
     print(f"  MAX of MAXes of {terms} ROUND(x * 1.1, 2) (max_nodes, {len(formula):,} source "
-          f"chars): {length:,} chars, {n} nodes, {ms:.0f} ms ({ms / n:.2f} ms/node)")
+          f"chars): {length:,} chars, {n} nodes, {ms:.0f} ms ({ms / n:.2f} ms/node)"
+          + floor(dialect))
 
 
 def _accepted(formula: str, schema: dict[str, str]) -> bool:

@@ -38,7 +38,7 @@ from typing import Any, NoReturn, Sequence
 from ..errors import Unsupported
 from ..functions._criteria import to_int
 from ..interpreter import ir
-from ..interpreter.fold import MISSING as MISSING, constant
+from ..interpreter.fold import MISSING as MISSING, FoldMemo, constant
 from ..limits import Limits
 from ..types import Type
 from ..values import ErrorValue
@@ -50,7 +50,8 @@ class FormCall:
     """The call a form translates (see the module docs)."""
 
     def __init__(self, node: ir.Call, backend: str, numbers: str | None = None,
-                 columns: Sequence[Any] | None = None, limits: Limits | None = None) -> None:
+                 columns: Sequence[Any] | None = None, limits: Limits | None = None,
+                 memo: FoldMemo | None = None) -> None:
         self.node = node
         self.backend = backend
         self.args: Sequence[ir.IR] = node.args  # a Sequence: pyright narrows a tuple by len()
@@ -61,6 +62,8 @@ class FormCall:
         self.columns = columns
         #: the program's limits, that constants fold under (None: the defaults)
         self.limits = limits
+        #: the walk's folding memo (`interpreter.fold.FoldMemo`; None outside a walk)
+        self.memo = memo
 
     def type(self, i: int) -> Type:
         return self.args[i].type
@@ -80,7 +83,7 @@ class FormCall:
         scalar engine computes), else `_MISSING` (also for a constant error value)."""
         if i >= len(self.args):
             return _MISSING
-        value = constant(self.args[i], self.limits)
+        value = constant(self.args[i], self.limits, self.memo)
         return _MISSING if type(value) is ErrorValue else value
 
     def omitted(self, i: int) -> bool:

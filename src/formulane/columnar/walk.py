@@ -31,7 +31,7 @@ from typing import Any, Generic, Mapping, Sequence, TypeVar
 from ..errors import Unsupported
 from ..functions.spec import Refuse
 from ..interpreter import ir
-from ..interpreter.fold import fold
+from ..interpreter.fold import FoldMemo, fold
 from ..limits import Limits
 from .names import numbered
 from ..types import Type
@@ -53,6 +53,9 @@ class Walker(Generic[C]):
         self.slots: dict[int, C] = {}
         #: LET names bound to a constant: the constant (forms specialise on constants)
         self.constants: dict[int, ir.IR] = {}
+        #: what constant folding learnt of this program's subtrees, for this walk only (the
+        #: operands' constants are read call by call: `interpreter.fold.FoldMemo`)
+        self.memo = FoldMemo()
 
     # ---------------------------------------------------------------- hooks (per backend)
 
@@ -184,10 +187,11 @@ class Walker(Generic[C]):
         from .call import FormCall
 
         return WithCall(form, FormCall(node, self.backend, self.numbers_mode(), columns,
-                                       self.limits))
+                                       self.limits, self.memo))
 
     def run(self, root: ir.IR) -> C:
         """The program's column, its pending tests applied (folding first)."""
+        self.memo = FoldMemo()  # one walk, one memo
         with numbered():
             return self.checked(self.compile(fold(root, self.refuses, self.limits)))
 

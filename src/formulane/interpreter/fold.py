@@ -104,40 +104,87 @@ def fold(root: ir.IR, keep: Callable[[ir.Call], bool] | None = None,
     return _Folder(keep, limits).fold(root)[0]
 
 
-def constant(node: ir.IR, limits: Limits | None = None) -> Any:
+def constant(node: ir.IR, limits: Limits | None = None, memo: FoldMemo | None = None) -> Any:
     """The node's value when it is a constant (see the module docs: an error value is a
     constant too), else `MISSING`. The one reader of constants: forms read their literal
-    arguments through it (`columnar.call.FormCall.const`)."""
+    arguments through it (`columnar.call.FormCall.const`). ``memo``: the walk's `FoldMemo`
+    (one per walk), so that reading the operands of nested calls one by one does not fold
+    each subtree again (the same answer, see `FoldMemo`)."""
     kind = type(node)
     if kind is ir.Const:
         return node.value  # type: ignore[union-attr]
     if kind is ir.Var or kind is ir.Lambda:
         return MISSING
-    return _Folder(None, limits).fold(node)[1]
+    return _Folder(None, limits, memo).fold(node)[1]
 
 
-def fold_call(node: ir.Call, limits: Limits | None = None) -> Any:
+def fold_call(node: ir.Call, limits: Limits | None = None, memo: FoldMemo | None = None
+              ) -> Any:
     """The value (or `ErrorValue`) of a constant call (its arguments folded first), or
     `MISSING`; unlike `fold`, also a value no backend holds as a literal."""
-    return constant(node, limits)
+    return constant(node, limits, memo)
+
+
+class FoldMemo:
+    """What `constant` learnt about the subtrees of one program, for one walk over it (the
+    columnar walk holds one, `columnar.walk.Walker`): a walk asks for the constant of each
+    call's operands, and without it every question folds the operand's whole subtree again,
+    quadratic in the nesting depth (IF nested 49 deep spent a third of its compile there).
+
+    Only answers that cannot depend on where the question is asked are kept: a subtree's fold
+    (folded node and value) is kept when it was folded with no LET name or lambda parameter
+    in scope (so every name inside is bound as a fresh fold binds it) and it computed no call
+    (so it charged nothing to the folding meter: the same fold inside a bigger one, whose
+    earlier calls have charged the budget, takes the same path). Keyed by node identity, each
+    entry holding its node so that the identity cannot be reused while the memo lives; it
+    must not outlive the program's walk (a new walk, a new memo)."""
+
+    __slots__ = ("folds", "quiet")
+
+    def __init__(self) -> None:
+        self.folds: dict[int, tuple[ir.IR, ir.IR, Any]] = {}
+        self.quiet: dict[int, tuple[ir.IR, bool]] = {}
 
 
 class _Folder:
     """One folding pass: each node -> (folded node, its constant value or MISSING)."""
 
-    def __init__(self, keep: Callable[[ir.Call], bool] | None, limits: Limits | None) -> None:
+    def __init__(self, keep: Callable[[ir.Call], bool] | None, limits: Limits | None,
+                 memo: FoldMemo | None = None) -> None:
         self.keep = keep
         self.limits = limits or DEFAULT_LIMITS
         self._ctx: _FoldContext | None = None
         #: LET names whose value folded to a constant: that constant (read in their place)
         self.slots: dict[int, ir.Const] = {}
+        #: LET names and lambda parameters in scope (a kept fold must see none)
+        self.scoped = 0
+        self.memo = memo
+        #: `_quiet` of the subtrees met (a property of the node alone: kept for the whole
+        #: pass, and in the walk's memo when there is one)
+        self.quiet: dict[int, tuple[ir.IR, bool]] = {} if memo is None else memo.quiet
+        #: calls computed so far (each charged to the meter): a kept fold computed none
+        self.computed = 0
+
+    def fold(self, node: ir.IR) -> tuple[ir.IR, Any]:
+        memo = self.memo
+        kind = type(node)
+        if memo is None or self.scoped or kind is ir.Const or kind is ir.Var:
+            return self._fold(node)
+        hit = memo.folds.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1], hit[2]
+        computed = self.computed
+        folded, value = self._fold(node)
+        if self.computed == computed:
+            memo.folds[id(node)] = (node, folded, value)
+        return folded, value
 
     def context(self) -> _FoldContext:
         if self._ctx is None:
             self._ctx = _FoldContext(self.limits)
         return self._ctx
 
-    def fold(self, node: ir.IR) -> tuple[ir.IR, Any]:
+    def _fold(self, node: ir.IR) -> tuple[ir.IR, Any]:
         kind = type(node)
         if kind is ir.Const:
             return node, node.value  # type: ignore[union-attr]
@@ -162,7 +209,9 @@ class _Folder:
             outer = dict(self.slots)
             for slot in lam.slots:  # a parameter is never a LET name's constant
                 self.slots.pop(slot, None)
+            self.scoped += 1
             body = self.fold(lam.body)[0]
+            self.scoped -= 1
             self.slots = outer
             return (lam if body is lam.body else replace(lam, body=body)), MISSING
         if kind is ir.Let:
@@ -171,6 +220,7 @@ class _Folder:
             # part of the result (the walk binds a value only for its readers)
             let: ir.Let = node  # type: ignore[assignment]
             outer = dict(self.slots)  # the names are known in this LET only
+            self.scoped += 1
             slots: list[int] = []
             names: list[str] = []
             values_: list[ir.IR] = []
@@ -185,6 +235,7 @@ class _Folder:
                     values_.append(folded_v)
             body, value = self.fold(let.body)
             self.slots = outer
+            self.scoped -= 1
             if not slots:
                 return body, value
             if body is let.body and len(slots) == len(let.slots) \
@@ -250,13 +301,14 @@ class _Folder:
         if impl is None:
             return MISSING
         if not spec.lazy and not spec.accepts_errors:
-            first = _first_error(node, values)
+            first = _first_error(node, values, self.quiet)
             if first is not MISSING:
                 return first
         if any(v is MISSING for v in values):
             return MISSING
         if not spec.lazy and not spec.accepts_errors and not all(_clean(v) for v in values):
             return MISSING  # an error value the scalar engine passes on to the function
+        self.computed += 1
         ctx = self.context()
         token = activate(ctx)  # the functions' inner loops poll the meter
         try:
@@ -301,7 +353,8 @@ def _charge(ctx: EvalContext, node: ir.Call, values: list[Any]) -> None:
     ctx.charge(units)
 
 
-def _first_error(node: ir.Call, values: list[Any]) -> Any:
+def _first_error(node: ir.Call, values: list[Any],
+                 quiet: dict[int, tuple[ir.IR, bool]] | None = None) -> Any:
     """The first error left to right of an eager call when it is sure (see the module docs),
     else MISSING."""
     for a, v in zip(node.args, values):
@@ -309,26 +362,36 @@ def _first_error(node: ir.Call, values: list[Any]) -> Any:
             return v if a.may_error else MISSING  # an unscanned error reaches the function
         if v is not MISSING and _clean(v):
             continue
-        if a.may_error or not _quiet(a):
+        if a.may_error or not _quiet(a, quiet):
             return MISSING
     return MISSING
 
 
-def _quiet(node: ir.IR) -> bool:
+def _quiet(node: ir.IR, known: dict[int, tuple[ir.IR, bool]] | None = None) -> bool:
     """Whether evaluating ``node`` can neither give an error value (the checker's proof) nor
     stop the evaluation (a context-reading call may pass a limit)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        kind = type(n)
-        if kind is ir.Var and n.local:  # type: ignore[union-attr]
-            return False  # the checker's proof does not see through LET names and parameters
-        if kind is ir.Lambda:
-            return False
-        if kind is ir.Call and (n.spec.needs_ctx or n.spec.volatile):  # type: ignore[union-attr]
-            return False
-        stack.extend(ir.ir_children(n))
-    return not node.may_error
+    return not node.may_error and _calm(node, {} if known is None else known)
+
+
+def _calm(node: ir.IR, known: dict[int, tuple[ir.IR, bool]]) -> bool:
+    """No LET name, lambda parameter, lambda or context-reading call in ``node``'s subtree.
+    Each subtree's answer is kept in ``known`` (by node identity, each entry holding its
+    node): every call of a nested chain asks it of its operand, which would otherwise walk
+    the whole subtree each time (quadratic in the depth)."""
+    hit = known.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    kind = type(node)
+    if kind is ir.Var and node.local:  # type: ignore[union-attr]
+        calm = False  # the checker's proof does not see through LET names and parameters
+    elif kind is ir.Lambda:
+        calm = False
+    elif kind is ir.Call and (node.spec.needs_ctx or node.spec.volatile):  # type: ignore[union-attr]
+        calm = False
+    else:
+        calm = all(_calm(child, known) for child in ir.ir_children(node))
+    known[id(node)] = (node, calm)
+    return calm
 
 
 def _clean(value: Any) -> bool:
@@ -364,4 +427,4 @@ def _held(value: Any) -> Any:
     return MISSING
 
 
-__all__ = ["MISSING", "NOT_FOLDED", "constant", "fold", "fold_call"]
+__all__ = ["MISSING", "NOT_FOLDED", "FoldMemo", "constant", "fold", "fold_call"]

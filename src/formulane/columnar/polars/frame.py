@@ -138,14 +138,38 @@ class RenderedSql:
 
 
 def _render(e: exp.Expr, dialect: str) -> str:
-    """``e`` as SQL, without sqlglot's defensive deep copy: the trees a form holds are built
-    for it and rendered once (`to_sql_forms`), and dialect rewrites are idempotent on them
-    (tests/columnar/test_compile_render.py renders every golden case twice and compares)."""
-    # what sqlglot cannot write for the dialect raises (`to_sql_forms` refuses it) instead of
-    # a logged warning and SQL that drops it (BigQuery's REGEXP_REPLACE has no modifiers)
-    from sqlglot import ErrorLevel
+    """``e`` as SQL, without sqlglot's defensive deep copy (see `_Renderer`)."""
+    return _Renderer(dialect)(e)
 
-    return e.sql(dialect, copy=False, unsupported_level=ErrorLevel.RAISE)
+
+class _Renderer:
+    """Renders trees as SQL of one dialect, as ``e.sql(dialect, copy=False)`` does, through one
+    sqlglot ``Generator`` for all the trees of a compile (sqlglot builds one per call: with the
+    dialect's lookup, about 25 µs of each render, a quarter of compiling a short formula).
+    The generator's one piece of state across trees, its sequence of made-up alias names,
+    restarts for each tree as in a new generator; its error list is reset by each
+    ``generate``. Not shared between threads (one per compile).
+
+    Without sqlglot's defensive deep copy: the trees a form holds are built for it and rendered
+    once (`to_sql_forms`), and dialect rewrites are idempotent on them
+    (tests/columnar/test_compile_render.py renders every golden case twice and compares).
+    What sqlglot cannot write for the dialect raises (`to_sql_forms` refuses it) instead of a
+    logged warning and SQL that drops it (BigQuery's REGEXP_REPLACE has no modifiers)."""
+
+    __slots__ = ("generator",)
+
+    def __init__(self, dialect: str) -> None:
+        from sqlglot import ErrorLevel
+        from sqlglot.dialects.dialect import Dialect
+
+        self.generator = Dialect.get_or_raise(dialect).generator(
+            unsupported_level=ErrorLevel.RAISE)
+
+    def __call__(self, e: exp.Expr) -> str:
+        from sqlglot.helper import name_sequence
+
+        self.generator._next_name = name_sequence("_t")  # as in a new generator
+        return self.generator.generate(e, copy=False)
 
 
 #: Marks where `build_select` puts a rendered text into the rendered query skeleton (NUL never
@@ -157,8 +181,17 @@ def build_select(source: exp.Expr, outputs: list[tuple[str, str, SqlForm]],
                  keep_columns: bool, dialect: str) -> str:
     """One SELECT over ``source`` computing every output (forms compiled with one binder).
     The query is rendered as a skeleton whose expressions are slots, each then replaced by its
-    form's text rendered once (`SqlForm.texts`): the same text as rendering the whole tree."""
+    form's text rendered once (`SqlForm.texts`): the same text as rendering the whole tree.
+    The skeleton depends only on the query's shape (`_shape`), and is kept by it: rendering
+    it was a fifth of compiling a short formula."""
     from sqlglot import exp
+
+    shape = _shape(source, outputs, keep_columns, dialect)
+    kept = None if shape is None else _SKELETONS.get(shape)
+    if kept is not None:
+        filled = _slot_texts(outputs)
+        head, slots, rests = kept
+        return head + "".join(filled[i] + rest for i, rest in zip(slots, rests))
 
     texts: list[str] = []
 
@@ -172,7 +205,67 @@ def build_select(source: exp.Expr, outputs: list[tuple[str, str, SqlForm]],
     if len(parts) != 2 * len(texts) + 1 or sorted(order) != sorted(map(str, range(len(texts)))):
         # an output name held a NUL: the whole tree rendered at once
         return _select_of(source, outputs, keep_columns, dialect, None).sql(dialect)
+    if shape is not None:
+        if len(_SKELETONS) >= _SKELETONS_MAX:
+            _SKELETONS.clear()
+        _SKELETONS[shape] = (parts[0], tuple(int(i) for i in order), tuple(parts[2::2]))
     return parts[0] + "".join(texts[int(i)] + rest for i, rest in zip(order, parts[2::2]))
+
+
+#: Rendered query skeletons by shape (`build_select`): (text before the first slot, the slots
+#: in rendered order, the text after each). Bounded: cleared when full.
+_SKELETONS: dict[tuple[Any, ...], tuple[str, tuple[int, ...], tuple[str, ...]]] = {}
+_SKELETONS_MAX = 512
+
+
+def _shape(source: exp.Expr, outputs: list[tuple[str, str, SqlForm]], keep_columns: bool,
+           dialect: str) -> tuple[Any, ...] | None:
+    """What the skeleton `build_select` renders depends on, and nothing else: the dialect, the
+    table's identifiers, ``keep_columns``, the output names and which outputs have an error
+    column, the bindings' names and levels (merged as `_select_of` merges them) and their
+    prefix; None (not kept) for a source that is not a plain table of identifiers."""
+    from sqlglot import exp
+
+    if type(source) is not exp.Table:
+        return None
+    table = []
+    for key, part in source.args.items():
+        if part is None:
+            continue
+        if type(part) is not exp.Identifier or any(
+                not isinstance(v, (str, bool)) for v in part.args.values() if v is not None):
+            return None
+        table.append((key, tuple(sorted((k, v) for k, v in part.args.items()
+                                        if v is not None))))
+    bindings: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    prefix = "_f"
+    for _, _, form in outputs:
+        for name, _, level in form.bindings:
+            if name not in seen:
+                seen.add(name)
+                bindings.append((name, level))
+        prefix = form.prefix
+    return (dialect, tuple(table), keep_columns, prefix, tuple(bindings),
+            tuple((value, error, form.error_sql is not None) for value, error, form in outputs))
+
+
+def _slot_texts(outputs: list[tuple[str, str, SqlForm]]) -> list[str]:
+    """The texts of `build_select`'s slots, in the order `_select_of` makes the slots: each
+    binding once (merged in order), then each output's value and error."""
+    texts: list[str] = []
+    seen: set[str] = set()
+    for _, _, form in outputs:
+        for binding, text in zip(form.bindings, form.binding_sql()):
+            if binding[0] not in seen:
+                seen.add(binding[0])
+                texts.append(text)
+    for _, _, form in outputs:
+        texts.append(form.value_sql)
+        error = form.error_sql
+        if error is not None:
+            texts.append(error)
+    return texts
 
 
 def _select_of(source: exp.Expr, outputs: list[tuple[str, str, SqlForm]], keep_columns: bool,
@@ -689,14 +782,14 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str | None, limits: An
     sql_dialects.refuse_unportable((e for _, e, _ in bindings), dialect,
                                    roots[0].span if roots else None)
     # each expression rendered once, here (the bindings once for all the forms)
+    render = _Renderer(dialect)
     try:
-        binding_texts = tuple(_render(e, dialect) for _, e, _ in bindings)
+        binding_texts = tuple(render(e) for _, e, _ in bindings)
         forms = []
         for i in range(len(roots)):
             value = cast("exp.Expr", compiled[2 * i])  # never None (only the error may be)
             error = compiled[2 * i + 1]
-            texts = RenderedSql(_render(value, dialect),
-                                None if error is None else _render(error, dialect),
+            texts = RenderedSql(render(value), None if error is None else render(error),
                                 binding_texts)
             forms.append(SqlForm(value, error, dialect, bindings, prefix, texts))
     except UnsupportedError as exc:

@@ -72,7 +72,7 @@ class SqlCompiler(Walker[SqlColumn]):
         return replace(col, error=None, strict=True, unchecked=False)
 
     def typed(self, col: SqlColumn, t: Type) -> SqlColumn:
-        return replace(col, type=t)
+        return col if col.type is t else replace(col, type=t)
 
     def unchecked(self, col: SqlColumn) -> bool:
         return col.unchecked
@@ -168,7 +168,7 @@ class SqlCompiler(Walker[SqlColumn]):
         engine's ``int``), else None."""
         from ...interpreter.fold import constant
 
-        k = constant(node.index, self.limits)
+        k = constant(node.index, self.limits, self.memo)
         if isinstance(k, (int, Decimal)) and not isinstance(k, bool):
             return int(k)
         return None
@@ -313,8 +313,8 @@ class SqlCompiler(Walker[SqlColumn]):
         from ..forms.operators.sql_arith import decimal_arith, known_number
 
         return decimal_arith(op, args[0], args[1],
-                             known_number(constant(nodes[0], self.limits)),
-                             known_number(constant(nodes[1], self.limits)))
+                             known_number(constant(nodes[0], self.limits, self.memo)),
+                             known_number(constant(nodes[1], self.limits, self.memo)))
 
     def concat(self, node: ir.Call) -> SqlColumn:
         """``&``: Text, Boolean and Date operands are shown as `values.display_text` does;
@@ -350,6 +350,7 @@ class SqlCompiler(Walker[SqlColumn]):
                 inner.max_nodes = self.max_nodes
                 inner.slots = dict(self.slots)
                 inner.constants = dict(self.constants)
+                inner.memo = self.memo  # the same walk over the same program
                 inner.params = dict(self.params)
                 for slot, name in zip(a.slots, names):
                     inner.params[slot] = exp.column(name)
