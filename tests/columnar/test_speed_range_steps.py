@@ -102,3 +102,27 @@ def test_columns_keep_their_order() -> None:
     assert eager["m__error"].to_list() == ["#NUM!", None]
     assert eager["x"].to_list() == [2e300, 4.0]  # read from the input, not from another output
     assert eager["s"].to_list() == [1e300, 2.0]
+
+
+@pytest.mark.parametrize("formulas,errors", [
+    # every output errs by its range test alone: no optimizer
+    ({"out": "a * n * (1 - b) * 1e10"}, [None, "#NUM!", None, None]),
+    # outputs whose value and error share subexpressions: optimized
+    ({"out": "a * n * (1 - b) * 1e10", "q": "a / b", "r": "ROUND(a * b, 2)"},
+     [None, "#NUM!", None, None]),
+    # bound temporaries
+    ({"out": "ROUND(ROUND(a * 1.2, 2) * 1.1, 2) + SQRT(a)"}, [None, None, "#NUM!", None]),
+])
+def test_eager_engines_agree(formulas: dict[str, str], errors: list[str | None],
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # an eager frame below IN_MEMORY_ROWS runs on the in-memory engine, from it on the
+    # default one: the same columns either way, and the same as a LazyFrame collected
+    frame = pl.DataFrame({"a": [1.5, 1e300, -2.0, 0.0], "b": [0.5, 1e10, 0.0, 2.0],
+                          "n": [2, 3, 4, 5]})
+    lazy = formulane.apply(frame.lazy(), formulas)
+    assert isinstance(lazy, pl.LazyFrame)
+    want = lazy.collect()
+    assert formulane.apply(frame, formulas).equals(want)
+    monkeypatch.setattr(polars_frame, "IN_MEMORY_ROWS", 0)
+    assert formulane.apply(frame, formulas).equals(want)
+    assert want["out__error"].to_list() == errors

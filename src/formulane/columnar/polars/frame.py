@@ -428,7 +428,24 @@ def apply(
     for step in plan.steps:
         out = out.with_columns(step)
     out = out.drop(plan.drop) if plan.drop else out
-    return out.collect() if isinstance(frame, pl.DataFrame) else out
+    if isinstance(frame, pl.LazyFrame):
+        return out
+    if frame.height < IN_MEMORY_ROWS:
+        # polars' own eager operations run on the in-memory engine, whose fixed cost is lower
+        # (10 rows of `price * qty * (1 - disc)`: 0.06 ms without plan optimizations, 0.14 ms
+        # with them, 0.22 ms on the streaming engine); a plan with nothing for common-
+        # subexpression elimination to share skips the optimizer, as eager `with_columns` does
+        return out.collect(engine="in-memory",
+                           optimizations=_NO_OPTIMIZATIONS if plan.cse_free else _DEFAULT)
+    return out.collect()
+
+
+#: Rows from which an eager frame's plan (more than one step) runs on polars' default engine
+#: (streaming): its batches stay in the CPU's caches, which wins once the columns do not (2M
+#: rows of `price * qty * (1 - disc)`: 4.8 ms streaming, 5.3 ms in memory; 1M rows: 2.8 ms
+#: streaming, 2.3 ms in memory; measured on a 2-core EPYC with a 32 MB L3 cache).
+IN_MEMORY_ROWS = 1_500_000
+_DEFAULT = pl.QueryOptFlags()
 
 
 @dataclass(frozen=True)
@@ -443,6 +460,10 @@ class _Plan:
     #: one step of one expression per output (no error column, nothing bound): nothing for
     #: common-subexpression elimination to share
     single: bool = False
+    #: no step has two expressions computing the same thing (every output errs by its range
+    #: test alone, `PolarsForm.steps`, or not at all): common-subexpression elimination has
+    #: nothing to share between them
+    cse_free: bool = False
 
 
 #: Plans kept (least recently used dropped first). A plan's expressions are immutable and
@@ -464,16 +485,18 @@ def _plan(programs: tuple[tuple[str, Any], ...], numbers: str,
     binder = kit.Binder([*frame_dtypes, *(name for name, _ in programs)])
     token = kit._BINDER.set(binder)
     last = programs[-1][0] if programs else None  # the outputs after it add no columns
+    cse_free = True
     try:
         for name, program in programs:
             try:
                 mode = numbers if numbers != "auto" else numbers_mode(frame_dtypes,
                                                                       program.uses)
-                own = to_polars_form(program.root, mode, frame_dtypes, program.limits
-                                     ).steps(name, error_suffix, placeholder=name != last)
+                form = to_polars_form(program.root, mode, frame_dtypes, program.limits)
+                own = form.steps(name, error_suffix, placeholder=name != last)
             except FormulaError as exc:  # say which of the formulas it came from
                 exc.add_note(f"in the formula for output column {name!r}")
                 raise
+            cse_free &= form.error is None or form.range_only
             steps += [[] for _ in range(len(own) - len(steps))]
             for k, step in enumerate(own):
                 steps[k] += step
@@ -482,7 +505,7 @@ def _plan(programs: tuple[tuple[str, Any], ...], numbers: str,
     return _Plan(tuple(tuple(g) for g in binder.stages()), tuple(tuple(s) for s in steps),
                  tuple(binder.names),
                  single=not binder.bindings and len(steps) == 1
-                 and len(steps[0]) == len(programs))
+                 and len(steps[0]) == len(programs), cse_free=cse_free)
 
 
 def read_names(sources: Iterable[str]) -> set[str] | None:
