@@ -248,7 +248,8 @@ def type_of_dtype(dtype: pl.DataType | DataTypeClass, nullable: bool = False) ->
 
 
 def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame,
-                       only: Collection[str] | None = None) -> dict[str, Type]:
+                       only: Collection[str] | None = None,
+                       dtypes: Mapping[str, pl.DataType] | None = None) -> dict[str, Type]:
     """Column types; a column with nulls is nullable (``T?``), so the strict profile asks the
     formula to handle blanks whether or not a schema declares them. A LazyFrame's null counts
     are computed by one streaming pass over its plan (for a Parquet scan, only the columns'
@@ -256,9 +257,10 @@ def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame,
     `apply` to skip it. ``only``: the columns whose blanks matter
     (those the formulas read, `read_names`): a LazyFrame counts only these and types the
     others ``T?`` unseen, as `reading.infer_types` does (their nullability changes no result);
-    None counts every column."""
+    None counts every column. ``dtypes``: the frame's schema when the caller has it already
+    (collecting a LazyFrame's schema resolves its plan)."""
     if isinstance(frame, pl.LazyFrame):
-        schema = frame.collect_schema()
+        schema = frame.collect_schema() if dtypes is None else dtypes
         counted = [n for n in schema if only is None or n in only]
         if not counted:
             return {name: type_of_dtype(dtype, True) for name, dtype in schema.items()}
@@ -277,7 +279,7 @@ def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame,
                 for name, dtype in schema.items()}
     nulls = frame.null_count().row(0, named=True) if frame.width else {}
     return {name: type_of_dtype(dtype, nulls.get(name, 0) > 0)
-            for name, dtype in frame.schema.items()}
+            for name, dtype in (frame.schema if dtypes is None else dtypes).items()}
 
 
 _NO_OPTIMIZATIONS = pl.QueryOptFlags.none()
@@ -397,10 +399,10 @@ def apply(
         raise CheckError(f"apply takes a polars DataFrame or LazyFrame, got "
                          f"{type(frame).__name__}", code="E209")
     check_output_names(formulas, error_suffix)
+    dtypes = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
     if schema is None:
         schema = infer_frame_schema(frame, only=read_names(formulas.values())
-                                    if isinstance(frame, pl.LazyFrame) else None)
-    dtypes = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+                                    if isinstance(frame, pl.LazyFrame) else None, dtypes=dtypes)
     programs: list[tuple[str, Any]] = []
     for name, source in formulas.items():
         try:
