@@ -11,12 +11,18 @@ elimination splits. Checked here:
   blanks in the inputs included), on eager and lazy frames;
 - the plan leaves nothing for common-subexpression elimination (no hidden column);
 - columns keep their order when several outputs are added (an error column next to its
-  value), and an output may replace an input column.
+  value), and an output may replace an input column;
+- where `apply` counted the blanks itself over data that cannot change (an eager frame, a
+  `df.lazy()`), the second step nulls the value from the range test and the third derives
+  the error column from the value's validity: the same result on blank-free data; with a
+  schema passed, or over any other plan, a blank in a column declared non-nullable keeps its
+  error column blank as in the one-step form.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -126,3 +132,39 @@ def test_eager_engines_agree(formulas: dict[str, str], errors: list[str | None],
     monkeypatch.setattr(polars_frame, "IN_MEMORY_ROWS", 0)
     assert formulane.apply(frame, formulas).equals(want)
     assert want["out__error"].to_list() == errors
+
+
+_VALIDITY = 'is_null()).then("#NUM!")'  # the third step's test, in polars' plan description
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.tuples(_FLOATS, _FLOATS, st.integers(-2**62, 2**62)), min_size=1,
+                     max_size=12),
+       source=st.sampled_from([p for p, only, _ in PROGRAMS if only]))
+def test_counted_blanks_derive_the_error_from_validity(rows: list[tuple[float, float, int]],
+                                                       source: str) -> None:
+    frame = pl.DataFrame(rows, schema=DTYPES, orient="row")
+    want = frame.with_columns(_form(source).exprs("out"))
+    lazy = formulane.apply(frame.lazy(), {"out": source})
+    assert isinstance(lazy, pl.LazyFrame)
+    assert _VALIDITY in lazy.explain(optimized=False)
+    assert lazy.collect().equals(want)
+    assert formulane.apply(frame, {"out": source}).equals(want)
+
+
+def test_declared_or_scanned_schemas_keep_the_error_test(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"a": [1.5, None, 1e300], "b": [2.0, 3.0, 1e300], "n": [1, 2, 3]})
+    declared = formulane.apply(frame.lazy(), {"out": "a * b"}, SCHEMA)
+    assert isinstance(declared, pl.LazyFrame)
+    assert _VALIDITY not in declared.explain(optimized=False)
+    out = declared.collect()
+    assert out["out"].to_list() == [3.0, None, None]
+    assert out["out__error"].to_list() == [None, None, "#NUM!"]  # the blank is not #NUM!
+    assert formulane.apply(frame, {"out": "a * b"}, SCHEMA).equals(out)
+    # a file scan is counted, but the file may change before the plan runs
+    path = tmp_path / "t.parquet"
+    frame.drop_nulls().write_parquet(path)
+    scanned = formulane.apply(pl.scan_parquet(path), {"out": "a * b"})
+    assert isinstance(scanned, pl.LazyFrame)
+    assert _VALIDITY not in scanned.explain(optimized=False)
+    assert scanned.collect()["out__error"].to_list() == [None, "#NUM!"]
