@@ -45,6 +45,9 @@ class PolarsForm:
     #: The value before errored rows are nulled, when computing it on those rows is safe
     #: (`polars.raw_is_safe`); None otherwise.
     raw: pl.Expr | None = None
+    #: Whether the error is only the range test of ``raw`` (`kit.not_finite`: #NUM! where the
+    #: float result is not finite or reaches 1e308), as for + - * over numeric columns.
+    range_only: bool = False
 
     def exprs(self, name: str, error_suffix: str = ERROR_SUFFIX) -> list[pl.Expr]:
         """One step: the value (null where the row errs) and the error column."""
@@ -53,19 +56,39 @@ class PolarsForm:
             out.append(self.error.alias(name + error_suffix))
         return out
 
-    def stages(self, name: str, error_suffix: str = ERROR_SUFFIX
-               ) -> tuple[list[pl.Expr], list[pl.Expr]]:
-        """Two steps with the same result as `exprs`: first the raw value and the error column,
-        then the value nulled where the error column is set. Staged, the nulling reads the
-        error column instead of recomputing the error expression (polars' common
-        subexpression elimination does not reach inside the nested when/then), which makes
-        an arithmetic output cost about what the hand-written expression costs."""
+    def steps(self, name: str, error_suffix: str = ERROR_SUFFIX, placeholder: bool = False,
+              blank_free: bool = False) -> list[list[pl.Expr]]:
+        """`with_columns` steps with the same result as `exprs`, each reading the columns the
+        one before wrote. With a raw value: the raw value and the error column, then the value
+        nulled where the error column is set (the nulling reads the error column instead of
+        recomputing the error expression: polars' common subexpression elimination does not
+        reach inside the nested when/then). When the error is only the raw value's range
+        test, three steps: the raw value, its range test over the column just written, the
+        nulling. Nothing is left for common-subexpression elimination to find, whose hidden
+        step and projection cost more (1M rows of `price * qty * (1 - disc)`, LazyFrame:
+        0.52 ms over the bare expression, against 0.63 ms; see bench/COLUMNAR.md).
+        ``blank_free``: the columns read are known to hold no blank (counted by `apply` over
+        data that cannot change), so the raw value is null nowhere: the second step nulls it
+        out of range straight from the test and the third writes `#NUM!` where it is null
+        (0.03-0.05 ms less at 1M rows; with a blank the error column would read `#NUM!`
+        where the one-step form leaves it blank, so a schema the caller declares does not
+        take this path). ``placeholder``: the first of the three steps also adds the error
+        column, all null, so that it sits next to its value before the columns later outputs
+        add."""
         if self.error is None or self.raw is None:
-            return self.exprs(name, error_suffix), []
+            return [self.exprs(name, error_suffix)]
         error = name + error_suffix
-        first = [self.raw.alias(name), self.error.alias(error)]
-        return first, [pl.when(kit.column(error).is_null())
-                       .then(kit.column(name)).alias(name)]
+        value = kit.column(name)
+        nulling = [pl.when(kit.column(error).is_null()).then(value).alias(name)]
+        if not self.range_only:
+            return [[self.raw.alias(name), self.error.alias(error)], nulling]
+        first = [self.raw.alias(name)]
+        if placeholder:
+            first.append(kit.NULL_TEXT.alias(error))
+        if blank_free:
+            return [first, [pl.when(kit.in_range(value)).then(value).alias(name)],
+                    [kit.error_when(value.is_null(), "#NUM!").alias(error)]]
+        return [first, [kit.not_finite(value).alias(error)], nulling]
 
 
 @dataclass(frozen=True)
@@ -328,7 +351,8 @@ def type_of_dtype(dtype: pl.DataType | DataTypeClass, nullable: bool = False) ->
 
 
 def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame,
-                       only: Collection[str] | None = None) -> dict[str, Type]:
+                       only: Collection[str] | None = None,
+                       dtypes: Mapping[str, pl.DataType] | None = None) -> dict[str, Type]:
     """Column types; a column with nulls is nullable (``T?``), so the strict profile asks the
     formula to handle blanks whether or not a schema declares them. A LazyFrame's null counts
     are computed by one streaming pass over its plan (for a Parquet scan, only the columns'
@@ -336,28 +360,29 @@ def infer_frame_schema(frame: pl.DataFrame | pl.LazyFrame,
     `apply` to skip it. ``only``: the columns whose blanks matter
     (those the formulas read, `read_names`): a LazyFrame counts only these and types the
     others ``T?`` unseen, as `reading.infer_types` does (their nullability changes no result);
-    None counts every column."""
+    None counts every column. ``dtypes``: the frame's schema when the caller has it already
+    (collecting a LazyFrame's schema resolves its plan)."""
     if isinstance(frame, pl.LazyFrame):
-        schema = frame.collect_schema()
+        schema = frame.collect_schema() if dtypes is None else dtypes
         counted = [n for n in schema if only is None or n in only]
         if not counted:
             return {name: type_of_dtype(dtype, True) for name, dtype in schema.items()}
-        # each by its exact name: `pl.col` would read "^price.*$" as a pattern
-        query = frame.select([kit.column(n).null_count() for n in counted])
         if _in_memory_scan(frame):
-            # the frame is a DataFrame already in memory (`df.lazy()`): its columns know
-            # their null counts, and the in-memory engine without plan optimizations reads
-            # them in about half the streaming engine's time (0.05 vs 0.13 ms; a fifth of
-            # what `apply` added to a 1M-row LazyFrame's conditional)
-            counts = query.collect(engine="in-memory", optimizations=_NO_OPTIMIZATIONS)
+            # the frame is a DataFrame already in memory (`df.lazy()`): collected by the
+            # in-memory engine without plan optimizations it is that DataFrame again (its
+            # columns shared, nothing copied), whose columns know their null counts: 0.015
+            # ms, against 0.06 ms for a query of null counts (0.13-0.20 ms streaming)
+            held = frame.collect(engine="in-memory", optimizations=_NO_OPTIMIZATIONS)
+            nulls = {n: held.get_column(n).null_count() for n in counted}
         else:
-            counts = query.collect(engine="streaming")
-        nulls = counts.row(0, named=True)
+            # each by its exact name: `pl.col` would read "^price.*$" as a pattern
+            query = frame.select([kit.column(n).null_count() for n in counted])
+            nulls = query.collect(engine="streaming").row(0, named=True)
         return {name: type_of_dtype(dtype, bool(nulls[name]) if name in nulls else True)
                 for name, dtype in schema.items()}
     nulls = frame.null_count().row(0, named=True) if frame.width else {}
     return {name: type_of_dtype(dtype, nulls.get(name, 0) > 0)
-            for name, dtype in frame.schema.items()}
+            for name, dtype in (frame.schema if dtypes is None else dtypes).items()}
 
 
 _NO_OPTIMIZATIONS = pl.QueryOptFlags.none()
@@ -477,10 +502,14 @@ def apply(
         raise CheckError(f"apply takes a polars DataFrame or LazyFrame, got "
                          f"{type(frame).__name__}", code="E209")
     check_output_names(formulas, error_suffix)
+    dtypes = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+    # blanks counted over data that cannot change before the plan runs (an eager frame, a
+    # `df.lazy()`): a column typed non-nullable then holds no blank (`PolarsForm.steps`)
+    blank_free = schema is None and (isinstance(frame, pl.DataFrame)
+                                     or _in_memory_scan(frame))
     if schema is None:
         schema = infer_frame_schema(frame, only=read_names(formulas.values())
-                                    if isinstance(frame, pl.LazyFrame) else None)
-    dtypes = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+                                    if isinstance(frame, pl.LazyFrame) else None, dtypes=dtypes)
     programs: list[tuple[str, Any]] = []
     for name, source in formulas.items():
         try:
@@ -489,13 +518,13 @@ def apply(
         except FormulaError as exc:  # say which of the formulas it came from
             exc.add_note(f"in the formula for output column {name!r}")
             raise
-    key = (tuple(programs), numbers, tuple(dtypes.items()), error_suffix)
+    key = (tuple(programs), numbers, tuple(dtypes.items()), error_suffix, blank_free)
     try:
         plan = _plan(*key)
     except TypeError:  # an unhashable argument: built without the cache, which words the error
         plan = _plan.__wrapped__(*key)
     if isinstance(frame, pl.DataFrame) and plan.single:
-        return frame.with_columns(plan.first)  # ~0.1 ms less than planning a lazy query
+        return frame.with_columns(plan.steps[0])  # ~0.1 ms less than planning a lazy query
     # An eager frame otherwise runs the same plan lazily, collected once: polars' eager
     # `with_columns` skips common-subexpression elimination, so a value read by its error
     # column was computed twice (1M rows of `price * qty * (1 - disc)`: 4x the bare
@@ -503,25 +532,47 @@ def apply(
     out = frame.lazy()
     for group in plan.stages:
         out = out.with_columns(group)
-    # Every formula reads the input frame (step 1); step 2 reads only step 1's own columns.
-    out = out.with_columns(plan.first)
-    out = out.with_columns(plan.then) if plan.then else out
+    # Every formula's first step reads the input frame; each later step reads only the
+    # columns its formula's steps before it wrote.
+    for step in plan.steps:
+        out = out.with_columns(step)
     out = out.drop(plan.drop) if plan.drop else out
-    return out.collect() if isinstance(frame, pl.DataFrame) else out
+    if isinstance(frame, pl.LazyFrame):
+        return out
+    if frame.height < IN_MEMORY_ROWS:
+        # polars' own eager operations run on the in-memory engine, whose fixed cost is lower
+        # (10 rows of `price * qty * (1 - disc)`: 0.06 ms without plan optimizations, 0.14 ms
+        # with them, 0.22 ms on the streaming engine); a plan with nothing for common-
+        # subexpression elimination to share skips the optimizer, as eager `with_columns` does
+        return out.collect(engine="in-memory",
+                           optimizations=_NO_OPTIMIZATIONS if plan.cse_free else _DEFAULT)
+    return out.collect()
+
+
+#: Rows from which an eager frame's plan (more than one step) runs on polars' default engine
+#: (streaming): its batches stay in the CPU's caches, which wins once the columns do not (2M
+#: rows of `price * qty * (1 - disc)`: 4.8 ms streaming, 5.3 ms in memory; 1M rows: 2.8 ms
+#: streaming, 2.3 ms in memory; measured on a 2-core EPYC with a 32 MB L3 cache).
+IN_MEMORY_ROWS = 1_500_000
+_DEFAULT = pl.QueryOptFlags()
 
 
 @dataclass(frozen=True)
 class _Plan:
     """What `apply` adds to a frame: the binder's temporary columns level by level, the
-    outputs (raw values and error columns), the nulling step, the temporaries to drop."""
+    outputs' steps (`PolarsForm.steps`: step k of every output in one `with_columns`), the
+    temporaries to drop."""
 
     stages: tuple[tuple[pl.Expr, ...], ...]
-    first: tuple[pl.Expr, ...]
-    then: tuple[pl.Expr, ...]
+    steps: tuple[tuple[pl.Expr, ...], ...]
     drop: tuple[str, ...]
     #: one step of one expression per output (no error column, nothing bound): nothing for
     #: common-subexpression elimination to share
     single: bool = False
+    #: no step has two expressions computing the same thing (every output errs by its range
+    #: test alone, `PolarsForm.steps`, or not at all): common-subexpression elimination has
+    #: nothing to share between them
+    cse_free: bool = False
 
 
 #: Plans kept (least recently used dropped first). A plan's expressions are immutable and
@@ -533,33 +584,40 @@ PLAN_CACHE_SIZE = 256
 
 @functools.lru_cache(maxsize=PLAN_CACHE_SIZE)
 def _plan(programs: tuple[tuple[str, Any], ...], numbers: str,
-          dtypes: tuple[tuple[str, pl.DataType], ...], error_suffix: str) -> _Plan:
+          dtypes: tuple[tuple[str, pl.DataType], ...], error_suffix: str,
+          blank_free: bool = False) -> _Plan:
     """The polars plan of compiled programs over a frame of these dtypes (programs are keyed
-    by identity: `compile_cached` returns the same object for the same formula and schema)."""
+    by identity: `compile_cached` returns the same object for the same formula and schema);
+    ``blank_free``: see `PolarsForm.steps`."""
     frame_dtypes = dict(dtypes)
-    first: list[pl.Expr] = []
-    then: list[pl.Expr] = []
+    steps: list[list[pl.Expr]] = []
     # nested calls are computed once each, as temporary columns named apart from the frame's
     # and the outputs' (`kit.Binder`), added before the outputs and dropped after
     binder = kit.Binder([*frame_dtypes, *(name for name, _ in programs)])
     token = kit._BINDER.set(binder)
+    last = programs[-1][0] if programs else None  # the outputs after it add no columns
+    cse_free = True
     try:
         for name, program in programs:
             try:
                 mode = numbers if numbers != "auto" else numbers_mode(frame_dtypes,
                                                                       program.uses)
-                step1, step2 = to_polars_form(program.root, mode, frame_dtypes,
-                                              program.limits).stages(name, error_suffix)
+                form = to_polars_form(program.root, mode, frame_dtypes, program.limits)
+                own = form.steps(name, error_suffix, placeholder=name != last,
+                                 blank_free=blank_free)
             except FormulaError as exc:  # say which of the formulas it came from
                 exc.add_note(f"in the formula for output column {name!r}")
                 raise
-            first += step1
-            then += step2
+            cse_free &= form.error is None or form.range_only
+            steps += [[] for _ in range(len(own) - len(steps))]
+            for k, step in enumerate(own):
+                steps[k] += step
     finally:
         kit._BINDER.reset(token)
-    return _Plan(tuple(tuple(g) for g in binder.stages()), tuple(first), tuple(then),
+    return _Plan(tuple(tuple(g) for g in binder.stages()), tuple(tuple(s) for s in steps),
                  tuple(binder.names),
-                 single=not binder.bindings and not then and len(first) == len(programs))
+                 single=not binder.bindings and len(steps) == 1
+                 and len(steps[0]) == len(programs), cse_free=cse_free)
 
 
 def read_names(sources: Iterable[str]) -> set[str] | None:
@@ -710,7 +768,11 @@ def to_polars_form(root: Any, numbers: str, dtypes: Any = None, limits: Any = No
         return PolarsForm(raw, None)
     # A row with an error has no value: never a half-computed number next to an error code.
     safe = compiler.raw_is_safe(root, numbers, dtypes)
-    return PolarsForm(pl.when(error.is_null()).then(raw), error, raw if safe else None)
+    # the error is the raw value's range test alone: the walk's last pending test, nothing
+    # before it (compared as expressions, built alike by `kit.not_finite`)
+    range_only = safe and error.meta.eq(kit.not_finite(raw))
+    return PolarsForm(pl.when(error.is_null()).then(raw), error, raw if safe else None,
+                      range_only)
 
 
 def to_sql_form(root: Any, dialect: str, numbers: str | None = None, limits: Any = None

@@ -204,10 +204,15 @@ def error_when(condition: pl.Expr, code: str) -> pl.Expr:
 
 
 def not_finite(value: pl.Expr) -> pl.Expr:
-    """Float values the scalar engine could not hold: NaN, infinities, |x| >= 1e308. One
-    range test (polars orders NaN above every number, so NaN is outside the range too), not
-    ``abs(x) >= 1e308``, which writes an absolute value column first."""
-    return error_when(~value.is_between(-FLOAT_LIMIT, FLOAT_LIMIT, closed="none"), "#NUM!")
+    """Float values the scalar engine could not hold: NaN, infinities, |x| >= 1e308 (#NUM!)."""
+    return error_when(~in_range(value), "#NUM!")
+
+
+def in_range(value: pl.Expr) -> pl.Expr:
+    """Whether a float is one the scalar engine can hold (|x| < 1e308). One range test
+    (polars orders NaN above every number, so NaN is outside the range too), not
+    ``abs(x) < 1e308``, which writes an absolute value column first."""
+    return value.is_between(-FLOAT_LIMIT, FLOAT_LIMIT, closed="none")
 
 
 def own_errors(spec: Any) -> pl.Expr | None:
