@@ -60,7 +60,7 @@ def test_several_formulas_in_one_query() -> None:
                          {"p": "ROUND(x * 1.1, 2)", "q": "ROUND(y * 1.1, 2)"}):
             programs = [formulane.compile(f, SCHEMA) for f in formulas.values()]
             for _ in range(2):
-                forms = frame.to_sql_forms([p.root for p in programs], dialect, "decimal",
+                forms = frame.to_sql_forms([p.root for p in programs], dialect, None,
                                            formulane.Limits())
                 outputs = [(name, name + "__error", form)
                            for name, form in zip(formulas, forms)]
