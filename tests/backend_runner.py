@@ -39,7 +39,8 @@ from formulane import ErrorValue, FormulaError, Unsupported
 from formulane.schema import infer_schema, normalize_schema
 from formulane.types import Type, optional
 from formulane.values import to_external, to_internal
-from formulane.columnar.polars.frame import frame_from_rows, from_polars_value, to_sql_form
+from formulane.columnar.polars.frame import frame_from_rows, from_polars_value
+from formulane.columnar.sql.select import to_sql_form
 
 from case_runner import Case, load_cases, run_scalar
 

@@ -49,7 +49,7 @@ from case_runner import Case, expected_value, same
 pl = pytest.importorskip("polars")
 duckdb = pytest.importorskip("duckdb")
 
-from formulane.columnar.polars.frame import to_sql_form  # noqa: E402
+from formulane.columnar.sql.select import to_sql_form  # noqa: E402
 
 from backend_runner import CASES, NotApplicable, attempt, sql_number_type  # noqa: E402
 from backend_runner import program_for as _program  # noqa: E402

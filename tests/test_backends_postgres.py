@@ -44,7 +44,8 @@ pytestmark = [
                                        "server URL; .ci/run starts one)"),
 ]
 
-from formulane.columnar.polars.frame import from_polars_value, to_sql_form  # noqa: E402
+from formulane.columnar.polars.frame import from_polars_value  # noqa: E402
+from formulane.columnar.sql.select import to_sql_form  # noqa: E402
 
 #: Golden cases PostgreSQL rejects today, by case id, with the reason (kept exact: a case
 #: that starts passing fails the test until it leaves this list).

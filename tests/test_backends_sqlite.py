@@ -37,7 +37,8 @@ from functions import _engines as E
 
 pytestmark = pytest.mark.slow
 
-from formulane.columnar.polars.frame import from_polars_value, to_sql_form  # noqa: E402
+from formulane.columnar.polars.frame import from_polars_value  # noqa: E402
+from formulane.columnar.sql.select import to_sql_form  # noqa: E402
 
 #: (module, formula) -> why SQLite differs there (docs/columnar.md says so too).
 KNOWN: dict[tuple[str, str], str] = {

@@ -36,7 +36,8 @@ from formulane.testing import formulas
 pl = pytest.importorskip("polars")
 duckdb = pytest.importorskip("duckdb")
 
-from formulane.columnar.polars.frame import frame_from_rows, from_polars_value, to_sql_form  # noqa: E402
+from formulane.columnar.polars.frame import frame_from_rows, from_polars_value  # noqa: E402
+from formulane.columnar.sql.select import to_sql_form  # noqa: E402
 
 FLOAT_TOL = Decimal("1e-9")
 DECIMAL_TOL = Decimal("1e-17")

@@ -165,7 +165,7 @@ def sql_select(table: Any, formulas: Mapping[str, str], schema: Any, *, dialect:
     computed once (a lateral subquery where the dialect has them), so the SQL grows linearly;
     past ``limits.max_sql_length`` characters it is refused (E411)."""
     from .columnar.names import ERROR_SUFFIX
-    from .columnar.polars.frame import sql_select as _sql_select
+    from .columnar.sql.select import sql_select as _sql_select
 
     return _sql_select(table, formulas, schema, dialect=dialect, profile=profile,
                        numbers=numbers, error_suffix=error_suffix or ERROR_SUFFIX,

@@ -19,7 +19,7 @@ import pytest
 
 import formulane
 from formulane import FormulaError
-from formulane.columnar.polars import frame
+from formulane.columnar.sql import select
 from formulane.columnar.sql.kit import DIALECTS
 from formulane.schema import infer_schema
 
@@ -65,7 +65,7 @@ def test_rendered_once_is_the_tree_rendered(dialect: str, numbers: str) -> None:
         assert form.binding_sql() == tuple(e.sql(dialect) for _, e, _ in form.bindings)
         for args in ((("t",), {}), ((("s", "t"), "v", "e"), {"keep_columns": True})):
             table, *names = args[0]
-            whole = frame._select_of(frame.table_expression(table),
+            whole = select._select_of(select.table_expression(table),
                                      [(*(names or ["value", "error"]), form)],  # type: ignore[list-item]
                                      bool(args[1]), dialect, None).sql(dialect)
             assert form.select(*args[0], **args[1]) == whole, program.source
@@ -80,11 +80,11 @@ def test_select_of_several_formulas_is_the_tree_rendered() -> None:
                 "c": "IF(x > 3, x * 2, x - 1)"}
     programs = [formulane.compile(f, schema) for f in formulas.values()]
     for dialect in DIALECTS:
-        forms = frame.to_sql_forms([p.root for p in programs], dialect, None,
+        forms = select.to_sql_forms([p.root for p in programs], dialect, None,
                                    formulane.Limits())
         outputs = [(name, name + "__error", form) for name, form in zip(formulas, forms)]
-        query = frame.build_select(frame.table_expression("t"), outputs, True, dialect)
-        whole = frame._select_of(frame.table_expression("t"), outputs, True, dialect,
+        query = select.build_select(select.table_expression("t"), outputs, True, dialect)
+        whole = select._select_of(select.table_expression("t"), outputs, True, dialect,
                                  None).sql(dialect)
         assert query == whole
         assert query == formulane.sql_select("t", formulas, schema, dialect=dialect)
@@ -95,5 +95,5 @@ def test_an_output_name_with_a_nul_is_rendered_whole() -> None:
     rendering the whole tree (the same text)."""
     form = formulane.compile("ROUND(x * 1.1, 2)", {"x": "Number"}).to_sql("duckdb")
     query = form.select("t", "v\x000\x00", "e")
-    assert query == frame._select_of(frame.table_expression("t"), [("v\x000\x00", "e", form)],
+    assert query == select._select_of(select.table_expression("t"), [("v\x000\x00", "e", form)],
                                      False, "duckdb", None).sql("duckdb")

@@ -16,7 +16,7 @@ import pytest
 from sqlglot import exp
 
 import formulane
-from formulane.columnar.polars import frame
+from formulane.columnar.sql import select
 from formulane.columnar.sql.kit import DIALECTS
 
 SCHEMA = {"x": "Number", "y": "Number", "t": "Text"}
@@ -28,13 +28,13 @@ TABLES: list[Any] = ["t", ("s", "t"), ("c", "s", "orders"),
 
 
 def _whole(table: Any, names: tuple[str, str], form: Any, keep: bool, dialect: str) -> str:
-    return frame._select_of(frame.table_expression(table), [(*names, form)], keep, dialect,
+    return select._select_of(select.table_expression(table), [(*names, form)], keep, dialect,
                             None).sql(dialect)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_kept_skeletons_give_the_whole_tree(dialect: str) -> None:
-    frame._SKELETONS.clear()
+    select._SKELETONS.clear()
     forms = []
     for src in FORMULAS:
         try:
@@ -49,33 +49,33 @@ def test_kept_skeletons_give_the_whole_tree(dialect: str) -> None:
                     for names in (("value", "error"), ("v", "v_err")):
                         got = form.select(table, *names, keep_columns=keep)
                         assert got == _whole(table, names, form, keep, dialect)
-    assert frame._SKELETONS  # shapes were kept
+    assert select._SKELETONS  # shapes were kept
 
 
 def test_several_formulas_in_one_query() -> None:
-    frame._SKELETONS.clear()
+    select._SKELETONS.clear()
     for dialect in DIALECTS:
         for formulas in ({"a": "ROUND(x * 1.1, 2)", "b": "1 / y", "c": "x + 1"},
                          {"a": "x + 2", "b": "ROUND(y * 1.3, 1)", "c": "2 / x"},
                          {"p": "ROUND(x * 1.1, 2)", "q": "ROUND(y * 1.1, 2)"}):
             programs = [formulane.compile(f, SCHEMA) for f in formulas.values()]
             for _ in range(2):
-                forms = frame.to_sql_forms([p.root for p in programs], dialect, None,
+                forms = select.to_sql_forms([p.root for p in programs], dialect, None,
                                            formulane.Limits())
                 outputs = [(name, name + "__error", form)
                            for name, form in zip(formulas, forms)]
                 for keep in (False, True):
-                    got = frame.build_select(frame.table_expression("t"), outputs, keep,
+                    got = select.build_select(select.table_expression("t"), outputs, keep,
                                              dialect)
-                    want = frame._select_of(frame.table_expression("t"), outputs, keep,
+                    want = select._select_of(select.table_expression("t"), outputs, keep,
                                             dialect, None).sql(dialect)
                     assert got == want
 
 
 def test_the_kept_skeletons_are_bounded() -> None:
-    frame._SKELETONS.clear()
+    select._SKELETONS.clear()
     form = formulane.compile("ROUND(x * 1.1, 2)", SCHEMA).to_sql("duckdb")
-    for i in range(frame._SKELETONS_MAX + 10):
+    for i in range(select._SKELETONS_MAX + 10):
         assert form.select(f"t{i}") == _whole(f"t{i}", ("value", "error"), form, False,
                                               "duckdb")
-    assert 0 < len(frame._SKELETONS) <= frame._SKELETONS_MAX
+    assert 0 < len(select._SKELETONS) <= select._SKELETONS_MAX

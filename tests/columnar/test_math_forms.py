@@ -32,7 +32,8 @@ duckdb = pytest.importorskip("duckdb")
 
 import formulane  # noqa: E402
 from formulane import ErrorValue, Unsupported  # noqa: E402
-from formulane.columnar.polars.frame import from_polars_value, to_sql_form  # noqa: E402
+from formulane.columnar.polars.frame import from_polars_value  # noqa: E402
+from formulane.columnar.sql.select import to_sql_form  # noqa: E402
 
 _WIDE = decimal.Context(prec=80)
 

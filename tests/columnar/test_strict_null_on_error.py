@@ -20,7 +20,7 @@ import pytest
 
 import formulane
 from formulane.columnar.forms import sql_table
-from formulane.columnar.polars.frame import to_sql_form
+from formulane.columnar.sql.select import to_sql_form
 from formulane.columnar.sql.compiler import SqlCompiler
 from formulane.interpreter import ir
 from formulane.values import ErrorValue

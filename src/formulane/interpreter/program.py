@@ -207,7 +207,7 @@ class Program(Generic[R]):
         Raises `Unsupported` when a part has no faithful SQL form. ``numbers``: "decimal" when
         Number columns are DECIMAL, "float" when they are DOUBLE; None (the default): the
         dialect's own, "float" on SQLite (no DECIMAL type there), else "decimal"."""
-        from ..columnar.polars.frame import to_sql_form
+        from ..columnar.sql.select import to_sql_form
         from ..errors import LimitExceeded
 
         try:

@@ -450,7 +450,7 @@ def to_sql(root: ir.IR, *, columns: Mapping[str, str] | None = None, numbers: st
     """(value expression, error-code expression or None). ``numbers``: "decimal" when Number
     columns are DECIMAL (the engine's exact arithmetic), "float" when they are DOUBLE (then a
     non-finite result is #NUM!). Under an active `let.Binder` the expressions read its
-    bindings (see `frame.to_sql_form`). ``limits``: the program's, that constants fold under
+    bindings (see `select.to_sql_form`). ``limits``: the program's, that constants fold under
     (None: the defaults)."""
     if numbers not in ("float", "decimal"):
         raise ValueError("numbers must be 'float' or 'decimal'")

@@ -47,7 +47,8 @@ def with_formulas(frame: Any, formulas: Mapping[str, str], schema: Any, *,
     express faithfully."""
     from ...interpreter.cache import compile_cached as compile_formula
     from ...limits import DEFAULT_LIMITS
-    from ..polars.frame import check_output_names, to_sql_forms
+    from ..names import check_output_names
+    from .select import to_sql_forms
 
     if not hasattr(frame, "selectExpr"):
         raise CheckError(f"with_formulas takes a Spark DataFrame, got {type(frame).__name__}",
