@@ -43,7 +43,12 @@ DATES = st.one_of(st.sampled_from([dt.date(1, 1, 1), dt.date(1899, 12, 30),
 
 DATE_FORMULAS = ["DATE(y, m, d)", "DATE(y, m, 1)", "DATE(99, m, d)", "DATE(1899.5, m, d)",
                  "DATE(-0.5, m, d)", "DATE(y, 2, 29)", "DATE(2024, 13, d)", "DATE(2024, m, 1)",
-                 "DATE(y, m, d) - DATE(1900, 1, 1)", "YEAR(DATE(y, m, d)) + DAY(DATE(y, m, d))"]
+                 "DATE(y, m, d) - DATE(1900, 1, 1)", "YEAR(DATE(y, m, d)) + DAY(DATE(y, m, d))",
+                 # one unknown (`parts._date_one_unknown`): its range found when compiling
+                 "DATE(2024, m, 31)", "DATE(1899, m, 1)", "DATE(0, m, -40000)", "DATE(9999, m, 400)",
+                 "DATE(1.5, m, 3000000)", "DATE(9999, 12, d)", "DATE(1899, 12, d)",
+                 "DATE(-0.5, 1, d)", "DATE(1900, -0.5, d)", "DATE(10000, m, 1)", "DATE(2024, 1e16, d)",
+                 "DATE(2024, m, 1e16)", "DATE(1, m, 1)"]
 SERIAL_FORMULAS = ["FROMSERIAL(y)", "DAY(FROMSERIAL(y)) + MONTH(FROMSERIAL(m))"]
 TIME_FORMULAS = ["HOUR(TIME(y, m, d))", "MINUTE(TIME(y, m, d))", "SECOND(TIME(y, 30, d))",
                  "HOUR(TIME(y, 30, 0)) + MINUTE(TIME(y, 30, 0))"]
@@ -117,3 +122,33 @@ SIZES: list[tuple[str, dict[str, str], int]] = [
 def test_sql_size(formula: str, schema: dict[str, str], size: int) -> None:
     sql = formulane.compile(formula, schema).to_sql("duckdb", "decimal").select("t")
     assert len(sql) <= size, sql
+
+
+#: DATE with one unknown (`parts._date_one_unknown`): (formula, the unknown, a valid value)
+ONE_UNKNOWN = [("DATE(2024, 13, d)", "d", 1), ("DATE(2024, m, 1)", "m", 1),
+               ("DATE(2024, m, 31)", "m", 1), ("DATE(1899, m, 1)", "m", 1),
+               ("DATE(0, m, -40000)", "m", 2000), ("DATE(9999, m, 400)", "m", -5),
+               ("DATE(9999, 12, d)", "d", 1), ("DATE(1899, 12, d)", "d", 1),
+               ("DATE(1900, 1, d)", "d", 1), ("DATE(1.5, m, 3000000)", "m", -10000)]
+
+
+def _valid(formula: str, name: str, x: float) -> bool:
+    value = formulane.compile(formula, {name: "Number"}).evaluate({name: x})
+    return isinstance(value, dt.date)
+
+
+@pytest.mark.parametrize(("formula", "name", "inside"), ONE_UNKNOWN,
+                         ids=[f[0] for f in ONE_UNKNOWN])
+def test_one_unknown_edges_agree(formula: str, name: str, inside: int) -> None:
+    """The edges of the one unknown's valid range, found by bisecting the scalar engine (the
+    valid whole numbers are one range), and the values around them, fractions included."""
+    assert _valid(formula, name, inside)
+    edges = []
+    for outside in (-10**7, 10**7):
+        good, bad = inside, outside  # bisect on whole numbers: good valid, bad not
+        while abs(bad - good) > 1:
+            mid = (good + bad) // 2
+            good, bad = (mid, bad) if _valid(formula, name, mid) else (good, mid)
+        edges += [good, bad]
+    values = sorted({e + f for e in edges for f in (-1, -0.5, -0.1, 0, 0.1, 0.5, 1)})
+    _agree(formula, {name: "Number"}, [{name: float(v)} for v in values])

@@ -166,9 +166,13 @@ def f_datedif(o: Any, c: FormCall, s: Any, e: Any, unit: Any) -> Program:
     anchor = o.ord_ymd(ey, sm, 1) + sd - 1
     between = o.ord_ymd(ey, 1, 1) - o.ord_ymd(o.when([(sy < ey, sy + 1)], ey), 1, 1)
     yd = o.when([(~early, oe - anchor)], oe - os_ - between)
-    value = o.lookup(code, {1: d_, 2: y_, 3: m_, 4: ym, 5: md}, yd)
+    value = o.lookup(code, {1: d_, 2: y_, 3: m_, 4: ym, 5: md, 6: yd})  # (NULL: unknown)
+    reversed_ = os_ > oe
+    if o.backend == "sql":  # NULL where the dates are reversed (``null_on_error``); the
+        reversed_ = s > e  # dates compare as dates (a literal one stays a literal)
+        value = o.when([(reversed_, None)], value)
     unknown = o.when([(code >= 1, False)], True)
-    return o.number(value), [(os_ > oe, "#NUM!"), (unknown, "#NUM!")]
+    return o.number(value), [(reversed_, "#NUM!"), (unknown, "#NUM!")]
 
 
 @call_form
@@ -220,7 +224,7 @@ def f_yearfrac(o: Any, c: FormCall, s: Any, e: Any, basis: Any) -> Program:
     num = o.lookup(b, {0: d360, 4: d360_eu,
                        1: o.when([(one_year, days)], days * (Y2 - Y1 + 1))}, days)
     den = o.lookup(b, {0: 360, 2: 360, 3: 365, 4: 360,
-                       1: o.when([(one_year, year_len)], span)}, 1)
+                       1: o.when([(one_year, year_len)], span)})  # (NULL for a bad basis)
     return o.bind(o.ratio(num, den)), [(bad, "#NUM!")]
 
 
@@ -336,7 +340,7 @@ def f_networkdays(o: Any, c: FormCall, a: Any, b: Any, *rest: Any) -> Program:
     mask, code, holidays, listed = _weekend_args(o, c, "NETWORKDAYS.INTL", rest,
                                                  allow_all=True)
     if code is not None or mask is None:
-        return o.number(o.lit(0)), [(o.true(), code)]
+        return o.number(o.lit(0 if o.backend == "polars" else None)), [(o.true(), code)]
     if all(mask):
         return o.number(o.ordinal(a) * 0), []
     week = _Week(o, mask)

@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 from sqlglot import exp
 
 from ...names import fresh
+from ...sql.kit import dtype
 from ...sql.let import _BINDER, let
 from ._base import BOUND, MAX_ORDINAL, Program, US_0001, US_10000, WHITESPACE
 
@@ -219,7 +220,7 @@ def _sql_lit(v: Any) -> exp.Expr:
     if isinstance(v, str):
         return exp.Literal.string(v)
     if isinstance(v, dt.datetime):
-        return exp.cast(exp.Literal.string(v.isoformat()), exp.DataType.build("TIMESTAMPTZ"))
+        return exp.cast(exp.Literal.string(v.isoformat()), dtype("TIMESTAMPTZ"))
     if isinstance(v, dt.date):
         return _date_literal(v)
     raise TypeError(type(v).__name__)
@@ -369,7 +370,7 @@ def _fn(name: str, *args: Any) -> Q:
 
 
 def _cast(v: Any, to: str) -> Q:
-    return Q(exp.cast(Q(v).e, exp.DataType.build(to)))
+    return Q(exp.cast(Q(v).e, dtype(to)))
 
 
 def _trivial(e: exp.Expr) -> bool:
@@ -488,6 +489,9 @@ class SqlOps:
         if not ifs:
             return Q(default)
         d = None if default is None else Q(default).e
+        if isinstance(d, exp.Case) and d.this is None:  # an ELSE CASE WHEN ... merges in
+            ifs.extend(d.args.get("ifs") or [])
+            d = d.args.get("default")
         if d is not None and isinstance(d, exp.Null):
             d = None
         return Q(exp.Case(ifs=ifs, default=d))
@@ -555,7 +559,7 @@ class SqlOps:
             return Q(whole * 1_000_000 + int((Decimal(v) - whole) * 1_000_000)), Q(False)
         big = yield ~(Q(exp.Abs(this=s.e)) <= 10**12)
         d = yield Q(exp.TryCast(this=_cast(self.when([(~big, s)]), "VARCHAR").e,
-                                to=exp.DataType.build("DECIMAL(38, 24)")))
+                                to=dtype("DECIMAL(38, 24)")))
         whole = yield _cast(Q(exp.Trunc(this=d.e)), "BIGINT")
         frac = d - whole
         return whole * 1_000_000 + _cast(Q(exp.Trunc(this=(frac * 1_000_000).e)), "BIGINT"), big
@@ -792,4 +796,4 @@ _UTC_0001 = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
 
 
 def _date_literal(d: dt.date) -> exp.Expr:
-    return exp.cast(exp.Literal.string(d.isoformat()), exp.DataType.build("DATE"))
+    return exp.cast(exp.Literal.string(d.isoformat()), dtype("DATE"))
