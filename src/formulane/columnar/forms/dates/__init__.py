@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from sqlglot import exp
 
 from .ops import PolarsOps, SqlOps
-from .sqlops import constant
+from .sqlfold import constant
 
 if TYPE_CHECKING:
     from ...call import FormCall
