@@ -76,6 +76,41 @@ CASES: list[tuple[str, dict[str, str], list[dict[str, Any]]]] = [
     ("IFNA(x / y, 0)", _XY, _ROWS),
     ("ERROR.TYPE(x / y)", _XY, _ROWS),
     ("ERROR.TYPE(IF(x > 2, NA(), x / y))", _XY, _ROWS),
+    # the date forms (`forms.form.DATES_NULL_ON_ERROR`): each own error, and a constant one
+    ("DATE(y, m, d)", {"y": "Number", "m": "Number", "d": "Number"},
+     [{"y": D(y), "m": D(m), "d": D(d)} for y in ("-1", "99.5", "2024", "9999", "10000")
+      for m in ("-30000", "1", "13") for d in ("0", "31", "1e16")]),
+    ("DATE(y, 2, 29)", {"y": "Number"}, [{"y": D(y)} for y in ("-1", "1899", "2023", "10000")]),
+    ("TIME(h, 30, s)", {"h": "Number", "s": "Number"},
+     [{"h": D(h), "s": D(s)} for h in ("-1", "0.5", "23", "32767", "32768", "1e16")
+      for s in ("-1801", "0", "40000")]),
+    ("DATETIME(y, 1, 1, h, 0, 0)", {"y": "Number", "h": "Number"},
+     [{"y": D(y), "h": D(h)} for y in ("-1", "2024", "9999") for h in ("-1", "12", "1e16")]),
+    ("WEEKDAY(d, r)", {"d": "Date", "r": "Number"},
+     [{"d": _D1, "r": D(r)} for r in ("1", "4", "11.5", "17", "18", "1e16")]),
+    ("WEEKDAY(d, 4)", {"d": "Date"}, [{"d": _D1}]),
+    ("SERIAL(d)", {"d": "Date"}, [{"d": dt.date(y, m, d)} for y, m, d in (
+        (1800, 1, 1), (1899, 12, 30), (1899, 12, 31), (1900, 2, 28), (1900, 3, 1))]),
+    ("FROMSERIAL(n)", {"n": "Number"},
+     [{"n": D(n)} for n in ("-1", "0", "59.9", "60", "61.5", "2958465", "2958466", "1e16")]),
+    ("EDATE(d, n)", {"d": "Date", "n": "Number"},
+     [{"d": dt.date(2024, 1, 31), "n": D(n)} for n in ("1", "-24289", "-30000", "95000", "1e16")]),
+    ("EOMONTH(d, n)", {"d": "Date", "n": "Number"},
+     [{"d": dt.date(2024, 1, 31), "n": D(n)} for n in ("1", "-24289", "-30000", "95000", "1e16")]),
+    ("DATEDIF(s, e, u)", {"s": "Date", "e": "Date", "u": "Text"},
+     [{"s": s, "e": e, "u": u} for s, e in ((_D2, _D1), (_D1, _D2))
+      for u in ("d", " MD ", "yd", "x")]),
+    ('DATEDIF(s, DATE(2025, 3, 1), " md ")', {"s": "Date"},
+     [{"s": dt.date(2025, m, 31)} for m in (1, 3)]),
+    ("YEARFRAC(s, e, b)", {"s": "Date", "e": "Date", "b": "Number"},
+     [{"s": _D2, "e": _D1, "b": D(b)} for b in ("-1", "0", "1.5", "4", "5", "1e16")]),
+    ("NETWORKDAYS.INTL(a, b, 99)", {"a": "Date", "b": "Date"}, [{"a": _D2, "b": _D1}]),
+    ("WORKDAY(d, n)", {"d": "Date", "n": "Number"},
+     [{"d": _D1, "n": D(n)} for n in ("1", "-1", "-600000", "3000000", "1e16")]),
+    ("WORKDAY.INTL(d, n, 11)", {"d": "Date", "n": "Number"},
+     [{"d": _D1, "n": D(n)} for n in ("1", "-1", "-700000", "3000000", "1e16")]),
+    ("WORKDAY(d, n, [DATE(2024, 1, 8), DATE(2024, 1, 9)])", {"d": "Date", "n": "Number"},
+     [{"d": _D1, "n": D(n)} for n in ("1", "-1", "-700000", "3000000")]),
 ]
 
 #: Number columns are DECIMAL(38, 4) (decimal mode) or DOUBLE (float mode)

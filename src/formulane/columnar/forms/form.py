@@ -221,7 +221,18 @@ DATES_OPS: dict[str, tuple[Callable[[], ModuleType], str]] = {
 }
 
 
+#: The date forms whose SQL value is NULL on every row where their own error is set (each
+#: masks its result with its error condition: `dates._base._to_date`, a lookup without a
+#: default, a NULL in place of an out-of-range total), flagged ``null_on_error`` on the SQL
+#: table (tests/columnar/test_strict_null_on_error.py runs each).
+DATES_NULL_ON_ERROR = frozenset({
+    "DATE", "TIME", "DATETIME", "WEEKDAY", "SERIAL", "FROMSERIAL", "EDATE", "EOMONTH",
+    "DATEDIF", "YEARFRAC", "NETWORKDAYS.INTL", "WORKDAY", "WORKDAY.INTL",
+})
+
+
 def dates_entries(backend: Literal["polars", "sql"]) -> dict[str, Form]:
     """The dates family's entries of one backend's table (`DATES_OPS`)."""
-    return {name: Form(backend, family, attr)
+    return {name: Form(backend, family, attr,
+                       null_on_error=backend == "sql" and name in DATES_NULL_ON_ERROR)
             for name, (family, attr) in DATES_OPS.items()}

@@ -52,8 +52,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from sqlglot import exp
+
 from .ops import PolarsOps, SqlOps
-from .sqlops import constant
+from .sqlfold import constant
 
 if TYPE_CHECKING:
     from ...call import FormCall
@@ -70,11 +72,27 @@ def run_ops(call: FormCall, algorithm: Callable[..., Any], *args: Any) -> Any:
     if isinstance(out, tuple):
         value, errors = out
         pairs = [(o.unwrap(c), code) for c, code in errors]
-        if o.backend == "sql":  # a condition known FALSE (or NULL) never raises its error
-            pairs = [(c, code) for c, code in pairs if constant(c)[1] is not False
-                     and constant(c) != (True, None)]
+        if o.backend == "sql":
+            return o.unwrap(value), _sql_errors(pairs)
         return o.unwrap(value), pairs
     return o.unwrap(out)
+
+
+def _sql_errors(pairs: list[tuple[Any, str]]) -> Any:
+    """The SQL errors of ``pairs`` (condition, code), checked in order: a condition known
+    FALSE (or NULL) never raises its error, one known TRUE ends the chain (its code is the
+    ELSE, or the whole error when it comes first: ``'#NUM!'``, no CASE)."""
+    kept: list[tuple[Any, str]] = []
+    for c, code in pairs:
+        known, truth = constant(c)
+        if known and truth is True:
+            if not kept:
+                return exp.Literal.string(code)
+            return exp.Case(ifs=[exp.If(this=k, true=exp.Literal.string(v)) for k, v in kept],
+                            default=exp.Literal.string(code))
+        if not (known and (truth is False or truth is None)):
+            kept.append((c, code))
+    return kept
 
 
 def call_form(algorithm: Callable[..., Any]) -> Callable[..., Any]:

@@ -23,7 +23,7 @@ from ._base import (
 from . import call_form
 from ...call import MISSING
 from .ops import Q, _cast, _lambda
-from .sqlops import constant
+from .sqlfold import constant
 from .parts import _fix_gap
 
 if TYPE_CHECKING:
@@ -166,15 +166,28 @@ def f_datedif(o: Any, c: FormCall, s: Any, e: Any, unit: Any) -> Program:
     anchor = o.ord_ymd(ey, sm, 1) + sd - 1
     between = o.ord_ymd(ey, 1, 1) - o.ord_ymd(o.when([(sy < ey, sy + 1)], ey), 1, 1)
     yd = o.when([(~early, oe - anchor)], oe - os_ - between)
-    value = o.lookup(code, {1: d_, 2: y_, 3: m_, 4: ym, 5: md}, yd)
+    value = o.lookup(code, {1: d_, 2: y_, 3: m_, 4: ym, 5: md, 6: yd})  # (NULL: unknown)
+    reversed_ = os_ > oe
+    if o.backend == "sql":  # NULL where the dates are reversed (``null_on_error``); the
+        reversed_ = s > e  # dates compare as dates (a literal one stays a literal)
+        value = o.when([(reversed_, None)], value)
     unknown = o.when([(code >= 1, False)], True)
-    return o.number(value), [(os_ > oe, "#NUM!"), (unknown, "#NUM!")]
+    return o.number(value), [(reversed_, "#NUM!"), (unknown, "#NUM!")]
 
 
 @call_form
 def f_days(o: Any, c: FormCall, e: Any, s: Any) -> Any:
     e, s = _dates(o, c, [e, s])
     return o.number(o.ordinal(e) - o.ordinal(s))
+
+
+def _earlier(a: Any, b: Any) -> Any:
+    """SQL: the earlier of two dates (LEAST; a NULL date only on a row that errs)."""
+    return Q(exp.Least(this=Q(a).e, expressions=[Q(b).e], ignore_nulls=True))
+
+
+def _later(a: Any, b: Any) -> Any:
+    return Q(exp.Greatest(this=Q(a).e, expressions=[Q(b).e], ignore_nulls=True))
 
 
 def _days360_us(o: Any, Y1: Any, M1: Any, D1: Any, Y2: Any, M2: Any, D2: Any) -> Program:
@@ -200,8 +213,11 @@ def f_yearfrac(o: Any, c: FormCall, s: Any, e: Any, basis: Any) -> Program:
         b, big = o.trunc(basis)
         b = yield b
         bad = big | o.not_in(b, range(5))
-    swap = yield o.ordinal(s) > o.ordinal(e)  # (SQL compares the dates themselves)
-    lo, hi = o.when([(swap, e)], s), o.when([(swap, s)], e)
+    if o.backend == "sql":  # the earlier and the later date (NULL only where an argument
+        lo, hi = _earlier(s, e), _later(s, e)  # errs: that row's value is not read)
+    else:
+        swap = yield o.ordinal(s) > o.ordinal(e)
+        lo, hi = o.when([(swap, e)], s), o.when([(swap, s)], e)
     lo, hi = (yield lo), (yield hi)
     Y1, M1, D1 = (yield o.ymd(lo)[0]), (yield o.ymd(lo)[1]), (yield o.ymd(lo)[2])
     Y2, M2, D2 = (yield o.ymd(hi)[0]), (yield o.ymd(hi)[1]), (yield o.ymd(hi)[2])
@@ -220,7 +236,7 @@ def f_yearfrac(o: Any, c: FormCall, s: Any, e: Any, basis: Any) -> Program:
     num = o.lookup(b, {0: d360, 4: d360_eu,
                        1: o.when([(one_year, days)], days * (Y2 - Y1 + 1))}, days)
     den = o.lookup(b, {0: 360, 2: 360, 3: 365, 4: 360,
-                       1: o.when([(one_year, year_len)], span)}, 1)
+                       1: o.when([(one_year, year_len)], span)})  # (NULL for a bad basis)
     return o.bind(o.ratio(num, den)), [(bad, "#NUM!")]
 
 
@@ -257,6 +273,14 @@ class _Week:
         """W(x): working days among ordinals 1..x (x >= 0; ordinal 1 is a Monday)."""
         partial = self.o.pick(x % 7, {j: self.prefix[j] for j in range(1, 7)}, 0)
         return (x // 7) * self.per_week + partial
+
+    def count_between(self, before: Any, last: Any) -> Any:
+        """W(last) - W(before): the working days among ordinals before+1..last, the whole
+        weeks counted once ((last // 7 - before // 7) * per week)."""
+        o = self.o
+        partial = {j: self.prefix[j] for j in range(1, 7)}
+        return (last // 7 - before // 7) * self.per_week + o.pick(last % 7, partial, 0) \
+            - o.pick(before % 7, partial, 0)
 
     def nth(self, c: Any) -> Any:
         """The ordinal of the c-th working day from ordinal 1 (c >= 1)."""
@@ -336,7 +360,7 @@ def f_networkdays(o: Any, c: FormCall, a: Any, b: Any, *rest: Any) -> Program:
     mask, code, holidays, listed = _weekend_args(o, c, "NETWORKDAYS.INTL", rest,
                                                  allow_all=True)
     if code is not None or mask is None:
-        return o.number(o.lit(0)), [(o.true(), code)]
+        return o.number(o.lit(0 if o.backend == "polars" else None)), [(o.true(), code)]
     if all(mask):
         return o.number(o.ordinal(a) * 0), []
     week = _Week(o, mask)
@@ -360,16 +384,28 @@ def _networkdays_sql(o: Any, week: _Week, a: Any, b: Any, holidays: Any,
     and the later), and a column of holidays counted in one pass (the distinct working days
     among them within [lo, hi]: no ordinal list sorted and searched twice)."""
     a, b = (yield a), (yield b)  # (each read three times: bound unless a column)
-    if constant(a.e)[0] or constant(b.e)[0]:  # a literal date: its ordinal is a number
+    pivot: int | None = None  # the one literal date's ordinal (shifted as the others)
+    other: Any = None  # the other date's ordinal, read per row
+    shift = 0  # ordinals are read modulo 7 and subtracted: any shift by whole weeks serves
+    if constant(a.e)[0] and constant(b.e)[0]:  # literal dates: their ordinals are numbers
         a, b = (yield o.ordinal(a)), (yield o.ordinal(b))
         early = a <= b
         before = yield o.when([(early, a)], b) - 1
         hi = yield o.when([(early, b)], a)
-    else:
+    elif constant(a.e)[0] or constant(b.e)[0]:  # one literal: one ordinal read per row
+        # (counted from 0001-01-07, a Sunday: DATE_DIFF with no + 1)
+        shift = -7
+        pivot = constant(o.ordinal(a if constant(a.e)[0] else b).e)[1] + shift
+        a, b = (yield o.ordinal(a) + shift), (yield o.ordinal(b) + shift)
+        other = b if constant(a.e)[0] else a
         early = a <= b
-        before = yield o.ordinal(o.when([(early, a)], b)) - 1  # (the day before the first)
-        hi = yield o.ordinal(o.when([(early, b)], a))
-    count = week.count_to(hi) - week.count_to(before)
+        before = yield _earlier(a, b) - 1
+        hi = yield _later(a, b)
+    else:  # (a NULL date only on a row whose argument errs: its value is not read)
+        early = a <= b
+        before = yield o.ordinal(_earlier(a, b)) - 1
+        hi = yield o.ordinal(_later(a, b))
+    count = week.count_between(before, hi)
     if literal is None:  # holidays by ordinal - 1, in (before, hi]
         h, x = exp.to_identifier("_h"), exp.to_identifier("_x")
         xe = Q(exp.column(x))
@@ -385,11 +421,15 @@ def _networkdays_sql(o: Any, week: _Week, a: Any, b: Any, holidays: Any,
         xe = Q(exp.column(x))
         inside = (xe > before) & (xe <= hi)
         if len(literal) == 1:
-            inside = (Q(literal[0]) > before) & (Q(literal[0]) <= hi)
-            count = count - o.when([(inside, 1)], 0)
+            day = literal[0] + shift
+            inside = (Q(day) > before) & (Q(day) <= hi)
+            if pivot is not None:  # between the literal date and the other one
+                inside = other <= day if day < pivot else other >= day if day > pivot \
+                    else Q(True)
+            count = count - _cast(inside, "INT")  # (NULL only where the count is NULL)
         else:
-            kept = exp.Anonymous(this="LIST_FILTER", expressions=[_int_list(literal).e,
-                                                                  _lambda(inside, x)])
+            kept = exp.Anonymous(this="LIST_FILTER", expressions=[
+                _int_list([h + shift for h in literal]).e, _lambda(inside, x)])
             count = count - _cast(Q(exp.ArraySize(this=kept)), "BIGINT")
     count = yield count
     return o.number(o.when([(early, count)], Q(exp.Neg(this=Q(count).e)))), []
@@ -456,7 +496,10 @@ def f_workday(o: Any, c: FormCall, start: Any, n: Any, *rest: Any) -> Program:
         c_back = backward - _count_where(o, back_keys, backward, ">=")
     count = yield o.when([(nn > 0, c_fwd)], c_back)
     bad_c = yield (nn != 0) & (count < 1)
-    result = yield o.when([(nn == 0, s)], week.nth(o.when([(~bad_c, count)], 1)))
+    # the count where it is good (SQL: at least 1, as GREATEST: where it is not, the result
+    # is not read; a NULL count only on a row whose argument errs)
+    good = _later(count, 1) if o.backend == "sql" else o.when([(~bad_c, count)], 1)
+    result = yield o.when([(nn == 0, s)], week.nth(good))
     bad = yield big | bad_c | (result > MAX_ORDINAL) | (result < 1)
     return _to_date(o, result, bad), [(bad, "#NUM!")]
 

@@ -7,6 +7,7 @@ the value's zone (polars: the column's own zone; SQL: UTC only).
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -20,7 +21,8 @@ from ._base import (
 )
 from . import call_form
 from .ops import PolarsOps, _cast
-from .sqlops import Q, constant, table_column
+from .sqlfold import constant
+from .sqlops import Q, table_column, unbound
 
 if TYPE_CHECKING:
     from ...call import FormCall
@@ -53,6 +55,9 @@ def _date_sql(o: Any, c: FormCall, y: Any, m: Any, d: Any) -> Program:
     int64 within 1e15 of it cannot overflow); the ordinal is NULL wherever an argument is out
     of range, so its range test says #NUM! for NULL too. Only for arguments that are never
     blank (a blank gives a blank and no error in `_date_body`)."""
+    one = _date_one_unknown(o, c, y, m, d)
+    if one is not None:
+        return one
     y = yield y  # (read four times: bound unless it is a column or a literal)
     mi, _ = o.trunc(m)
     di, _ = o.trunc(d)
@@ -63,6 +68,106 @@ def _date_sql(o: Any, c: FormCall, y: Any, m: Any, d: Any) -> Program:
     ok = o.within(ordinal, EXCEL_MIN_ORDINAL, MAX_ORDINAL, False)
     bad = yield ~ok
     return o.masked_date(ordinal, bad), [(bad, "#NUM!")]
+
+
+def _whole_at_least(x: Any, lo: int) -> Any:
+    """``TRUNC(x) >= lo`` written on ``x`` itself (truncation is toward zero)."""
+    return x > lo - 1 if lo <= 0 else x >= lo
+
+
+def _whole_at_most(x: Any, hi: int) -> Any:
+    """``TRUNC(x) <= hi`` written on ``x`` itself."""
+    return x < hi + 1 if hi >= 0 else x <= hi
+
+
+def _month_start(k: int) -> dt.date:
+    return dt.date(k // 12, k % 12 + 1, 1)
+
+
+def _date_year_unknown(o: Any, y: Any, mi: int | None, di: int | None) -> Any:
+    """DATE(y, month, day) with a constant month and day: the year Y = TRUNC(y) (+ 1900 below
+    1900) runs over 1900..9999 and the date grows with Y, so the valid Y are one range; where
+    it holds from 1900 to past 3799 the valid y are one range too (-1 < y < last + 1), tested
+    on y itself. The date: that month of 1900, plus (Y - 1900) * 12 months, plus the days."""
+    if mi is None or di is None:
+        return None
+    days = di - 1
+
+    def ordinal(year: int) -> int:
+        k = year * 12 + mi - 1
+        if not 12 <= k <= 9999 * 12 + 11:
+            return 0 if k < 12 else MAX_ORDINAL + 1
+        return _month_start(k).toordinal() + days
+
+    years = range(1900, 10000)
+    first = years[0] + bisect.bisect_left(years, EXCEL_MIN_ORDINAL, key=ordinal)
+    last = years[0] + bisect.bisect_right(years, MAX_ORDINAL, key=ordinal) - 1
+    if first != 1900 or last < 3799 or 1900 * 12 + mi - 1 < 12:
+        return None  # (two ranges of y, or none: the general form)
+    y = unbound(y)  # (read four times)
+    ok = (y > -1) & _whole_at_most(y, last)
+    whole = _cast(Q(exp.Trunc(this=y.e)), "INT")  # (Spark adds days and months of an INT only)
+    offset = o.when([(ok, (whole - o.when([(y < 1900, 0)], 1900)) * 12)])
+    moved = _cast(Q(exp.DateAdd(this=Q(_month_start(1900 * 12 + mi - 1)).e,
+                                expression=offset.e, unit=exp.var("MONTH"))), "DATE")
+    if days:
+        moved = _cast(Q(exp.DateAdd(this=moved.e, expression=Q(days).e,
+                                    unit=exp.var("DAY"))), "DATE")
+    return moved, [(~ok, "#NUM!")]
+
+
+def _date_one_unknown(o: Any, c: FormCall, y: Any, m: Any, d: Any) -> Any:
+    """DATE with a constant year and month (the day a column) or a constant year and day
+    (the month a column), else None. The ordinal then grows with the one unknown's whole
+    number, so the scalar's tests (year, month index, final range) are one range of it,
+    found now and written on the argument itself; the date is a literal day plus that many
+    days, or a literal month's first day plus that many months (then the constant days)."""
+    ky, yi, y_big = literal_int(c, 0)
+    km, mi, m_big = literal_int(c, 1)
+    kd, di, d_big = literal_int(c, 2)
+    if not ky and km and kd:
+        return _date_year_unknown(o, y, mi, di) if not (m_big or d_big) else None
+    if not ky or km == kd:
+        return None
+    never = o.date(o.lit(None)), [(o.true(), "#NUM!")]
+    if y_big or (km and m_big) or (kd and d_big):
+        return never
+    if yi is None or not 0 <= yi <= 9999:
+        return None if yi is None else never
+    year = yi + 1900 if yi < 1900 else yi
+    m, d = unbound(m), unbound(d)  # (each read three times)
+    if mi is not None:  # the day is the column: ordinal = start + TRUNC(d) (start: day 0)
+        k = year * 12 + mi - 1
+        if not 12 <= k <= 9999 * 12 + 11:
+            return never
+        start = _month_start(k).toordinal() - 1
+        lo, hi = EXCEL_MIN_ORDINAL - start, MAX_ORDINAL - start
+        ok = _whole_at_least(d, lo) & _whole_at_most(d, hi)
+        whole = _cast(Q(exp.Trunc(this=d.e)), "INT")  # (|d| < 4e6 where read; Spark: INT days)
+        return o.masked_date(start + whole, ~ok), [(~ok, "#NUM!")]
+    # the month is the column: month index k = year * 12 + TRUNC(m) - 1, the date its first
+    # day plus di - 1 days; both tests grow with k: the valid k are one range
+    if di is None:
+        return None
+    days = di - 1
+
+    def ordinal(k: int) -> int:
+        return _month_start(k).toordinal() + days
+
+    indexes = range(12, 9999 * 12 + 12)
+    first = indexes[0] + bisect.bisect_left(indexes, EXCEL_MIN_ORDINAL, key=ordinal)
+    last = indexes[0] + bisect.bisect_right(indexes, MAX_ORDINAL, key=ordinal) - 1
+    if first > last:
+        return never
+    base = year * 12 - 1  # month index of TRUNC(m) = 0
+    ok = _whole_at_least(m, first - base) & _whole_at_most(m, last - base)
+    months = o.when([(ok, _cast(Q(exp.Trunc(this=m.e)), "INT"))])
+    moved = _cast(Q(exp.DateAdd(this=Q(_month_start(base)).e, expression=months.e,
+                                unit=exp.var("MONTH"))), "DATE")  # (year >= 1900: base too)
+    if days:
+        moved = _cast(Q(exp.DateAdd(this=moved.e, expression=Q(days).e,
+                                    unit=exp.var("DAY"))), "DATE")
+    return moved, [(~ok, "#NUM!")]
 
 
 @call_form
@@ -79,6 +184,10 @@ def f_date(o: Any, c: FormCall, y: Any, m: Any, d: Any) -> Program:
 def f_time(o: Any, c: FormCall, h: Any, m: Any, s: Any) -> Program:
     """Each argument at most 32767, the total not negative; wrapped to under 24 hours.
     |x| >= 1e15 is #NUM! either way (too large, or a negative total)."""
+    if o.backend == "sql" and not any(c.nullable(i) for i in range(3)):
+        one = _time_one_unknown(o, c, (h, m, s))
+        if one is not None:
+            return one
     h, m, s = (yield h), (yield m), (yield s)
     hi, bh = o.trunc(h)
     mi, bm = o.trunc(m)
@@ -86,8 +195,35 @@ def f_time(o: Any, c: FormCall, h: Any, m: Any, s: Any) -> Program:
     hi, mi, si = (yield hi), (yield mi), (yield si)
     total = yield hi * 3600 + mi * 60 + si
     bad = yield bh | bm | bs | (hi > 32767) | (mi > 32767) | (si > 32767) | (total < 0)
-    seconds = o.when([(~bad, total)], 0) % 86400
+    seconds = o.when([(~bad, total)]) % 86400  # (NULL where bad: ``null_on_error``)
     return o.make_duration(seconds * 1_000_000), [(bad, "#NUM!")]
+
+
+def _time_one_unknown(o: Any, c: FormCall, args: tuple[Any, Any, Any]) -> Any:
+    """TIME with two constant arguments: the total is ``TRUNC(x) * unit + rest``, so the
+    scalar's tests (each at most 32767, the total not negative) are one range of the unknown
+    ``x``, found now and written on ``x`` itself; the seconds are read only inside it (|x| <
+    32768: no 1e15 guard)."""
+    known = [literal_int(c, i) for i in range(3)]
+    unknown = [i for i, (k, _, _) in enumerate(known) if not k]
+    if len(unknown) != 1:
+        return None
+    (i,) = unknown
+    if any(big or whole is None for j, (_, whole, big) in enumerate(known) if j != i):
+        return None  # (a blank or huge constant: the general form)
+    units = (3600, 60, 1)
+    wholes = [whole for _, whole, _ in known]
+    if any(w is not None and w > 32767 for w in wholes):
+        return o.make_duration(o.lit(None)), [(o.true(), "#NUM!")]
+    rest = sum(units[j] * (wholes[j] or 0) for j in range(3) if j != i)
+    lo = -(rest // units[i])  # the least whole x with x * unit + rest >= 0
+    if lo > 32767:
+        return o.make_duration(o.lit(None)), [(o.true(), "#NUM!")]
+    x = unbound(args[i])  # (read three times)
+    ok = _whole_at_least(x, lo) & _whole_at_most(x, 32767)
+    whole = _cast(Q(exp.Trunc(this=x.e)), "BIGINT")
+    seconds = o.when([(ok, whole * units[i] + rest)]) % 86400
+    return o.make_duration(seconds * 1_000_000), [(~ok, "#NUM!")]
 
 
 def _zone(o: Any, function: str, text: Any) -> dt.tzinfo | None:
@@ -234,7 +370,7 @@ def f_weekday(o: Any, c: FormCall, d: Any, rt: Any) -> Program:
     table = cal.WEEKDAY_TYPES
     known, whole, _ = literal_int(c, 1)
     if known and whole not in table:  # a constant type that is no type: #NUM! on every row
-        return o.number(o.lit(0)), [(o.true(), "#NUM!")]
+        return o.number(o.lit(0 if o.backend == "polars" else None)), [(o.true(), "#NUM!")]
     rt = yield rt
     r, big = o.trunc(rt)
     r = yield r
@@ -301,7 +437,9 @@ def f_serial(o: Any, c: FormCall, v: Any) -> Program:
     if o.backend != "sql" or not table_column(d):
         ordinal = yield ordinal  # (SQL: a column's date compares with date literals)
     bad = ordinal < EXCEL_MIN_ORDINAL
-    whole = ordinal - EXCEL_MIN_ORDINAL + o.when([(ordinal >= MARCH_1900, 1)], 0)
+    # (NULL before serial 0, where the error is set: ``null_on_error``)
+    whole = ordinal - EXCEL_MIN_ORDINAL + o.when([(ordinal >= MARCH_1900, 1),
+                                                  (~bad, 0)])
     if kind == "Date":
         return o.number(whole), [(bad, "#NUM!")]
     tod = o.wall_us(v) % DAY_US

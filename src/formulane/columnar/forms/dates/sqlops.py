@@ -6,7 +6,7 @@ query's lateral subqueries through the SQL `let` kit (`columnar.sql.let`) when a
 active, so the value of a form and its error conditions read the same bindings; else (a lambda
 body, a dialect without lateral subqueries) a list-lambda parameter
 (``LIST_TRANSFORM([expr], LAMBDA v : ...)[1]``). Literal operands are computed now with the
-engine's semantics (`constant`, `_fold_binary`): a literal year, a literal date, a literal
+engine's semantics (`sqlfold`): a literal year, a literal date, a literal
 weekend cost no SQL.
 """
 
@@ -19,8 +19,11 @@ from typing import Any, Callable, Sequence
 from sqlglot import exp
 
 from ...names import fresh
-from ...sql.let import _BINDER, let
+from ...sql.kit import dtype
+from ...sql.let import _BINDER, bound, let
 from ._base import BOUND, MAX_ORDINAL, Program, US_0001, US_10000, WHITESPACE
+from .sqlfold import _NOT_CONSTANT, _number
+from .sqlfold import _fold_binary as _fold_binary, constant as constant  # (re-exported)
 
 # =============================================================================================
 # SQL values with Python operators
@@ -48,6 +51,9 @@ def _operand(parent: type, e: exp.Expr, left: bool) -> exp.Expr:
     (DuckDB ``//``, a user-level operator in PostgreSQL's grammar, below ``*``) and NOT keep
     theirs."""
     t = type(e)
+    if parent in _COMPARISONS and t is exp.Paren and isinstance(e.this, exp.Neg) \
+            and isinstance(e.this.this, exp.Literal):
+        return e.this  # a negative number compared needs no parentheses (x > -1)
     if parent in _COMPARISONS:
         plain = t in (exp.Add, exp.Sub, exp.Mul, exp.Mod)
     elif parent is exp.And:
@@ -185,6 +191,22 @@ def _ordinal_of(e: exp.Expr) -> tuple[exp.Expr, int] | None:
     return e.this, shift - epoch.toordinal()
 
 
+def unbound(q: Any) -> Any:
+    """``q`` itself where it names a binding (`let`) of a small expression (a blank read as
+    0: ``COALESCE("x", 0)``): a form that reads it a few times writes that out instead of a
+    lateral column (the binding, then unread, is dropped)."""
+    e = Q(q).e
+    inner = bound(e)
+    if inner is e:
+        return Q(q)
+    n = 0
+    for _ in inner.walk():
+        n += 1
+        if n > 5:
+            return Q(q)
+    return Q(inner.copy())
+
+
 def table_column(e: Any) -> bool:
     """Whether ``e`` (a `Q` or an expression) reads a table's column, not a binding (`let`)."""
     e = Q(e).e
@@ -219,149 +241,10 @@ def _sql_lit(v: Any) -> exp.Expr:
     if isinstance(v, str):
         return exp.Literal.string(v)
     if isinstance(v, dt.datetime):
-        return exp.cast(exp.Literal.string(v.isoformat()), exp.DataType.build("TIMESTAMPTZ"))
+        return exp.cast(exp.Literal.string(v.isoformat()), dtype("TIMESTAMPTZ"))
     if isinstance(v, dt.date):
         return _date_literal(v)
     raise TypeError(type(v).__name__)
-
-
-# ---------------------------------------------------------------------------------------------
-# Folding: what the compiler knows (literal arguments, literal intermediate values) is computed
-# now, with the engine's semantics (integer `//` and `%` truncate toward zero, NULL propagates,
-# AND/OR are three-valued), so a literal year or a literal date costs no SQL at all.
-
-_NOT_CONSTANT: Any = object()
-
-
-def constant(e: exp.Expr) -> tuple[bool, Any]:
-    """(True, value) when ``e`` is a literal: an int or Decimal, a bool, NULL (None), a text,
-    a date (``CAST('...' AS DATE)``) or an instant (``CAST('...+00:00' AS TIMESTAMPTZ)``)."""
-    while isinstance(e, exp.Paren):
-        e = e.this
-    if type(e) is exp.Column and not e.table:
-        # an argument the compiler bound (`let`) may be a literal another form folded to
-        binder = _BINDER.get()
-        bound = None if binder is None else binder.exprs.get(e.name)
-        return (False, None) if bound is None else constant(bound)
-    if isinstance(e, exp.Neg):
-        known, v = constant(e.this)
-        if known and isinstance(v, (int, Decimal)) and not isinstance(v, bool):
-            return True, -v
-        return False, None
-    if isinstance(e, exp.Literal):
-        if e.is_string:
-            return True, e.this
-        text = e.this
-        try:
-            number = Decimal(text)
-        except ArithmeticError:
-            return False, None
-        if not number.is_finite():
-            return False, None
-        if number == number.to_integral_value() and "." not in text and "e" not in text.lower():
-            return True, int(number)
-        return True, number
-    if isinstance(e, exp.Boolean):
-        return True, bool(e.this)
-    if isinstance(e, exp.Case) and e.this is None:
-        # a CASE of literal conditions (the compiler's coercion of a literal, TRUE to 1)
-        for branch in e.args.get("ifs") or []:
-            known, truth = constant(branch.this)
-            if not known or not (truth is None or isinstance(truth, bool)):
-                return False, None
-            if truth:
-                return constant(branch.args["true"])
-        default = e.args.get("default")
-        return (True, None) if default is None else constant(default)
-    if isinstance(e, exp.Array):
-        items = [constant(i) for i in e.expressions]
-        if all(k for k, _ in items):
-            return True, tuple(v for _, v in items)
-        return False, None
-    if isinstance(e, exp.Null):
-        return True, None
-    if isinstance(e, exp.Anonymous) and e.name == "TO_MICROSECONDS" and len(e.expressions) == 1:
-        known, v = constant(e.expressions[0])
-        if known and type(v) is int:
-            return True, dt.timedelta(microseconds=v)  # `SqlOps.make_duration`
-        return False, None
-    if isinstance(e, exp.Cast) and isinstance(e.this, exp.Null):
-        return True, None
-    if isinstance(e, exp.Cast) and isinstance(e.this, exp.Literal) and e.this.is_string:
-        to = e.to.this
-        try:
-            if to == exp.DataType.Type.DATE:
-                return True, dt.date.fromisoformat(e.this.this)
-            if to == exp.DataType.Type.TIMESTAMPTZ:
-                v = dt.datetime.fromisoformat(e.this.this)
-                if v.tzinfo is not None:
-                    return True, v
-        except ValueError:
-            return False, None
-    return False, None
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, Decimal)) and not isinstance(v, bool)
-
-
-def _tdiv(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
-    exp.LT: lambda a, b: a < b, exp.LTE: lambda a, b: a <= b, exp.GT: lambda a, b: a > b,
-    exp.GTE: lambda a, b: a >= b, exp.EQ: lambda a, b: a == b, exp.NEQ: lambda a, b: a != b,
-}
-
-
-def _fold_binary(cls: type, x: exp.Expr, y: exp.Expr) -> Any:
-    """The literal result of ``x <op> y`` when both are literals, else `_NOT_CONSTANT`."""
-    kx, a = constant(x)
-    ky, b = constant(y)
-    if cls is exp.And or cls is exp.Or:
-        # three-valued: FALSE AND anything is FALSE, TRUE OR anything is TRUE (the other
-        # operand is total: it cannot fail, so leaving it out changes nothing)
-        decisive = cls is exp.Or
-        if (kx and a is decisive) or (ky and b is decisive):
-            return decisive
-        if ky and b is (not decisive):  # x AND TRUE is x, x OR FALSE is x
-            return x
-        if kx and a is (not decisive):
-            return y
-        if not (kx and ky):
-            return _NOT_CONSTANT
-        if not all(v is None or isinstance(v, bool) for v in (a, b)):
-            return _NOT_CONSTANT
-        return None if a is None or b is None else a
-    if not (kx and ky):
-        # x + 0, x - 0, 0 + x and x * 1 are x (integers: the type stays the engine's)
-        if ky and type(b) is int and ((b == 0 and cls in (exp.Add, exp.Sub))
-                                      or (b == 1 and cls is exp.Mul)):
-            return x
-        if kx and type(a) is int and ((a == 0 and cls is exp.Add)
-                                      or (a == 1 and cls is exp.Mul)):
-            return y
-        return _NOT_CONSTANT
-    if a is None or b is None:
-        return None
-    if cls in _COMPARE:
-        same = (_number(a) and _number(b)) or type(a) is type(b)
-        return _COMPARE[cls](a, b) if same else _NOT_CONSTANT
-    if not (type(a) is int and type(b) is int):
-        return _NOT_CONSTANT  # decimal arithmetic keeps the engine's typing
-    if cls is exp.Add:
-        return a + b
-    if cls is exp.Sub:
-        return a - b
-    if cls is exp.Mul:
-        return a * b
-    if cls is exp.IntDiv and b:
-        return _tdiv(a, b)
-    if cls is exp.Mod and b:
-        return a - b * _tdiv(a, b)
-    return _NOT_CONSTANT
 
 
 def _fn(name: str, *args: Any) -> Q:
@@ -369,7 +252,7 @@ def _fn(name: str, *args: Any) -> Q:
 
 
 def _cast(v: Any, to: str) -> Q:
-    return Q(exp.cast(Q(v).e, exp.DataType.build(to)))
+    return Q(exp.cast(Q(v).e, dtype(to)))
 
 
 def _trivial(e: exp.Expr) -> bool:
@@ -488,6 +371,9 @@ class SqlOps:
         if not ifs:
             return Q(default)
         d = None if default is None else Q(default).e
+        if isinstance(d, exp.Case) and d.this is None:  # an ELSE CASE WHEN ... merges in
+            ifs.extend(d.args.get("ifs") or [])
+            d = d.args.get("default")
         if d is not None and isinstance(d, exp.Null):
             d = None
         return Q(exp.Case(ifs=ifs, default=d))
@@ -510,7 +396,12 @@ class SqlOps:
         known, v = constant(Q(x).e)
         if known:
             return Q(default if v is None else v)
-        return Q(exp.Coalesce(this=Q(x).e, expressions=[Q(default).e]))
+        e = Q(x).e
+        if isinstance(e, exp.Case) and e.this is None and e.args.get("default") is None and \
+                not any(isinstance(i.args.get("true"), exp.Null) for i in e.args["ifs"]):
+            # a CASE without ELSE, no branch NULL: NULL exactly where no branch holds
+            return Q(exp.Case(ifs=e.args["ifs"], default=Q(default).e))
+        return Q(exp.Coalesce(this=e, expressions=[Q(default).e]))
 
     def code(self, v: int | None) -> Any:
         """A whole number decided now (a unit's code, a basis)."""
@@ -555,7 +446,7 @@ class SqlOps:
             return Q(whole * 1_000_000 + int((Decimal(v) - whole) * 1_000_000)), Q(False)
         big = yield ~(Q(exp.Abs(this=s.e)) <= 10**12)
         d = yield Q(exp.TryCast(this=_cast(self.when([(~big, s)]), "VARCHAR").e,
-                                to=exp.DataType.build("DECIMAL(38, 24)")))
+                                to=dtype("DECIMAL(38, 24)")))
         whole = yield _cast(Q(exp.Trunc(this=d.e)), "BIGINT")
         frac = d - whole
         return whole * 1_000_000 + _cast(Q(exp.Trunc(this=(frac * 1_000_000).e)), "BIGINT"), big
@@ -609,7 +500,16 @@ class SqlOps:
         known, v = constant(Q(index).e)
         if known:
             return Q(None if v is None else table.get(v, default))
-        items = [Q(table.get(k, default)).e for k in range(max(table) + 1)]
+        values = [table.get(k, default) for k in range(max(table) + 1)]
+        if all(type(x) is int for x in values):
+            # the table of a week whose working days come first: the index itself, or the
+            # index capped (LEAST(i, 5): working days among the first i of Monday..Sunday)
+            if values == list(range(len(values))):
+                return Q(index)
+            cap = values[-1]
+            if values == [min(k, cap) for k in range(len(values))]:
+                return Q(exp.Least(this=Q(index).e, expressions=[Q(cap).e], ignore_nulls=True))
+        items = [Q(x).e for x in values]
         return Q(exp.Bracket(this=exp.Array(expressions=items),
                              expressions=[(Q(index) + 1).e], offset=1))
 
@@ -792,4 +692,4 @@ _UTC_0001 = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
 
 
 def _date_literal(d: dt.date) -> exp.Expr:
-    return exp.cast(exp.Literal.string(d.isoformat()), exp.DataType.build("DATE"))
+    return exp.cast(exp.Literal.string(d.isoformat()), dtype("DATE"))
