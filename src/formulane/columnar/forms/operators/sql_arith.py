@@ -378,6 +378,8 @@ def _nine(c: SqlColumn, k: Decimal | None) -> exp.Expr:
 
 
 _NINE = Decimal("1e-9")
+#: |x| below this squares below 1e20 - 2e8 (`decimal_arith`'s ``x * x``).
+_SQUARE_FIT = exp.Literal.number("9.99999999999e9")
 
 
 def _fits(e: exp.Expr) -> exp.Expr:
@@ -483,6 +485,11 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
         bound = _exact_bound(k) if x_col.estimate is None and _whole(k) else None
         fits = exp.LT(this=exp.Abs(this=x_read.copy()),
                       expression=bound if bound is not None else _below(DECIMAL_FIT / abs(k)))
+    elif op == "*" and same and a.estimate is None:
+        # |x| < 9.99999999999e9, read as a value (not an estimate): |x * x| < 1e20 - 2e8, a
+        # margin no DOUBLE rounding of the square crosses; the estimate is then read only by
+        # the DOUBLE path (once: not bound)
+        fits = exp.LT(this=exp.Abs(this=ra.copy()), expression=_SQUARE_FIT.copy())
     elif op == "*" and same:
         fits = _fits(est.copy())  # |x * x| < F implies |x| < F
     else:
