@@ -333,17 +333,12 @@ sql_odd = _sql_even_odd(True)
 # ---------------------------------------------------------------------------- remainders
 
 
-def _sql_floor_mod(a: exp.Expr, b: exp.Expr, k: Decimal | None = None,
-                   exact: bool = False) -> exp.Expr:
+def _sql_floor_mod(a: exp.Expr, b: exp.Expr, k: Decimal | None = None) -> exp.Expr:
     """a - b * floor(a / b): the remainder with the sign of the divisor (b never zero); ``k``:
     the divisor's value when known, whose sign decides the test when compiling (a remainder
-    below zero moves up by b > 0, one above zero down by b < 0). ``exact``: ``a`` and ``b``
-    are DECIMAL(38, 18) readings (`_decimal_reading`); with a known |k| < 5e19 the remainder
-    is then ``(a % b + b) % b``, the truncated remainder moved into the divisor's sign with no
-    test and ``a`` written once (exact: |a % b + b| < 2|k| < 1e20, which DECIMAL(38, 18)
-    holds; not in DOUBLE, where a tiny negative remainder plus b could round to b)."""
-    if exact and k is not None and k != 0 and abs(k) < _HALF_FIT:
-        return _mod(_add(_mod(a, b), b.copy()), b.copy())
+    below zero moves up by b > 0, one above zero down by b < 0). Not ``(a % b + b) % b``,
+    which writes ``a`` once but adds on every row: Spark types a sum of two DECIMAL(38, 18)
+    as DECIMAL(38, 17), so a remainder's 18th place would be lost where no sign moves it."""
     r = let(_mod(a, b))  # read four times (DECIMAL or DOUBLE %, total: b is never zero)
     if k is not None and k != 0:
         return _case([((_gt if k < 0 else _lt)(r, _n(0)), _add(r, b))], r)
@@ -361,9 +356,6 @@ def _unreadable(call: FormCall) -> Decimal | None:
 
 
 _UNREADABLE = Decimal("1e20")
-#: A known divisor below this moves a remainder of DECIMAL(38, 18) readings by b with no
-#: overflow (`_sql_floor_mod`).
-_HALF_FIT = Decimal("5e19")
 
 
 def _decimal_reading(call: FormCall, i: int, x: exp.Expr) -> exp.Expr:
@@ -394,8 +386,7 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
         if _unreadable(call) is not None:
             return fallback, [(_eq(divisor, _n(0)), "#DIV/0!")]
         exact = _sql_floor_mod(_decimal_reading(call, 0, x),
-                               let(_nullif_zero(_decimal_reading(call, 1, divisor), kd)), kd,
-                               exact=True)
+                               let(_nullif_zero(_decimal_reading(call, 1, divisor), kd)), kd)
         value = exp.Coalesce(this=exact, expressions=[fallback])
         return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
     xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
