@@ -202,7 +202,7 @@ SQL: dict[str, Form] = {
     "TAKE": _f(lists_arrays, "sql_take"),
     "UNIQUE": _f(lists_arrays, "sql_unique"),
     "SUM": _f(lists_aggregates, "sql_sum"),
-    "PRODUCT": _f(lists_aggregates, "sql_product", null_on_error=True),
+    "PRODUCT": _f(lists_aggregates, "sql_product"),
     "AVERAGE": _f(lists_aggregates, "sql_average", null_on_error=True),
     "MIN": _f(lists_aggregates, "_sql_extreme", largest=False, null_on_error=True),
     "MAX": _f(lists_aggregates, "_sql_extreme", largest=True, null_on_error=True),

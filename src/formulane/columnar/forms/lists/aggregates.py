@@ -52,13 +52,10 @@ def sql_product(c: FormCall, *values: Any) -> Any:
     if c.numbers == "float" and _tracked(c):
         # the compiler tests the DOUBLE result (a float column is read)
         return product if known else _coalesce(product, _n(0))
-    # DECIMAL items: the DOUBLE product may still pass 1e308; the value is NULL there (the
-    # table flags PRODUCT null_on_error: no wrapper reading the error a second time)
+    # DECIMAL items: the DOUBLE product may still pass 1e308
     if _sql_nodes(product) > _BIND_NODES:
         product = c.let(product)
-    fits = exp.LT(this=_f("ABS", product), expression=exp.Literal.number("1e308"))
-    value = _case([(fits, product)] + ([] if known else [(_is_null(product), _n(0))]))
-    return value, _sql_range_errors(product)
+    return product if known else _coalesce(product, _n(0)), _sql_range_errors(product)
 
 
 def _pl_mean(items: Any) -> Any:
