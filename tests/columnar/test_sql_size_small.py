@@ -63,7 +63,8 @@ def _expect(formula: str, row: dict[str, Any], schema: dict[str, str] | None = N
 
 #: MOD's dividends: both signs, at most 18 places, an exact multiple, a blank
 MOD_VALUES = ["7", "-7", "2.675", "-2.675", "0.000000001", "-0.000000001", "6", "0",
-              "123456789.123456789", "-99999999999.5"]
+              "123456789.123456789", "-99999999999.5", "0.000000000000000001",
+              "-0.000000000000000003"]
 
 
 @pytest.mark.parametrize("scale", SCALES)
