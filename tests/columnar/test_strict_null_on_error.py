@@ -39,6 +39,13 @@ CASES: list[tuple[str, dict[str, str], list[dict[str, Any]]]] = [
     ("AVERAGE(xs, ys)", {"xs": "List[Number]", "ys": "List[Number?]"},
      [{"xs": [D(1)], "ys": [None]}, {"xs": [], "ys": [None]}, {"xs": [], "ys": [D(2)]}]),
     ("MEDIAN(xs)", {"xs": "List[Number]"}, [{"xs": [D(1), D(5), D(2)]}, {"xs": []}]),
+    ("VAR.P(xs)", {"xs": "List[Number?]"},
+     [{"xs": [D(1), D(5), D(2)]}, {"xs": []}, {"xs": [None]}, {"xs": [D("0.1")] * 3}]),
+    ("VAR.S(xs)", {"xs": "List[Number?]"},
+     [{"xs": [D(1), D(5)]}, {"xs": [D(1)]}, {"xs": [D(2), None]}, {"xs": []}]),
+    # not a plain column: the form writes its own range test, its value NULL there too
+    ("VAR.S(xs, ABS(y))", {"xs": "List[Number]", "y": "Number"},
+     [{"xs": [D(1), D(4)], "y": D(-2)}, {"xs": [], "y": D(3)}]),
     ("MIN(ds)", {"ds": "List[Date]"}, [{"ds": [_D1, _D2]}, {"ds": []}]),
     ("MAX(ds)", {"ds": "List[Date?]"}, [{"ds": [_D1, None]}, {"ds": []}, {"ds": [None]}]),
     ("INDEX(xs, 2)", {"xs": "List[Number?]"}, [{"xs": [D(1), None]}, {"xs": [D(1)]}, {"xs": []}]),

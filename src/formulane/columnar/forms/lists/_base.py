@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence, cast
 
 from sqlglot import exp
 
+from ...sql.kit import dtype
 from ....interpreter import ir
 from ....types import Type
 from ....values import ErrorValue
@@ -281,7 +282,7 @@ def _trunc(x: exp.Expr) -> exp.Expr:
 def _sql_int(x: exp.Expr) -> exp.Expr:
     """Excel's integer argument as BIGINT: truncated, clamped far beyond any list length."""
     clamped = _f("LEAST", _f("GREATEST", _trunc(x), _n(-(10**15))), _n(10**15))
-    return exp.cast(clamped, exp.DataType.build("BIGINT"))
+    return exp.cast(clamped, dtype("BIGINT"))
 
 
 def _sql_int_arg(c: FormCall, i: int, value: exp.Expr) -> tuple[exp.Expr, int | None]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from ...sql.kit import dtype
 from ....types import Type
 from ._base import (
     FormCall, _any, _at, _case, _coalesce, _e, _f, _float, _is_null, _known_count, _known_number,
@@ -228,11 +229,15 @@ def _sql_spread(c: FormCall, *values: Any, sample: bool, root: bool) -> Any:
     flat = exp.EQ(this=low, expression=high)
     if root:  # scaled, as in the polars form
         scale = _f("GREATEST", _f("ABS", low), _f("ABS", high))
-        raw = _sql_let({"xs": items, "m": exp.cast(scale, exp.DataType.build("DOUBLE"))},
+        raw = _sql_let({"xs": items, "m": exp.cast(scale, dtype("DOUBLE"))},
                         lambda s: _op("*", _f(name, _f("LIST_TRANSFORM", s["xs"], _lam(
                             lambda x: _op("/", x, s["m"])))), s["m"]))
+        value = _case([(flat, _n(0))], raw)  # an all-zero list scales by 0
     else:
-        raw = _f(name, items)
+        # no flat test: DuckDB's LIST_VAR_* (Welford's update) are exactly 0 for equal items
+        # (each step adds (x - new mean) * (x - old mean) = 0), which the polars form has to
+        # test for; NULL exactly where too few items make the error
+        value = _f(name, items)
     known = _known_count(c)
     too_few: exp.Expr | bool
     if known is not None:
@@ -241,8 +246,14 @@ def _sql_spread(c: FormCall, *values: Any, sample: bool, root: bool) -> Any:
         too_few = _is_null(_f("LIST_VAR_SAMP", items) if sample else low)
     if too_few is True:
         return exp.Null(), exp.Literal.string("#DIV/0!")
-    return _sql_checked(c, _case([(flat, _n(0))], raw), _sql_errors([(too_few, "#DIV/0!")]),
-                        tracked=_tracked(c))
+    tracked = _tracked(c)
+    if not root and not tracked:
+        # NULL where the range test fires too (the table flags VAR.S/VAR.P null_on_error)
+        raw = c.let(value)
+        value = _case([(exp.LT(this=_f("ABS", raw), expression=exp.Literal.number("1e308")),
+                        raw)])
+        return value, _sql_errors([(too_few, "#DIV/0!"), *_sql_range_errors(raw)])
+    return _sql_checked(c, value, _sql_errors([(too_few, "#DIV/0!")]), tracked=tracked)
 
 
 def _pl_kth(c: FormCall, values: Any, k: Any, *, largest: bool) -> Any:
@@ -273,7 +284,7 @@ def _sql_kth(c: FormCall, values: Any, k: Any, *, largest: bool) -> Any:
     position = c.let(_f("CEIL" if largest else "FLOOR", k))
     bad = c.let(_or(exp.EQ(this=n, expression=_n(0)), exp.LT(this=position, expression=_n(1)),
                     exp.GT(this=position, expression=n)))
-    index = exp.cast(_case([(bad, _n(1))], position), exp.DataType.build("BIGINT"))
+    index = exp.cast(_case([(bad, _n(1))], position), dtype("BIGINT"))
     return _at(ordered, index), [(bad, "#NUM!")]
 
 
@@ -308,7 +319,7 @@ def _sql_percentile(c: FormCall, values: Any, k: Any, errors: list[tuple[Any, st
                *(() if known is not None else (exp.LT(this=k, expression=_n(0)),
                                                exp.GT(this=k, expression=_n(1)))))
     items = c.let(_f("LIST_SORT", _sql_present(values)))
-    double = exp.DataType.build("DOUBLE")
+    double = dtype("DOUBLE")
     if known is not None and count is not None:  # the rank is known: exact, as the scalar's
         rank = known * (count - 1)
         whole = int(rank)
@@ -324,7 +335,7 @@ def _sql_percentile(c: FormCall, values: Any, k: Any, errors: list[tuple[Any, st
         position = c.let(guarded)
         lower = c.let(_f("FLOOR", position))
         frac = c.let(_op("-", position, lower))
-        lo_i = exp.cast(lower, exp.DataType.build("BIGINT"))
+        lo_i = exp.cast(lower, dtype("BIGINT"))
         lo = c.let(_at(items, _op("+", lo_i, _n(1))))
         hi = _at(items, _f("LEAST", _op("+", lo_i, _n(2)), n))
     value = _case([(exp.EQ(this=frac, expression=_n(0)), lo)],
@@ -365,7 +376,7 @@ def sql_sumproduct(c: FormCall, *lists: Any) -> Any:
         # In DOUBLE: a product of two DECIMAL(38, 18) overflows DuckDB from 100 on (its scale
         # would be 36), so decimal columns get the float product here, as LIST_PRODUCT does.
         def factor(v: exp.Expr) -> exp.Expr:
-            return exp.cast(_coalesce(v, _n(0)), exp.DataType.build("DOUBLE"))
+            return exp.cast(_coalesce(v, _n(0)), dtype("DOUBLE"))
 
         out = factor(x)
         for lst in lists[1:]:

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
+from ...sql.kit import dtype
 from ....interpreter import ir
 from ....types import Type
 from ....functions._criteria import to_int
@@ -319,7 +320,7 @@ def sql_sequence(c: FormCall, rows: Any, columns: Any = None, start: Any = None,
     if n < 0:
         return exp.Null(), [(exp.Boolean(this=True), "#VALUE!")]
     if n == 0:
-        return exp.cast(exp.Array(expressions=[]), exp.DataType.build("DOUBLE[]"))
+        return exp.cast(exp.Array(expressions=[]), dtype("DOUBLE[]"))
     known = [_known_number(c, i) if i < len(c.args) else Decimal(1) for i in (2, 3)]
     if known[1] == 1:  # start + i
         value = _f("LIST_TRANSFORM", _f("RANGE", _n(n)), _lam(lambda i: _op("+", start, i)))
@@ -330,7 +331,7 @@ def sql_sequence(c: FormCall, rows: Any, columns: Any = None, start: Any = None,
         return value, _sql_errors([(abs(known[0] + known[1] * (n - 1)) >= Decimal("1e308"),
                                     "#NUM!")])
     last = _op("+", start, _op("*", step, _n(n - 1)))
-    return value, _sql_range_errors(exp.cast(last, exp.DataType.build("DOUBLE")))
+    return value, _sql_range_errors(exp.cast(last, dtype("DOUBLE")))
 
 
 def polars_take(c: FormCall, values: Any, count: Any) -> Any:

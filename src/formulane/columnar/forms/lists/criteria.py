@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence, cast
 
 from sqlglot import exp
 
+from ...sql.kit import dtype
 from ....interpreter import ir
 from ....functions._criteria import Criterion, criterion
 from ._base import (
@@ -408,7 +409,7 @@ def _sql_if_family(c: FormCall, *values: Any, how: str) -> Any:
     if c.omitted(2):
         if c.elem(0).kind != "Number":
             picked: exp.Expr = exp.cast(exp.Array(expressions=[]),
-                                              exp.DataType.build("DOUBLE[]"))
+                                              dtype("DOUBLE[]"))
         else:
             picked = _f("LIST_FILTER", lst, _lam(pred))
     else:

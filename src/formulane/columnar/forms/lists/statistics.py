@@ -13,6 +13,7 @@ from typing import Any, Callable, cast
 
 from sqlglot import exp
 
+from ...sql.kit import dtype
 from ._base import (
     FormCall, _at, _case, _coalesce, _e, _f, _known_count, _known_items, _known_len, _known_number,
     _lam, _len, _MISSING, _n, _not_null, _num, _op, _or, _p, pl, _pl_empty_like, _pl_int,
@@ -74,7 +75,7 @@ def polars_geomean(c: FormCall, *values: Any) -> Any:
 def sql_geomean(c: FormCall, *values: Any) -> Any:
     items = _sql_items(c, values)
     logs = _f("LIST_TRANSFORM", items, _lam(lambda x: _case(
-        [(exp.GT(this=x, expression=_n(0)), _f("LN", exp.cast(x, exp.DataType.build("DOUBLE"))))])))
+        [(exp.GT(this=x, expression=_n(0)), _f("LN", exp.cast(x, dtype("DOUBLE"))))])))
     return _f("EXP", _f("LIST_AVG", logs)), _sql_positive(items)
 
 
@@ -88,7 +89,7 @@ def sql_harmean(c: FormCall, *values: Any) -> Any:
     items = _sql_items(c, values)
     inverse = _f("LIST_SUM", _f("LIST_TRANSFORM", items, _lam(lambda x: _case(
         [(exp.GT(this=x, expression=_n(0)),
-          _op("/", _n(1), exp.cast(x, exp.DataType.build("DOUBLE"))))]))))
+          _op("/", _n(1), exp.cast(x, dtype("DOUBLE"))))]))))
     return _op("/", _sql_count(items), _f("NULLIF", inverse, _n(0))), _sql_positive(items)
 
 
@@ -110,14 +111,14 @@ def _sql_deviations(c: FormCall, *values: Any, squares: bool) -> Any:
 
     def body(s: dict[str, exp.Expr]) -> exp.Expr:
         def dev(x: exp.Expr) -> exp.Expr:
-            d = _op("-", exp.cast(x, exp.DataType.build("DOUBLE")), s["m"])
+            d = _op("-", exp.cast(x, dtype("DOUBLE")), s["m"])
             return _op("*", d, d) if squares else _f("ABS", d)
 
         each = _f("LIST_TRANSFORM", s["xs"], _lam(dev))
         return _f("LIST_SUM", each) if squares else _f("LIST_AVG", each)
 
     raw = _sql_let({"xs": items, "m": _f("LIST_AVG", exp.cast(
-        items, exp.DataType.build("DOUBLE[]")))}, body)
+        items, dtype("DOUBLE[]")))}, body)
     flat = exp.EQ(this=_f("LIST_MIN", items), expression=_f("LIST_MAX", items))
     return _sql_checked(c, _case([(flat, _n(0))], raw), [
         (exp.EQ(this=_sql_count(items), expression=_n(0)), "#NUM!")])
@@ -137,7 +138,7 @@ def sql_quartile_inc(c: FormCall, values: Any, quart: Any) -> Any:
                                Decimal(q) / 4)
     q = c.let(_trunc(quart))
     bad = _or(exp.LT(this=q, expression=_n(0)), exp.GT(this=q, expression=_n(4)))
-    return _sql_percentile(c, values, _op("/", exp.cast(q, exp.DataType.build("DOUBLE")), _n(4)),
+    return _sql_percentile(c, values, _op("/", exp.cast(q, dtype("DOUBLE")), _n(4)),
                            [(bad, "#NUM!")])
 
 
@@ -163,7 +164,7 @@ def _sql_rank(c: FormCall, number: Any, values: Any, order: Any, *, average: boo
     ahead = _case([(exp.NEQ(this=order, expression=_n(0)), count("<"))], count(">"))
     if average:
         value = _op("/", exp.cast(_op("+", _op("+", _op("*", _n(2), ahead), equal), _n(1)),
-                              exp.DataType.build("DOUBLE")), _n(2))
+                              dtype("DOUBLE")), _n(2))
     else:
         value = _op("+", ahead, _n(1))
     return value, [(exp.EQ(this=_coalesce(equal, _n(0)), expression=_n(0)), "#N/A")]
@@ -199,10 +200,10 @@ def _pl_moments(first: Any, second: Any) -> dict[str, Any]:
 def _sql_paired(first: Any, second: Any) -> tuple[exp.Expr, exp.Expr]:
     px = _f("LIST_TRANSFORM", first, _lam(
         lambda x, i: _case([(_not_null(_at(second, i)), exp.cast(
-            x, exp.DataType.build("DOUBLE")))]), 2))
+            x, dtype("DOUBLE")))]), 2))
     py = _f("LIST_TRANSFORM", second, _lam(
         lambda y, i: _case([(_not_null(_at(first, i)), exp.cast(
-            y, exp.DataType.build("DOUBLE")))]), 2))
+            y, dtype("DOUBLE")))]), 2))
     return px, py
 
 
@@ -240,7 +241,7 @@ def _sql_moments(c: FormCall, first: Any, second: Any, minimum: int, flat: str,
     def scale(p: exp.Expr) -> exp.Expr:
         m = _f("GREATEST", _f("ABS", _f("LIST_MIN", p)), _f("ABS", _f("LIST_MAX", p)))
         # the largest magnitude, 1 when it is 0 or there is none
-        return _coalesce(_f("NULLIF", m, _n(0)), exp.cast(_n(1), exp.DataType.build("DOUBLE")))
+        return _coalesce(_f("NULLIF", m, _n(0)), exp.cast(_n(1), dtype("DOUBLE")))
 
     def level2(s: dict[str, exp.Expr]) -> exp.Expr:
         ux = _f("LIST_TRANSFORM", s["px"], _lam(lambda x: _op("/", x, s["sx"])))
@@ -411,7 +412,7 @@ class _PlMath:
 
 def _d(v: Any) -> exp.Expr:
     if isinstance(v, float):
-        return exp.cast(exp.Literal.number(repr(v)), exp.DataType.build("DOUBLE"))
+        return exp.cast(exp.Literal.number(repr(v)), dtype("DOUBLE"))
     return cast(exp.Expr, v)
 
 
@@ -470,8 +471,8 @@ def _sql_standard(z: Any, cumulative: Any, scale: Any, c: FormCall, i_cumulative
             return _case([(cumulative, probability)], density)
         return probability if literal else density
 
-    return _sql_let({"z": exp.cast(z, exp.DataType.build("DOUBLE")),
-                     "sd": exp.cast(scale, exp.DataType.build("DOUBLE"))}, body)
+    return _sql_let({"z": exp.cast(z, dtype("DOUBLE")),
+                     "sd": exp.cast(scale, dtype("DOUBLE"))}, body)
 
 
 def polars_norm_dist(c: FormCall, x: Any, mean: Any, sd: Any, cumulative: Any) -> Any:
@@ -482,10 +483,10 @@ def polars_norm_dist(c: FormCall, x: Any, mean: Any, sd: Any, cumulative: Any) -
 
 
 def sql_norm_dist(c: FormCall, x: Any, mean: Any, sd: Any, cumulative: Any) -> Any:
-    sdd = exp.cast(sd, exp.DataType.build("DOUBLE"))
+    sdd = exp.cast(sd, dtype("DOUBLE"))
     safe = _case([(exp.GT(this=sdd, expression=_n(0)), sdd)], _d(1.0))
-    z = _op("/", _op("-", exp.cast(x, exp.DataType.build("DOUBLE")),
-                  exp.cast(mean, exp.DataType.build("DOUBLE"))), safe)
+    z = _op("/", _op("-", exp.cast(x, dtype("DOUBLE")),
+                  exp.cast(mean, dtype("DOUBLE"))), safe)
     value = _sql_standard(z, cumulative, safe, c, 3)
     return value, [(exp.LTE(this=sd, expression=_n(0)), "#NUM!"), *_sql_range_errors(value)]
 

@@ -17,7 +17,7 @@ from sqlglot import exp
 from ....interpreter import ir
 from ....values import ErrorValue
 from ...call import FormCall
-from ...sql.let import let
+from ...sql.let import bound, let, size
 from ..operators.sql_arith import all_of as _and
 from ..operators.sql_arith import not_ as _not
 from ..operators.sql_arith import num as _n
@@ -120,6 +120,14 @@ def sql_error_type(call: FormCall, col: Any) -> Any:
         # a constant error (a folded 1/0, NA()): its number, known when compiling
         return backend.SqlColumn(_n(ERROR_TYPE_NUMBER.get(a.value.code, 99)), None,
                                  strict=True)
+    known = _known_codes(col.error)
+    if known is not None:
+        # each of the argument's own tests yields its number: no table of codes per row
+        numbers = exp.Case(ifs=[exp.If(this=c.copy(), true=_n(ERROR_TYPE_NUMBER.get(k, 99)))
+                                for c, k in known])
+        clean = exp.Case(ifs=[exp.If(this=c.copy(), true=exp.Null()) for c, _ in known],
+                         default=exp.Literal.string("#N/A"))
+        return backend.SqlColumn(numbers, clean, strict=True)
     # the code as the operand of a simple CASE; the other codes are 99, matched by the code
     # itself (``WHEN code THEN 99``: equal to itself unless NULL), so a clean row's value is
     # NULL beside its #N/A and the result needs no wrapper (``null_on_error``)
@@ -130,3 +138,27 @@ def sql_error_type(call: FormCall, col: Any) -> Any:
         exp.If(this=code.copy(), true=_n(99))])
     error = _case([(_is_null(code.copy()), exp.Literal.string("#N/A"))])
     return backend.SqlColumn(value, error, strict=True)
+
+
+#: At most this many nodes of an error column's tests are written twice (`_known_codes`).
+_SMALL_TESTS = 24
+
+
+def _known_codes(error: exp.Expr) -> list[tuple[exp.Expr, str]] | None:
+    """The (condition, code) pairs of an error column that is one searched CASE of constant
+    codes and no ELSE (``CASE WHEN "y" = 0 THEN '#DIV/0!' END``: what a form's error list
+    compiles to), when its tests are small; else None. A peephole of the built error, as
+    `operators.sql_arith.literal` is of literals: ERROR.TYPE then writes the tests twice
+    (value, error) instead of binding the code and matching it against Excel's table."""
+    e = bound(error)
+    if not isinstance(e, exp.Case) or e.this is not None or e.args.get("default") is not None:
+        return None
+    pairs: list[tuple[exp.Expr, str]] = []
+    for branch in e.args["ifs"]:
+        code = branch.args.get("true")
+        if not (isinstance(code, exp.Literal) and code.is_string):
+            return None
+        pairs.append((branch.this, code.this))
+    if not pairs or size(e, _SMALL_TESTS + 1) > _SMALL_TESTS:
+        return None
+    return pairs

@@ -336,7 +336,9 @@ sql_odd = _sql_even_odd(True)
 def _sql_floor_mod(a: exp.Expr, b: exp.Expr, k: Decimal | None = None) -> exp.Expr:
     """a - b * floor(a / b): the remainder with the sign of the divisor (b never zero); ``k``:
     the divisor's value when known, whose sign decides the test when compiling (a remainder
-    below zero moves up by b > 0, one above zero down by b < 0)."""
+    below zero moves up by b > 0, one above zero down by b < 0). Not ``(a % b + b) % b``,
+    which writes ``a`` once but adds on every row: Spark types a sum of two DECIMAL(38, 18)
+    as DECIMAL(38, 17), so a remainder's 18th place would be lost where no sign moves it."""
     r = let(_mod(a, b))  # read four times (DECIMAL or DOUBLE %, total: b is never zero)
     if k is not None and k != 0:
         return _case([((_gt if k < 0 else _lt)(r, _n(0)), _add(r, b))], r)

@@ -392,7 +392,7 @@ def ifna(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
 
 def choose(call: FormCall, index: SqlColumn, *values: SqlColumn) -> SqlColumn:
     # the scalar CHOOSE truncates the index (CAST to INT rounds on some engines)
-    i = exp.cast(exp.Floor(this=index.value), exp.DataType.build("INT"))
+    i = exp.cast(exp.Floor(this=index.value), dtype("INT"))
     value_pairs = [(exp.EQ(this=i, expression=exp.Literal.number(n)), v.value)
                    for n, v in enumerate(values, start=1)]
     error_pairs = [(exp.EQ(this=i, expression=exp.Literal.number(n)), _err(v))

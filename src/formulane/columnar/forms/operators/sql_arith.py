@@ -278,9 +278,9 @@ def only(condition: exp.Expr, x: exp.Expr) -> exp.Expr:
 
 #: DECIMAL(38, 18) holds |x| < 1e20; the DOUBLE estimate is tested with a margin.
 DECIMAL_FIT = Decimal("99999999999990000000")
-_D18 = exp.DataType.build("DECIMAL(38, 18)")
-_D9 = exp.DataType.build("DECIMAL(38, 9)")
-_D0 = exp.DataType.build("DECIMAL(38, 0)")
+_D18 = dtype("DECIMAL(38, 18)")
+_D9 = dtype("DECIMAL(38, 9)")
+_D0 = dtype("DECIMAL(38, 0)")
 _BINARY = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul}
 
 
@@ -378,6 +378,8 @@ def _nine(c: SqlColumn, k: Decimal | None) -> exp.Expr:
 
 
 _NINE = Decimal("1e-9")
+#: |x| below this squares below 1e20 - 2e8 (`decimal_arith`'s ``x * x``).
+_SQUARE_FIT = exp.Literal.number("9.99999999999e9")
 
 
 def _fits(e: exp.Expr) -> exp.Expr:
@@ -405,6 +407,29 @@ def _below(bound: Decimal) -> exp.Expr:
     from decimal import ROUND_DOWN, Context
 
     return num(float(Context(prec=15, rounding=ROUND_DOWN).plus(bound)))
+
+
+def _exact_bound(k: Decimal) -> exp.Expr | None:
+    """``1e20 / |k|`` as a number literal when it is exact and a DOUBLE holds it exactly
+    (``5e19`` for 2, ``1e15`` for 100000), else None. For an operand read exactly (a value,
+    not a DOUBLE estimate), |x| < 1e20 / |k| is the very condition |x * k| < 1e20 (what
+    DECIMAL(38, 18) holds), whether the engine compares exactly or in DOUBLE (rounding to
+    DOUBLE keeps order, and the bound is a DOUBLE itself): no margin is needed, and the
+    literal is short where `_below`'s 15 digits are not."""
+    from decimal import Context, Inexact
+
+    if abs(k) <= 1:
+        return None
+    context = Context(prec=40, traps=[Inexact])
+    try:
+        bound = context.divide(Decimal(10) ** 20, abs(k))
+    except Inexact:
+        return None
+    if Decimal(float(bound)) != bound:
+        return None
+    # with an exponent (``1e15``, not ``1000000000000000.0``): a DOUBLE literal where the
+    # engine has them (`double_literal`), an exact NUMERIC on PostgreSQL
+    return exp.Literal.number(format(bound.normalize(), "e").replace("e+", "e"))
 
 
 def _whole(k: Decimal | None) -> bool:
@@ -453,8 +478,18 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
         # |x| < F implies |x * k| < F; and |x + k| < 1e20 (the margin is far wider than k)
         fits = x_test
     elif one and op == "*" and k is not None and abs(k) < DECIMAL_FIT:
-        # |x * k| < F, as |x| < F / |k| (which implies |x| < F when |k| >= 1)
-        fits = exp.LT(this=exp.Abs(this=x_read.copy()), expression=_below(DECIMAL_FIT / abs(k)))
+        # |x * k| < F, as |x| < F / |k| (which implies |x| < F when |k| >= 1); read exactly,
+        # as |x| < 1e20 / |k| where that bound is a short exact literal (`_exact_bound`) and
+        # the product is exact (a whole k: no DOUBLE path whose rounding could reach 1e20)
+        x_col = b if known_a is not None else a
+        bound = _exact_bound(k) if x_col.estimate is None and _whole(k) else None
+        fits = exp.LT(this=exp.Abs(this=x_read.copy()),
+                      expression=bound if bound is not None else _below(DECIMAL_FIT / abs(k)))
+    elif op == "*" and same and a.estimate is None:
+        # |x| < 9.99999999999e9, read as a value (not an estimate): |x * x| < 1e20 - 2e8, a
+        # margin no DOUBLE rounding of the square crosses; the estimate is then read only by
+        # the DOUBLE path (once: not bound)
+        fits = exp.LT(this=exp.Abs(this=ra.copy()), expression=_SQUARE_FIT.copy())
     elif op == "*" and same:
         fits = _fits(est.copy())  # |x * x| < F implies |x| < F
     else:

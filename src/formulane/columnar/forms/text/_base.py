@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
+from ...sql.kit import dtype
 from ....interpreter.fold import fold_call
 from ....limits import DEFAULT_LIMITS
 from ....values import ErrorValue
@@ -82,8 +83,8 @@ def _error_literal(call: FormCall, code: str) -> Any:
     tests numbers for #NUM!) with the error code."""
     returns = call.node.type
     if call.backend == "polars":
-        dtype = pl.Utf8 if returns.kind in ("Any", "Var") else _vp.dtype_of(returns)
-        return pl.lit(None, dtype=dtype), pl.lit(code)
+        pl_type = pl.Utf8 if returns.kind in ("Any", "Var") else _vp.dtype_of(returns)
+        return pl.lit(None, dtype=pl_type), pl.lit(code)
     return exp.Null(), L.string(code)
 
 
@@ -99,7 +100,7 @@ def _literal(backend: str, value: Any) -> Any:
         return pl.lit(value, dtype=pl.Utf8)
     if isinstance(value, tuple):
         return exp.cast(exp.Array(expressions=[L.string(v) for v in value]),
-                        exp.DataType.build("VARCHAR[]"))
+                        dtype("VARCHAR[]"))
     if isinstance(value, bool):
         return exp.Boolean(this=value)
     if isinstance(value, (int, Decimal)):
@@ -154,7 +155,7 @@ def _p(e: Any) -> Any:
 def _sql_int(n: Any) -> Any:
     """A Number truncated toward zero to BIGINT (clamped first)."""
     clamped = _f("LEAST", _f("GREATEST", n.copy(), L.number(-_CLAMP)), L.number(_CLAMP))
-    return exp.cast(_f("TRUNC", clamped), exp.DataType.build("BIGINT"))
+    return exp.cast(_f("TRUNC", clamped), dtype("BIGINT"))
 
 
 def _lt(a: Any, b: Any) -> Any:

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from sqlglot import exp
 
+from ...sql.kit import dtype
 from ...call import MISSING, FormCall
 from ._base import (
     _CLAMP, L, _bind, _case, _cat, _eq, _f, _ge, _int, _length, _lt, _pl_int,
@@ -385,7 +386,7 @@ def polars_char(call: FormCall, number: Any) -> Any:
 def sql_char(call: FormCall, number: Any) -> Any:
     bad = exp.or_(_lt(number, L.number(1)), _ge(number, L.number(256)))
     n = _case([(exp.Not(this=exp.Paren(this=bad)), _sql_int(number))])
-    return _f("CHR", exp.cast(n, exp.DataType.build("INT"))), [(bad, "#VALUE!")]
+    return _f("CHR", exp.cast(n, dtype("INT"))), [(bad, "#VALUE!")]
 
 
 def polars_unichar(call: FormCall, number: Any) -> Any:
@@ -402,7 +403,7 @@ def sql_unichar(call: FormCall, number: Any) -> Any:
     surrogate = exp.and_(_ge(k, L.number(0xD800)), exp.LTE(this=k.copy(),
                                                             expression=L.number(0xDFFF)))
     ok = exp.Not(this=exp.Paren(this=exp.or_(bad.copy(), surrogate.copy())))
-    n = exp.cast(_case([(ok, k.copy())]), exp.DataType.build("INT"))
+    n = exp.cast(_case([(ok, k.copy())]), dtype("INT"))
     return _f("NFC_NORMALIZE", _f("CHR", n)), \
         [(bad, "#VALUE!"), (surrogate, "#N/A")]
 

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
+from ...sql.kit import dtype
 from ...call import FormCall
 from ._base import (
     L, LIMIT, _NOT, _PAST_A_LIMIT, _add, _all_const, _case, _cat, _eq, _f, _fold, _folded_or, _ge, _grows, _gt, _int,
@@ -297,8 +298,8 @@ def _sql_scaled_digits(value: Any, f: _Format,
     """`_pl_scaled_digits` in SQL (a DOUBLE's VARCHAR is its shortest repr, a DECIMAL's its
     own digits): ``finish(integer digits, decimals or None)`` builds the text; the steps
     bind their intermediate values once (`_let`)."""
-    big_int = exp.DataType.build("BIGINT")
-    varchar = exp.DataType.build("VARCHAR")
+    big_int = dtype("BIGINT")
+    varchar = dtype("VARCHAR")
     text = exp.cast(exp.Abs(this=value.copy()), varchar)
 
     def on_text(t: Any) -> Any:
@@ -352,7 +353,7 @@ def _sql_scaled_digits(value: Any, f: _Format,
 
     def on_scaled(scaled: Any) -> Any:
         width = exp.cast(_f("GREATEST", _length(scaled), L.number(f.decimals + 1)),
-                         exp.DataType.build("INT"))
+                         dtype("INT"))
         return _let(_f("LPAD", scaled.copy(), width, L.string("0")), on_padded)
 
     def on_padded(padded: Any) -> Any:

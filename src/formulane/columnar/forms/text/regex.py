@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from ...sql.kit import dtype
 from ....values import XLError
 from ...call import FormCall
 from ._base import L, _Folded, _NOT, _case, _f, _fold, _grows, _int, _p, pl
@@ -331,7 +332,7 @@ def sql_regexgroups(call: FormCall, text: Any, pattern: Any, case_flag: Any) -> 
     found = exp.RegexpLike(this=text.copy(), expression=L.string(rendered))
     items = [exp.RegexpExtract(this=text.copy(), expression=L.string(rendered),
                                group=L.number(g)) for g in range(1, parsed.groups + 1)]
-    value = exp.cast(exp.Array(expressions=items), exp.DataType.build("VARCHAR[]"))
+    value = exp.cast(exp.Array(expressions=items), dtype("VARCHAR[]"))
     return _case([(found, value)]), [(exp.Not(this=exp.Paren(this=found.copy())), "#N/A")]
 
 
