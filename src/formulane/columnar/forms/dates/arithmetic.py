@@ -409,8 +409,9 @@ def _networkdays_sql(o: Any, week: _Week, a: Any, b: Any, holidays: Any,
     if literal is None:  # holidays by ordinal - 1, in (before, hi]
         h, x = exp.to_identifier("_h"), exp.to_identifier("_x")
         xe = Q(exp.column(x))
+        # (shifted as the dates' ordinals are: whole weeks, so the weekday test still holds)
         ordinals = exp.Anonymous(this="LIST_TRANSFORM", expressions=[
-            Q(holidays).e, _lambda(o.ordinal(Q(exp.column(h))) - 1, h)])
+            Q(holidays).e, _lambda(o.ordinal(Q(exp.column(h))) + (shift - 1), h)])
         inside = Q(exp.Between(this=xe.e, low=Q(before).e, high=(hi - 1).e))
         kept = exp.Anonymous(this="LIST_FILTER", expressions=[
             ordinals, _lambda(inside & week.is_workday(xe + 1), x)])
