@@ -20,7 +20,8 @@ there: `%` is an integer remainder in SQLite (`5.5 % 2` is 1), `EXTRACT`, `LEFT`
 `STARTS_WITH`, `ENDS_WITH` and `CONTAINS` do not exist. `adapt` rewrites those into SQLite's own
 functions (`MOD`, `STRFTIME`, `SUBSTR`, `INSTR`) before the refusal check, so one tree serves.
 PostgreSQL likewise: no `%` for DOUBLE PRECISION, no BIGINT counts for SUBSTRING/LEFT/RIGHT, no
-ENDS_WITH/CONTAINS, and `\\x{HH}` is no escape in its regular expressions.
+ENDS_WITH/CONTAINS, and `\\x{HH}` is no escape in its regular expressions; Spark's DATE_ADD takes
+an INT count of days only.
 """
 
 from __future__ import annotations
@@ -320,7 +321,17 @@ def _postgres_pattern(pattern: exp.Expr | None) -> exp.Expr | None:
     return pattern
 
 
-_REWRITES = {"sqlite": _sqlite_node, "postgres": _postgres_node}
+def _spark_node(node: exp.Expr) -> exp.Expr:
+    if isinstance(node, exp.DateAdd) and not (
+            isinstance(node.expression, exp.Cast) and node.expression.to.is_type(
+                exp.DataType.Type.INT)):
+        # Spark's DATE_ADD takes an INT count of days and refuses a BIGINT (the forms bound
+        # their day counts far below 2 ** 31: dates stay within years 1-9999)
+        node.set("expression", exp.cast(node.expression, "INT", copy=False))
+    return node
+
+
+_REWRITES = {"sqlite": _sqlite_node, "postgres": _postgres_node, "spark": _spark_node}
 
 
 def _number_text(e: exp.Expr) -> bool:
