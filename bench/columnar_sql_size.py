@@ -39,7 +39,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 import formulane  # noqa: E402
 from formulane import FormulaError  # noqa: E402
 from formulane.interpreter import ir  # noqa: E402
-from formulane.schema import infer_schema  # noqa: E402
 
 
 #: The clock compile times are read on (``--clock``) and how many runs each takes the best of.
@@ -49,12 +48,7 @@ FLOOR = False
 
 
 def nodes(root: Any) -> int:
-    count, stack = 0, [root]
-    while stack:
-        node = stack.pop()
-        count += 1
-        stack.extend(ir.ir_children(node))
-    return count
+    return sum(1 for _ in ir.ir_walk(root))
 
 
 def functions(root: Any) -> dict[str, str]:
@@ -104,7 +98,7 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def main() -> None:
-    from case_runner import load_cases
+    from case_runner import load_cases, schema_and_registry
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--dialect", default="duckdb")
@@ -133,10 +127,7 @@ def main() -> None:
         if case.raises:
             continue
         try:
-            schema = case.schema if case.schema is not None else infer_schema(case.vars)
-            registry = formulane.default_registry()
-            if case.packs:
-                registry = registry.with_packs(*case.packs)
+            schema, registry = schema_and_registry(case)
             # best of 3, each from a freshly checked program (nothing cached between runs):
             # the first run of a family also imports its forms, which is not compile time
             elapsed = float("inf")

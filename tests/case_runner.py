@@ -9,6 +9,7 @@ list kept by the runner), never skipped in silence.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -127,16 +128,42 @@ def same(actual: Any, expected: Any) -> bool:
     return type(actual) is type(expected) and actual == expected
 
 
-def run_scalar(case: Case) -> Any:
-    """Compile and evaluate on the scalar backend: the value, or the FormulaError raised."""
+def schema_and_registry(case: Case) -> tuple[Any, Any]:
+    """The case's schema (inferred from its variables unless written) and registry (with its
+    packs)."""
     schema = case.schema
     if schema is None:
         schema = formulane.schema.infer_schema(case.vars)
     registry = formulane.default_registry()
     if case.packs:
         registry = registry.with_packs(*case.packs)
+    return schema, registry
+
+
+def compile_case(case: Case) -> Any:
+    """The case's program (raises the FormulaError compiling it raises)."""
+    schema, registry = schema_and_registry(case)
+    return formulane.compile(case.expr, schema, profile=case.profile, registry=registry)
+
+
+@functools.lru_cache(maxsize=1)
+def compiled_cases() -> tuple[Any, ...]:
+    """The program of every case that compiles (cases expected to raise left out)."""
+    programs = []
+    for case in load_cases():
+        if case.raises:
+            continue
+        try:
+            programs.append(compile_case(case))
+        except FormulaError:
+            continue
+    return tuple(programs)
+
+
+def run_scalar(case: Case) -> Any:
+    """Compile and evaluate on the scalar backend: the value, or the FormulaError raised."""
     try:
-        program = formulane.compile(case.expr, schema, profile=case.profile, registry=registry)
+        program = compile_case(case)
         return program, program.evaluate(case.vars, now=case.now)
     except FormulaError as exc:
         return None, exc

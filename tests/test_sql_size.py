@@ -41,12 +41,7 @@ FAMILIES: list[tuple[str, str, Callable[[str], str]]] = [
 
 
 def _nodes(root: Any) -> int:
-    count, stack = 0, [root]
-    while stack:
-        node = stack.pop()
-        count += 1
-        stack.extend(ir.ir_children(node))
-    return count
+    return sum(1 for _ in ir.ir_walk(root))
 
 
 def _duckdb_rows(query: str) -> list[dict[str, Any]]:

@@ -86,12 +86,7 @@ FORMULAS = [f for f, _ in CEILINGS if f not in RANGE_DIFFERS] + [
 
 
 def _nodes(root: Any) -> int:
-    count, stack = 0, [root]
-    while stack:
-        node = stack.pop()
-        count += 1
-        stack.extend(ir.ir_children(node))
-    return count
+    return sum(1 for _ in ir.ir_walk(root))
 
 
 @pytest.mark.parametrize("formula,ceiling", CEILINGS, ids=[c[0][:40] for c in CEILINGS])

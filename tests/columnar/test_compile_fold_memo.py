@@ -12,7 +12,6 @@ other calls have charged, could differ). And the walk itself compiles the same S
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,33 +19,18 @@ from typing import Any
 import pytest
 
 import formulane
-from formulane import FormulaError, Limits
+from formulane import Limits
 from formulane.columnar import walk
 from formulane.interpreter import ir
 from formulane.interpreter.fold import MISSING, FoldMemo, constant, fold
-from formulane.schema import infer_schema
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from case_runner import load_cases  # noqa: E402
+from case_runner import compiled_cases  # noqa: E402
 
 
-@functools.lru_cache(maxsize=1)
 def _roots() -> list[ir.IR]:
-    roots = []
-    for case in load_cases():
-        if case.raises:
-            continue
-        try:
-            schema = case.schema if case.schema is not None else infer_schema(case.vars)
-            registry = formulane.default_registry()
-            if case.packs:
-                registry = registry.with_packs(*case.packs)
-            roots.append(formulane.compile(case.expr, schema, profile=case.profile,
-                                           registry=registry).root)
-        except FormulaError:
-            continue
-    return roots
+    return [program.root for program in compiled_cases()]
 
 
 def _post_order(root: ir.IR) -> list[ir.IR]:

@@ -10,7 +10,6 @@ sqlglot's dialect rewrites left them as they were).
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,29 +20,14 @@ import formulane
 from formulane import FormulaError
 from formulane.columnar.sql import select
 from formulane.columnar.sql.kit import DIALECTS
-from formulane.schema import infer_schema
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from case_runner import load_cases  # noqa: E402
+from case_runner import compiled_cases  # noqa: E402
 
 
-@functools.lru_cache(maxsize=1)
-def _programs() -> list[Any]:
-    programs = []
-    for case in load_cases():
-        if case.raises:
-            continue
-        try:
-            schema = case.schema if case.schema is not None else infer_schema(case.vars)
-            registry = formulane.default_registry()
-            if case.packs:
-                registry = registry.with_packs(*case.packs)
-            programs.append(formulane.compile(case.expr, schema, profile=case.profile,
-                                              registry=registry))
-        except FormulaError:
-            continue
-    return programs
+def _programs() -> tuple[Any, ...]:
+    return compiled_cases()
 
 
 

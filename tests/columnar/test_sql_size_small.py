@@ -171,12 +171,7 @@ SIZES = [
 def _nodes(root: Any) -> int:
     from formulane.interpreter import ir
 
-    count, stack = 0, [root]
-    while stack:
-        node = stack.pop()
-        count += 1
-        stack.extend(ir.ir_children(node))
-    return count
+    return sum(1 for _ in ir.ir_walk(root))
 
 
 @pytest.mark.parametrize("formula,schema", SIZES, ids=[s[0] for s in SIZES])

@@ -10,7 +10,7 @@ excel-profile coercions are explicit `Coerce` nodes, so no backend guesses.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Iterator, Union
 
 from ..functions.spec import FunctionSpec, Sig
 from ..source import Span
@@ -163,12 +163,15 @@ def ir_children(node: IR) -> tuple[IR, ...]:
     raise TypeError(type(node).__name__)
 
 
-def reads_locals(node: IR) -> bool:
-    """Whether the subtree reads a LET name or lambda parameter (a `Var` with ``local``)."""
+def ir_walk(node: IR) -> Iterator[IR]:
+    """Every node of the subtree, ``node`` first (depth first, without recursion)."""
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, Var) and n.local:
-            return True
+        yield n
         stack.extend(ir_children(n))
-    return False
+
+
+def reads_locals(node: IR) -> bool:
+    """Whether the subtree reads a LET name or lambda parameter (a `Var` with ``local``)."""
+    return any(isinstance(n, Var) and n.local for n in ir_walk(node))

@@ -349,14 +349,7 @@ def to_sql_form(root: Any, dialect: str, numbers: str | None = None, limits: Any
 def _read_names(root: Any) -> set[str]:
     from ...interpreter import ir
 
-    names: set[str] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if type(node) is ir.Var:
-            names.add(node.name)
-        stack.extend(ir.ir_children(node))
-    return names
+    return {node.name for node in ir.ir_walk(root) if type(node) is ir.Var}
 
 
 def to_sql_forms(roots: list[Any], dialect: str, numbers: str | None, limits: Any,
