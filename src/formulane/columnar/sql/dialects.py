@@ -162,16 +162,18 @@ def adapt(tree: exp.Expr | None, dialect: str) -> exp.Expr | None:
     return root
 
 
-def _sqlite_node(node: exp.Expr) -> exp.Expr:
-    def call(name: str, *args: exp.Expr) -> exp.Expr:
-        return exp.Anonymous(this=name, expressions=list(args))
+def _call(name: str, *args: exp.Expr) -> exp.Expr:
+    """An engine function the rewrites call by name (sqlglot passes it through)."""
+    return exp.Anonymous(this=name, expressions=list(args))
 
+
+def _sqlite_node(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.Mod):  # `%` truncates both operands to integers in SQLite
-        return call("MOD", node.this, node.expression)
+        return _call("MOD", node.this, node.expression)
     if isinstance(node, exp.Extract):
         part = node.this.name.upper()
         if part in _STRFTIME:
-            return exp.cast(call("STRFTIME", exp.Literal.string(_STRFTIME[part]),
+            return exp.cast(_call("STRFTIME", exp.Literal.string(_STRFTIME[part]),
                                  node.expression), "INTEGER", copy=False)
         return node  # refused below (sqlglot's EXTRACT is no SQLite function)
     if isinstance(node, exp.Round) and node.args.get("decimals") is not None:
@@ -194,29 +196,29 @@ def _sqlite_node(node: exp.Expr) -> exp.Expr:
         # SQLite reads SUBSTR's start and length as 32-bit integers (a start of 2 ** 32 - 2
         # reads from the second last character): the forms' bounds stay below 2 ** 31
         def bounded(e: exp.Expr | None) -> exp.Expr | None:
-            return None if e is None else call("MIN", e, exp.Literal.number(_INT32_MAX))
-        return call("SUBSTR", *(a for a in (node.this, bounded(node.args.get("start")),
+            return None if e is None else _call("MIN", e, exp.Literal.number(_INT32_MAX))
+        return _call("SUBSTR", *(a for a in (node.this, bounded(node.args.get("start")),
                                             bounded(node.args.get("length"))) if a is not None))
     if isinstance(node, exp.Left):
-        return call("SUBSTR", node.this, exp.Literal.number(1), node.expression)
+        return _call("SUBSTR", node.this, exp.Literal.number(1), node.expression)
     if isinstance(node, exp.Right):
         # SUBSTR from the (n)th last character: from 1 when n passes the length, past the
         # end (empty) when n is 0; a negative n never reaches here (the form's #VALUE!)
-        start = exp.Add(this=exp.Sub(this=call("LENGTH", node.this.copy()),
+        start = exp.Add(this=exp.Sub(this=_call("LENGTH", node.this.copy()),
                                      expression=exp.paren(node.expression, copy=False)),
                         expression=exp.Literal.number(1))
-        return call("SUBSTR", node.this, call("MAX", start, exp.Literal.number(1)))
+        return _call("SUBSTR", node.this, _call("MAX", start, exp.Literal.number(1)))
     if isinstance(node, exp.StartsWith):  # INSTR is 1 for an empty prefix too
-        return exp.EQ(this=call("INSTR", node.this, node.expression),
+        return exp.EQ(this=_call("INSTR", node.this, node.expression),
                       expression=exp.Literal.number(1))
     if isinstance(node, exp.Contains):
-        return exp.GT(this=call("INSTR", node.this, node.expression),
+        return exp.GT(this=_call("INSTR", node.this, node.expression),
                       expression=exp.Literal.number(0))
     if isinstance(node, exp.EndsWith):
         text, part = node.this, node.expression
-        length = call("LENGTH", part.copy())
+        length = _call("LENGTH", part.copy())
         return exp.or_(exp.EQ(this=length, expression=exp.Literal.number(0)),
-                       exp.EQ(this=call("SUBSTR", text, exp.Neg(this=length.copy())),
+                       exp.EQ(this=_call("SUBSTR", text, exp.Neg(this=length.copy())),
                               expression=part), copy=False)
     return node
 
@@ -247,9 +249,6 @@ _PATTERNED = (exp.RegexpLike, exp.RegexpILike, exp.RegexpReplace, exp.RegexpSpli
 
 
 def _postgres_node(node: exp.Expr) -> exp.Expr:
-    def call(name: str, *args: exp.Expr) -> exp.Expr:
-        return exp.Anonymous(this=name, expressions=list(args))
-
     def integer(e: exp.Expr | None) -> exp.Expr | None:
         # PostgreSQL's SUBSTRING, LEFT, RIGHT, LPAD, REPEAT take INTEGER counts and have no
         # BIGINT overloads; the forms bound them below 2 ** 31 already
@@ -285,7 +284,7 @@ def _postgres_node(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.Mod):
         # no `%` for DOUBLE PRECISION there; NUMERIC's is exact (a double reads as its 15
         # significant digits, Excel's own precision)
-        return call("MOD", exp.cast(node.this, "NUMERIC", copy=False),
+        return _call("MOD", exp.cast(node.this, "NUMERIC", copy=False),
                     exp.cast(node.expression, "NUMERIC", copy=False))
     if isinstance(node, exp.Substring):
         for key in ("start", "length"):
@@ -303,7 +302,7 @@ def _postgres_node(node: exp.Expr) -> exp.Expr:
                                      expression=integer(exp.Length(this=node.expression.copy()))),
                       expression=node.expression)
     if isinstance(node, exp.Contains):
-        return exp.GT(this=call("STRPOS", node.this, node.expression),
+        return exp.GT(this=_call("STRPOS", node.this, node.expression),
                       expression=exp.Literal.number(0))
     if isinstance(node, _PATTERNED):
         node.set("expression", _postgres_pattern(node.args.get("expression")))
