@@ -15,8 +15,8 @@ elimination splits. Checked here:
 - where `apply` counted the blanks itself over data that cannot change (an eager frame, a
   `df.lazy()`), the second step nulls the value from the range test and the third derives
   the error column from the value's validity: the same result on blank-free data; with a
-  schema passed, or over any other plan, a blank in a column declared non-nullable keeps its
-  error column blank as in the one-step form.
+  schema passed, a blank in a column declared non-nullable is E303 over data in memory
+  (`conform`), and over any other plan keeps its error column blank as in the one-step form.
 """
 
 from __future__ import annotations
@@ -79,9 +79,16 @@ def test_three_steps_give_what_one_step_gives(rows: list[tuple[Any, float, int]]
     for step in form.steps("out"):
         staged = staged.with_columns(step)
     assert staged.collect().equals(want)
-    # and through apply, eager and lazy, with the schema given (blanks in `a` on purpose:
-    # a column declared non-nullable that holds one gives what the one-step form gives)
-    for given_frame in (frame, frame.lazy()):
+    # and through apply, eager and lazy, with the schema given (blanks in `a` on purpose: a
+    # column declared non-nullable that holds one is E303 where the data are in memory; over
+    # any other plan the blank is trusted away and gives what the one-step form gives)
+    blank = frame["a"].null_count() > 0 and "a" in formulane.compile(source, SCHEMA).uses
+    for given_frame, held in ((frame, True), (frame.lazy(), True),
+                              (frame.lazy().select(pl.all()), False)):
+        if blank and held:
+            with pytest.raises(formulane.FormulaError, match="column 'a' holds"):
+                formulane.apply(given_frame, {"out": source}, SCHEMA)
+            continue
         out = formulane.apply(given_frame, {"out": source}, SCHEMA)
         out = out.collect() if isinstance(out, pl.LazyFrame) else out
         assert out.equals(want)
@@ -154,13 +161,17 @@ def test_counted_blanks_derive_the_error_from_validity(rows: list[tuple[float, f
 
 def test_declared_or_scanned_schemas_keep_the_error_test(tmp_path: Path) -> None:
     frame = pl.DataFrame({"a": [1.5, None, 1e300], "b": [2.0, 3.0, 1e300], "n": [1, 2, 3]})
-    declared = formulane.apply(frame.lazy(), {"out": "a * b"}, SCHEMA)
+    # a plan other than a scan of memory: the declared schema is trusted for blanks
+    declared = formulane.apply(frame.lazy().select(pl.all()), {"out": "a * b"}, SCHEMA)
     assert isinstance(declared, pl.LazyFrame)
     assert _VALIDITY not in declared.explain(optimized=False)
     out = declared.collect()
     assert out["out"].to_list() == [3.0, None, None]
     assert out["out__error"].to_list() == [None, None, "#NUM!"]  # the blank is not #NUM!
-    assert formulane.apply(frame, {"out": "a * b"}, SCHEMA).equals(out)
+    # the same over blank-free data in memory, the schema declared
+    held = frame.drop_nulls()
+    assert formulane.apply(held, {"out": "a * b"}, SCHEMA).equals(
+        formulane.apply(held.lazy().select(pl.all()), {"out": "a * b"}, SCHEMA).collect())
     # a file scan is counted, but the file may change before the plan runs
     path = tmp_path / "t.parquet"
     frame.drop_nulls().write_parquet(path)
