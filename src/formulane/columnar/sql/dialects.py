@@ -380,7 +380,9 @@ def _spark_node(node: exp.Expr) -> exp.Expr:
                 node.set(key, _int_count(node.args[key], "INT"))
         return node
     if isinstance(node, (exp.Left, exp.Right, exp.Repeat, exp.Pad)):
-        node.set("expression", _int_count(node.expression, "INT"))
+        key = "times" if isinstance(node, exp.Repeat) else "expression"
+        if node.args.get(key) is not None:
+            node.set(key, _int_count(node.args[key], "INT"))
         return node
     if isinstance(node, _PATTERNED + (exp.RegexpExtract, exp.RegexpExtractAll)):
         node.set("expression", _java_pattern(node.args.get("expression")))
