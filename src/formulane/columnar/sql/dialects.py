@@ -20,8 +20,13 @@ there: `%` is an integer remainder in SQLite (`5.5 % 2` is 1), `EXTRACT`, `LEFT`
 `STARTS_WITH`, `ENDS_WITH` and `CONTAINS` do not exist. `adapt` rewrites those into SQLite's own
 functions (`MOD`, `STRFTIME`, `SUBSTR`, `INSTR`) before the refusal check, so one tree serves.
 PostgreSQL likewise: no `%` for DOUBLE PRECISION, no BIGINT counts for SUBSTRING/LEFT/RIGHT, no
-ENDS_WITH/CONTAINS, and `\\x{HH}` is no escape in its regular expressions; Spark's DATE_ADD takes
-an INT count of days only.
+ENDS_WITH/CONTAINS, and `\\x{HH}` is no escape in its regular expressions. Spark: DATE_ADD takes an
+INT count of days only, string functions INT counts; FLOOR/CEIL of a DOUBLE is a BIGINT (which a
+huge value overflows), `[]` is 0-based and fails out of range, LN is NULL at 0, Java writes a
+double's exponent "E", and its regular expressions' replacements and case folding have their own
+syntax: `_spark_node` rewrites each (checked by executing the function families' cases over
+columns on local Spark, tests/test_backends_spark_families.py). Where the tree cannot say what
+the rewrite needs (that an operand is a DOUBLE), the form marks the node (`marked`).
 """
 
 from __future__ import annotations
