@@ -20,8 +20,13 @@ there: `%` is an integer remainder in SQLite (`5.5 % 2` is 1), `EXTRACT`, `LEFT`
 `STARTS_WITH`, `ENDS_WITH` and `CONTAINS` do not exist. `adapt` rewrites those into SQLite's own
 functions (`MOD`, `STRFTIME`, `SUBSTR`, `INSTR`) before the refusal check, so one tree serves.
 PostgreSQL likewise: no `%` for DOUBLE PRECISION, no BIGINT counts for SUBSTRING/LEFT/RIGHT, no
-ENDS_WITH/CONTAINS, and `\\x{HH}` is no escape in its regular expressions; Spark's DATE_ADD takes
-an INT count of days only.
+ENDS_WITH/CONTAINS, and `\\x{HH}` is no escape in its regular expressions. Spark: DATE_ADD takes an
+INT count of days only, string functions INT counts; FLOOR/CEIL of a DOUBLE is a BIGINT (which a
+huge value overflows), `[]` is 0-based and fails out of range, LN is NULL at 0, Java writes a
+double's exponent "E", and its regular expressions' replacements and case folding have their own
+syntax: `_spark_node` rewrites each (checked by executing the function families' cases over
+columns on local Spark, tests/test_backends_spark_families.py). Where the tree cannot say what
+the rewrite needs (that an operand is a DOUBLE), the form marks the node (`marked`).
 """
 
 from __future__ import annotations
@@ -250,13 +255,7 @@ _PATTERNED = (exp.RegexpLike, exp.RegexpILike, exp.RegexpReplace, exp.RegexpSpli
 
 def _postgres_node(node: exp.Expr) -> exp.Expr:
     def integer(e: exp.Expr | None) -> exp.Expr | None:
-        # PostgreSQL's SUBSTRING, LEFT, RIGHT, LPAD, REPEAT take INTEGER counts and have no
-        # BIGINT overloads; the forms bound them below 2 ** 31 already
-        if e is None or (isinstance(e, exp.Literal) and not e.is_string):
-            return e
-        # (a start plus a count, each bounded, can pass it: the text has no such character)
-        return exp.cast(exp.Least(this=e, expressions=[exp.Literal.number(_INT32_MAX)]),
-                        "INTEGER", copy=False)
+        return None if e is None else _int_count(e, "INTEGER")
 
     if isinstance(node, exp.Exp):
         # PostgreSQL's EXP raises where the result leaves the double range (overflow to inf,
@@ -320,6 +319,25 @@ def _postgres_pattern(pattern: exp.Expr | None) -> exp.Expr | None:
     return pattern
 
 
+#: What a form knows of a node that its tree does not say, for the rewrites of a dialect that
+#: reads the node differently (kept in sqlglot's ``meta``: it renders as nothing, so every
+#: other dialect's SQL is unchanged, and it survives the binder's and `adapt`'s copies).
+#: ``DOUBLE``: a FLOOR or CEIL whose operand is a DOUBLE. ``NUMBER_TEXT``: a number cast to
+#: text that the form parses as a shortest repr (digits, ".", a lowercase "e" exponent).
+DOUBLE = "formulane.double"
+NUMBER_TEXT = "formulane.number_text"
+
+
+def marked(node: exp.Expr, key: str) -> exp.Expr:
+    """``node`` marked ``key`` (`DOUBLE`, `NUMBER_TEXT`) for the dialect rewrites."""
+    node.meta[key] = True
+    return node
+
+
+#: Below 2 ** 52 a DOUBLE may have a fraction; from there on it is an integer (or inf, NaN).
+_DOUBLE_INTEGERS = 4503599627370496
+
+
 def _spark_node(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.DateAdd) and not (
             isinstance(node.expression, exp.Cast) and node.expression.to.is_type(
@@ -327,7 +345,116 @@ def _spark_node(node: exp.Expr) -> exp.Expr:
         # Spark's DATE_ADD takes an INT count of days and refuses a BIGINT (the forms bound
         # their day counts far below 2 ** 31: dates stay within years 1-9999)
         node.set("expression", exp.cast(node.expression, "INT", copy=False))
+        return node
+    if isinstance(node, (exp.Floor, exp.Ceil)) and node.meta.get(DOUBLE) \
+            and node.args.get("decimals") is None:
+        # Spark's FLOOR and CEIL of a DOUBLE answer a BIGINT, which fails the query (ANSI
+        # mode) past 2 ** 63; from 2 ** 52 on (and for inf and NaN, which ABS(...) < n is
+        # not, NaN being Spark's largest double) the double is its own floor and ceiling
+        # (a copy inside: `adapt` replaces the node where its parent holds it)
+        x = node.this
+        return exp.Case(ifs=[exp.If(this=exp.LT(this=exp.Abs(this=x.copy()),
+                                                expression=exp.Literal.number(_DOUBLE_INTEGERS)),
+                                    true=node.copy())], default=x.copy())
+    if isinstance(node, exp.Bracket) and node.args.get("offset") == 1 \
+            and len(node.expressions) == 1:
+        # the forms index lists from 1 (DuckDB's and PostgreSQL's arrays); sqlglot moves the
+        # index to Spark's 0-based `[]` only where it can type it, and `[]` out of range fails
+        # the query (ANSI mode) where the forms read NULL: Spark's GET is 0-based and NULL
+        # outside (a NULL or BIGINT index too)
+        index = node.expressions[0]
+        k = _integer(index)
+        return _call("GET", node.this, exp.Literal.number(k - 1) if k is not None else
+                     exp.Sub(this=exp.paren(index, copy=False), expression=exp.Literal.number(1)))
+    if isinstance(node, exp.Cast) and node.meta.get(NUMBER_TEXT):
+        # Java writes a DOUBLE's exponent with "E" (1.0E15); the form splits at "e"
+        return exp.Lower(this=node.copy())
+    if isinstance(node, exp.Ln):
+        # Spark's LN is NULL at 0 and below; the forms read IEEE's -inf and NaN (as DuckDB
+        # answers) and test them afterwards (PMT's growth factor at a rate of -1)
+        x = node.this
+        return exp.Case(ifs=[
+            exp.If(this=exp.EQ(this=x.copy(), expression=exp.Literal.number(0)),
+                   true=exp.cast(exp.Literal.string("-Infinity"), "DOUBLE")),
+            exp.If(this=exp.LT(this=x.copy(), expression=exp.Literal.number(0)),
+                   true=exp.cast(exp.Literal.string("NaN"), "DOUBLE"))],
+            default=exp.Ln(this=x))
+    if isinstance(node, exp.Substring):
+        for key in ("start", "length"):
+            if node.args.get(key) is not None:
+                node.set(key, _int_count(node.args[key], "INT"))
+        return node
+    if isinstance(node, (exp.Left, exp.Right, exp.Repeat, exp.Pad)):
+        key = "times" if isinstance(node, exp.Repeat) else "expression"
+        if node.args.get(key) is not None:
+            node.set(key, _int_count(node.args[key], "INT"))
+        return node
+    if isinstance(node, _PATTERNED + (exp.RegexpExtract, exp.RegexpExtractAll)):
+        node.set("expression", _java_pattern(node.args.get("expression")))
+    if isinstance(node, exp.RegexpReplace):
+        node.set("replacement", _java_replacement(node.args.get("replacement")))
+        return node
+    if isinstance(node, exp.Anonymous) and node.name.upper() == "REGEXP_REPLACE" \
+            and len(node.expressions) == 3:
+        # the forms' first-match replacement (DuckDB's REGEXP_REPLACE without 'g'); Spark's
+        # replaces every match: the first one is the one after the shortest prefix, kept
+        text, replacement = node.expressions[0], node.expressions[2]
+        pattern = _java_pattern(node.expressions[1])
+        if not (isinstance(pattern, exp.Literal) and pattern.is_string):
+            return node  # (the forms' patterns are literals)
+        java = _java_replacement(replacement)
+        if not (isinstance(java, exp.Literal) and java.is_string):
+            return node
+        # (group 1 by number: Spark substitutes `${name}` in the SQL text as a variable; a
+        # digit after it is escaped, or Java would read a larger group number)
+        rest = java.this
+        if rest[:1].isdigit():
+            rest = "\\" + rest
+        return exp.RegexpReplace(
+            this=text, expression=exp.Literal.string(f"^([\\s\\S]*?)(?:{pattern.this})"),
+            replacement=exp.Literal.string("$1" + rest))
     return node
+
+
+def _int_count(e: exp.Expr, to: str) -> exp.Expr:
+    """A count or position as the INTEGER some engines' string functions take (no BIGINT
+    overloads: PostgreSQL's SUBSTRING, LEFT, RIGHT, LPAD, REPEAT; Spark's, whose implicit
+    cast of a larger BIGINT fails the query). The forms bound them below 2 ** 31 already,
+    but a start plus a count, each bounded, can pass it: the text has no such character."""
+    if isinstance(e, exp.Literal) and not e.is_string:
+        return e
+    return exp.cast(exp.Least(this=e, expressions=[exp.Literal.number(_INT32_MAX)]), to,
+                    copy=False)
+
+
+#: A replacement in the RE2 syntax the forms write (DuckDB's): ``\\`` a backslash, ``\1`` a
+#: group, anything else itself.
+_RE2_REWRITE = re.compile(r"\\(\\|\d)")
+
+
+def _java_pattern(pattern: exp.Expr | None) -> exp.Expr | None:
+    """A regular expression literal whose ignoring of case (``(?i)``, which the forms write
+    first) folds Unicode as RE2 does (``ſ`` matches ``s``): Java folds ASCII only unless
+    told ``u``."""
+    if isinstance(pattern, exp.Literal) and pattern.is_string \
+            and pattern.this.startswith("(?i)"):
+        return exp.Literal.string("(?iu)" + pattern.this[4:])
+    return pattern
+
+
+def _java_replacement(replacement: exp.Expr | None) -> exp.Expr | None:
+    """A literal replacement rewritten from RE2's syntax into Java's (Spark's REGEXP_REPLACE),
+    where ``$`` refers to a group and a backslash escapes: ``\\1`` becomes ``$1``, a
+    literal backslash or ``$`` is escaped."""
+    if not (isinstance(replacement, exp.Literal) and replacement.is_string):
+        return replacement
+    out = []
+    for i, piece in enumerate(_RE2_REWRITE.split(replacement.this)):
+        if i % 2:  # an escape: a backslash or a group
+            out.append("\\\\" if piece == "\\" else "$" + piece)
+        else:
+            out.append(piece.replace("\\", "\\\\").replace("$", "\\$"))
+    return exp.Literal.string("".join(out))
 
 
 _REWRITES = {"sqlite": _sqlite_node, "postgres": _postgres_node, "spark": _spark_node}

@@ -20,6 +20,7 @@ from sqlglot import exp
 from ....interpreter import ir
 from ....values import ErrorValue
 from ...call import MISSING, FormCall
+from ...sql.dialects import DOUBLE, marked
 from ...sql.kit import dtype
 from ...sql.let import let
 from ..operators.sql_arith import (add, all_of, any_of, div, double, double_literal, eq, ge,
@@ -58,6 +59,17 @@ def _no_value(call: FormCall, i: int) -> bool:
 
 def _neg(a: exp.Expr) -> exp.Expr:
     return exp.Neg(this=p(a))
+
+
+def _floor(x: exp.Expr, double: bool = True) -> exp.Expr:
+    """FLOOR(x); ``double``: x is a DOUBLE, whose floor some engines answer as a BIGINT that
+    a huge x overflows (Spark: `dialects.DOUBLE`)."""
+    return marked(exp.Floor(this=x), DOUBLE) if double else exp.Floor(this=x)
+
+
+def _ceil(x: exp.Expr, double: bool = True) -> exp.Expr:
+    """CEIL(x), as `_floor`."""
+    return marked(exp.Ceil(this=x), DOUBLE) if double else exp.Ceil(this=x)
 
 
 def _abs(a: exp.Expr) -> exp.Expr:
@@ -148,14 +160,14 @@ def _sql_round_float(x: exp.Expr, n: int | None, nn: exp.Expr | None,
     y = let(scale(a))
     one = _n(1)
     if mode == "half_up":
-        k = let(exp.Floor(this=y))
+        k = let(_floor(y))
         r = _add(k, _case([(_ge(a, unscale(_add(k, _n(0.5)))), one)], _n(0)))
     elif mode == "down":
-        k0 = let(exp.Floor(this=y))
+        k0 = let(_floor(y))
         k = let(_case([(_lt(a, unscale(k0)), _sub(k0, one))], k0))
         r = _case([(_ge(a, unscale(_add(k, one))), _add(k, one))], k)
     else:
-        k0 = let(exp.Ceil(this=y))
+        k0 = let(_ceil(y))
         k = let(_case([(_and(_ge(k0, one), _le(a, unscale(_sub(k0, one)))), _sub(k0, one))],
                       k0))
         r = _case([(_gt(a, unscale(k)), _add(k, one))], k)
@@ -245,7 +257,7 @@ sql_rounddown = _sql_round("down")
 
 @settled
 def sql_int(call: FormCall, x: exp.Expr) -> exp.Expr:
-    return exp.Floor(this=x)
+    return _floor(x, not call.exact(0))
 
 
 def _sql_multiples(call: FormCall, x: exp.Expr, step: exp.Expr
@@ -266,10 +278,10 @@ def _sql_multiples(call: FormCall, x: exp.Expr, step: exp.Expr
     near = _case([(_gt(twice, sd_safe), high), (_lt(twice, sd_safe), low),
                   (_gt(xd, _n(0)), high)], low)
     q = _div(_double(x), _nullif_zero(_double(step)))
-    f_low = _mul(exp.Floor(this=q), step)
-    f_high = _mul(exp.Ceil(this=q), step)
-    f_near = _mul(_case([(_ge(x, _n(0)), exp.Floor(this=_add(q, _n(0.5))))],
-                        exp.Ceil(this=_sub(q, _n(0.5)))), step)
+    f_low = _mul(_floor(q), step)
+    f_high = _mul(_ceil(q), step)
+    f_near = _mul(_case([(_ge(x, _n(0)), _floor(_add(q, _n(0.5))))],
+                        _ceil(_sub(q, _n(0.5)))), step)
     return (_case([(ok, low)], f_low), _case([(ok, high)], f_high),
             _case([(ok, near)], f_near))
 
@@ -318,7 +330,7 @@ sql_floor_math = _sql_math_rounding("floor")
 def _sql_even_odd(odd: bool) -> Callable[..., Any]:
     @settled
     def form(call: FormCall, x: exp.Expr) -> Any:
-        n = exp.Ceil(this=_abs(x))
+        n = _ceil(_abs(x), not call.exact(0))
         parity = _mod(n, _n(2))
         magnitude = _sub(_add(n, _n(1)), parity) if odd else _add(n, parity)
         value = _sql_sign_apply(x, magnitude)
@@ -641,7 +653,7 @@ def _sql_growth(rate: exp.Expr, nper: exp.Expr
     errors = [
         (_and(_eq(base, _n(0)), _eq(nper, _n(0))), "#NUM!"),
         (_and(_eq(base, _n(0)), _lt(nper, _n(0))), "#DIV/0!"),
-        (_and(negative, _ne(nper, exp.Floor(this=nper))), "#NUM!"),
+        (_and(negative, _ne(nper, _floor(nper))), "#NUM!"),
         (_not_finite(g), "#NUM!"),
     ]
     return g, gm1, lg, errors

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from sqlglot import exp
 
+from ...sql.dialects import NUMBER_TEXT, marked
 from ...sql.kit import dtype
 from ...call import FormCall
 from ._base import (
@@ -300,7 +301,8 @@ def _sql_scaled_digits(value: Any, f: _Format,
     bind their intermediate values once (`_let`)."""
     big_int = dtype("BIGINT")
     varchar = dtype("VARCHAR")
-    text = exp.cast(exp.Abs(this=value.copy()), varchar)
+    # parsed as a shortest repr: digits, ".", a lowercase "e" (Spark's is Java's "1.0E15")
+    text = marked(exp.cast(exp.Abs(this=value.copy()), varchar), NUMBER_TEXT)
 
     def on_text(t: Any) -> Any:
         mantissa = _f("SPLIT_PART", t.copy(), L.string("e"), L.number(1))
