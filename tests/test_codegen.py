@@ -79,8 +79,8 @@ def generated_outcome(fn: Any, variables: Any, now: Any = None) -> tuple:
     except FormulaError as exc:
         return ("raise", exc.code, exc.message)
     tr = type(result)
-    if not (tr is bool or tr is str or result is None or tr is ErrorValue or tr is Decimal):
-        result = to_external(result)
+    if not (tr is bool or tr is str or result is None or tr is ErrorValue):
+        result = to_external(result)  # a Decimal too: a -0 comes out as 0
     return ("value", result)
 
 

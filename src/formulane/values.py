@@ -38,6 +38,7 @@ CONTEXT = decimal.Context(
     traps=[decimal.Overflow, decimal.InvalidOperation, decimal.DivisionByZero],
 )
 MAX_NUMBER = Decimal("1e308")
+_ZERO = Decimal(0)
 
 # Excel error codes.
 DIV0 = "#DIV/0!"
@@ -291,7 +292,8 @@ def to_external(value: Any) -> Value:
     tv = type(value)
     if tv is Decimal:
         number: Decimal = value
-        return number
+        # Excel has no negative zero: `0 * -1` and `-0.001` rounded are 0, not -0
+        return _ZERO if number.is_signed() and number.is_zero() else number
     if tv is int:
         return Decimal(value)
     if tv is tuple:

@@ -53,7 +53,7 @@ from typing import Any, Callable, Mapping
 from ..errors import EvalError, FormulaError, InternalError, LimitExceeded
 from ..limits import Limits
 from ..types import Type
-from ..values import CONTEXT, REF, ErrorValue, to_external
+from ..values import _ZERO, CONTEXT, REF, ErrorValue, to_external
 from . import ir
 from ._codegen_ops import _EPOCH, _Operators
 from ._pyast import _N, _V, _assign, _atom, _call, _cmp, _const, _function, _load
@@ -633,8 +633,9 @@ _PREPARED = _prepared_context()  # never entered itself, only copied: nothing is
 def _external(value: Any) -> Any:
     """Program.evaluate's conversion of the engine value out."""
     tv = type(value)
-    if tv is bool or tv is str or value is None or tv is ErrorValue or tv is Decimal:
-        return value
+    if tv is bool or tv is str or value is None or tv is ErrorValue or (
+            tv is Decimal and (value or not value.is_signed())):
+        return value  # already the caller's form (a -0 is made 0 by `to_external`)
     return to_external(value)
 
 
@@ -643,11 +644,22 @@ def _returned(g: _Gen, v: _V, t: Type) -> ast.expr:
     if t.kind in ("Boolean", "Text", "Date", "DateTime", "Duration", "Blank"):
         return v.expr  # bool, str, date, datetime, timedelta, None or an error value: as is
     if t.kind == "Number":
-        if v.kind == "dec":  # a Decimal, or an error value: returned as they are
-            return v.expr
         v = g.materialize(v)
+        if isinstance(v.expr, ast.Constant):  # an int or None: never a -0
+            return v.expr if v.kind == "dec" else _N.IfExp(
+                test=_cmp(_call(g.TYPE, v.expr), ast.Is(), g.helper(int)),
+                body=_call(g.helper(Decimal), v.expr), orelse=v.expr)
+        # a Decimal, an error value (truthy) or a blank as it is, but a -0 (`0 * -1`): 0 to
+        # the caller, as in Excel (`to_external`)
+        plain = _N.IfExp(
+            test=_N.BoolOp(op=ast.Or(), values=[
+                v.expr, _cmp(v.expr, ast.Is(), _const(None)),
+                _N.UnaryOp(op=ast.Not(), operand=_call(g.helper(Decimal.is_signed), v.expr))]),
+            body=v.expr, orelse=g.helper(_ZERO))
+        if v.kind == "dec":
+            return plain
         return _N.IfExp(test=_cmp(_call(g.TYPE, v.expr), ast.Is(), g.helper(int)),
-                         body=_call(g.helper(Decimal), v.expr), orelse=v.expr)
+                         body=_call(g.helper(Decimal), v.expr), orelse=plain)
     return _call(g.helper(_external), v.expr)
 
 

@@ -310,8 +310,9 @@ class Program(Generic[R]):
                                     f"{exc}", source=self.source) from exc
         plain: R = result  # (bound before the test below narrows ``result``)
         tr = type(result)
-        if tr is bool or tr is str or result is None or tr is ErrorValue or tr is decimal.Decimal:
-            return plain  # already the caller's form (see `to_external`)
+        if tr is bool or tr is str or result is None or tr is ErrorValue or (
+                tr is decimal.Decimal and (result or not result.is_signed())):
+            return plain  # already the caller's form (see `to_external`; a -0 is made 0 there)
         external: R = _external(result)
         return external
 
