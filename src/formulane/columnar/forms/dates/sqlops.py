@@ -555,6 +555,15 @@ class SqlOps:
                             unit=exp.var("MONTH"))
         return self.ordinal(_cast(Q(moved), "DATE"))
 
+    def year_later(self, d: Any) -> Any:
+        """The date a calendar year after ``d`` (February 29 to February 28, as every engine
+        adds a year; a timestamp on some, which compares with a date as that day's midnight)."""
+        known, v = constant(Q(d).e)
+        if known and type(v) is dt.date and v.year < 9999:
+            day = 28 if (v.month, v.day) == (2, 29) else v.day
+            return Q(v.replace(year=v.year + 1, day=day))
+        return Q(exp.DateAdd(this=Q(d).e, expression=Q(1).e, unit=exp.var("YEAR")))
+
     def ymd(self, d: Any) -> tuple[Any, Any, Any]:
         known, v = constant(Q(d).e)
         if known and v is None:
