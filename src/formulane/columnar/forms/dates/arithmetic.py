@@ -406,8 +406,8 @@ def _networkdays_sql(o: Any, week: _Week, a: Any, b: Any, holidays: Any,
         a, b = (yield o.ordinal(a) + shift), (yield o.ordinal(b) + shift)
         other = b if constant(a.e)[0] else a
         early = a <= b
-        before = yield _earlier(a, b) - 1
-        hi = yield _later(a, b)
+        # (each read twice, small: written out, not bound)
+        before, hi = _earlier(a, b) - 1, _later(a, b)
     else:  # (a NULL date only on a row whose argument errs: its value is not read)
         early = a <= b
         before = yield o.ordinal(_earlier(a, b)) - 1
@@ -437,8 +437,11 @@ def _networkdays_sql(o: Any, week: _Week, a: Any, b: Any, holidays: Any,
             kept = exp.Anonymous(this="LIST_FILTER", expressions=[
                 _int_list([h + shift for h in literal]).e, _lambda(inside, x)])
             count = count - _cast(Q(exp.ArraySize(this=kept)), "BIGINT")
-    count = yield count
-    return o.number(o.when([(early, count)], Q(exp.Neg(this=Q(count).e)))), []
+    # signed by the dates' order: the count read once (not bound), times 1 or -1
+    known, first_early = constant(Q(early).e)
+    if known and first_early is not None:
+        return o.number(count if first_early else Q(exp.Neg(this=Q(count).e))), []
+    return o.number(count * o.when([(early, 1)], -1)), []
 
 
 @call_form

@@ -279,6 +279,22 @@ def _small(e: exp.Expr) -> bool:
     return True
 
 
+def _bare(e: exp.Expr) -> exp.Expr:
+    """A negative number literal without its parentheses (``-1``), where a CASE's THEN or
+    ELSE delimits it."""
+    if isinstance(e, exp.Paren) and isinstance(e.this, exp.Neg) \
+            and isinstance(e.this.this, exp.Literal):
+        return e.this
+    return e
+
+
+def _field_of_column(e: exp.Expr) -> bool:
+    """A date field of a table's column (``EXTRACT(DAY FROM "s")``, 21 characters): written
+    where it is read, never bound (a lateral reference is 13 characters, and a lateral level
+    of its own costs some 50 more)."""
+    return isinstance(e, exp.Extract) and table_column(e.expression)
+
+
 def _lambda(body: Any, *names: exp.Identifier) -> exp.Lambda:
     return exp.Lambda(this=Q(body).e, expressions=list(names))
 
@@ -313,7 +329,7 @@ class SqlOps:
             while True:
                 q = Q(value)
                 if lateral:
-                    send = Q(let(q.e))
+                    send = q if _field_of_column(q.e) else Q(let(q.e))
                 elif _trivial(q.e) or _small(q.e):
                     send = q
                 else:
@@ -364,7 +380,7 @@ class SqlOps:
             cond = Q(c).e
             known, truth = constant(cond)
             if not known:
-                ifs.append(exp.If(this=cond, true=Q(v).e))
+                ifs.append(exp.If(this=cond, true=_bare(Q(v).e)))
             elif truth is True:
                 default = v
                 break
@@ -376,7 +392,7 @@ class SqlOps:
             d = d.args.get("default")
         if d is not None and isinstance(d, exp.Null):
             d = None
-        return Q(exp.Case(ifs=ifs, default=d))
+        return Q(exp.Case(ifs=ifs, default=None if d is None else _bare(d)))
 
     def true(self) -> Any:
         return Q(exp.true())
