@@ -93,7 +93,9 @@ def test_day_forms_agree_with_the_scalar_engine(formula: str, days: list[dt.date
 PAIR_FORMULAS = ["NETWORKDAYS(a, b, h)", "NETWORKDAYS.INTL(a, b, 11, h)",
                  "NETWORKDAYS(a, b, [DATE(2024, 1, 6), DATE(2024, 1, 15), DATE(2024, 1, 16)])",
                  "NETWORKDAYS(DATE(2024, 1, 31), b, [DATE(2024, 1, 15)])",
-                 "NETWORKDAYS(a, DATE(2024, 1, 31), h)"]
+                 "NETWORKDAYS(a, DATE(2024, 1, 31), h)",
+                 # a constant unit over columns: the fields written out, not bound
+                 'DATEDIF(a, b, "md")', 'DATEDIF(a, b, "yd")', 'DATEDIF(a, b, " m")']
 NEAR = st.dates(dt.date(2023, 12, 1), dt.date(2024, 3, 1))
 
 

@@ -52,9 +52,10 @@ def _date_sql(o: Any, c: FormCall, y: Any, m: Any, d: Any) -> Program:
     """`_date_body` in fewer SQL steps, the same answers: the year is range-tested before it
     is truncated (years 0-9999 are all that pass: no 1e15 guard, no bound year); the month
     index masked by its range makes the month's first day, the day is added as a number (an
-    int64 within 1e15 of it cannot overflow); the ordinal is NULL wherever an argument is out
-    of range, so its range test says #NUM! for NULL too. Only for arguments that are never
-    blank (a blank gives a blank and no error in `_date_body`)."""
+    int64 within 1e15 of it cannot overflow); the day count (from 1899-12-31) is NULL wherever
+    an argument is out of range, so its range test says #NUM! for NULL too, and the date is
+    made only inside that range (NULL wherever the error is set). Only for arguments that are
+    never blank (a blank gives a blank and no error in `_date_body`)."""
     one = _date_one_unknown(o, c, y, m, d)
     if one is not None:
         return one

@@ -207,6 +207,12 @@ def unbound(q: Any) -> Any:
     return Q(inner.copy())
 
 
+def lateral() -> bool:
+    """Whether a binder is active (`let` binds as a lateral column): not in a lambda body,
+    nor on a dialect without lateral subqueries (SQLite, BigQuery)."""
+    return _BINDER.get() is not None
+
+
 def table_column(e: Any) -> bool:
     """Whether ``e`` (a `Q` or an expression) reads a table's column, not a binding (`let`)."""
     e = Q(e).e
@@ -288,13 +294,6 @@ def _bare(e: exp.Expr) -> exp.Expr:
     return e
 
 
-def _field_of_column(e: exp.Expr) -> bool:
-    """A date field of a table's column (``EXTRACT(DAY FROM "s")``, 21 characters): written
-    where it is read, never bound (a lateral reference is 13 characters, and a lateral level
-    of its own costs some 50 more)."""
-    return isinstance(e, exp.Extract) and table_column(e.expression)
-
-
 def _lambda(body: Any, *names: exp.Identifier) -> exp.Lambda:
     return exp.Lambda(this=Q(body).e, expressions=list(names))
 
@@ -329,7 +328,7 @@ class SqlOps:
             while True:
                 q = Q(value)
                 if lateral:
-                    send = q if _field_of_column(q.e) else Q(let(q.e))
+                    send = Q(let(q.e))
                 elif _trivial(q.e) or _small(q.e):
                     send = q
                 else:
