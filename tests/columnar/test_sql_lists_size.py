@@ -68,6 +68,9 @@ DECIDED = [
     'COUNTIFS(xs, ">1", ys, "<>4")', 'SUMIFS(ys, xs, "<=3")',
     "SEQUENCE(3, 1, 10, 5)", "SUM(SEQUENCE(4, 1, n, 2))", "AVEDEV(xs)", "DEVSQ([2, 2, 2])",
     "COUNTBLANK(xs)",
+    # decimal mode: a filtered column's sum or deviation needs no range test of its own
+    "SUM(FILTER(xs, x => (x ?? 0) > 1))", "STDEV.P(FILTER(xs, x => (x ?? 0) <> 2))",
+    "PRODUCT(xs)", "PRODUCT(FILTER(xs, x => (x ?? 0) > 1))",
 ]
 
 
@@ -95,6 +98,7 @@ SIZES = [
     ("DROP([1, 2], 9)", 80),  # was 399
     ('SUMIF(xs, "a", ys)', 520),
     ("LARGE(xs, 2)", 330),
+    ("SUM(FILTER(xs, x => (x ?? 0) > 100))", 110),  # was 348
 ]
 
 

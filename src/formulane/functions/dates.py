@@ -232,9 +232,12 @@ def timevalue(time_text: str) -> dt.timedelta:
 
 def _field(name: str, read: Callable[[dt.date], int], *, doc: str,
            examples: list[str]) -> FunctionSpec:
-    """YEAR, MONTH, DAY: one field of a Date (of a DateTime in its own time zone)."""
+    """YEAR, MONTH, DAY: one field of a Date (of a DateTime in its own time zone). A blank
+    date gives a blank, so the columnar forms' value (EXTRACT of the date) is NULL wherever
+    the date is: ``propagates_null``."""
     return builtin(name, *(sig(p("date", t), returns=NUMBER) for t in (DATE, DATETIME)),
-                   doc=doc, examples=examples, cost=Cost.const(1), can_error=False)(read)
+                   doc=doc, examples=examples, cost=Cost.const(1), can_error=False,
+                   propagates_null=True)(read)
 
 
 year = _field(

@@ -92,6 +92,16 @@ def _sql_errors(pairs: list[tuple[Any, str]]) -> Any:
                             default=exp.Literal.string(code))
         if not (known and (truth is False or truth is None)):
             kept.append((c, code))
+    if len(kept) == 1:
+        c, code = kept[0]
+        inner = c.unnest()
+        held = inner.this.unnest() if isinstance(inner, exp.Not) else None
+        if isinstance(held, exp.Coalesce) and len(held.expressions) == 1 \
+                and constant(held.expressions[0]) == (True, False):
+            # NOT COALESCE(t, FALSE): the code where t does not hold, NULL included, is the
+            # ELSE of t (no NOT, no COALESCE)
+            return exp.Case(ifs=[exp.If(this=held.this, true=exp.Null())],
+                            default=exp.Literal.string(code))
     return kept
 
 

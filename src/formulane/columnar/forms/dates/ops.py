@@ -164,6 +164,10 @@ class PolarsOps:
         """Month index k (>= 12, a bound value: read twice) as its first day's ordinal."""
         return self.ord_ymd(k // 12, k % 12 + 1, 1)
 
+    def year_later(self, d: Any) -> Any:
+        """The date a calendar year after ``d`` (February 29 to February 28)."""
+        return d.dt.offset_by("1y")
+
     def ymd(self, d: Any) -> tuple[Any, Any, Any]:
         return (d.dt.year().cast(pl.Int64), d.dt.month().cast(pl.Int64),
                 d.dt.day().cast(pl.Int64))

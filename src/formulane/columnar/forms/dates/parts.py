@@ -52,9 +52,10 @@ def _date_sql(o: Any, c: FormCall, y: Any, m: Any, d: Any) -> Program:
     """`_date_body` in fewer SQL steps, the same answers: the year is range-tested before it
     is truncated (years 0-9999 are all that pass: no 1e15 guard, no bound year); the month
     index masked by its range makes the month's first day, the day is added as a number (an
-    int64 within 1e15 of it cannot overflow); the ordinal is NULL wherever an argument is out
-    of range, so its range test says #NUM! for NULL too. Only for arguments that are never
-    blank (a blank gives a blank and no error in `_date_body`)."""
+    int64 within 1e15 of it cannot overflow); the day count (from 1899-12-31) is NULL wherever
+    an argument is out of range, so its range test says #NUM! for NULL too, and the date is
+    made only inside that range (NULL wherever the error is set). Only for arguments that are
+    never blank (a blank gives a blank and no error in `_date_body`)."""
     one = _date_one_unknown(o, c, y, m, d)
     if one is not None:
         return one
@@ -63,11 +64,21 @@ def _date_sql(o: Any, c: FormCall, y: Any, m: Any, d: Any) -> Program:
     di, _ = o.trunc(d)
     whole = o.trunc(y)[0] if constant(y.e)[0] else _cast(Q(exp.Trunc(this=y.e)), "BIGINT")
     year = o.when([((y > -1) & (y < 10000), whole + o.when([(y < 1900, 1900)], 0))])
-    k = yield year * 12 + mi - 1
-    ordinal = yield o.when([(o.within(k, 12, 9999 * 12 + 11), o.month_start(k) - 1 + di)])
-    ok = o.within(ordinal, EXCEL_MIN_ORDINAL, MAX_ORDINAL, False)
-    bad = yield ~ok
-    return o.masked_date(ordinal, bad), [(bad, "#NUM!")]
+    # months from 0001-01 (the month index less 12: valid from year 1 to 9999)
+    k = yield year * 12 + mi - 13
+    start = _cast(Q(exp.DateAdd(this=Q(dt.date(1, 1, 1)).e, expression=k.e,
+                                unit=exp.var("MONTH"))), "DATE")
+    # the days after 1899-12-31 (the serial before Excel's phantom day; the day before the
+    # month's first plus TRUNC(d): one DATE_DIFF from 1900-01-01), NULL outside the month
+    # range; the date made only inside its own range, so the date is NULL exactly where the
+    # error is set (its test written once in each)
+    serial = yield o.when([(o.within(k, 0, 9999 * 12 - 1),
+                            o.ordinal(start) - 1 - EXCEL_MIN_ORDINAL + di)])
+    top = MAX_ORDINAL - EXCEL_MIN_ORDINAL
+    days = o.when([(o.within(serial, 0, top), serial)])
+    moved = exp.DateAdd(this=Q(dt.date.fromordinal(EXCEL_MIN_ORDINAL)).e, expression=days.e,
+                        unit=exp.var("DAY"))
+    return _cast(Q(moved), "DATE"), [(~o.within(serial, 0, top, False), "#NUM!")]
 
 
 def _whole_at_least(x: Any, lo: int) -> Any:
@@ -460,12 +471,7 @@ def _serial_number(o: Any, ratio: Any) -> Any:
 def f_fromserial(o: Any, c: FormCall, x: Any) -> Program:
     x = yield x
     if o.backend == "sql" and not c.nullable(0) and not constant(x.e)[0]:
-        # the range tested before the floor: NULL is out of range (no 1e15 guard to repeat)
-        ok = (x >= 0) & (x < cal.EXCEL_MAX_SERIAL + 1)
-        n = yield o.when([(ok, _cast(Q(exp.Floor(this=x.e)), "BIGINT"))])
-        bad = yield Q(exp.Coalesce(this=(n == 60).e, expressions=[exp.true()]))
-        return _to_date(o, EXCEL_MIN_ORDINAL + o.when([(n > 60, n - 1)], n), bad), \
-            [(bad, "#NUM!")]
+        return _fromserial_sql(o, x)
     n, big = o.floor(x)
     n = yield n
     bad = yield big | (n < 0) | (n > cal.EXCEL_MAX_SERIAL) | (n == 60)
@@ -473,3 +479,24 @@ def f_fromserial(o: Any, c: FormCall, x: Any) -> Program:
     return _to_date(o, ordinal, bad), [(bad, "#NUM!")]
 
 
+
+
+def _fromserial_sql(o: Any, x: Any) -> Any:
+    """`f_fromserial` in SQL for an argument that is never blank: the range tested before the
+    floor (NULL is out of range: no 1e15 guard to repeat), and the days after 1899-12-31 a
+    CASE that is NULL exactly where the serial is bad (out of range, or Excel's phantom
+    1900-02-29, serial 60), so the date needs no mask of its own. A table's column is tested
+    as it is (FLOOR(x) > 60 is x >= 61, FLOOR(x) = 60 is 60 <= x < 61); anything else floors
+    once, bound."""
+    top = cal.EXCEL_MAX_SERIAL + 1
+    whole = _cast(Q(exp.Floor(this=x.e)), "BIGINT")
+    if table_column(x):
+        days = o.when([((x >= 61) & (x < top), whole - 1), ((x >= 0) & (x < 60), whole)])
+        bad = (x < 0) | (x >= top) | ((x >= 60) & (x < 61))
+    else:
+        n = o.bind(o.when([((x >= 0) & (x < top), whole)]))
+        days = o.when([(n > 60, n - 1), (n < 60, n)])
+        bad = Q(exp.Coalesce(this=(n == 60).e, expressions=[exp.true()]))
+    moved = exp.DateAdd(this=Q(dt.date.fromordinal(EXCEL_MIN_ORDINAL)).e, expression=days.e,
+                        unit=exp.var("DAY"))
+    return _cast(Q(moved), "DATE"), [(bad, "#NUM!")]

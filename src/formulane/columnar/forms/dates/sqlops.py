@@ -207,6 +207,12 @@ def unbound(q: Any) -> Any:
     return Q(inner.copy())
 
 
+def lateral() -> bool:
+    """Whether a binder is active (`let` binds as a lateral column): not in a lambda body,
+    nor on a dialect without lateral subqueries (SQLite, BigQuery)."""
+    return _BINDER.get() is not None
+
+
 def table_column(e: Any) -> bool:
     """Whether ``e`` (a `Q` or an expression) reads a table's column, not a binding (`let`)."""
     e = Q(e).e
@@ -277,6 +283,15 @@ def _small(e: exp.Expr) -> bool:
         if n > SMALL_SQL:
             return False
     return True
+
+
+def _bare(e: exp.Expr) -> exp.Expr:
+    """A negative number literal without its parentheses (``-1``), where a CASE's THEN or
+    ELSE delimits it."""
+    if isinstance(e, exp.Paren) and isinstance(e.this, exp.Neg) \
+            and isinstance(e.this.this, exp.Literal):
+        return e.this
+    return e
 
 
 def _lambda(body: Any, *names: exp.Identifier) -> exp.Lambda:
@@ -364,7 +379,7 @@ class SqlOps:
             cond = Q(c).e
             known, truth = constant(cond)
             if not known:
-                ifs.append(exp.If(this=cond, true=Q(v).e))
+                ifs.append(exp.If(this=cond, true=_bare(Q(v).e)))
             elif truth is True:
                 default = v
                 break
@@ -376,7 +391,7 @@ class SqlOps:
             d = d.args.get("default")
         if d is not None and isinstance(d, exp.Null):
             d = None
-        return Q(exp.Case(ifs=ifs, default=d))
+        return Q(exp.Case(ifs=ifs, default=None if d is None else _bare(d)))
 
     def true(self) -> Any:
         return Q(exp.true())
@@ -554,6 +569,15 @@ class SqlOps:
         moved = exp.DateAdd(this=_date_literal(dt.date(1, 1, 1)), expression=Q(k - 12).e,
                             unit=exp.var("MONTH"))
         return self.ordinal(_cast(Q(moved), "DATE"))
+
+    def year_later(self, d: Any) -> Any:
+        """The date a calendar year after ``d`` (February 29 to February 28, as every engine
+        adds a year; a timestamp on some, which compares with a date as that day's midnight)."""
+        known, v = constant(Q(d).e)
+        if known and type(v) is dt.date and v.year < 9999:
+            day = 28 if (v.month, v.day) == (2, 29) else v.day
+            return Q(v.replace(year=v.year + 1, day=day))
+        return Q(exp.DateAdd(this=Q(d).e, expression=Q(1).e, unit=exp.var("YEAR")))
 
     def ymd(self, d: Any) -> tuple[Any, Any, Any]:
         known, v = constant(Q(d).e)

@@ -369,6 +369,9 @@ def _tracked(c: FormCall, start: int = 0, stop: int | None = None) -> bool:
     if any(isinstance(a, ir.Lambda) for a in c.args):
         return False
     for a in c.args[start:stop]:
+        if c.numbers == "decimal" and type(a) is ir.Call and a.spec.name == "FILTER" \
+                and a.args:
+            a = a.args[0]  # decimal mode: a filtered column's items are some of its items
         if isinstance(a, ir.Var) and not a.local and (
                 a.type.kind == "Number" or (a.type.kind == "List" and a.type.elem is not None
                                             and a.type.elem.kind == "Number")):

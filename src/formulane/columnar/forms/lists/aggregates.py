@@ -155,9 +155,10 @@ def polars_countblank(c: FormCall, values: Any) -> Any:
 
 def sql_countblank(c: FormCall, values: Any) -> Any:
     if c.elem(0).kind == "Text":
-        # the items less the non-empty texts (a blank item is not > '')
-        count = _op("-", _len(values), _len(_f("LIST_FILTER", values, _lam(
-            lambda x: exp.NEQ(this=x, expression=exp.Literal.string(""))))))
+        # the items less the non-empty texts (a blank item is not > ''; FILTER is DuckDB's
+        # shorter name of LIST_FILTER, and LEN keeps this form DuckDB's alone)
+        count = _op("-", _len(values), _len(_f("FILTER", values, _lam(
+            lambda x: exp.GT(this=x, expression=exp.Literal.string(""))))))
     else:  # the items less the non-blank ones
         count = _op("-", _len(values), _f("LIST_COUNT", values))
     return _coalesce(count, _n(0)) if c.type(0).nullable else count  # 0 for a blank list
