@@ -42,13 +42,6 @@ pytestmark = pytest.mark.slow
 
 #: (module, formula, numbers) -> why Spark differs there (docs/columnar.md says so too).
 KNOWN: dict[tuple[str, str, str], str] = {
-    ("test_dates_backends", formula, numbers):
-        "the dates forms read a Duration column's microseconds with UNIX_MICROS (DuckDB's "
-        "EPOCH_US takes an INTERVAL; Spark's UNIX_MICROS a TIMESTAMP only), so Spark rejects "
-        "the query over an INTERVAL DAY TO SECOND column"
-    for formula in ("HOUR(v)", "MINUTE(v)", "SECOND(v)", "SERIAL(v)")
-    for numbers in ("float", "decimal")
-} | {
     ("test_text_backends", 'REGEXEXTRACTALL(a, "[a-z]+", 1)', numbers):
         "Java's Unicode case-insensitive matching ((?iu), which Spark's regular expressions "
         "need for RE2's folding of s, S and the long s) also matches the dotted capital I "

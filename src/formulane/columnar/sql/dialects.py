@@ -324,8 +324,10 @@ def _postgres_pattern(pattern: exp.Expr | None) -> exp.Expr | None:
 #: other dialect's SQL is unchanged, and it survives the binder's and `adapt`'s copies).
 #: ``DOUBLE``: a FLOOR or CEIL whose operand is a DOUBLE. ``NUMBER_TEXT``: a number cast to
 #: text that the form parses as a shortest repr (digits, ".", a lowercase "e" exponent).
+#: ``DURATION``: a UNIX_MICROS of a Duration (an INTERVAL), not of an instant.
 DOUBLE = "formulane.double"
 NUMBER_TEXT = "formulane.number_text"
+DURATION = "formulane.duration"
 
 
 def marked(node: exp.Expr, key: str) -> exp.Expr:
@@ -366,6 +368,11 @@ def _spark_node(node: exp.Expr) -> exp.Expr:
         k = _integer(index)
         return _call("GET", node.this, exp.Literal.number(k - 1) if k is not None else
                      exp.Sub(this=exp.paren(index, copy=False), expression=exp.Literal.number(1)))
+    if isinstance(node, exp.UnixMicros) and node.meta.get(DURATION):
+        # DuckDB's EPOCH_US reads an INTERVAL's microseconds; Spark's UNIX_MICROS takes a
+        # TIMESTAMP only: the interval added to the epoch instant, read back
+        epoch = exp.cast(exp.Literal.string("1970-01-01 00:00:00Z"), "TIMESTAMP")
+        return exp.UnixMicros(this=exp.Add(this=epoch, expression=node.this.copy()))
     if isinstance(node, exp.Cast) and node.meta.get(NUMBER_TEXT):
         # Java writes a DOUBLE's exponent with "E" (1.0E15); the form splits at "e"
         return exp.Lower(this=node.copy())

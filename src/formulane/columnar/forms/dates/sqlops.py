@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 from sqlglot import exp
 
 from ...names import fresh
+from ...sql.dialects import DURATION, marked
 from ...sql.kit import dtype
 from ...sql.let import _BINDER, bound, let
 from ._base import BOUND, MAX_ORDINAL, Program, US_0001, US_10000, WHITESPACE
@@ -644,7 +645,7 @@ class SqlOps:
         made = _made_duration(Q(x).e)
         if made is not None:
             return Q(made)  # a Duration a form just made (`make_duration`)
-        return Q(exp.UnixMicros(this=Q(x).e))
+        return Q(marked(exp.UnixMicros(this=Q(x).e), DURATION))  # (Spark reads it apart)
 
     def time_seconds(self, x: Any) -> Any:
         """The whole seconds of a Duration TIME made (`parts.f_time`: ``make_duration(s *
