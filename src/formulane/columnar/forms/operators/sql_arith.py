@@ -623,14 +623,20 @@ def join_decimals(cols: list[SqlColumn | None], numbers: str) -> list[SqlColumn 
     # integer literals join any DECIMAL(38, s) exactly (DuckDB types them by their digits)
     ranked = [c for c in present if not (c.decimal is not None and c.decimal[1] == 0
                                          and _integer_literal(c.value))]
-    distinct: list[SqlColumn] = []
-    for c in ranked:
-        if not any(c.value == d.value for d in distinct):
-            distinct.append(c)
-    if len(distinct) <= 1:
+    known = [c.decimal for c in ranked if c.decimal is not None]
+    if len(known) == len(ranked) and _joins_losslessly(known):
         return cols
-    known = [c.decimal for c in distinct if c.decimal is not None]
-    if len(known) == len(distinct) and _joins_losslessly(known):
+    # one column (or binding) read in several branches is one type: compared by name only
+    # (comparing whole trees would cost a deep hash per pair in a MAX of 200 terms)
+    distinct: list[SqlColumn] = []
+    names: set[exp.Expr] = set()
+    for c in ranked:
+        if type(c.value) is exp.Column:
+            if c.value in names:
+                continue
+            names.add(c.value)
+        distinct.append(c)
+    if len(distinct) <= 1:
         return cols
     return [None if c is None else _as_d18(c) if any(c is d for d in distinct) else c
             for c in cols]
