@@ -638,7 +638,7 @@ def join_decimals(cols: list[SqlColumn | None], numbers: str) -> list[SqlColumn 
         distinct.append(c)
     if len(distinct) <= 1:
         return cols
-    return [None if c is None else _as_d18(c) if any(c is d for d in distinct) else c
+    return [None if c is None else as_decimal_18(c) if any(c is d for d in distinct) else c
             for c in cols]
 
 
@@ -647,8 +647,11 @@ def _integer_literal(e: exp.Expr) -> bool:
     return k is not None and k == k.to_integral_value() and abs(k) < _BARE_LIMIT
 
 
-def _as_d18(c: SqlColumn) -> SqlColumn:
-    """A Number branch as DECIMAL(38, 18) (`join_decimals`)."""
+def as_decimal_18(c: SqlColumn) -> SqlColumn:
+    """A Number value as DECIMAL(38, 18) (a branch of `join_decimals`, or a form's own
+    fallback joined with an exact DECIMAL(38, 18) result): a literal written as one, a value of
+    a known type DECIMAL(38, 18) holds cast, any other cast behind a range test (|x| >= 1e20 is
+    #NUM!, added to the column's errors)."""
     if c.decimal == D18:
         return c
     k = literal(c.value)
@@ -677,4 +680,4 @@ __all__ = ["add", "sub", "mul", "div", "mod", "eq", "ne", "lt", "le", "gt", "ge"
            "known_number",
            "operand", "value_of", "literal", "sql_of", "double", "cast_to", "nullif_zero",
            "not_finite", "only", "decimal_arith", "double_literal", "FLOAT_LIMIT",
-           "DECIMAL_FIT", "join_decimals"]
+           "DECIMAL_FIT", "join_decimals", "as_decimal_18", "range_tests"]
