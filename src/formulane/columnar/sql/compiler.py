@@ -421,11 +421,16 @@ class SqlCompiler(Walker[SqlColumn]):
                 inner.params = dict(self.params)
                 for slot, name in zip(a.slots, names):
                     inner.params[slot] = exp.column(name)
-                # a lambda body reads its parameters: nothing in it can move to a binding
+                # a lambda body reads its parameters: nothing in it can move to a binding; and
+                # it may not err, so its branches keep the engine's types (`IN_LAMBDA`)
+                from ..forms.operators.sql_arith import IN_LAMBDA
+
                 token = _BINDER.set(None)
+                inside = IN_LAMBDA.set(True)
                 try:
                     body = inner.checked(inner.compile(a.body))
                 finally:
+                    IN_LAMBDA.reset(inside)
                     _BINDER.reset(token)
                 if body.error is not None:
                     raise self.refuse(node, node.spec.name, "a lambda whose body may error")

@@ -594,6 +594,13 @@ def range_tests() -> int:
     return _RANGE_TESTS.get()
 
 
+#: Set while the compiler compiles a lambda body (`SqlCompiler.higher_order`): there a range
+#: test's #NUM! would make the body able to err, which refuses the whole lambda, so branches
+#: are left as they are (the engine's join; docs/columnar.md, "Engine notes").
+IN_LAMBDA: contextvars.ContextVar[bool] = contextvars.ContextVar("formulane_sql_in_lambda",
+                                                                default=False)
+
+
 def _joins_losslessly(types: list[tuple[int, int]]) -> bool:
     """Whether DuckDB joins DECIMALs of these (precision, scale) without truncating: the
     joined type needs the most integer digits plus the largest scale, at most 38 (else DuckDB
@@ -615,7 +622,7 @@ def join_decimals(cols: list[SqlColumn | None], numbers: str) -> list[SqlColumn 
     branch not already DECIMAL(38, 18) is cast to it: a literal as itself, a value of known
     type whose range fits directly, any other behind a test so that a value no
     DECIMAL(38, 18) holds (|x| >= 1e20) is that row's #NUM!, never a query abort."""
-    if numbers != "decimal":
+    if numbers != "decimal" or IN_LAMBDA.get():
         return cols
     present = [c for c in cols if c is not None and not isinstance(c.value, exp.Null)]
     if any(c.double for c in present):
