@@ -253,15 +253,17 @@ def _strict(*cols: SqlColumn | None) -> bool:
     return all(c is None or c.error is None or c.strict for c in cols)
 
 
-def _joins(branches: Callable[[int], list[int]]) -> Callable[[Any], Any]:
+def _joins(branches: Callable[[int], list[int]],
+           selects: Callable[[Any], bool] = lambda args: True) -> Callable[[Any], Any]:
     """A lazy form whose Number result is one of its arguments (``branches(n)``: their
     positions among ``n`` arguments), called with those branches given one DECIMAL type where
     they may differ (`sql_arith.join_decimals`: DuckDB truncates the finer of two DECIMAL
-    scales); its result has that type when the branches share one."""
+    scales); its result has that type when the branches share one. ``selects(args)``: False
+    where the form returns its first argument alone (IFERROR of a value that cannot err)."""
     def wrap(form: Any) -> Any:
         @functools.wraps(form)
         def joined(call: FormCall, *args: SqlColumn | None) -> SqlColumn:
-            if call.node.type.kind != "Number":
+            if call.node.type.kind != "Number" or not selects(args):
                 return form(call, *args)  # type: ignore[no-any-return]
             at = [i for i in branches(len(args)) if i < len(args)]
             cols = _k.join_decimals([args[i] for i in at], call.numbers)
@@ -403,7 +405,7 @@ def ifblank(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
     return _coalesce2(value, fallback)
 
 
-@_joins(lambda n: [0, 1])
+@_joins(lambda n: [0, 1], lambda args: args[0].error is not None)
 def iferror(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
     if value.error is None:
         return value
@@ -418,7 +420,7 @@ def iferror(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
     return SqlColumn(out, error, _strict(fallback))
 
 
-@_joins(lambda n: [0, 1])
+@_joins(lambda n: [0, 1], lambda args: args[0].error is not None)
 def ifna(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
     if value.error is None:
         return value
