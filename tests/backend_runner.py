@@ -171,10 +171,21 @@ def _duckdb_param(value: Any) -> Any:
     return value
 
 
-def run_duckdb(case: Case, numbers: str) -> Any:
+def golden_column_types(case: Case, numbers: str) -> dict[str, str]:
+    """The SQL types of the table `run_duckdb` builds for the case (column name -> type text,
+    as written in its CREATE TABLE): what a caller would pass as ``column_types``."""
     program, types = program_for(case)
     row = row_for(case, types)
-    form = to_sql_form(program.root, "duckdb", numbers)
+    return {n: sql_type(t, row[n], numbers) for n, t in types.items()}
+
+
+def run_duckdb(case: Case, numbers: str, with_types: bool = False) -> Any:
+    """The case on DuckDB; ``with_types``: the SQL compiled knowing the table's column types
+    (`golden_column_types`)."""
+    program, types = program_for(case)
+    row = row_for(case, types)
+    form = to_sql_form(program.root, "duckdb", numbers,
+                       column_types=golden_column_types(case, numbers) if with_types else None)
     con = duckdb.connect()
     try:
         if types:

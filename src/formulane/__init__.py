@@ -155,7 +155,8 @@ def apply(frame: Any, formulas: Mapping[str, str], schema: Any = None, *,
 def sql_select(table: Any, formulas: Mapping[str, str], schema: Any, *, dialect: str = "duckdb",
                profile: str = "strict", numbers: str | None = None,
                error_suffix: str | None = None, keep_columns: bool = True,
-               registry: Registry | None = None, limits: Limits | None = None) -> str:
+               registry: Registry | None = None, limits: Limits | None = None,
+               column_types: Mapping[str, str] | None = None) -> str:
     """``SELECT *, <formula> AS name, <error code> AS name__error FROM table`` in a SQL dialect
     (duckdb, postgres, spark, trino, bigquery, snowflake...). ``table`` is an identifier, never
     SQL: a name (quoted as one), a tuple ``(schema, table)`` or ``(catalog, schema, table)``,
@@ -163,13 +164,19 @@ def sql_select(table: Any, formulas: Mapping[str, str], schema: Any, *, dialect:
     Number columns are DECIMAL, "float" for DOUBLE; by default the dialect's own ("float" on
     SQLite, which has no DECIMAL; "decimal" elsewhere). A sub-expression read more than once is
     computed once (a lateral subquery where the dialect has them), so the SQL grows linearly;
-    past ``limits.max_sql_length`` characters it is refused (E411)."""
+    past ``limits.max_sql_length`` characters it is refused (E411). ``column_types``: the
+    table's column SQL types as the engine reports them (column name -> type text, e.g. from
+    DuckDB's ``DESCRIBE``: ``{"price": "DECIMAL(38,4)"}``), for any columns the caller knows;
+    the answers are the same without it, the SQL shorter with it (casts and range tests the
+    types make needless are left out). An unparseable type, or a type that is not a number
+    for a Number column, is a `CheckError` (E209) naming the column."""
     from .columnar.names import ERROR_SUFFIX
     from .columnar.sql.select import sql_select as _sql_select
 
     return _sql_select(table, formulas, schema, dialect=dialect, profile=profile,
                        numbers=numbers, error_suffix=error_suffix or ERROR_SUFFIX,
-                       keep_columns=keep_columns, registry=registry, limits=limits)
+                       keep_columns=keep_columns, registry=registry, limits=limits,
+                       column_types=column_types)
 
 
 def prompt(schema: Any = None, *, max_tokens: int = 4000, registry: Registry | None = None) -> str:

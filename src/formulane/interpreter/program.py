@@ -201,17 +201,20 @@ class Program(Generic[R]):
         # constants fold under this program's own limits
         return to_polars_form(self.root, numbers, dtypes, self.limits)
 
-    def to_sql(self, dialect: str = "duckdb", numbers: str | None = None) -> Any:
+    def to_sql(self, dialect: str = "duckdb", numbers: str | None = None,
+               column_types: Mapping[str, str] | None = None) -> Any:
         """This program as SQL (`SqlForm`: value and error-code expressions, ``.value_sql``,
         and the bindings they read: ``.select(table)`` gives the whole query).
         Raises `Unsupported` when a part has no faithful SQL form. ``numbers``: "decimal" when
         Number columns are DECIMAL, "float" when they are DOUBLE; None (the default): the
-        dialect's own, "float" on SQLite (no DECIMAL type there), else "decimal"."""
+        dialect's own, "float" on SQLite (no DECIMAL type there), else "decimal".
+        ``column_types``: the table's column SQL types (column name -> type text as the engine
+        reports it), when known: fewer casts and range tests (`formulane.sql_select`)."""
         from ..columnar.sql.select import to_sql_form
         from ..errors import LimitExceeded
 
         try:
-            return to_sql_form(self.root, dialect, numbers, self.limits)
+            return to_sql_form(self.root, dialect, numbers, self.limits, column_types)
         except RecursionError:
             # sqlglot renders an expression recursively, several frames per level: a formula
             # within max_depth can still nest its SQL past Python's stack (a sum of ~90 terms)

@@ -36,8 +36,8 @@ from ...limits import Limits
 from ...types import Type
 from ...values import ErrorValue
 from ..walk import Walker, null_on_error
-from .kit import (SqlColumn, case, cases, dtype, error_when, first_error, is_null, literal,
-                  not_finite, own_errors, sql_type)
+from .kit import (ColumnType, SqlColumn, case, cases, dtype, error_when, first_error, is_null,
+                  literal, literal_decimal, not_finite, own_errors, sql_type)
 from .let import _BINDER, let, sql_length_error
 
 class SqlCompiler(Walker[SqlColumn]):
@@ -50,10 +50,15 @@ class SqlCompiler(Walker[SqlColumn]):
     constant_errors_shortcut = False
 
     def __init__(self, columns: Mapping[str, str], numbers: str = "decimal",
-                 max_sql_length: int | None = None, limits: Limits | None = None) -> None:
+                 max_sql_length: int | None = None, limits: Limits | None = None,
+                 column_types: Mapping[str, ColumnType] | None = None) -> None:
         super().__init__(limits)
         self.columns = columns
         self.numbers = numbers
+        #: the table's column SQL types the caller gave (`kit.column_types`), by variable name
+        self.column_types: Mapping[str, ColumnType] = column_types or {}
+        #: whether the node just compiled wrote a range test of `sql_arith.join_decimals`
+        self.range_tested = False
         self.params: dict[int, exp.Expr] = {}
         #: inline SQL (no binder: a lambda body, a dialect without lateral subqueries) can
         #: still grow past any bound; its node count is checked call by call against this
@@ -69,7 +74,20 @@ class SqlCompiler(Walker[SqlColumn]):
         return col.error
 
     def without_error(self, col: SqlColumn) -> SqlColumn:
+        if self.range_tested:
+            # the checker proved the call cannot err, but a branch joined to DECIMAL(38, 18)
+            # below it may not fit there (`sql_arith.join_decimals`): its #NUM! stays
+            return col
         return replace(col, error=None, strict=True, unchecked=False)
+
+    def _compile(self, node: ir.IR) -> SqlColumn:
+        from ..forms.operators.sql_arith import range_tests
+
+        before = range_tests()
+        col = super()._compile(node)
+        # read by `without_error`, which the walk calls right after this on the same node
+        self.range_tested = range_tests() != before
+        return col
 
     def typed(self, col: SqlColumn, t: Type) -> SqlColumn:
         return col if col.type is t else replace(col, type=t)
@@ -133,7 +151,7 @@ class SqlCompiler(Walker[SqlColumn]):
             if self.numbers == "float":
                 return SqlColumn(exp.cast(literal(value), dtype("DOUBLE")),
                                  double=True)
-            return SqlColumn(exp.cast(literal(value), dtype("DECIMAL(38, 0)")))
+            return SqlColumn(exp.cast(literal(value), dtype("DECIMAL(38, 0)")), decimal=(38, 0))
         if node.folded and self.numbers == "float" and isinstance(value, Decimal) \
                 and -int(value.as_tuple().exponent) > _LITERAL_PLACES:
             # a value folded from a constant call (`interpreter.fold`): float mode keeps long
@@ -142,12 +160,25 @@ class SqlCompiler(Walker[SqlColumn]):
             # (forms read constants such as an instance number -1)
             return SqlColumn(exp.cast(literal(value), dtype("DOUBLE")),
                              double=True)
-        return SqlColumn(literal(value))
+        return SqlColumn(literal(value), decimal=literal_decimal(value))
 
     def var(self, node: ir.Var) -> SqlColumn:
         if node.slot in self.params:
             return SqlColumn(self.params[node.slot])
         name = self.columns.get(node.name, node.name)
+        known = self.column_types.get(name)
+        if known is not None and node.type.kind == "Number":
+            if not known.numeric:
+                from ...errors import CheckError
+
+                raise CheckError(f"column_types[{node.name!r}] is {known.text!r}, not a number "
+                                 f"type, but the schema reads {node.name} as a Number",
+                                 code="E209", span=node.span)
+            # a DOUBLE column is read as a DOUBLE in either mode; an exact one (DECIMAL, an
+            # integer) as exact, so float mode widens it before + - * (an INTEGER product
+            # aborts the query on an overflow)
+            return SqlColumn(exp.column(name, quoted=True), double=known.double,
+                             decimal=None if self.numbers == "float" else known.decimal)
         return SqlColumn(exp.column(name, quoted=True),
                          double=self.numbers == "float" and _has_numbers(node.type))
 
@@ -160,6 +191,8 @@ class SqlCompiler(Walker[SqlColumn]):
 
     def list_of(self, node: ir.ListOf) -> SqlColumn:
         items = [self.checked(self.compile(i)) for i in node.items]
+        if node.type.elem is not None and node.type.elem.kind == "Number":
+            items = self.joined(items)
         return SqlColumn(exp.Array(expressions=[i.value for i in items]),
                          first_error(*[i.error for i in items]), False)
 
@@ -224,6 +257,8 @@ class SqlCompiler(Walker[SqlColumn]):
                 return self.checked(self.compile(items[k - 1]))
             return SqlColumn(exp.Null(), exp.Literal.string("#REF!"))
         items = [self.checked(self.compile(i)) for i in node.obj.items]  # type: ignore[union-attr]
+        if node.type.kind == "Number":
+            items = self.joined(items)
         index = self.checked(self.compile(node.index))
         at = [exp.EQ(this=exp.paren(index.value), expression=exp.Literal.number(n))
               for n in range(1, len(items) + 1)]
@@ -232,7 +267,35 @@ class SqlCompiler(Walker[SqlColumn]):
                       exp.Literal.string("#REF!"))
         return SqlColumn(value, first_error(index.error, error), False)
 
+    def joined(self, cols: list[SqlColumn]) -> list[SqlColumn]:
+        """Number branches of one CASE or list with one DECIMAL type where they may differ
+        (`sql_arith.join_decimals`)."""
+        from ..forms.operators.sql_arith import join_decimals
+
+        joined = join_decimals(list[SqlColumn | None](cols), self.numbers)
+        return [c for c in joined if c is not None]  # none is None: none was given
+
     # -------------------------------------------------------------------------- calls
+
+    def prepare(self, node: ir.Call, args: list[SqlColumn], nodes: Sequence[ir.IR]
+                ) -> list[SqlColumn]:
+        """An eager call's Number arguments given to one repeated parameter (``MAX(a, b)``,
+        ``SUM(a, b)``: the forms put them in one list) with one DECIMAL type where they may
+        differ (`sql_arith.join_decimals`); lazy forms join their own branches."""
+        sig = node.sig
+        if self.numbers != "decimal" or node.spec.lazy or not sig.repeat or len(args) < 2:
+            return args
+        start = len(sig.params) - sig.repeat
+        groups: dict[int, list[int]] = {}
+        for i in range(start, len(args)):
+            if node.args[i].type.kind == "Number":
+                groups.setdefault((i - start) % sig.repeat, []).append(i)
+        out = list(args)
+        for positions in groups.values():
+            if len(positions) > 1:
+                for i, col in zip(positions, self.joined([args[i] for i in positions])):
+                    out[i] = col
+        return out
 
     def call(self, node: ir.Call) -> SqlColumn:
         out = super().call(node)
@@ -301,9 +364,12 @@ class SqlCompiler(Walker[SqlColumn]):
         # a quotient of DECIMALs (|x| < 1e38) cannot leave DOUBLE's range; other DOUBLE
         # results may (POWER(10, 400), a DOUBLE column's overflow)
         may_overflow = spec.arithmetic != "/" or any(a.double for a in args)
+        decimal = None
+        if self.numbers == "decimal" and not state[0] and node.type.kind == "Number" and args:
+            decimal = _rounded_type(value, args[0])
         return SqlColumn(value, error, strict,
                          floats and may_overflow and (node.may_error or carried),
-                         double=bool(state[0]))
+                         double=bool(state[0]), decimal=decimal)
 
     def decimal_op(self, op: str, args: list[SqlColumn], nodes: Sequence[ir.IR]
                    ) -> SqlColumn:
@@ -346,7 +412,8 @@ class SqlCompiler(Walker[SqlColumn]):
         for a in node.args:
             if isinstance(a, ir.Lambda):
                 names = [exp.to_identifier(f"_p{slot}") for slot in a.slots]
-                inner = SqlCompiler(self.columns, self.numbers, limits=self.limits)
+                inner = SqlCompiler(self.columns, self.numbers, limits=self.limits,
+                                    column_types=self.column_types)
                 inner.max_nodes = self.max_nodes
                 inner.slots = dict(self.slots)
                 inner.constants = dict(self.constants)
@@ -354,11 +421,16 @@ class SqlCompiler(Walker[SqlColumn]):
                 inner.params = dict(self.params)
                 for slot, name in zip(a.slots, names):
                     inner.params[slot] = exp.column(name)
-                # a lambda body reads its parameters: nothing in it can move to a binding
+                # a lambda body reads its parameters: nothing in it can move to a binding; and
+                # it may not err, so its branches keep the engine's types (`IN_LAMBDA`)
+                from ..forms.operators.sql_arith import IN_LAMBDA
+
                 token = _BINDER.set(None)
+                inside = IN_LAMBDA.set(True)
                 try:
                     body = inner.checked(inner.compile(a.body))
                 finally:
+                    IN_LAMBDA.reset(inside)
                     _BINDER.reset(token)
                 if body.error is not None:
                     raise self.refuse(node, node.spec.name, "a lambda whose body may error")
@@ -439,22 +511,43 @@ def _beyond_bigint(value: Any) -> bool:
 _BIGINT_LIMIT = Decimal(2) ** 63
 
 
+def _rounded_type(value: exp.Expr, arg: SqlColumn) -> tuple[int, int] | None:
+    """The DECIMAL type of ``ROUND(arg, n)`` (a literal n) when the arg's is known: DuckDB
+    types it DECIMAL(p, min(s, max(n, 0))). A peephole of what the ROUND family wrote (as
+    `sql_arith._short` is), so that ``MAX(ROUND(a * 1.1, 2), ROUND(b * 1.1, 2))`` joins two
+    DECIMAL(38, 2) without casts (`sql_arith.join_decimals`); None otherwise."""
+    from ..forms.operators.sql_arith import literal as number_literal
+    from .let import bound
+
+    e = bound(value)
+    if arg.decimal is None or type(e) is not exp.Round or e.args.get("truncate") is not None:
+        return None
+    digits = e.args.get("decimals")
+    n = Decimal(0) if digits is None else number_literal(digits)
+    if n is None or n != n.to_integral_value() or bound(e.this) != bound(arg.value):
+        return None
+    p, s = arg.decimal
+    return p, min(s, max(int(n), 0))
+
+
 def _has_numbers(t: Type) -> bool:
     return t.kind == "Number" or (t.kind == "List" and t.elem is not None
                                   and t.elem.kind == "Number")
 
 
 def to_sql(root: ir.IR, *, columns: Mapping[str, str] | None = None, numbers: str = "decimal",
-           max_sql_length: int | None = None, limits: Limits | None = None
+           max_sql_length: int | None = None, limits: Limits | None = None,
+           column_types: Mapping[str, ColumnType] | None = None
            ) -> tuple[exp.Expr, exp.Expr | None]:
     """(value expression, error-code expression or None). ``numbers``: "decimal" when Number
     columns are DECIMAL (the engine's exact arithmetic), "float" when they are DOUBLE (then a
     non-finite result is #NUM!). Under an active `let.Binder` the expressions read its
     bindings (see `select.to_sql_form`). ``limits``: the program's, that constants fold under
-    (None: the defaults)."""
+    (None: the defaults). ``column_types``: the table's column SQL types, by variable name
+    (`kit.column_types`), when the caller knows them."""
     if numbers not in ("float", "decimal"):
         raise ValueError("numbers must be 'float' or 'decimal'")
-    compiler = SqlCompiler(columns or {}, numbers, max_sql_length, limits)
+    compiler = SqlCompiler(columns or {}, numbers, max_sql_length, limits, column_types)
     col = compiler.run(root)
     if col.error is None:
         return col.value, None

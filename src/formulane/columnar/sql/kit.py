@@ -4,7 +4,9 @@ A compiled sub-expression is a `SqlColumn` (value, error code or None, ``strict`
 ``unchecked``, a DOUBLE estimate in decimal mode); `first_error` combines error codes left to
 right with COALESCE, `cases`/`case`/`error_when` build flattened CASE expressions, `literal`
 writes exact literals (numbers as decimal text), `sql_type` names a formula type's column type,
-`dtype` builds a column-type node (parsed once per type name, copied after).
+`dtype` builds a column-type node (parsed once per type name, copied after), `column_types`
+reads the table's column SQL types a caller gives (`ColumnType`), `literal_decimal` the DECIMAL
+type an engine gives a number literal.
 Binding an expression once is `let` (the sibling module).
 """
 
@@ -14,7 +16,7 @@ import datetime as dt
 import functools
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from sqlglot import exp
 
@@ -72,6 +74,11 @@ class SqlColumn:
     #: decimal mode: a DOUBLE estimate of the value (overflow guards test it, so they never
     #: repeat the decimal expression itself)
     estimate: exp.Expr | None = None
+    #: decimal mode: the value's DECIMAL (precision, scale) as the engine types it, when the
+    #: compiler knows it (a literal, the DECIMAL(38, 18) of + - *, a column whose type the
+    #: caller gave); None: not known. `sql_arith.join_decimals` reads it to cast only the
+    #: branches of a CASE or list whose types may differ.
+    decimal: tuple[int, int] | None = None
 
     def error_or_null(self) -> exp.Expr:
         return self.error if self.error is not None else exp.Null()
@@ -194,6 +201,94 @@ def sql_type(t: Type, numbers: str = "decimal") -> str:
         return "STRUCT(" + ", ".join(f'"{n}" {sql_type(ft, numbers)}' for n, ft in t.fields) + ")"
     return {"Text": "TEXT", "Boolean": "BOOLEAN", "Date": "DATE", "DateTime": "TIMESTAMPTZ",
             "Duration": "INTERVAL"}.get(kind, "TEXT")
+
+
+#: The DECIMAL type of the compiler's exact arithmetic (`sql_arith.decimal_arith`).
+D18 = (38, 18)
+
+
+def literal_decimal(value: Any) -> tuple[int, int] | None:
+    """The DECIMAL (precision, scale) DuckDB gives a number literal written by `literal`
+    (``1.5`` is DECIMAL(2, 1), ``0.1142`` DECIMAL(5, 4)); an integer literal as a DECIMAL of
+    its own digits (DuckDB joins an integer literal with a DECIMAL(38, s) without loss when
+    its digits fit beside the scale); None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+        return None
+    d = Decimal(value)
+    if not d.is_finite():
+        return None
+    sign, digits, exponent = d.as_tuple()
+    scale = max(0, -int(exponent))
+    whole = max(1, len(digits) + int(exponent))
+    return whole + scale, scale
+
+
+@dataclass(frozen=True)
+class ColumnType:
+    """A table column's SQL type as the caller gave it (`column_types`): ``decimal`` (its
+    precision and scale: DECIMAL/NUMERIC(p, s), or an integer type as DECIMAL(digits, 0)),
+    ``double`` (DOUBLE, FLOAT, REAL), or neither (another type, or a NUMERIC without a
+    precision, whose range the compiler cannot bound); ``text`` as given."""
+
+    text: str
+    decimal: tuple[int, int] | None = None
+    double: bool = False
+    numeric: bool = False  # a number type of any kind
+
+
+_INTEGER_DIGITS = {"TINYINT": 3, "UTINYINT": 3, "SMALLINT": 5, "USMALLINT": 5, "INT": 10,
+                   "UINT": 10, "MEDIUMINT": 8, "BIGINT": 19, "UBIGINT": 20}
+_DOUBLES = frozenset({"DOUBLE", "FLOAT", "DOUBLE PRECISION", "REAL"})
+
+
+def column_type(name: str, text: Any) -> ColumnType:
+    """One column's SQL type text (as the engine reports it, e.g. DuckDB's ``DESCRIBE``:
+    ``DECIMAL(38,4)``, ``DOUBLE``, ``VARCHAR``) parsed once; a `CheckError` (E209) naming the
+    column and the type when it is not a SQL type."""
+    from sqlglot.errors import SqlglotError
+
+    from ...errors import CheckError
+
+    if not isinstance(name, str) or not isinstance(text, str) or not text.strip():
+        raise CheckError(f"column_types must map column names to SQL type texts, got "
+                         f"{name!r}: {text!r:.80}", code="E209")
+    try:
+        parsed = exp.DataType.build(text)
+    except (SqlglotError, ValueError) as exc:
+        raise CheckError(f"column_types[{name!r}]: {text!r:.80} is not a SQL type ({exc})",
+                         code="E209", hint="give the type as the engine reports it, "
+                         "e.g. DECIMAL(38, 4) or DOUBLE") from None
+    kind = parsed.this.value if isinstance(parsed.this, exp.DataType.Type) else str(parsed.this)
+    if kind in ("DECIMAL", "BIGDECIMAL", "DECIMAL32", "DECIMAL64", "DECIMAL128"):
+        params = [e.this for e in parsed.expressions]
+        try:
+            numbers = [int(p.this if isinstance(p, exp.Expr) else p) for p in params]
+        except (TypeError, ValueError):
+            numbers = []
+        if len(numbers) == 2 and 0 <= numbers[1] <= numbers[0] <= 38:
+            return ColumnType(text, decimal=(numbers[0], numbers[1]), numeric=True)
+        if len(numbers) == 1 and 1 <= numbers[0] <= 38:
+            return ColumnType(text, decimal=(numbers[0], 0), numeric=True)
+        return ColumnType(text, numeric=True)  # unbounded (PostgreSQL's NUMERIC)
+    if kind in _INTEGER_DIGITS:
+        return ColumnType(text, decimal=(_INTEGER_DIGITS[kind], 0), numeric=True)
+    if kind in _DOUBLES:
+        return ColumnType(text, double=True, numeric=True)
+    if kind in ("INT128", "UINT128", "INT256", "UINT256", "HUGEINT", "UHUGEINT"):
+        return ColumnType(text, numeric=True)
+    return ColumnType(text)
+
+
+def column_types(types: Any) -> dict[str, ColumnType]:
+    """The caller's ``column_types`` (column name -> SQL type text) parsed, each once."""
+    if types is None:
+        return {}
+    if not isinstance(types, Mapping):
+        from ...errors import CheckError
+
+        raise CheckError(f"column_types must be a mapping of column names to SQL type texts, "
+                         f"got {type(types).__name__}", code="E209")
+    return {name: column_type(name, text) for name, text in types.items()}
 
 
 def type_name(t: Type) -> str:

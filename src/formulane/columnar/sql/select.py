@@ -304,13 +304,16 @@ def sql_select(
     keep_columns: bool = True,
     registry: Any = None,
     limits: Any = None,
+    column_types: Mapping[str, str] | None = None,
 ) -> str:
     """``SELECT *, <formula> AS name, <error> AS name__error FROM table`` in a dialect.
     ``numbers``: "decimal" when the table's Number columns are DECIMAL, "float" for DOUBLE;
     None: the dialect's own (`dialects.default_numbers`: "float" on SQLite, else "decimal").
     Every sub-expression read more than once is computed once, in a lateral subquery, so the
     SQL grows linearly with the formulas; it is refused (E411) past
-    ``limits.max_sql_length`` characters."""
+    ``limits.max_sql_length`` characters. ``column_types``: the table's column SQL types as
+    the engine reports them (name -> type text, e.g. from DuckDB's ``DESCRIBE``), when known:
+    the SQL then casts and guards only what those types need (`kit.column_types`)."""
     from . import let as sql_let
 
     from ...interpreter.cache import compile_cached as compile_formula
@@ -322,7 +325,8 @@ def sql_select(
     programs = [(name, compile_formula(source, schema, profile=profile, limits=limits,
                                        registry=registry))
                 for name, source in formulas.items()]
-    forms = to_sql_forms([p.root for _, p in programs], dialect, numbers, limits)
+    forms = to_sql_forms([p.root for _, p in programs], dialect, numbers, limits,
+                         column_types=column_types)
     query = build_select(source_table, [(name, name + error_suffix, form)
                                         for (name, _), form in zip(programs, forms)],
                          keep_columns, dialect)
@@ -331,15 +335,16 @@ def sql_select(
     return query
 
 
-def to_sql_form(root: Any, dialect: str, numbers: str | None = None, limits: Any = None
-                ) -> SqlForm:
-    """One program as SQL; E411 when its rendered SQL would pass ``limits.max_sql_length``."""
+def to_sql_form(root: Any, dialect: str, numbers: str | None = None, limits: Any = None,
+                column_types: Mapping[str, str] | None = None) -> SqlForm:
+    """One program as SQL; E411 when its rendered SQL would pass ``limits.max_sql_length``.
+    ``column_types``: as `sql_select`'s."""
     from . import let as sql_let
 
     from ...limits import DEFAULT_LIMITS
 
     limits = limits or DEFAULT_LIMITS
-    form = to_sql_forms([root], dialect, numbers, limits)[0]
+    form = to_sql_forms([root], dialect, numbers, limits, column_types=column_types)[0]
     length = form.length()
     if length > limits.max_sql_length:
         raise sql_let.sql_length_error(length, limits.max_sql_length)
@@ -353,10 +358,12 @@ def _read_names(root: Any) -> set[str]:
 
 
 def to_sql_forms(roots: list[Any], dialect: str, numbers: str | None, limits: Any,
-                 taken: Any = (), qualify: bool = True) -> list[SqlForm]:
+                 taken: Any = (), qualify: bool = True,
+                 column_types: Mapping[str, str] | None = None) -> list[SqlForm]:
     """Programs compiled with one binder (their bindings are named apart from each other and
     from ``taken`` and the columns read). ``qualify``: references name their lateral subquery
-    (False where the bindings become columns of a DataFrame instead)."""
+    (False where the bindings become columns of a DataFrame instead). ``column_types``: the
+    table's column SQL types (name -> type text), parsed once here (`kit.column_types`)."""
     from sqlglot.errors import UnsupportedError
 
     from . import compiler as sql_compiler
@@ -369,6 +376,7 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str | None, limits: An
                          f"{', '.join(sql_kit.DIALECTS)}", code="E209")
     numbers = numbers or sql_dialects.default_numbers(dialect)
     sql_dialects.refuse_numbers(dialect, numbers, roots[0].span if roots else None)
+    types = sql_kit.column_types(column_types)
     binder = None
     if dialect in sql_let.LATERAL_DIALECTS:
         binder = sql_let.Binder.for_names(set(taken).union(*[_read_names(r) for r in roots]))
@@ -377,7 +385,8 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str | None, limits: An
     try:
         for root in roots:  # constants fold under the programs' own limits
             compiled += sql_compiler.to_sql(root, numbers=numbers,
-                                           max_sql_length=limits.max_sql_length, limits=limits)
+                                           max_sql_length=limits.max_sql_length, limits=limits,
+                                           column_types=types)
     finally:
         sql_let._BINDER.reset(token)
     bindings: tuple[tuple[str, exp.Expr, int], ...] = ()

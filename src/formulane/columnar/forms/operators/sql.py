@@ -10,10 +10,12 @@ what it settles is decided when compiling, never read back out of the built SQL.
 
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import replace
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 from sqlglot import exp
 
@@ -251,6 +253,33 @@ def _strict(*cols: SqlColumn | None) -> bool:
     return all(c is None or c.error is None or c.strict for c in cols)
 
 
+def _joins(branches: Callable[[int], list[int]],
+           selects: Callable[[Any], bool] = lambda args: True) -> Callable[[Any], Any]:
+    """A lazy form whose Number result is one of its arguments (``branches(n)``: their
+    positions among ``n`` arguments), called with those branches given one DECIMAL type where
+    they may differ (`sql_arith.join_decimals`: DuckDB truncates the finer of two DECIMAL
+    scales); its result has that type when the branches share one. ``selects(args)``: False
+    where the form returns its first argument alone (IFERROR of a value that cannot err)."""
+    def wrap(form: Any) -> Any:
+        @functools.wraps(form)
+        def joined(call: FormCall, *args: SqlColumn | None) -> SqlColumn:
+            if call.node.type.kind != "Number" or not selects(args):
+                return form(call, *args)  # type: ignore[no-any-return]
+            at = [i for i in branches(len(args)) if i < len(args)]
+            cols = _k.join_decimals([args[i] for i in at], call.numbers)
+            given = list(args)
+            for i, col in zip(at, cols):
+                given[i] = col
+            out: SqlColumn = form(call, *given)
+            types = {c.decimal for c in cols if c is not None and not isinstance(c.value, exp.Null)}
+            if out.decimal is None and len(types) == 1:
+                out = replace(out, decimal=types.pop())
+            return out
+        return joined
+    return wrap
+
+
+@_joins(lambda n: [1, 2])
 def if_(call: FormCall, cond: SqlColumn, then: SqlColumn,
         otherwise: SqlColumn | None = None) -> SqlColumn:
     other = otherwise.value if otherwise is not None else None
@@ -287,6 +316,7 @@ def _unless(cond: exp.Expr, error: exp.Expr | None) -> exp.Expr | None:
     return case(test, error)
 
 
+@_joins(lambda n: list(range(1, n, 2)))
 def ifs(call: FormCall, *args: SqlColumn) -> SqlColumn:
     value_pairs = []
     error_pairs = []
@@ -349,7 +379,12 @@ def or_(call: FormCall, *args: SqlColumn) -> SqlColumn:
     return result
 
 
+@_joins(lambda n: list(range(n)))
 def coalesce_op(call: FormCall, a: SqlColumn, b: SqlColumn) -> SqlColumn:
+    return _coalesce2(a, b)
+
+
+def _coalesce2(a: SqlColumn, b: SqlColumn) -> SqlColumn:
     # a value that is always blank (a constant error's NULL) leaves a alone
     value = a.value if isinstance(b.value, exp.Null) else \
         exp.Coalesce(this=a.value, expressions=[b.value])
@@ -357,17 +392,20 @@ def coalesce_op(call: FormCall, a: SqlColumn, b: SqlColumn) -> SqlColumn:
                                                                expression=exp.Null()))
 
 
+@_joins(lambda n: list(range(n)))
 def coalesce(call: FormCall, *args: SqlColumn) -> SqlColumn:
     result = args[0]
     for nxt in args[1:]:
-        result = coalesce_op(call, result, nxt)
+        result = _coalesce2(result, nxt)
     return result
 
 
+@_joins(lambda n: [0, 1])
 def ifblank(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
-    return coalesce_op(call, value, fallback)
+    return _coalesce2(value, fallback)
 
 
+@_joins(lambda n: [0, 1], lambda args: args[0].error is not None)
 def iferror(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
     if value.error is None:
         return value
@@ -382,6 +420,7 @@ def iferror(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
     return SqlColumn(out, error, _strict(fallback))
 
 
+@_joins(lambda n: [0, 1], lambda args: args[0].error is not None)
 def ifna(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
     if value.error is None:
         return value
@@ -390,6 +429,7 @@ def ifna(call: FormCall, value: SqlColumn, fallback: SqlColumn) -> SqlColumn:
                      case(is_na, _err(fallback), value.error), _strict(value, fallback))
 
 
+@_joins(lambda n: list(range(1, n)))
 def choose(call: FormCall, index: SqlColumn, *values: SqlColumn) -> SqlColumn:
     # the scalar CHOOSE truncates the index (CAST to INT rounds on some engines)
     i = exp.cast(exp.Floor(this=index.value), dtype("INT"))
@@ -401,6 +441,7 @@ def choose(call: FormCall, index: SqlColumn, *values: SqlColumn) -> SqlColumn:
                      first_error(index.error, cases(error_pairs, exp.Literal.string("#VALUE!"))))
 
 
+@_joins(lambda n: [*range(2, n, 2), *([n - 1] if n % 2 == 0 else [])])
 def switch(call: FormCall, subject: SqlColumn, *args: SqlColumn) -> SqlColumn:
     """Text compares ignoring case, as the scalar SWITCH (and `=`) do; blank matches blank."""
     pairs = len(args) - len(args) % 2

@@ -2,8 +2,9 @@
 
 Contract: small sqlglot builders that parenthesize only what needs it (`p`), the binary
 operators and comparisons (`add`, `lt`...), the guards both families write (`not_finite`,
-`only`, `nullif_zero`), and `decimal_arith`, the exact DECIMAL(38, 18) + - * that
-`columnar.sql.compiler` delegates to.
+`only`, `nullif_zero`), `decimal_arith`, the exact DECIMAL(38, 18) + - * that
+`columnar.sql.compiler` delegates to, and `join_decimals`, which gives the Number branches of
+a CASE, COALESCE or list one DECIMAL type where the engine would otherwise truncate one.
 
 What a form knows about an operand is passed in, never read back out of the built SQL: an
 `Operand` is an expression or, for a constant (`FormCall.const`, through `known`), its value as
@@ -13,13 +14,15 @@ Importing this imports sqlglot, never polars.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 from decimal import Decimal, InvalidOperation
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from sqlglot import exp
 
-from ...sql.kit import SqlColumn, cases, clone_type, dtype, first_error, not_null
+from ...sql.kit import D18, SqlColumn, cases, clone_type, dtype, first_error, not_null
 from ...sql.let import bound, let, size
 
 if TYPE_CHECKING:
@@ -432,6 +435,23 @@ def _exact_bound(k: Decimal) -> exp.Expr | None:
     return exp.Literal.number(format(bound.normalize(), "e").replace("e+", "e"))
 
 
+def _limit(c: SqlColumn, k: Decimal | None) -> Decimal | None:
+    """A bound on the operand's magnitude known when compiling: a constant's own, or
+    10^(p - s) for a value of a known DECIMAL(p, s) type that is not a result of this
+    arithmetic (a column whose type the caller gave, `kit.column_types`); else None."""
+    if k is not None:
+        return abs(k)
+    if c.decimal is not None and c.estimate is None:
+        return Decimal(10) ** (c.decimal[0] - c.decimal[1])
+    return None
+
+
+def _held(c: SqlColumn) -> bool:
+    """An operand whose known type keeps it below DECIMAL(38, 18)'s range (`_limit`)."""
+    limit = _limit(c, None)
+    return limit is not None and limit <= DECIMAL_FIT
+
+
 def _whole(k: Decimal | None) -> bool:
     """A known whole number (its DECIMAL(38, 0) cast is exact)."""
     return k is not None and k == k.to_integral_value()
@@ -466,14 +486,19 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
     # an operand's own test: decided for a known value (TRUE: left out), implied for a result
     # of this arithmetic (its estimate passed the test there), else per row
     ra, rb = _reading(a, ea), _reading(b, eb)
-    tests = [exp.true() if c.estimate is not None
+    tests = [exp.true() if c.estimate is not None or _held(c)
              else _fits(r) if k is None else exp.true() if abs(k) < DECIMAL_FIT
              else exp.false() for c, r, k in ((a, ra, known_a), (b, rb, known_b))]
     # one operand known (k), the other (x) read per row: its test says it all
     one = (known_a is None) != (known_b is None)
     k = known_a if known_a is not None else known_b
     x_test, x_read = (tests[1], rb) if known_a is not None else (tests[0], ra)
-    if one and k is not None and abs(k) < DECIMAL_FIT and (
+    limit_a, limit_b = _limit(a, known_a), _limit(b, known_b)
+    if limit_a is not None and limit_b is not None and (
+            limit_a * limit_b if op == "*" else limit_a + limit_b) <= DECIMAL_FIT:
+        # both ranges known (a column of a known type, a constant): the result fits
+        fits: exp.Expr = exp.true()
+    elif one and k is not None and abs(k) < DECIMAL_FIT and (
             (op == "*" and abs(k) <= 1) or (op != "*" and abs(k) <= _SMALL)):
         # |x| < F implies |x * k| < F; and |x + k| < 1e20 (the margin is far wider than k)
         fits = x_test
@@ -529,7 +554,9 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
             short = [exp.EQ(this=exp.Round(this=c.value.copy(), decimals=num(9)),
                             expression=c.value.copy())
                      for c, kk in ((a, known_a), (b, known_b))[:1 if same else 2]
-                     if kk is None and not _short(c.value)]
+                     if kk is None and not _short(c.value)
+                     and not (c.decimal is not None and c.decimal[1] <= 9
+                              and c.estimate is None)]
             nine = exp.Mul(this=_nine(a, known_a), expression=_nine(b, known_b))
             # the test once: CASE WHEN fits THEN CASE WHEN short THEN nine ELSE rounded END END
             value = when([(fits.copy(), when([(all_of(*short), nine)], rounded))])
@@ -545,7 +572,114 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
     # strict: the value is NULL wherever the own error is set (it is computed only where it
     # fits), and wherever an operand's error is set when that operand's value is NULL there
     strict = all(c.error is None or c.strict for c in (a, b))
-    return SqlColumn(value, first_error(a.error, b.error, own), strict=strict, estimate=est)
+    return SqlColumn(value, first_error(a.error, b.error, own), strict=strict, estimate=est,
+                     decimal=D18)
+
+
+# --------------------------------------------------------- one DECIMAL type for branches
+
+#: DECIMAL(38, 18) holds |x| < 1e20: a branch cast to it is #NUM! from there (a DOUBLE
+#: literal; engines compare a DECIMAL with it in DOUBLE, where rounding keeps x >= 1e20).
+_D18_LIMIT = exp.Literal.number("1e20")
+
+#: How many range tests `join_decimals` has written in this context: the compiler compares it
+#: before and after a call (`SqlCompiler._compile`) to keep that #NUM!, which the checker's
+#: proof that a call cannot err does not see (an int in a context variable, as the binder).
+_RANGE_TESTS: contextvars.ContextVar[int] = contextvars.ContextVar("formulane_sql_range_tests",
+                                                                  default=0)
+
+
+def range_tests() -> int:
+    """The number of range tests `join_decimals` wrote so far in this context."""
+    return _RANGE_TESTS.get()
+
+
+#: Set while the compiler compiles a lambda body (`SqlCompiler.higher_order`): there a range
+#: test's #NUM! would make the body able to err, which refuses the whole lambda, so branches
+#: are left as they are (the engine's join; docs/columnar.md, "Engine notes").
+IN_LAMBDA: contextvars.ContextVar[bool] = contextvars.ContextVar("formulane_sql_in_lambda",
+                                                                default=False)
+
+
+def _joins_losslessly(types: list[tuple[int, int]]) -> bool:
+    """Whether DuckDB joins DECIMALs of these (precision, scale) without truncating: the
+    joined type needs the most integer digits plus the largest scale, at most 38 (else DuckDB
+    keeps precision 38 and truncates to a smaller scale: DECIMAL(38, 4) with DECIMAL(38, 0)
+    answers DECIMAL(38, 0)); one scale for all never truncates."""
+    if len({s for _, s in types}) <= 1:
+        return True
+    return max(p - s for p, s in types) + max(s for _, s in types) <= 38
+
+
+def join_decimals(cols: list[SqlColumn | None], numbers: str) -> list[SqlColumn | None]:
+    """The Number branches ``cols`` of one CASE, COALESCE or list (None: an absent branch),
+    with one DECIMAL type where the engine could truncate the finer one (docs/columnar.md,
+    "Engine notes": DuckDB types a CASE of DECIMAL(38, 4) and DECIMAL(38, 0) as
+    DECIMAL(38, 0)). Decimal mode only; a DOUBLE branch makes the join a DOUBLE (no
+    truncation). Branches are cast only where their types may differ: two branches of known
+    types that join losslessly (`_joins_losslessly`), one distinct branch beside NULLs and
+    integer literals, or branches that are one expression, are left alone. Otherwise each
+    branch not already DECIMAL(38, 18) is cast to it: a literal as itself, a value of known
+    type whose range fits directly, any other behind a test so that a value no
+    DECIMAL(38, 18) holds (|x| >= 1e20) is that row's #NUM!, never a query abort."""
+    if numbers != "decimal" or IN_LAMBDA.get():
+        return cols
+    present = [c for c in cols if c is not None and not isinstance(c.value, exp.Null)]
+    if any(c.double for c in present):
+        return cols
+    # integer literals join any DECIMAL(38, s) exactly (DuckDB types them by their digits)
+    ranked = [c for c in present if not (c.decimal is not None and c.decimal[1] == 0
+                                         and _integer_literal(c.value))]
+    known = [c.decimal for c in ranked if c.decimal is not None]
+    if len(known) == len(ranked) and _joins_losslessly(known):
+        return cols
+    # one column (or binding) read in several branches is one type: compared by name only
+    # (comparing whole trees would cost a deep hash per pair in a MAX of 200 terms)
+    distinct: list[SqlColumn] = []
+    names: set[exp.Expr] = set()
+    for c in ranked:
+        if type(c.value) is exp.Column:
+            if c.value in names:
+                continue
+            names.add(c.value)
+        distinct.append(c)
+    if len(distinct) <= 1:
+        return cols
+    return [None if c is None else as_decimal_18(c) if any(c is d for d in distinct) else c
+            for c in cols]
+
+
+def _integer_literal(e: exp.Expr) -> bool:
+    k = literal(e)
+    return k is not None and k == k.to_integral_value() and abs(k) < _BARE_LIMIT
+
+
+def as_decimal_18(c: SqlColumn) -> SqlColumn:
+    """A Number value as DECIMAL(38, 18) (a branch of `join_decimals`, or a form's own
+    fallback joined with an exact DECIMAL(38, 18) result): a literal written as one, a value of
+    a known type DECIMAL(38, 18) holds cast, any other cast behind a range test (|x| >= 1e20 is
+    #NUM!, added to the column's errors)."""
+    if c.decimal == D18:
+        return c
+    k = literal(c.value)
+    if k is not None:  # a literal: decided when compiling
+        if abs(k) < DECIMAL_FIT:
+            return replace(c, value=cast_to(num(k), _D18), decimal=D18)
+        return replace(c, value=exp.Cast(this=exp.Null(), to=clone_type(_D18)),
+                       error=first_error(c.error, exp.Literal.string("#NUM!")), strict=False,
+                       decimal=D18)
+    if c.decimal is not None and c.decimal[0] - c.decimal[1] <= 20:
+        # |x| < 10^(p - s) <= 1e20: the cast always holds it
+        return replace(c, value=cast_to(c.value, _D18), decimal=D18)
+    _RANGE_TESTS.set(_RANGE_TESTS.get() + 1)
+    v = c.value if _plain(c.value) else let(c.value)
+    fits = exp.LT(this=exp.Abs(this=v), expression=_D18_LIMIT.copy())
+    value = exp.Cast(this=cases([(fits, v.copy())]), to=clone_type(_D18))
+    over = cases([(exp.GTE(this=exp.Abs(this=v.copy()), expression=_D18_LIMIT.copy()),
+                   exp.Literal.string("#NUM!"))])
+    # the value is NULL where the new error is set; where the branch's own error is set, as
+    # before (a strict branch is NULL there, and stays NULL through the test)
+    return replace(c, value=value, error=first_error(c.error, over), decimal=D18)
 
 
 __all__ = ["add", "sub", "mul", "div", "mod", "eq", "ne", "lt", "le", "gt", "ge", "p", "num",
@@ -553,4 +687,4 @@ __all__ = ["add", "sub", "mul", "div", "mod", "eq", "ne", "lt", "le", "gt", "ge"
            "known_number",
            "operand", "value_of", "literal", "sql_of", "double", "cast_to", "nullif_zero",
            "not_finite", "only", "decimal_arith", "double_literal", "FLOAT_LIMIT",
-           "DECIMAL_FIT"]
+           "DECIMAL_FIT", "join_decimals", "as_decimal_18", "range_tests"]
