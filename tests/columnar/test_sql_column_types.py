@@ -145,9 +145,6 @@ def test_one_scale_needs_no_cast(con: Any) -> None:
     assert 'CAST("a" AS DECIMAL(38, 18))' in sql and "ABS(\"a\")" not in sql
 
 
-@pytest.mark.xfail(strict=True, reason="MOD's form (columnar/forms/math/sql.py, not this "
-                   "change's file) joins its exact DECIMAL(38, 18) remainder with a fallback "
-                   "DuckDB computes in DOUBLE for two DECIMAL scales (see the report)")
 def test_mod_by_a_huge_divisor_stays_exact(con: Any) -> None:
     assert _same(_run(con, "MOD(x, 1e19)"), _scalar("MOD(x, 1e19)"))
 

@@ -21,11 +21,11 @@ from ....interpreter import ir
 from ....values import ErrorValue
 from ...call import MISSING, FormCall
 from ...sql.dialects import DOUBLE, marked
-from ...sql.kit import dtype
+from ...sql.kit import SqlColumn, dtype, not_null
 from ...sql.let import let
-from ..operators.sql_arith import (add, all_of, any_of, div, double, double_literal, eq, ge,
-                                   gt, le, lt, mod, mul, ne, not_, not_finite, nullif_zero, num,
-                                   only, p, settled, sub, when)
+from ..operators.sql_arith import (add, all_of, any_of, as_decimal_18, div, double,
+                                   double_literal, eq, ge, gt, le, lt, mod, mul, ne, not_,
+                                   not_finite, nullif_zero, num, only, p, settled, sub, when)
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
 
 
@@ -399,8 +399,12 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
             return fallback, [(_eq(divisor, _n(0)), "#DIV/0!")]
         exact = _sql_floor_mod(_decimal_reading(call, 0, x),
                                let(_nullif_zero(_decimal_reading(call, 1, divisor), kd)), kd)
-        value = exp.Coalesce(this=exact, expressions=[fallback])
-        return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
+        # the fallback at DECIMAL(38, 18) too: DuckDB types a COALESCE of DECIMAL(38, 18) and
+        # a remainder of two other scales (a DOUBLE) as DOUBLE (MOD(-7, 1e19) gave 1e19)
+        wide = as_decimal_18(SqlColumn(fallback))
+        value = exp.Coalesce(this=exact, expressions=[wide.value])
+        return value, [(_eq(divisor, _n(0)), "#DIV/0!"),
+                       *([] if wide.error is None else [(not_null(wide.error), "#NUM!")])]
     xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
     dd, ok_d = _sql_exact(divisor, kd, call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
