@@ -23,9 +23,10 @@ from ...call import MISSING, FormCall
 from ...sql.dialects import DOUBLE, marked
 from ...sql.kit import SqlColumn, dtype, not_null
 from ...sql.let import let
-from ..operators.sql_arith import (add, all_of, any_of, as_decimal_18, div, double,
-                                   double_literal, eq, ge, gt, le, lt, mod, mul, ne, not_,
-                                   not_finite, nullif_zero, num, only, p, settled, sub, when)
+from ..operators.sql_arith import (IN_LAMBDA, add, all_of, any_of, as_decimal_18, div,
+                                   double, double_literal, eq, ge, gt, le, lt, mod, mul, ne,
+                                   not_, not_finite, nullif_zero, num, only, p, settled, sub,
+                                   when)
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
 
 
@@ -400,7 +401,11 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
         exact = _sql_floor_mod(_decimal_reading(call, 0, x),
                                let(_nullif_zero(_decimal_reading(call, 1, divisor), kd)), kd)
         # the fallback at DECIMAL(38, 18) too: DuckDB types a COALESCE of DECIMAL(38, 18) and
-        # a remainder of two other scales (a DOUBLE) as DOUBLE (MOD(-7, 1e19) gave 1e19)
+        # a remainder of two other scales (a DOUBLE) as DOUBLE (MOD(-7, 1e19) gave 1e19);
+        # not in a lambda body, which may not err (the join casts' documented gap there)
+        if IN_LAMBDA.get():
+            return exp.Coalesce(this=exact, expressions=[fallback]), \
+                [(_eq(divisor, _n(0)), "#DIV/0!")]
         wide = as_decimal_18(SqlColumn(fallback))
         value = exp.Coalesce(this=exact, expressions=[wide.value])
         return value, [(_eq(divisor, _n(0)), "#DIV/0!"),
