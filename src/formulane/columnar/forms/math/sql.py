@@ -23,10 +23,10 @@ from ...call import MISSING, FormCall
 from ...sql.dialects import DOUBLE, marked
 from ...sql.kit import SqlColumn, dtype, not_null
 from ...sql.let import let
-from ..operators.sql_arith import (IN_LAMBDA, add, all_of, any_of, as_decimal_18, div,
-                                   double, double_literal, eq, ge, gt, le, lt, mod, mul, ne,
-                                   not_, not_finite, nullif_zero, num, only, p, settled, sub,
-                                   when)
+from ..operators.sql_arith import (DECIMAL_FIT, IN_LAMBDA, add, all_of, any_of,
+                                   as_decimal_18, cast_to, div, double, double_literal, eq, ge,
+                                   gt, le, lt, mod, mul, ne, not_, not_finite, nullif_zero, num,
+                                   only, p, settled, sub, when)
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
 
 
@@ -405,6 +405,11 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
         # not in a lambda body, which may not err (the join casts' documented gap there)
         if IN_LAMBDA.get():
             return exp.Coalesce(this=exact, expressions=[fallback]), \
+                [(_eq(divisor, _n(0)), "#DIV/0!")]
+        if kd is not None and abs(kd) < DECIMAL_FIT:
+            # |remainder| < |divisor| < 1e20: DECIMAL(38, 18) always holds it, no range test
+            held = cast_to(fallback, "DECIMAL(38, 18)")
+            return exp.Coalesce(this=exact, expressions=[held]), \
                 [(_eq(divisor, _n(0)), "#DIV/0!")]
         wide = as_decimal_18(SqlColumn(fallback))
         value = exp.Coalesce(this=exact, expressions=[wide.value])
