@@ -63,6 +63,10 @@ CASES: list[tuple[dict[str, str], str, str | None, Any]] = [
     ({"m": "Number?", "n": "Number"}, "(m ?? 0) + n", None,
      [Decimal("1.5"), Decimal("2"), Decimal("5")]),
     ({"e": "Text?"}, 'e ?? "-"', None, ["-", "-", "-"]),
+    # nothing below a nullable record may hide a forbidden blank; a column of blanks only
+    ({"r": "Record{a: Number?, b: Number?}?"}, "ISBLANK(r)", None, [False, True, False]),
+    ({"e": "Record{a: Number}?"}, "ISBLANK(e)", None, [True, True, True]),
+    ({"e": "List[Number]?"}, "ISBLANK(e)", None, [True, True, True]),
     # a column the formulas do not read is not checked
     ({"s": "Number", "n": "Number"}, "n * 2", None, [2, 4, 6]),
 ]

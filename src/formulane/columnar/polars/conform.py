@@ -81,25 +81,28 @@ def _check_blanks(name: str, values: pl.Series, t: Type, part: str = "",
         mask = values.is_null()
         first = int((rows.filter(mask) if rows is not None else mask.arg_true())[0])
         count = int(mask.sum())
+        where = f" at {name}{part}" if part else ""
         raise EvalError(
-            f"column {name!r}{f' at {name}{part}' if part else ''} holds {count:,} blank{'s' if count != 1 else ''} (the "
+            f"column {name!r}{where} holds {count:,} blank{'s' if count != 1 else ''} (the "
             f"first in row index {first}) but the schema says {t} (not nullable)",
             code="E303",
             hint=f"declare {'it' if not part else name + part} as {optional(t)} (the formula "
                  f"then handles blanks), or fill the blanks before applying (`fill_null`)",
         )
-    if rows is None and (t.kind in ("List", "Record")) and _may_hold_blanks(t):
+    inner = [ft for _, ft in t.fields] if t.kind == "Record" else \
+        [t.elem] if t.kind == "List" and t.elem is not None else []
+    if values.dtype == pl.Null or not any(_may_hold_blanks(it) for it in inner):
+        return  # blanks only (checked above), or nothing below that may hide one
+    if rows is None:
         rows = pl.Series("row", range(len(values)), dtype=pl.UInt32)
-    if t.kind == "List" and t.elem is not None and _may_hold_blanks(t.elem):
+    if t.kind == "List" and t.elem is not None:
         # one pass over the elements (the rows' own blanks were checked above), each element
         # beside its row index
-        assert rows is not None
         flat = pl.DataFrame({"row": rows, "v": values}).explode(
             "v", empty_as_null=False, keep_nulls=False)
         _check_blanks(name, flat.get_column("v"), t.elem, part + "[*]",
                       flat.get_column("row"))
-    elif t.kind == "Record":
-        assert rows is not None
+    else:
         present = values.is_not_null()
         for field, ft in t.fields:
             if _may_hold_blanks(ft):
