@@ -228,7 +228,14 @@ def _text_compare(op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
 
 
 def compare(call: FormCall, op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    """``a op b`` (the table binds ``op``): numbers, dates, date-times, durations, booleans."""
+    """``a op b`` (the table binds ``op``): numbers, dates, date-times, durations, booleans.
+    Two Number columns whose DECIMAL scales may differ are compared exactly
+    (`sql_arith.compare_decimals`: Spark compares them at the smaller scale)."""
+    ca, cb = call.column(0), call.column(1)
+    if call.kind(0) == "Number" and ca is not None and cb is not None:
+        joined = _k.compare_decimals(_COMPARE[op], ca, cb, call.numbers)
+        if joined is not None:
+            return joined
     return _compare(op, a, b)
 
 
@@ -455,7 +462,11 @@ def switch(call: FormCall, subject: SqlColumn, *args: SqlColumn) -> SqlColumn:
         if error is not None:
             value_pairs.append((not_null(error), exp.Null()))
             error_pairs.append((not_null(error), error))
-        match = exp.NullSafeEQ(this=s, expression=candidate)
+        match: exp.Expr = exp.NullSafeEQ(this=s, expression=candidate)
+        if not text and subject.type is not None and subject.type.kind == "Number":
+            # one DECIMAL type where the scales may differ, as `=` (`compare`)
+            match = _k.compare_decimals(exp.NullSafeEQ, subject, args[i], call.numbers) \
+                or match
         value_pairs.append((match, args[i + 1].value))
         error_pairs.append((match, _err(args[i + 1])))
     default_value = args[-1].value if len(args) % 2 else None

@@ -3,8 +3,9 @@
 Contract: small sqlglot builders that parenthesize only what needs it (`p`), the binary
 operators and comparisons (`add`, `lt`...), the guards both families write (`not_finite`,
 `only`, `nullif_zero`), `decimal_arith`, the exact DECIMAL(38, 18) + - * that
-`columnar.sql.compiler` delegates to, and `join_decimals`, which gives the Number branches of
-a CASE, COALESCE or list one DECIMAL type where the engine would otherwise truncate one.
+`columnar.sql.compiler` delegates to, `join_decimals`, which gives the Number branches of
+a CASE, COALESCE or list one DECIMAL type where the engine would otherwise truncate one, and
+`compare_decimals`, the exact comparison of two DECIMALs whose scales may differ.
 
 What a form knows about an operand is passed in, never read back out of the built SQL: an
 `Operand` is an expression or, for a constant (`FormCall.const`, through `known`), its value as
@@ -627,12 +628,23 @@ def join_decimals(cols: list[SqlColumn | None], numbers: str) -> list[SqlColumn 
     present = [c for c in cols if c is not None and not isinstance(c.value, exp.Null)]
     if any(c.double for c in present):
         return cols
+    distinct = _differing(present)
+    if distinct is None:
+        return cols
+    return [None if c is None else as_decimal_18(c) if any(c is d for d in distinct) else c
+            for c in cols]
+
+
+def _differing(present: list[SqlColumn]) -> list[SqlColumn] | None:
+    """The DECIMAL values among ``present`` whose types may differ so that an engine joins
+    them at a smaller scale (`join_decimals`), each column once; None where they cannot
+    (integer literals, known types that join losslessly, one distinct value)."""
     # integer literals join any DECIMAL(38, s) exactly (DuckDB types them by their digits)
     ranked = [c for c in present if not (c.decimal is not None and c.decimal[1] == 0
                                          and _integer_literal(c.value))]
     known = [c.decimal for c in ranked if c.decimal is not None]
     if len(known) == len(ranked) and _joins_losslessly(known):
-        return cols
+        return None
     # one column (or binding) read in several branches is one type: compared by name only
     # (comparing whole trees would cost a deep hash per pair in a MAX of 200 terms)
     distinct: list[SqlColumn] = []
@@ -643,10 +655,58 @@ def join_decimals(cols: list[SqlColumn | None], numbers: str) -> list[SqlColumn 
                 continue
             names.add(c.value)
         distinct.append(c)
-    if len(distinct) <= 1:
-        return cols
-    return [None if c is None else as_decimal_18(c) if any(c is d for d in distinct) else c
-            for c in cols]
+    return distinct if len(distinct) > 1 else None
+
+
+def compare_decimals(cls: type[exp.Binary], a: SqlColumn, b: SqlColumn, numbers: str
+                     ) -> exp.Expr | None:
+    """``a cls b`` of two Number values whose DECIMAL types may differ (`_differing`), exact
+    and never an abort, else None (the engine compares them as they are). Spark compares
+    DECIMAL(38, 4) with DECIMAL(38, 0) at the smaller scale (0.1143 = 0 is TRUE) and DuckDB at
+    the larger, aborting the query on a value that scale cannot hold (docs/columnar.md, "Engine
+    notes"). So both sides are compared as DECIMAL(38, 18) where both fit (|x| < 1e20), else
+    as DOUBLE: ``COALESCE(x18 > y18, CAST(x AS DOUBLE) > CAST(y AS DOUBLE))`` (NULL only where
+    a side is blank). Past 1e20 two values within DOUBLE's precision of each other (relative
+    1e-16) compare as equal. ``cls``: a comparison; `exp.NullSafeEQ` (SWITCH's match: blank
+    matches blank) is written with the blanks' own test last."""
+    if numbers != "decimal" or IN_LAMBDA.get() or a.double or b.double:
+        return None
+    if _differing([c for c in (a, b) if not isinstance(c.value, exp.Null)]) is None:
+        return None
+    safe = cls is exp.NullSafeEQ
+    op = exp.EQ if safe else cls
+    x, y = _within_18(a), _within_18(b)
+    exact = op(this=p(x), expression=p(y))
+    parts = [exact]
+    if not (_held_18(a) and _held_18(b)):  # a side may be past 1e20: compared in DOUBLE there
+        parts.append(op(this=double(a.value.copy()), expression=double(b.value.copy())))
+    if safe:
+        parts.append(exp.And(this=exp.Is(this=p(a.value.copy()), expression=exp.Null()),
+                             expression=exp.Is(this=p(b.value.copy()), expression=exp.Null())))
+    if len(parts) == 1:
+        return exact
+    return exp.Coalesce(this=parts[0], expressions=parts[1:])
+
+
+def _held_18(c: SqlColumn) -> bool:
+    """A value DECIMAL(38, 18) always holds: a literal below 1e20, or of a known type with at
+    most 20 integer digits."""
+    k = literal(c.value)
+    if k is not None:
+        return abs(k) < DECIMAL_FIT
+    return c.decimal is not None and c.decimal[0] - c.decimal[1] <= 20
+
+
+def _within_18(c: SqlColumn) -> exp.Expr:
+    """The value as DECIMAL(38, 18), NULL where that cannot hold it (no error: the caller
+    compares such a value in DOUBLE)."""
+    if c.decimal == D18:
+        return c.value
+    if _held_18(c):
+        k = literal(c.value)
+        return cast_to(num(k) if k is not None else c.value, _D18)
+    fits = exp.LT(this=exp.Abs(this=c.value.copy()), expression=_D18_LIMIT.copy())
+    return exp.Cast(this=cases([(fits, c.value.copy())]), to=clone_type(_D18))
 
 
 def _integer_literal(e: exp.Expr) -> bool:
@@ -687,4 +747,4 @@ __all__ = ["add", "sub", "mul", "div", "mod", "eq", "ne", "lt", "le", "gt", "ge"
            "known_number",
            "operand", "value_of", "literal", "sql_of", "double", "cast_to", "nullif_zero",
            "not_finite", "only", "decimal_arith", "double_literal", "FLOAT_LIMIT",
-           "DECIMAL_FIT", "join_decimals", "as_decimal_18", "range_tests"]
+           "DECIMAL_FIT", "join_decimals", "as_decimal_18", "range_tests", "compare_decimals"]

@@ -1,0 +1,176 @@
+"""Comparisons of two DECIMAL columns of different scales, on the real engines.
+
+Spark compares a DECIMAL(38, 4) with a DECIMAL(38, 0) at the smaller scale (so
+``CAST(0.1143 AS DECIMAL(38, 4)) = CAST(0 AS DECIMAL(38, 0))`` is TRUE on Spark 4), and DuckDB
+casts the coarser one to the finer scale, aborting the whole query for a value that scale cannot
+hold (1e36 in a DECIMAL(38, 0) beside a DECIMAL(38, 4)). The compiler compares two Number
+operands whose types may differ as DECIMAL(38, 18), or in DOUBLE where a side is past 1e20
+(`sql_arith.compare_decimals`; docs/columnar.md, "Engine notes"): the answers are the scalar
+engine's, never an abort. Run on
+DuckDB always, on local Spark when pyspark and Java are here (else skipped with the reason),
+on PostgreSQL when ``FORMULANE_TEST_POSTGRES_URL`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+import formulane
+from formulane import ErrorValue
+
+#: One row; the columns' scales differ, as a real table's do.
+TABLE = {
+    "a": ("DECIMAL(38, 4)", Decimal("0.1143")),
+    "b": ("DECIMAL(38, 0)", Decimal("0")),
+    "c": ("DECIMAL(38, 2)", Decimal("0.11")),
+    "d": ("DECIMAL(38, 3)", Decimal("0.114")),
+    "huge": ("DECIMAL(38, 0)", Decimal("1e36")),
+}
+SCHEMA = {name: "Number" for name in TABLE}
+TYPES = {name: t for name, (t, _) in TABLE.items()}
+
+#: Each answered wrong on Spark before the fix (the smaller scale: a = b, c = a, d = a TRUE).
+FORMULAS = [
+    "a = b", "a <> b", "a > b", "a >= b", "a < b", "a <= b", "b < a", "b = a",
+    "a = c", "c = a", "c < a", "a > d", "d = a", "d < a",
+    "IF(a > b, a, b)", "IF(a = b, 1, 2)", "IF(c < a, a, c)", "AND(a > b, d < a)",
+    "SWITCH(a, b, 1, 2)", "SWITCH(a, c, 1, d, 2, 3)", "SWITCH(c, a, 1, 0.11, 2, 3)",
+]
+
+#: A value DECIMAL(38, 18) cannot hold, compared with a finer column (DuckDB aborted the query).
+HUGE = ["huge > a", "a < huge", "huge = a", "huge <> a", "IF(huge > a, 1, 2)", "huge > huge",
+        "SWITCH(huge, a, 1, 2)", "IF(huge < a, huge, a * 2)"]
+
+
+def _scalar(formula: str) -> Any:
+    return formulane.compile(formula, SCHEMA).evaluate({n: v for n, (_, v) in TABLE.items()})
+
+
+def _sql(formula: str, dialect: str, types: Any) -> str:
+    given = {} if types is None else {"column_types": types}
+    return formulane.sql_select("t", {"v": formula}, SCHEMA, dialect=dialect,
+                                keep_columns=False, **given)
+
+
+def _answer(row: Any) -> Any:
+    if len(row) > 1 and row[1] is not None:
+        return ErrorValue(row[1])
+    return row[0]
+
+
+def _same(got: Any, want: Any) -> bool:
+    if isinstance(want, (bool, ErrorValue)) or want is None:
+        return type(got) is type(want) and got == want
+    return got is not None and not isinstance(got, (bool, ErrorValue)) \
+        and Decimal(str(got)) == Decimal(str(want))
+
+
+@pytest.fixture(scope="module")
+def con() -> Any:
+    c = duckdb.connect()
+    columns = ", ".join(f'?::{t} AS "{n}"' for n, (t, _) in TABLE.items())
+    c.execute(f"CREATE TABLE t AS SELECT {columns}", [v for _, v in TABLE.values()])
+    yield c
+    c.close()
+
+
+@pytest.mark.parametrize("with_types", [False, True], ids=["untyped", "typed"])
+@pytest.mark.parametrize("formula", FORMULAS)
+def test_duckdb_compares_decimal_scales_exactly(con: Any, formula: str, with_types: bool) -> None:
+    want = _scalar(formula)
+    got = _answer(con.execute(_sql(formula, "duckdb", TYPES if with_types else None)).fetchone())
+    assert _same(got, want), (formula, got, want)
+
+
+@pytest.mark.parametrize("with_types", [False, True], ids=["untyped", "typed"])
+@pytest.mark.parametrize("formula", HUGE)
+def test_duckdb_comparison_past_the_scale_answers_not_aborts(con: Any, formula: str,
+                                                             with_types: bool) -> None:
+    want = _scalar(formula)
+    got = _answer(con.execute(_sql(formula, "duckdb", TYPES if with_types else None)).fetchone())
+    assert _same(got, want), (formula, got, want)
+
+
+def test_one_scale_or_an_integer_literal_needs_no_cast() -> None:
+    """Comparisons the engines already answer exactly are written as before."""
+    assert "CAST" not in _sql("a > 0", "duckdb", None)
+    assert "CAST" not in _sql("a > a", "duckdb", None)
+    assert "CAST" not in _sql("a > b", "duckdb", {"a": "DECIMAL(18, 4)", "b": "DECIMAL(18, 0)"})
+    assert "CAST" not in formulane.sql_select("t", {"v": "a > b"}, SCHEMA, numbers="float",
+                                              keep_columns=False)
+
+
+# ---------------------------------------------------------------------------------- Spark
+
+
+def _spark_missing() -> str | None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed (pip install 'formulane[spark]')"
+    java = shutil.which("java") or (os.environ.get("JAVA_HOME") and
+                                    Path(os.environ["JAVA_HOME"], "bin", "java").exists())
+    if not java:
+        return "no Java runtime (pyspark needs Java 17: set JAVA_HOME or put java on PATH)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def spark() -> Any:
+    reason = _spark_missing()
+    if reason:
+        pytest.skip(reason)
+    from formulane.columnar.sql.spark import local_session
+
+    session = local_session()
+    columns = ", ".join(f"CAST({format(v, 'f')} AS {t.replace(' ', '')}) AS `{n}`"
+                        for n, (t, v) in TABLE.items())
+    session.sql(f"SELECT {columns}").createOrReplaceTempView("t")
+    yield session
+    session.stop()
+
+
+def test_spark_itself_compares_at_the_smaller_scale(spark: Any) -> None:
+    """The engine behaviour the fix stands on (if Spark changes, this says so)."""
+    row = spark.sql("SELECT CAST(0.1143 AS DECIMAL(38,4)) = CAST(0 AS DECIMAL(38,0))").first()
+    assert row[0] is True
+
+
+@pytest.mark.parametrize("with_types", [False, True], ids=["untyped", "typed"])
+def test_spark_compares_decimal_scales_exactly(spark: Any, with_types: bool) -> None:
+    wrong = []
+    for formula in [*FORMULAS, *HUGE]:
+        want = _scalar(formula)
+        got = _answer(spark.sql(_sql(formula, "spark", TYPES if with_types else None)).first())
+        if not _same(got, want):
+            wrong.append((formula, got, want))
+    assert not wrong, wrong
+
+
+# ------------------------------------------------------------------------------ PostgreSQL
+
+PG_URL = os.environ.get("FORMULANE_TEST_POSTGRES_URL")
+
+
+@pytest.mark.skipif(not PG_URL, reason="FORMULANE_TEST_POSTGRES_URL is not set")
+@pytest.mark.parametrize("with_types", [False, True], ids=["untyped", "typed"])
+def test_postgres_compares_decimal_scales_exactly(with_types: bool) -> None:
+    psycopg = pytest.importorskip("psycopg")
+    types = {n: t.replace("DECIMAL", "NUMERIC") for n, t in TYPES.items()}
+    with psycopg.connect(PG_URL, autocommit=True) as pg:
+        pg.execute("CREATE TEMPORARY TABLE t (" + ", ".join(
+            f'"{n}" {t}' for n, t in types.items()) + ")")
+        pg.execute("INSERT INTO t VALUES (" + ", ".join("%s" for _ in TABLE) + ")",
+                   [v for _, v in TABLE.values()])
+        for formula in [*FORMULAS, *HUGE]:
+            want = _scalar(formula)
+            got = _answer(pg.execute(_sql(formula, "postgres",
+                                          types if with_types else None)).fetchone())
+            assert _same(got, want), (formula, got, want)
