@@ -143,8 +143,11 @@ def test_the_range_test_of_a_sum_is_written_once() -> None:
     assert "1e308" not in _sql("SUM(xs)")
     assert _sql("SUM(xs)", "float").count("1e308") == 1
     assert _sql("VAR.P(xs)", "float").count("1e308") == 1
-    # a product of DECIMAL items is a DOUBLE: its test stays
-    assert _sql("PRODUCT(xs)").count("1e308") == 1
+    # a product of DECIMAL items is a DOUBLE: its test stays, once; the value is NULL there
+    # (the SQL table flags PRODUCT null_on_error: no wrapper reads the error instead)
+    product = _sql("PRODUCT(xs)")
+    assert product.count(">= 1e308") == 1 and product.count("< 1e308") == 1
+    assert "IS NULL THEN" not in product
 
 
 def test_a_sum_of_a_computed_list_keeps_its_range_test() -> None:

@@ -46,6 +46,28 @@ CASES: list[tuple[str, dict[str, str], list[dict[str, Any]]]] = [
     # not a plain column: the form writes its own range test, its value NULL there too
     ("VAR.S(xs, ABS(y))", {"xs": "List[Number]", "y": "Number"},
      [{"xs": [D(1), D(4)], "y": D(-2)}, {"xs": [], "y": D(3)}]),
+    # a product past 1e308 (#NUM!: NULL there), an empty list (0), blanks skipped
+    ("PRODUCT(xs)", {"xs": "List[Number?]"},
+     [{"xs": [D("1e33")] * 10}, {"xs": [D("-1e33")] * 9 + [D("1e33")]}, {"xs": []},
+      {"xs": [None]}, {"xs": [D(2), None, D(3)]}]),
+    ("PRODUCT(xs, 2)", {"xs": "List[Number]"}, [{"xs": [D("1e33")] * 10}, {"xs": [D(4)]}]),
+    # lists of different lengths (#VALUE!: NULL there, even where the key is found), a key
+    # not found (#N/A), a blank if_not_found
+    ("XLOOKUP(k, ks, vs)", {"k": "Text", "ks": "List[Text]", "vs": "List[Number]"},
+     [{"k": k, "ks": ["a", "b"], "vs": vs} for k in ("a", "z")
+      for vs in ([D(1), D(2)], [D(1)], [D(1), D(2), D(3)])]),
+    ("XLOOKUP(k, ks, ts)", {"k": "Text", "ks": "List[Text]", "ts": "List[Text]"},
+     [{"k": k, "ks": ["a", "b"], "ts": ts} for k in ("a", "z") for ts in (["p", "q"], ["p"])]),
+    ('XLOOKUP(k, ks, vs, 0)', {"k": "Text", "ks": "List[Text]", "vs": "List[Number]"},
+     [{"k": k, "ks": ["a", "b"], "vs": vs} for k in ("a", "z") for vs in ([D(1), D(2)], [D(1)])]),
+    ('XLOOKUP(k, ks, vs, b)', {"k": "Text", "ks": "List[Text]", "vs": "List[Number]",
+                               "b": "Number?"},
+     [{"k": k, "ks": ["a", "b"], "vs": vs, "b": b} for k in ("a", "z")
+      for vs in ([D(1), D(2)], [D(1)]) for b in (None, D(5))]),
+    ('XLOOKUP(k, ["a", "b"], vs)', {"k": "Text", "vs": "List[Number]"},
+     [{"k": k, "vs": vs} for k in ("a", "z") for vs in ([D(1), D(2)], [D(1)])]),
+    ('XLOOKUP(k, ks, [1, 2])', {"k": "Text", "ks": "List[Text]"},
+     [{"k": k, "ks": ks} for k in ("a", "z") for ks in (["a", "b"], ["a"])]),
     ("MIN(ds)", {"ds": "List[Date]"}, [{"ds": [_D1, _D2]}, {"ds": []}]),
     ("MAX(ds)", {"ds": "List[Date?]"}, [{"ds": [_D1, None]}, {"ds": []}, {"ds": [None]}]),
     ("INDEX(xs, 2)", {"xs": "List[Number?]"}, [{"xs": [D(1), None]}, {"xs": [D(1)]}, {"xs": []}]),

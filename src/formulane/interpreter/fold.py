@@ -19,6 +19,13 @@ compute it on every row in DOUBLE or Decimal(38, 18):
   make compiling slow: a limit passed is not folded (the backend reports it as before), and
   reading the clock is not folding (volatile functions never fold, nor does any call
   reading ``now``/``today``);
+- a call given lambdas (``MAP``, ``ALL``, ``REDUCE``...) whose other arguments are constants
+  and whose lambdas are closed: each reads only its own parameters and the names bound inside
+  it (a LET name outside bound to a constant is that constant; a schema variable or any other
+  outer name is not), and calls nothing volatile nor anything the backend refuses (``keep``).
+  Each lambda is compiled by the scalar engine, metered on the same folding context, and
+  given to the function as the scalar engine gives it; whatever fails (a limit, the clock)
+  leaves the call to the backend;
 - an eager call that does not inspect errors whose argument is a constant error value while
   every argument before it cannot be an error (the checker's ``may_error``, no LET name or
   lambda parameter, no context-reading call that could stop the evaluation): the scalar engine
@@ -28,8 +35,10 @@ A value is computed through intermediate values the backends could not hold (a D
 Duration, a number past Decimal(38, 18): ``SERIAL(DATETIME(...))`` is a number); only the node
 that becomes a `Const` must be held exactly by every columnar backend: whole numbers below
 1e38 and other numbers below 1e20, rounded at 18 decimal places, texts, booleans, dates and
-error values. A backend passes ``keep`` to leave the calls it refuses in place (and every call
-above them), so that its refusal (with the reason) is still reported.
+error values; a list of such values (no blank, no error value) is written out as a list of
+them (`ir.ListOf`) when a call gives it and it has no more items than the call has nodes. A backend passes
+``keep`` to leave the calls it refuses in place (and every call above them), so that its
+refusal (with the reason) is still reported.
 
 The output is new immutable nodes (``Const.folded`` is true on each folded value); the input is
 not changed, and a subtree with nothing to fold is returned as it is. The compile-time limits
@@ -287,19 +296,43 @@ class _Folder:
     def result(self, node: ir.Call | ir.Coerce, value: Any) -> tuple[ir.IR, Any]:
         """A `Const` for ``value`` when every backend holds it exactly, else the node (whose
         value its parents still use)."""
+        if type(value) is tuple and type(node) is ir.Call and node.type.kind == "List":
+            # (a coercion stays: ``array_mixed`` marks a list no typed column holds)
+            return self.written(node, value), value
         held = _held(value)
         if held is MISSING or node.type.kind not in _CONST_KINDS:
             return node, value
         return ir.Const(held, node.type, node.span, may_error=type(held) is ErrorValue,
                         folded=True), held
 
+    def written(self, node: ir.Call, value: tuple[Any, ...]) -> ir.IR:
+        """A constant list as a list written out (`ir.ListOf` of folded `Const` items) when
+        every item is held exactly, none is blank or an error, and it has no more items than
+        ``node`` has nodes (the written list is never the larger program: ``SEQUENCE(1000)``
+        stays a call); else ``node``."""
+        elem = node.type.elem
+        if elem is None or elem.kind not in _CONST_KINDS or elem.nullable or not value \
+                or len(value) > sum(1 for _ in ir.ir_walk(node)):
+            return node
+        items = []
+        for v in value:
+            held = _held(v)
+            if held is MISSING or type(held) is ErrorValue:
+                return node
+            items.append(ir.Const(held, elem, node.span, folded=True))
+        return ir.ListOf(tuple(items), node.type, node.span, cost=len(items) + 1,
+                         size=len(items))
+
     def value(self, node: ir.Call, values: list[Any]) -> Any:
         spec = node.spec
-        if spec.volatile or any(type(a) is ir.Lambda for a in node.args):
+        if spec.volatile:
             return MISSING
         impl = node.sig.impl or spec.impl
         if impl is None:
             return MISSING
+        lambdas = [i for i, a in enumerate(node.args) if type(a) is ir.Lambda]
+        if lambdas:
+            return self.higher_order(node, impl, values, lambdas)
         if not spec.lazy and not spec.accepts_errors:
             first = _first_error(node, values, self.quiet)
             if first is not MISSING:
@@ -331,6 +364,70 @@ class _Folder:
             return MISSING
         finally:
             deactivate(token)
+
+
+    def higher_order(self, node: ir.Call, impl: Callable[..., Any], values: list[Any],
+                     lambdas: list[int]) -> Any:
+        """A call given lambdas (`MAP`, `ALL`...): computed when its other arguments are
+        constants and each lambda is closed (`_closed`: it reads only its own parameters and
+        names bound inside it, and no volatile call; nothing a backend refuses), each lambda
+        compiled by the scalar engine (metered: its calls charge this pass's meter) and given
+        as the scalar engine gives it, over a frame of its own."""
+        for i, (a, v) in enumerate(zip(node.args, values)):
+            if i in lambdas:
+                if not _closed(a, self.keep):  # type: ignore[arg-type]
+                    return MISSING
+            elif v is MISSING or not (node.spec.lazy or node.spec.accepts_errors or _clean(v)):
+                return MISSING  # an error value: the function (or the backend) decides
+        from .compile import Compiler  # the scalar engine builds the lambdas' closures
+
+        ctx = self.context()
+        compiler = Compiler(metered=True, limits=self.limits)
+        frame: list[Any] = [ctx] + [None] * max(
+            (s for i in lambdas for s in _bound_slots(node.args[i])), default=0)
+        built = {i: compiler.compile(node.args[i]) for i in lambdas}
+        self.computed += 1
+        token = activate(ctx)
+        try:
+            _charge(ctx, node, values)
+            with decimal.localcontext(CONTEXT):
+                if node.spec.lazy:
+                    return impl(frame, *[built[i] if i in built else _given(v)
+                                         for i, v in enumerate(values)])
+                given = [built[i](frame) if i in built else v for i, v in enumerate(values)]
+                return impl(ctx, *given) if node.spec.needs_ctx else impl(*given)
+        except _CAUGHT as exc:
+            return to_error(exc, node.span)
+        except (FormulaError, _ReadsClock):
+            return MISSING  # a limit passed, or the clock read: the backend decides
+        except Exception:  # noqa: BLE001 - not a constant: left to the backend
+            return MISSING
+        finally:
+            deactivate(token)
+
+
+def _bound_slots(node: ir.IR) -> set[int]:
+    """The frame slots bound inside ``node``: its lambdas' parameters and its LET names."""
+    bound: set[int] = set()
+    for n in ir.ir_walk(node):
+        if type(n) is ir.Lambda or type(n) is ir.Let:
+            bound.update(n.slots)
+    return bound
+
+
+def _closed(lam: ir.Lambda, keep: Callable[[ir.Call], bool] | None) -> bool:
+    """Whether a lambda's value depends on nothing but its arguments: every name it reads is
+    bound inside it (no schema variable, no outer LET name or parameter), no call is volatile,
+    and no call is one the backend refuses (``keep``: its refusal must still be reported)."""
+    bound = _bound_slots(lam)
+    for n in ir.ir_walk(lam):
+        kind = type(n)
+        if kind is ir.Var and n.slot not in bound:  # type: ignore[union-attr]
+            return False
+        if kind is ir.Call and (n.spec.volatile  # type: ignore[union-attr]
+                                or (keep is not None and keep(n))):  # type: ignore[arg-type]
+            return False
+    return True
 
 
 def _charge(ctx: EvalContext, node: ir.Call, values: list[Any]) -> None:

@@ -202,7 +202,7 @@ SQL: dict[str, Form] = {
     "TAKE": _f(lists_arrays, "sql_take"),
     "UNIQUE": _f(lists_arrays, "sql_unique"),
     "SUM": _f(lists_aggregates, "sql_sum"),
-    "PRODUCT": _f(lists_aggregates, "sql_product"),
+    "PRODUCT": _f(lists_aggregates, "sql_product", null_on_error=True),
     "AVERAGE": _f(lists_aggregates, "sql_average", null_on_error=True),
     "MIN": _f(lists_aggregates, "_sql_extreme", largest=False, null_on_error=True),
     "MAX": _f(lists_aggregates, "_sql_extreme", largest=True, null_on_error=True),
@@ -227,7 +227,7 @@ SQL: dict[str, Form] = {
     "SMALL": _f(lists_aggregates, "_sql_kth", largest=False),
     "PERCENTILE.INC": _f(lists_aggregates, "sql_percentile_inc"),
     # lookup
-    "XLOOKUP": _f(lists_lookup, "sql_xlookup"),
+    "XLOOKUP": _f(lists_lookup, "sql_xlookup", null_on_error=True),
     "XMATCH": _f(lists_lookup, "sql_xmatch"),
     "MATCH": _f(lists_lookup, "sql_match"),
     "INDEX": _f(lists_lookup, "sql_index", null_on_error=True),

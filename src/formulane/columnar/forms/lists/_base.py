@@ -301,6 +301,13 @@ def _sql_range_errors(value: exp.Expr) -> list[tuple[exp.Expr, str]]:
     return [(exp.GTE(this=_f("ABS", value), expression=exp.Literal.number("1e308")), "#NUM!")]
 
 
+def _sql_in_range(value: exp.Expr) -> exp.Expr:
+    """``value`` where `_sql_range_errors` does not fire, else NULL (a form flagged
+    ``null_on_error`` blanks its value where its error is set)."""
+    return _case([(exp.LT(this=_f("ABS", value.copy()), expression=exp.Literal.number("1e308")),
+                   value)])
+
+
 def _sql_checked(c: FormCall, value: exp.Expr, errors: Sequence[tuple[Any, str]] = (),
                  total: bool = True, tracked: bool = False
                  ) -> tuple[exp.Expr, list[tuple[Any, str]]]:

@@ -20,7 +20,7 @@ from ._base import (
     FormCall, _any, _at, _case, _coalesce, _e, _f, _float, _is_null, _known_count, _known_number,
     _lam, _len, _n, _not_null, _num, _op, _or, pl, _pl_empty_like, _pl_items, _pl_range_errors,
     _pl_zip, _BIND_NODES, _sql_checked, _sql_count, _sql_errors, _sql_items, _sql_let,
-    _sql_nodes, _sql_none, _sql_present, _sql_range_errors, _tracked, _vp,
+    _sql_nodes, _sql_none, _sql_present, _sql_in_range, _sql_range_errors, _tracked, _vp,
 )
 
 
@@ -52,10 +52,12 @@ def sql_product(c: FormCall, *values: Any) -> Any:
     if c.numbers == "float" and _tracked(c):
         # the compiler tests the DOUBLE result (a float column is read)
         return product if known else _coalesce(product, _n(0))
-    # DECIMAL items: the DOUBLE product may still pass 1e308
+    # DECIMAL items: the DOUBLE product may still pass 1e308; NULL there, where the range
+    # test fires (the table flags PRODUCT null_on_error: no wrapper around the value)
+    product = product if known else _coalesce(product, _n(0))
     if _sql_nodes(product) > _BIND_NODES:
         product = c.let(product)
-    return product if known else _coalesce(product, _n(0)), _sql_range_errors(product)
+    return _sql_in_range(product), _sql_range_errors(product)
 
 
 def _pl_mean(items: Any) -> Any:
@@ -251,8 +253,7 @@ def _sql_spread(c: FormCall, *values: Any, sample: bool, root: bool) -> Any:
     if not root and not tracked:
         # NULL where the range test fires too (the table flags VAR.S/VAR.P null_on_error)
         raw = c.let(value)
-        value = _case([(exp.LT(this=_f("ABS", raw), expression=exp.Literal.number("1e308")),
-                        raw)])
+        value = _sql_in_range(raw)
         return value, _sql_errors([(too_few, "#DIV/0!"), *_sql_range_errors(raw)])
     return _sql_checked(c, value, _sql_errors([(too_few, "#DIV/0!")]), tracked=tracked)
 

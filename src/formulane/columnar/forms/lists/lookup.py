@@ -161,11 +161,22 @@ def sql_xlookup(c: FormCall, value: Any, keys: Any, results: Any, if_not_found: 
     missing = _is_null(position)
     found = _at(results, position)
     if c.omitted(3):
-        return found, [*errors, (missing, "#N/A")]
-    given = c.const(3)  # a literal if_not_found is never blank
-    return _case([(missing, if_not_found)], found), [
-        *errors, *([] if given is not _MISSING and given is not None
-                   else [(_and(missing, _is_null(if_not_found)), "#N/A")])]
+        value = found  # NULL where #N/A: the position is NULL
+        errors.append((missing, "#N/A"))
+    else:
+        given = c.const(3)  # a literal if_not_found is never blank
+        value = _case([(missing, if_not_found)], found)  # NULL where #N/A: a blank one
+        if given is _MISSING or given is None:
+            errors.append((_and(missing, _is_null(if_not_found)), "#N/A"))
+    if isinstance(mismatch, exp.NEQ) and not (
+            c.numbers == "float" and c.node.type.kind == "Number"
+            and not isinstance(c.args[2], ir.ListOf)):
+        # NULL where the lengths differ too (the table flags XLOOKUP null_on_error: no
+        # wrapper around the value, no binding of the error to read it twice); not for the
+        # DOUBLE items of a float column, whose non-finite test keeps the wrapper anyway
+        value = _case([(exp.EQ(this=mismatch.this.copy(), expression=mismatch.expression.copy()),
+                        value)])
+    return value, errors
 
 
 def polars_xmatch(c: FormCall, value: Any, keys: Any, match_mode: Any, search_mode: Any) -> Any:
