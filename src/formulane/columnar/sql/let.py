@@ -359,7 +359,8 @@ _CHARS_CAP = 160
 
 def chars(tree: exp.Expr, cap: int, bound: dict[str, int], inline: set[str]) -> int:
     """About the characters ``tree`` renders as, counted up to ``cap``: a name or literal its
-    own length (quoted), any other node 4 (a keyword or operator with its spaces); a read of a
+    own length (quoted), a call its name and parentheses, CASE and WHEN their keywords, any
+    other node 4 (an operator with its spaces); a read of a
     binding, ``bound[name]`` (with parentheses) if it is in ``inline``, else a reference."""
     count = 0
     stack = [tree]
@@ -373,7 +374,15 @@ def chars(tree: exp.Expr, cap: int, bound: dict[str, int], inline: set[str]) -> 
             count += len(node.name) + 2
         elif kind is exp.Literal:
             count += len(node.name) + (2 if node.is_string else 0)
-        elif kind is not exp.Column and kind is not exp.Paren:
+        elif isinstance(node, exp.Func):
+            count += _FUNC_CHARS.get(kind) or _func_chars(cast("type[exp.Func]", kind))
+        elif kind is exp.Case:
+            count += 9  # CASE ... END
+        elif kind is exp.If:
+            count += 12  # WHEN ... THEN ...
+        elif kind is exp.DataType:
+            count += 12
+        elif kind is not exp.Column:
             count += 4
         for value in node.args.values():
             if isinstance(value, exp.Expr):
@@ -381,6 +390,16 @@ def chars(tree: exp.Expr, cap: int, bound: dict[str, int], inline: set[str]) -> 
             elif isinstance(value, list):
                 stack.extend(v for v in value if isinstance(v, exp.Expr))
     return count
+
+
+#: `chars`' weight of a call, by its class (`_func_chars`).
+_FUNC_CHARS: dict[type[exp.Expr], int] = {}
+
+
+def _func_chars(kind: type[exp.Func]) -> int:
+    """A call's name and parentheses, and a little more (``EXTRACT(YEAR FROM``)."""
+    _FUNC_CHARS[kind] = n = len(kind.sql_name()) + 4
+    return n
 
 
 def size(tree: exp.Expr, cap: int) -> int:
