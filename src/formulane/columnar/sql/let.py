@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextvars
 import re
-from typing import Iterable, Iterator, cast
+from typing import Callable, Container, Iterable, Iterator, cast
 
 from sqlglot import exp
 
@@ -153,7 +153,7 @@ class Binder:
         forced: set[str] = set()
         while True:
             inline, uses, levels = self._plan(direct, reads, forced)
-            dear = self._dear_level(inline, levels, uses)
+            dear = self._dear_level(inline, levels, uses, reads)
             if not dear:
                 break
             forced.update(dear)  # cheaper inlined than given a lateral subquery of their own
@@ -256,18 +256,27 @@ class Binder:
                 levels[name] = through[name] = deepest + 1
         return inline, uses, levels
 
-    def _dear_level(self, inline: set[str], levels: dict[str, int], uses: dict[str, int]
-                    ) -> list[str]:
+    def _dear_level(self, inline: set[str], levels: dict[str, int], uses: dict[str, int],
+                    reads: dict[str, list[str]]) -> list[str]:
         """The kept bindings of the deepest level whose lateral subquery costs more characters
         than inlining them would (`_LEVEL_CHARS` for the subquery, `_REF_CHARS` per reference,
         `_AS_CHARS` per column, against repeating each body once more per extra read); empty
         when every level pays for itself. The deepest first: inlining it repeats only reads of
         shallower levels, so the plan is remade after each (`finish`)."""
-        # each body's characters, an inlined binding's read counted as its own, a kept one's
-        # as a reference
-        cost: dict[str, int] = {}
-        for name in self.names:
-            cost[name] = chars(self.exprs[name].this, _CHARS_CAP, cost, inline)
+        # a body's characters, an inlined binding's read counted as its own, a kept one's as a
+        # reference; worked out only as far as needed: for the bindings weighed (a level stops
+        # being weighed at the first that pays for it), up to what is left of the cap
+        cost: dict[str, int] = {}  # exact (under the cap)
+
+        def cost_of(name: str, cap: int = _CHARS_CAP) -> int:
+            known = cost.get(name)
+            if known is not None:
+                return known
+            count = chars(self.exprs[name].this, cap, self.exprs, inline, cost_of)
+            if count < cap:
+                cost[name] = count
+            return count
+
         by_level: dict[int, list[str]] = {}
         for name, level in levels.items():
             by_level.setdefault(level, []).append(name)
@@ -275,7 +284,7 @@ class Binder:
             saving = -_LEVEL_CHARS - (_TABLE_ALIAS_CHARS if len(by_level) == 1 else 0)
             for name in by_level[level]:
                 count = uses[name]
-                saving += (count - 1) * cost[name] - count * _REF_CHARS - _AS_CHARS
+                saving += (count - 1) * cost_of(name) - count * _REF_CHARS - _AS_CHARS
                 if saving >= 0:
                     break
             if saving < 0:
@@ -357,18 +366,23 @@ _REF_CHARS = 8
 _CHARS_CAP = 160
 
 
-def chars(tree: exp.Expr, cap: int, bound: dict[str, int], inline: set[str]) -> int:
+def chars(tree: exp.Expr, cap: int, bound: Container[str] = (), inline: Container[str] = (),
+          read: Callable[[str, int], int] | None = None) -> int:
     """About the characters ``tree`` renders as, counted up to ``cap``: a name or literal its
     own length (quoted), a call its name and parentheses, CASE and WHEN their keywords, any
-    other node 4 (an operator with its spaces); a read of a
-    binding, ``bound[name]`` (with parentheses) if it is in ``inline``, else a reference."""
+    other node 4 (an operator with its spaces); a read of a binding (a name in ``bound``), if
+    it is in ``inline``, ``read(name, what is left of the cap)`` and parentheses, else a
+    reference. (Each inlined read takes 2 of what is left: the nesting is at most cap/2.)"""
     count = 0
     stack = [tree]
     while stack and count < cap:
         node = stack.pop()
         kind = type(node)
         if kind is exp.Column and not cast(exp.Column, node).table and node.name in bound:
-            count += bound[node.name] + 2 if node.name in inline else _REF_CHARS
+            if node.name in inline and read is not None:
+                count += 2 + read(node.name, cap - count - 2)
+            else:
+                count += _REF_CHARS
             continue
         if kind is exp.Identifier:
             count += len(node.name) + 2
