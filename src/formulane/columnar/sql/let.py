@@ -163,6 +163,7 @@ class Binder:
         final: dict[str, exp.Expr] = {}
         bare: dict[str, exp.Expr] = {}  # the inlined bodies without their parentheses
         seen: set[int] = set()
+        chains: list[exp.Coalesce] = []  # the COALESCE nodes met (tidied once all are)
 
         def ref(node: exp.Expr, delimited: bool = True) -> exp.Expr | None:
             """What a reference becomes: the inlined body (parenthesized unless ``delimited``
@@ -189,6 +190,8 @@ class Binder:
                 if id(node) in seen:
                     continue
                 seen.add(id(node))
+                if type(node) is exp.Coalesce:
+                    chains.append(node)
                 delimited = isinstance(node, _DELIMITING)
                 for key, value in node.args.items():
                     if isinstance(value, exp.Expr):
@@ -223,11 +226,15 @@ class Binder:
             self.exprs.pop(name, None)
         self.names = kept
         done = [None if o is None else substitute(o) for o in outputs]
-        # error chains, whole now that every reference is resolved
-        tidied: set[int] = set()
+        # error chains, whole now that every reference is resolved: each COALESCE met while
+        # substituting, tidied (no third walk over the trees). In any order: a nested chain's
+        # parts are spliced in flat either way, and merged codes differ at most in how their
+        # ORs nest, which renders alike. One of one part at the top of a tree is that part.
+        for chain in chains:
+            _flatten(chain)
         for name in kept:
-            self.exprs[name] = exp.Paren(this=_tidy(self.exprs[name].this, tidied))
-        return [None if o is None else _tidy(o, tidied) for o in done]
+            self.exprs[name] = exp.Paren(this=_unwrap(self.exprs[name].this))
+        return [None if o is None else _unwrap(o) for o in done]
 
     def _plan(self, direct: dict[str, int], reads: dict[str, list[str]], forced: set[str]
               ) -> tuple[set[str], dict[str, int], dict[str, int]]:
@@ -296,22 +303,8 @@ class Binder:
         return [(n, self.exprs[n].this, self.levels[n]) for n in self.names]
 
 
-def _tidy(tree: exp.Expr, seen: set[int]) -> exp.Expr:
-    """``tree`` with every COALESCE in it tidied (`_flatten`), in place; a COALESCE of one
-    part at the top is that part."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if type(node) is exp.Coalesce:
-            _flatten(node)
-        for value in node.args.values():
-            if isinstance(value, exp.Expr):
-                stack.append(value)
-            elif isinstance(value, list):
-                stack.extend(v for v in value if isinstance(v, exp.Expr))
+def _unwrap(tree: exp.Expr) -> exp.Expr:
+    """A COALESCE of one part is that part (at the top of a tree, where no parent holds it)."""
     if type(tree) is exp.Coalesce and not tree.expressions:
         only: exp.Expr = tree.this
         return only
