@@ -288,7 +288,7 @@ class Binder:
         for name, level in levels.items():
             by_level.setdefault(level, []).append(name)
         for level in sorted(by_level, reverse=True):
-            saving = -_LEVEL_CHARS - (_TABLE_ALIAS_CHARS if len(by_level) == 1 else 0)
+            saving = _MARGIN - _LEVEL_CHARS - (_TABLE_ALIAS_CHARS if len(by_level) == 1 else 0)
             for name in by_level[level]:
                 count = uses[name]
                 saving += (count - 1) * cost_of(name) - count * _REF_CHARS - _AS_CHARS
@@ -355,6 +355,9 @@ _LEVEL_CHARS = 38
 _TABLE_ALIAS_CHARS = 6
 _AS_CHARS = 8
 _REF_CHARS = 8
+#: How much shorter inlining must seem before a level goes: `chars` is an estimate, and a
+#: close call (SUM's range test on floats, 70 characters read twice) is kept bound.
+_MARGIN = 12
 #: Past this many characters a body pays for any level (`chars`' cap).
 _CHARS_CAP = 160
 
