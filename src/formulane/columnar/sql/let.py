@@ -5,9 +5,14 @@ copy the argument's whole expression each time, and nesting multiplies the copie
 ``ROUND(ROUND(x * 1.2, 2) * 1.1, 2)`` once rendered 2.4 MB of SQL. Instead the compiler and the
 forms call `let(expression)`, which, while a `Binder` is active, records the expression as a
 named column and returns a reference to it. `Binder.finish` then inlines every binding read
-once (or small enough that repeating it is shorter than binding it) and groups what remains by
-dependency level; `lateral_joins` renders each level as ``CROSS JOIN LATERAL (SELECT e1 AS
-"_f1", e2 AS "_f2") AS "_l1"`` (DuckDB, PostgreSQL, Spark, Trino, Snowflake). Dialects without
+once (or small enough that repeating it is shorter than binding it, or whose lateral level
+costs more characters than repeating what it holds) and groups what remains by dependency
+level; `lateral_joins` renders each level as ``CROSS JOIN LATERAL (SELECT e1 AS _f1, e2 AS
+_f2) AS _fl1`` (DuckDB, PostgreSQL, Spark, Trino, Snowflake). The names the binder makes
+(``_t``, ``_fl1``, ``_f1``) are unquoted: plain lower-case ASCII starting with ``_``, valid
+unquoted in each of those dialects and folded alike at definition and reference where a
+dialect folds case (Snowflake upper-cases both); a reference is qualified (``_fl1._f1``), so
+a table column of the same name is never read in its place. Dialects without
 lateral subqueries (SQLite, BigQuery) compile with no binder: `let` returns its argument and
 the SQL-size limit (`Limits.max_sql_length`, E411) stops what still grows too large.
 
@@ -22,13 +27,13 @@ from __future__ import annotations
 
 import contextvars
 import re
-from typing import Iterable, Iterator
+from typing import Callable, Container, Iterable, Iterator, cast
 
 from sqlglot import exp
 
 #: Dialects whose SQL binds through lateral subqueries.
 LATERAL_DIALECTS = frozenset({"duckdb", "postgres", "spark", "trino", "snowflake"})
-#: Alias of the source table when bindings exist (its columns are selected as ``"_t".*``).
+#: Alias of the source table when bindings exist (its columns are selected as ``_t.*``).
 TABLE_ALIAS = "_t"
 
 _BINDER: contextvars.ContextVar["Binder | None"] = contextvars.ContextVar(
@@ -89,10 +94,11 @@ class Binder:
 
     @staticmethod
     def for_names(used: Iterable[str]) -> "Binder":
-        """A binder whose names (``_f1``, ``__f1``...) match none of the columns read."""
+        """A binder whose names (``_f1``, ``__f1``...) match none of the columns read, in any
+        case (they are unquoted: Snowflake reads ``_f1`` as ``_F1``, Spark ignores case)."""
         used = set(used)
         prefix = "_f"
-        while any(re.fullmatch(re.escape(prefix) + r"l?\d+", n) for n in used):
+        while any(re.fullmatch(re.escape(prefix) + r"l?\d+", n, re.IGNORECASE) for n in used):
             prefix = "_" + prefix
         return Binder(prefix)
 
@@ -100,7 +106,7 @@ class Binder:
         name = f"{self.prefix}{len(self.names) + 1}"
         self.names.append(name)
         self.exprs[name] = exp.Paren(this=e)  # a parent for every reference inside
-        return exp.column(name, quoted=True)
+        return exp.column(name)
 
     def activate(self) -> contextvars.Token["Binder | None"]:
         return _BINDER.set(self)
@@ -132,40 +138,32 @@ class Binder:
         is shorter); returns the outputs rewritten. What remains is in `bindings()`, in
         dependency order. Each tree is scanned once for its reads, and rewritten in one more
         pass: inlining, and with ``qualify`` naming the lateral subquery of each kept reference
-        (``"_fl1"."_f1"``), so a table column of the same name can never be read in its
+        (``_fl1._f1``), so a table column of the same name can never be read in its
         place."""
-        uses: dict[str, int] = {n: 0 for n in self.names}
+        direct: dict[str, int] = {n: 0 for n in self.names}
         reads: dict[str, list[str]] = {}
         for o in outputs:
             if o is not None:
                 for n in self._refs(o):
-                    uses[n] += 1
+                    direct[n] += 1
         for name in self.names:
             reads[name] = list(self._refs(self.exprs[name]))
             for n in reads[name]:
-                uses[n] += 1
-        inline: set[str] = set()
-        for name in reversed(self.names):  # a binding is read only by later ones
-            count = uses[name]
-            if count > 1 and size(self.exprs[name], 6 // (count - 1) + 1) * (count - 1) > 6:
-                continue
-            inline.add(name)
-            for n in reads[name]:
-                uses[n] += count - 1  # its reads are repeated where it is inlined (or gone)
-        # levels: a kept binding reads the kept ones it names, directly or through inlined
-        # ones (bindings only read earlier ones, so one pass in order)
-        through: dict[str, int] = {}
-        for name in self.names:
-            deepest = max((through[n] for n in reads[name]), default=0)
-            if name in inline:
-                through[name] = deepest
-            else:
-                self.levels[name] = through[name] = deepest + 1
-        alias = {n: exp.to_identifier(f"{self.prefix}l{self.levels[n]}", quoted=True)
+                direct[n] += 1
+        forced: set[str] = set()
+        while True:
+            inline, uses, levels = self._plan(direct, reads, forced)
+            dear = self._dear_level(inline, levels, uses, reads)
+            if not dear:
+                break
+            forced.update(dear)  # cheaper inlined than given a lateral subquery of their own
+        self.levels = levels
+        alias = {n: exp.to_identifier(f"{self.prefix}l{self.levels[n]}", quoted=False)
                  for n in self.names if n not in inline} if qualify else {}
         final: dict[str, exp.Expr] = {}
         bare: dict[str, exp.Expr] = {}  # the inlined bodies without their parentheses
         seen: set[int] = set()
+        chains: list[exp.Coalesce] = []  # the COALESCE nodes met (tidied once all are)
 
         def ref(node: exp.Expr, delimited: bool = True) -> exp.Expr | None:
             """What a reference becomes: the inlined body (parenthesized unless ``delimited``
@@ -192,6 +190,8 @@ class Binder:
                 if id(node) in seen:
                     continue
                 seen.add(id(node))
+                if type(node) is exp.Coalesce:
+                    chains.append(node)
                 delimited = isinstance(node, _DELIMITING)
                 for key, value in node.args.items():
                     if isinstance(value, exp.Expr):
@@ -226,33 +226,85 @@ class Binder:
             self.exprs.pop(name, None)
         self.names = kept
         done = [None if o is None else substitute(o) for o in outputs]
-        # error chains, whole now that every reference is resolved
-        tidied: set[int] = set()
+        # error chains, whole now that every reference is resolved: each COALESCE met while
+        # substituting, tidied (no third walk over the trees). In any order: a nested chain's
+        # parts are spliced in flat either way, and merged codes differ at most in how their
+        # ORs nest, which renders alike. One of one part at the top of a tree is that part.
+        for chain in chains:
+            _flatten(chain)
         for name in kept:
-            self.exprs[name] = exp.Paren(this=_tidy(self.exprs[name].this, tidied))
-        return [None if o is None else _tidy(o, tidied) for o in done]
+            self.exprs[name] = exp.Paren(this=_unwrap(self.exprs[name].this))
+        return [None if o is None else _unwrap(o) for o in done]
+
+    def _plan(self, direct: dict[str, int], reads: dict[str, list[str]], forced: set[str]
+              ) -> tuple[set[str], dict[str, int], dict[str, int]]:
+        """(the bindings to inline, how many times each is read once they are, the level of
+        each kept one). Inlined: those read once, those so small that repeating them is
+        shorter, and ``forced``."""
+        uses = dict(direct)
+        inline: set[str] = set()
+        for name in reversed(self.names):  # a binding is read only by later ones
+            count = uses[name]
+            if count > 1 and name not in forced and \
+                    size(self.exprs[name], 6 // (count - 1) + 1) * (count - 1) > 6:
+                continue
+            inline.add(name)
+            for n in reads[name]:
+                uses[n] += count - 1  # its reads are repeated where it is inlined (or gone)
+        # levels: a kept binding reads the kept ones it names, directly or through inlined
+        # ones (bindings only read earlier ones, so one pass in order)
+        levels: dict[str, int] = {}
+        through: dict[str, int] = {}
+        for name in self.names:
+            deepest = max((through[n] for n in reads[name]), default=0)
+            if name in inline:
+                through[name] = deepest
+            else:
+                levels[name] = through[name] = deepest + 1
+        return inline, uses, levels
+
+    def _dear_level(self, inline: set[str], levels: dict[str, int], uses: dict[str, int],
+                    reads: dict[str, list[str]]) -> list[str]:
+        """The kept bindings of the deepest level whose lateral subquery costs more characters
+        than inlining them would (`_LEVEL_CHARS` for the subquery, `_REF_CHARS` per reference,
+        `_AS_CHARS` per column, against repeating each body once more per extra read); empty
+        when every level pays for itself. The deepest first: inlining it repeats only reads of
+        shallower levels, so the plan is remade after each (`finish`)."""
+        # a body's characters, an inlined binding's read counted as its own, a kept one's as a
+        # reference; worked out only as far as needed: for the bindings weighed (a level stops
+        # being weighed at the first that pays for it), up to what is left of the cap
+        cost: dict[str, int] = {}  # exact (under the cap)
+
+        def cost_of(name: str, cap: int = _CHARS_CAP) -> int:
+            known = cost.get(name)
+            if known is not None:
+                return known
+            count = chars(self.exprs[name].this, cap, self.exprs, inline, cost_of)
+            if count < cap:
+                cost[name] = count
+            return count
+
+        by_level: dict[int, list[str]] = {}
+        for name, level in levels.items():
+            by_level.setdefault(level, []).append(name)
+        for level in sorted(by_level, reverse=True):
+            saving = _MARGIN - _LEVEL_CHARS - (_TABLE_ALIAS_CHARS if len(by_level) == 1 else 0)
+            for name in by_level[level]:
+                count = uses[name]
+                saving += (count - 1) * cost_of(name) - count * _REF_CHARS - _AS_CHARS
+                if saving >= 0:
+                    break
+            if saving < 0:
+                return by_level[level]
+        return []
 
     def bindings(self) -> list[tuple[str, exp.Expr, int]]:
         """(name, expression, level): level n reads only columns of levels below n."""
         return [(n, self.exprs[n].this, self.levels[n]) for n in self.names]
 
 
-def _tidy(tree: exp.Expr, seen: set[int]) -> exp.Expr:
-    """``tree`` with every COALESCE in it tidied (`_flatten`), in place; a COALESCE of one
-    part at the top is that part."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if type(node) is exp.Coalesce:
-            _flatten(node)
-        for value in node.args.values():
-            if isinstance(value, exp.Expr):
-                stack.append(value)
-            elif isinstance(value, list):
-                stack.extend(v for v in value if isinstance(v, exp.Expr))
+def _unwrap(tree: exp.Expr) -> exp.Expr:
+    """A COALESCE of one part is that part (at the top of a tree, where no parent holds it)."""
     if type(tree) is exp.Coalesce and not tree.expressions:
         only: exp.Expr = tree.this
         return only
@@ -296,6 +348,70 @@ def _single_code(e: exp.Expr) -> tuple[exp.Expr, str] | None:
     return ifs[0].this, value.this
 
 
+#: Characters a lateral level adds around its columns (`` CROSS JOIN LATERAL (SELECT `` and
+#: ``) AS _fl1``), the source's alias ``AS _t`` that any binding brings, a column's
+#: `` AS _f1`` and its separating comma, and a reference (``_fl1._f1``): `_dear_level`'s costs.
+_LEVEL_CHARS = 38
+_TABLE_ALIAS_CHARS = 6
+_AS_CHARS = 8
+_REF_CHARS = 8
+#: How much shorter inlining must seem before a level goes: `chars` is an estimate, and a
+#: close call (SUM's range test on floats, 70 characters read twice) is kept bound.
+_MARGIN = 12
+#: Past this many characters a body pays for any level (`chars`' cap).
+_CHARS_CAP = 160
+
+
+def chars(tree: exp.Expr, cap: int, bound: Container[str] = (), inline: Container[str] = (),
+          read: Callable[[str, int], int] | None = None) -> int:
+    """About the characters ``tree`` renders as, counted up to ``cap``: a name or literal its
+    own length (quoted), a call its name and parentheses, CASE and WHEN their keywords, any
+    other node 4 (an operator with its spaces); a read of a binding (a name in ``bound``), if
+    it is in ``inline``, ``read(name, what is left of the cap)`` and parentheses, else a
+    reference. (Each inlined read takes 2 of what is left: the nesting is at most cap/2.)"""
+    count = 0
+    stack = [tree]
+    while stack and count < cap:
+        node = stack.pop()
+        kind = type(node)
+        if kind is exp.Column and not cast(exp.Column, node).table and node.name in bound:
+            if node.name in inline and read is not None:
+                count += 2 + read(node.name, cap - count - 2)
+            else:
+                count += _REF_CHARS
+            continue
+        if kind is exp.Identifier:
+            count += len(node.name) + 2
+        elif kind is exp.Literal:
+            count += len(node.name) + (2 if node.is_string else 0)
+        elif isinstance(node, exp.Func):
+            count += _FUNC_CHARS.get(kind) or _func_chars(cast("type[exp.Func]", kind))
+        elif kind is exp.Case:
+            count += 9  # CASE ... END
+        elif kind is exp.If:
+            count += 12  # WHEN ... THEN ...
+        elif kind is exp.DataType:
+            count += 12
+        elif kind is not exp.Column:
+            count += 4
+        for value in node.args.values():
+            if isinstance(value, exp.Expr):
+                stack.append(value)
+            elif isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, exp.Expr))
+    return count
+
+
+#: `chars`' weight of a call, by its class (`_func_chars`).
+_FUNC_CHARS: dict[type[exp.Expr], int] = {}
+
+
+def _func_chars(kind: type[exp.Func]) -> int:
+    """A call's name and parentheses, and a little more (``EXTRACT(YEAR FROM``)."""
+    _FUNC_CHARS[kind] = n = len(kind.sql_name()) + 4
+    return n
+
+
 def size(tree: exp.Expr, cap: int) -> int:
     """The number of nodes of ``tree``, counted up to ``cap`` (enough to decide)."""
     count = 0
@@ -313,14 +429,14 @@ def size(tree: exp.Expr, cap: int) -> int:
 
 def lateral_joins(bindings: list[tuple[str, exp.Expr, int]], prefix: str = "_f"
                   ) -> list[exp.Join]:
-    """One ``CROSS JOIN LATERAL (SELECT ...) AS "_fl<level>"`` per dependency level."""
+    """One ``CROSS JOIN LATERAL (SELECT ...) AS _fl<level>`` per dependency level."""
     by_level: dict[int, list[exp.Expr]] = {}
     for name, e, level in bindings:
-        by_level.setdefault(level, []).append(exp.alias_(e, name, quoted=True, copy=False))
+        by_level.setdefault(level, []).append(exp.alias_(e, name, quoted=False, copy=False))
     joins = []
     for level in sorted(by_level):
         sub = exp.Subquery(this=exp.Select(expressions=by_level[level]))
-        alias = exp.TableAlias(this=exp.to_identifier(f"{prefix}l{level}", quoted=True))
+        alias = exp.TableAlias(this=exp.to_identifier(f"{prefix}l{level}", quoted=False))
         joins.append(exp.Join(this=exp.Lateral(this=sub, alias=alias), kind="CROSS"))
     return joins
 

@@ -65,7 +65,7 @@ class SqlForm:
 
         if not self.bindings:
             return source, []
-        return (exp.alias_(source, sql_let.TABLE_ALIAS, table=True, quoted=True),
+        return (exp.alias_(source, sql_let.TABLE_ALIAS, table=True, quoted=False),
                 sql_let.lateral_joins(list(self.bindings), self.prefix))
 
     def select(self, table: Any, value_name: str = "value", error_name: str = "error",
@@ -233,7 +233,7 @@ def _select_of(source: exp.Expr, outputs: list[tuple[str, str, SqlForm]], keep_c
     columns: list[exp.Expr] = []
     if keep_columns:
         columns.append(exp.Column(this=exp.Star(), table=exp.to_identifier(
-            sql_let.TABLE_ALIAS, quoted=True)) if joins else exp.Star())
+            sql_let.TABLE_ALIAS, quoted=False)) if joins else exp.Star())
     for value_name, error_name, form in outputs:
         value = form.value if slot is None else slot(form.value_sql)
         columns.append(exp.alias_(value, value_name, quoted=True, copy=slot is None))
