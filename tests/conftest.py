@@ -1,4 +1,4 @@
-"""Shared test configuration: Hypothesis profiles.
+"""Shared test configuration: Hypothesis profiles, the `slow` marker, local Spark.
 
 Every run draws the same examples (``derandomize``), so CI on a clean checkout is repeatable
 and a red run is a real regression, not an unlucky draw. ``FORMULANE_EXPLORE=1`` draws new
@@ -6,7 +6,10 @@ examples (more of them) for hunting bugs locally; what it finds becomes a fixed 
 """
 
 import os
+import shutil
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -51,3 +54,33 @@ def pytest_collection_modifyitems(config, items):  # noqa: ANN001 - pytest's hoo
         path = str(item.path).replace(os.sep, "/")
         if any(("/tests/" + p) in path for p in SLOW_PATHS):
             item.add_marker(slow)
+
+
+# ------------------------------------------------------------------------------- local Spark
+
+
+def spark_missing() -> str | None:
+    """Why the Spark tests cannot run here, or None (pyspark and a Java runtime present)."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed (pip install 'formulane[spark]')"
+    java = shutil.which("java") or (os.environ.get("JAVA_HOME") and
+                                    Path(os.environ["JAVA_HOME"], "bin", "java").exists())
+    if not java:
+        return "no Java runtime (pyspark needs Java 17: set JAVA_HOME or put java on PATH)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def spark():  # noqa: ANN201 - a pyspark SparkSession (pyspark is optional)
+    """One local Spark session for every test that runs SQL on Spark (starting one takes
+    seconds); skipped, with the reason, when pyspark or Java is missing."""
+    reason = spark_missing()
+    if reason:
+        pytest.skip(reason)
+    from formulane.columnar.sql.spark import local_session
+
+    session = local_session()
+    yield session
+    session.stop()

@@ -29,7 +29,6 @@ import datetime as dt
 import decimal
 import os
 import re
-import shutil
 import time
 from collections import Counter
 from decimal import Decimal
@@ -216,30 +215,6 @@ def test_every_backend_runs_a_fair_share() -> None:
 
 
 # ---------------------------------------------------------------------------------- Spark
-
-
-def _spark_missing() -> str | None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return "pyspark is not installed (pip install 'formulane[spark]')"
-    java = shutil.which("java") or (os.environ.get("JAVA_HOME") and
-                                    Path(os.environ["JAVA_HOME"], "bin", "java").exists())
-    if not java:
-        return "no Java runtime (pyspark needs Java 17: set JAVA_HOME or put java on PATH)"
-    return None
-
-
-@pytest.fixture(scope="module")
-def spark():
-    reason = _spark_missing()
-    if reason:
-        pytest.skip(reason)
-    from formulane.columnar.sql.spark import local_session
-
-    session = local_session()
-    yield session
-    session.stop()
 
 
 def _spark_literal(value: Any, t: Type) -> str:

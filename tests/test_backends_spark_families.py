@@ -17,7 +17,7 @@ limit with its reason, checked both ways (a known difference that disappears mus
 list). Rows pyspark cannot hold (an instant of year 1: its Python conversion goes through the
 process's local time zone and overflows) are left out, with the count printed.
 
-Skipped, with the reason, when pyspark or Java is missing (`test_backends._spark_missing`).
+Skipped, with the reason, when pyspark or Java is missing (the `spark` fixture of tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from formulane.types import Type
 
 from family_cases import FamilyCase, family_cases
 from functions import _engines as E
-from test_backends import _spark_missing
 
 pytestmark = pytest.mark.slow
 
@@ -52,16 +51,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
 ROW = E.ROW
 
 
-@pytest.fixture(scope="module")
-def spark() -> Any:
-    reason = _spark_missing()
-    if reason:
-        pytest.skip(reason)
-    from formulane.columnar.sql.spark import local_session
-
-    session = local_session()
-    yield session
-    session.stop()
 
 
 def _spark_type(t: Type, numbers: str) -> str | None:

@@ -14,9 +14,7 @@ on PostgreSQL when ``FORMULANE_TEST_POSTGRES_URL`` is set.
 from __future__ import annotations
 
 import os
-import shutil
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -110,31 +108,13 @@ def test_one_scale_or_an_integer_literal_needs_no_cast() -> None:
 # ---------------------------------------------------------------------------------- Spark
 
 
-def _spark_missing() -> str | None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return "pyspark is not installed (pip install 'formulane[spark]')"
-    java = shutil.which("java") or (os.environ.get("JAVA_HOME") and
-                                    Path(os.environ["JAVA_HOME"], "bin", "java").exists())
-    if not java:
-        return "no Java runtime (pyspark needs Java 17: set JAVA_HOME or put java on PATH)"
-    return None
-
-
 @pytest.fixture(scope="module")
-def spark() -> Any:
-    reason = _spark_missing()
-    if reason:
-        pytest.skip(reason)
-    from formulane.columnar.sql.spark import local_session
-
-    session = local_session()
+def spark(spark: Any) -> Any:
+    """tests/conftest.py's local Spark session, with this module's table as the view ``t``."""
     columns = ", ".join(f"CAST({format(v, 'f')} AS {t.replace(' ', '')}) AS `{n}`"
                         for n, (t, v) in TABLE.items())
-    session.sql(f"SELECT {columns}").createOrReplaceTempView("t")
-    yield session
-    session.stop()
+    spark.sql(f"SELECT {columns}").createOrReplaceTempView("t")
+    return spark
 
 
 def test_spark_itself_compares_at_the_smaller_scale(spark: Any) -> None:
