@@ -204,6 +204,18 @@ def run_duckdb(case: Case, numbers: str, with_types: bool = False) -> Any:
     return from_polars_value(result[0], program.type)
 
 
+def postgres_table(pg: Any, table: dict[str, tuple[str, Any]], name: str = "t"
+                   ) -> dict[str, str]:
+    """A temporary one-row PostgreSQL table from ``{column: (SQL type, value)}`` (DECIMAL
+    written NUMERIC); its column types as PostgreSQL names them (for ``column_types``)."""
+    types = {n: t.replace("DECIMAL", "NUMERIC") for n, (t, _) in table.items()}
+    pg.execute(f'CREATE TEMPORARY TABLE "{name}" (' + ", ".join(
+        f'"{n}" {t}' for n, t in types.items()) + ")")
+    pg.execute(f'INSERT INTO "{name}" VALUES (' + ", ".join("%s" for _ in table) + ")",
+               [v for _, v in table.values()])
+    return types
+
+
 def run_scalar_backend(case: Case) -> Any:
     """The scalar engine: its value, or the `FormulaError` it raised, re-raised."""
     program, result = run_scalar(case)

@@ -258,12 +258,10 @@ PG_URL = os.environ.get("FORMULANE_TEST_POSTGRES_URL")
 @pytest.mark.parametrize("with_types", [False, True], ids=["untyped", "typed"])
 def test_postgres_runs_the_casts(with_types: bool) -> None:
     psycopg = pytest.importorskip("psycopg")
-    types = {n: t.replace("DECIMAL", "NUMERIC") for n, t in TYPES.items()}
+    from backend_runner import postgres_table
+
     with psycopg.connect(PG_URL, autocommit=True) as pg:
-        pg.execute("CREATE TEMPORARY TABLE t (" + ", ".join(
-            f'"{n}" {t}' for n, t in types.items()) + ")")
-        pg.execute("INSERT INTO t VALUES (" + ", ".join("%s" for _ in TABLE) + ")",
-                   [v for _, v in TABLE.values()])
+        types = postgres_table(pg, TABLE)
         ran = 0
         for formula in [*TRUNCATED, "IF(big > a, big, a * 2)"]:
             want = ErrorValue("#NUM!") if formula.startswith("IF(big") else _scalar(formula)

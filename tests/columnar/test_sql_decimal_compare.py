@@ -143,12 +143,10 @@ PG_URL = os.environ.get("FORMULANE_TEST_POSTGRES_URL")
 @pytest.mark.parametrize("with_types", [False, True], ids=["untyped", "typed"])
 def test_postgres_compares_decimal_scales_exactly(with_types: bool) -> None:
     psycopg = pytest.importorskip("psycopg")
-    types = {n: t.replace("DECIMAL", "NUMERIC") for n, t in TYPES.items()}
+    from backend_runner import postgres_table
+
     with psycopg.connect(PG_URL, autocommit=True) as pg:
-        pg.execute("CREATE TEMPORARY TABLE t (" + ", ".join(
-            f'"{n}" {t}' for n, t in types.items()) + ")")
-        pg.execute("INSERT INTO t VALUES (" + ", ".join("%s" for _ in TABLE) + ")",
-                   [v for _, v in TABLE.values()])
+        types = postgres_table(pg, TABLE)
         for formula in [*FORMULAS, *HUGE]:
             want = _scalar(formula)
             got = _answer(pg.execute(_sql(formula, "postgres",
