@@ -394,11 +394,7 @@ def chars(tree: exp.Expr, cap: int, bound: Container[str] = (), inline: Containe
             count += 12
         elif kind is not exp.Column:
             count += 4
-        for value in node.args.values():
-            if isinstance(value, exp.Expr):
-                stack.append(value)
-            elif isinstance(value, list):
-                stack.extend(v for v in value if isinstance(v, exp.Expr))
+        _push_children(stack, node)
     return count
 
 
@@ -412,6 +408,15 @@ def _func_chars(kind: type[exp.Func]) -> int:
     return n
 
 
+def _push_children(stack: list[exp.Expr], node: exp.Expr) -> None:
+    """The walk of `chars` and `size`: ``node``'s child expressions onto ``stack``."""
+    for value in node.args.values():
+        if isinstance(value, exp.Expr):
+            stack.append(value)
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, exp.Expr))
+
+
 def size(tree: exp.Expr, cap: int) -> int:
     """The number of nodes of ``tree``, counted up to ``cap`` (enough to decide)."""
     count = 0
@@ -419,11 +424,7 @@ def size(tree: exp.Expr, cap: int) -> int:
     while stack and count < cap:
         node = stack.pop()
         count += 1
-        for value in node.args.values():
-            if isinstance(value, exp.Expr):
-                stack.append(value)
-            elif isinstance(value, list):
-                stack.extend(v for v in value if isinstance(v, exp.Expr))
+        _push_children(stack, node)
     return count
 
 
