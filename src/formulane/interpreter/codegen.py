@@ -645,13 +645,9 @@ def _returned(g: _Gen, v: _V, t: Type) -> ast.expr:
         return v.expr  # bool, str, date, datetime, timedelta, None or an error value: as is
     if t.kind == "Number":
         v = g.materialize(v)
-        if isinstance(v.expr, ast.Constant):  # an int or None: never a -0
-            return v.expr if v.kind == "dec" else _N.IfExp(
-                test=_cmp(_call(g.TYPE, v.expr), ast.Is(), g.helper(int)),
-                body=_call(g.helper(Decimal), v.expr), orelse=v.expr)
         # a Decimal, an error value (truthy) or a blank as it is, but a -0 (`0 * -1`): 0 to
-        # the caller, as in Excel (`to_external`)
-        plain = _N.IfExp(
+        # the caller, as in Excel (`to_external`); a constant (an int or None) is never -0
+        plain: ast.expr = v.expr if isinstance(v.expr, ast.Constant) else _N.IfExp(
             test=_N.BoolOp(op=ast.Or(), values=[
                 v.expr, _cmp(v.expr, ast.Is(), _const(None)),
                 _N.UnaryOp(op=ast.Not(), operand=_call(g.helper(Decimal.is_signed), v.expr))]),

@@ -129,6 +129,7 @@ def _cast_hint(name: str, t: Type) -> str:
 
 def _listing(dtypes: Mapping[str, pl.DataType]) -> str:
     names = list(dtypes)
+    if not names:
+        return "none"
     shown = ", ".join(repr(n) for n in names[:12])
-    return shown + (f" and {len(names) - 12} more" if len(names) > 12 else "") if names \
-        else "none"
+    return shown + (f" and {len(names) - 12} more" if len(names) > 12 else "")

@@ -273,9 +273,8 @@ def apply(
     dtypes = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
     # blanks counted over data that cannot change before the plan runs (an eager frame, a
     # `df.lazy()`): a column typed non-nullable then holds no blank (`PolarsForm.steps`)
-    blank_free = schema is None and (isinstance(frame, pl.DataFrame)
-                                     or _in_memory_scan(frame))
     inferred = schema is None
+    blank_free = inferred and (isinstance(frame, pl.DataFrame) or _in_memory_scan(frame))
     if schema is None:
         schema = infer_frame_schema(frame, only=read_names(formulas.values())
                                     if isinstance(frame, pl.LazyFrame) else None, dtypes=dtypes)

@@ -697,14 +697,23 @@ def _held_18(c: SqlColumn) -> bool:
     return c.decimal is not None and c.decimal[0] - c.decimal[1] <= 20
 
 
+def _cast_18(c: SqlColumn) -> exp.Expr | None:
+    """The value cast to DECIMAL(38, 18) where that always holds it (`_held_18`: a literal
+    written as one), else None (the callers guard the cast)."""
+    if not _held_18(c):
+        return None
+    k = literal(c.value)
+    return cast_to(num(k) if k is not None else c.value, _D18)
+
+
 def _within_18(c: SqlColumn) -> exp.Expr:
     """The value as DECIMAL(38, 18), NULL where that cannot hold it (no error: the caller
     compares such a value in DOUBLE)."""
     if c.decimal == D18:
         return c.value
-    if _held_18(c):
-        k = literal(c.value)
-        return cast_to(num(k) if k is not None else c.value, _D18)
+    held = _cast_18(c)
+    if held is not None:
+        return held
     fits = exp.LT(this=exp.Abs(this=c.value.copy()), expression=_D18_LIMIT.copy())
     return exp.Cast(this=cases([(fits, c.value.copy())]), to=clone_type(_D18))
 
@@ -721,16 +730,13 @@ def as_decimal_18(c: SqlColumn) -> SqlColumn:
     #NUM!, added to the column's errors)."""
     if c.decimal == D18:
         return c
-    k = literal(c.value)
-    if k is not None:  # a literal: decided when compiling
-        if abs(k) < DECIMAL_FIT:
-            return replace(c, value=cast_to(num(k), _D18), decimal=D18)
+    held = _cast_18(c)
+    if held is not None:
+        return replace(c, value=held, decimal=D18)
+    if literal(c.value) is not None:  # a literal DECIMAL(38, 18) cannot hold: #NUM!
         return replace(c, value=exp.Cast(this=exp.Null(), to=clone_type(_D18)),
                        error=first_error(c.error, exp.Literal.string("#NUM!")), strict=False,
                        decimal=D18)
-    if c.decimal is not None and c.decimal[0] - c.decimal[1] <= 20:
-        # |x| < 10^(p - s) <= 1e20: the cast always holds it
-        return replace(c, value=cast_to(c.value, _D18), decimal=D18)
     _RANGE_TESTS.set(_RANGE_TESTS.get() + 1)
     v = c.value if _plain(c.value) else let(c.value)
     fits = exp.LT(this=exp.Abs(this=v), expression=_D18_LIMIT.copy())
