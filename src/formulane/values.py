@@ -38,7 +38,8 @@ CONTEXT = decimal.Context(
     traps=[decimal.Overflow, decimal.InvalidOperation, decimal.DivisionByZero],
 )
 MAX_NUMBER = Decimal("1e308")
-_ZERO = Decimal(0)
+#: Zero, the one a negative zero becomes where values leave the engine (`to_external`).
+ZERO = Decimal(0)
 
 # Excel error codes.
 DIV0 = "#DIV/0!"
@@ -293,7 +294,7 @@ def to_external(value: Any) -> Value:
     if tv is Decimal:
         number: Decimal = value
         # Excel has no negative zero: `0 * -1` and `-0.001` rounded are 0, not -0
-        return _ZERO if number.is_signed() and number.is_zero() else number
+        return ZERO if number.is_signed() and number.is_zero() else number
     if tv is int:
         return Decimal(value)
     if tv is tuple:

@@ -53,7 +53,7 @@ from typing import Any, Callable, Mapping
 from ..errors import EvalError, FormulaError, InternalError, LimitExceeded
 from ..limits import Limits
 from ..types import Type
-from ..values import _ZERO, CONTEXT, REF, ErrorValue, to_external
+from ..values import CONTEXT, REF, ZERO, ErrorValue, to_external
 from . import ir
 from ._codegen_ops import _EPOCH, _Operators
 from ._pyast import _N, _V, _assign, _atom, _call, _cmp, _const, _function, _load
@@ -651,7 +651,7 @@ def _returned(g: _Gen, v: _V, t: Type) -> ast.expr:
             test=_N.BoolOp(op=ast.Or(), values=[
                 v.expr, _cmp(v.expr, ast.Is(), _const(None)),
                 _N.UnaryOp(op=ast.Not(), operand=_call(g.helper(Decimal.is_signed), v.expr))]),
-            body=v.expr, orelse=g.helper(_ZERO))
+            body=v.expr, orelse=g.helper(ZERO))
         if v.kind == "dec":
             return plain
         return _N.IfExp(test=_cmp(_call(g.TYPE, v.expr), ast.Is(), g.helper(int)),
