@@ -152,3 +152,46 @@ def test_postgres_compares_decimal_scales_exactly(with_types: bool) -> None:
             got = _answer(pg.execute(_sql(formula, "postgres",
                                           types if with_types else None)).fetchone())
             assert _same(got, want), (formula, got, want)
+
+
+# ------------------------------------------------------------ a computed side, bound once
+
+
+def _rounded_distance(name: str) -> Any:
+    from sqlglot import exp
+
+    return exp.Round(this=exp.Abs(this=exp.Sub(this=exp.column(name, quoted=True),
+                                               expression=exp.column("c", quoted=True))),
+                     decimals=exp.Literal.number(3))
+
+
+def test_a_computed_side_is_bound_once(con: Any) -> None:
+    """`compare_decimals` reads each side in its guarded DECIMAL(38, 18) cast (twice) and in
+    the DOUBLE fallback: a computed value given to it (not a column the walk bound) is bound
+    once, not written three times; and the query still answers as the scalar engine."""
+    from sqlglot import exp
+
+    from formulane.columnar.forms.operators.sql_arith import compare_decimals
+    from formulane.columnar.sql.kit import SqlColumn
+    from formulane.columnar.sql.let import TABLE_ALIAS, Binder, lateral_joins
+
+    binder = Binder()
+    token = binder.activate()
+    try:
+        out = compare_decimals(exp.GT, SqlColumn(_rounded_distance("a")),
+                               SqlColumn(_rounded_distance("b")), "decimal")
+    finally:
+        Binder.deactivate(token)
+    assert out is not None
+    [value] = binder.finish([out])
+    assert value is not None
+    bindings = binder.bindings()
+    text = value.sql("duckdb") + " ".join(e.sql("duckdb") for _, e, _ in bindings)
+    assert text.count('ABS("a" - "c")') == 1, text
+    assert text.count('ABS("b" - "c")') == 1, text
+    query = exp.select(exp.alias_(value, "v")).from_(
+        exp.alias_(exp.to_table('"t"'), TABLE_ALIAS, table=True))
+    query.set("joins", lateral_joins(bindings))
+    got = con.execute(query.sql("duckdb")).fetchone()[0]
+    want = _scalar("ROUND(ABS(a - c), 3) > ROUND(ABS(b - c), 3)")
+    assert got is want

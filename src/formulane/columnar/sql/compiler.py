@@ -24,7 +24,6 @@ forms use too, `let` the binding of an expression once.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from decimal import Decimal
 from typing import Any, Callable, Mapping, Sequence
 
@@ -78,7 +77,7 @@ class SqlCompiler(Walker[SqlColumn]):
             # the checker proved the call cannot err, but a branch joined to DECIMAL(38, 18)
             # below it may not fit there (`sql_arith.join_decimals`): its #NUM! stays
             return col
-        return replace(col, error=None, strict=True, unchecked=False)
+        return col.but(error=None, strict=True, unchecked=False)
 
     def _compile(self, node: ir.IR) -> SqlColumn:
         from ..forms.operators.sql_arith import range_tests
@@ -90,7 +89,7 @@ class SqlCompiler(Walker[SqlColumn]):
         return col
 
     def typed(self, col: SqlColumn, t: Type) -> SqlColumn:
-        return col if col.type is t else replace(col, type=t)
+        return col if col.type is t else col.but(type=t)
 
     def unchecked(self, col: SqlColumn) -> bool:
         return col.unchecked
@@ -98,7 +97,7 @@ class SqlCompiler(Walker[SqlColumn]):
     def checked(self, col: SqlColumn) -> SqlColumn:
         if not col.unchecked:
             return col
-        return replace(col, error=first_error(col.error, not_finite(col.value)), unchecked=False,
+        return col.but(error=first_error(col.error, not_finite(col.value)), unchecked=False,
                        strict=False)
 
     def first_error(self, errors: list[Any]) -> exp.Expr | None:
@@ -108,7 +107,7 @@ class SqlCompiler(Walker[SqlColumn]):
         """The column with its value, error and estimate each bound once (`let.let`)."""
         if _BINDER.get() is None:
             return col
-        return replace(col, value=let(col.value),
+        return col.but(value=let(col.value),
                        error=None if col.error is None else let(col.error),
                        estimate=None if col.estimate is None else let(col.estimate))
 
@@ -322,7 +321,7 @@ class SqlCompiler(Walker[SqlColumn]):
         col = out if isinstance(out, SqlColumn) else SqlColumn(out)
         # a lazy form flagged ``null_on_error`` says in its column whether its value is NULL
         # wherever its error is set (computed from its arguments'); any other is not strict
-        return replace(col, strict=col.error is None or (null_on_error(form) and col.strict))
+        return col.but(strict=col.error is None or (null_on_error(form) and col.strict))
 
     def eager(self, node: ir.Call, form: Any, args: list[SqlColumn]
               ) -> tuple[Any, Any, bool, Any]:

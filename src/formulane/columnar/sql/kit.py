@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any, Mapping, Sequence
 
@@ -82,6 +82,20 @@ class SqlColumn:
 
     def error_or_null(self) -> exp.Expr:
         return self.error if self.error is not None else exp.Null()
+
+    def but(self, **changes: Any) -> SqlColumn:
+        """This column with ``changes`` (field name -> value), as `dataclasses.replace` gives
+        it, in a fifth of the time: the walk changes a field of nearly every node's column
+        (its type, its bound value), thousands of times in a large formula. Fields only (a
+        TypeError for any other name, as `replace`); there is no ``__post_init__`` to run."""
+        if not changes.keys() <= _COLUMN_FIELDS:
+            raise TypeError(f"SqlColumn has no field {sorted(changes.keys() - _COLUMN_FIELDS)}")
+        new = object.__new__(SqlColumn)
+        new.__dict__.update(self.__dict__, **changes)
+        return new
+
+
+_COLUMN_FIELDS = frozenset(f.name for f in fields(SqlColumn))
 
 
 def _is_null(e: exp.Expr) -> bool:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextvars
 import re
-from typing import Callable, Container, Iterable, Iterator, cast
+from typing import Callable, Container, Iterable, cast
 
 from sqlglot import exp
 
@@ -38,6 +38,10 @@ TABLE_ALIAS = "_t"
 
 _BINDER: contextvars.ContextVar["Binder | None"] = contextvars.ContextVar(
     "formulane_sql_binder", default=None)
+
+#: Where a tree reads a binding: (the parent node, its arg key, the index in a list arg or
+#: None), as `Binder._scan` records it for `Binder.finish` to rewrite.
+_Site = tuple[exp.Expr, str, int | None]
 
 
 #: Expressions that render as one self-delimited term in every dialect (a name, a literal, a
@@ -63,6 +67,16 @@ def _trivial(e: exp.Expr) -> bool:
     if isinstance(e, exp.Array):
         return all(_trivial(i) for i in e.expressions)
     return False
+
+
+def _name(column: exp.Expr) -> str:
+    """A column's name, as ``column.name`` reads it, without its property's dispatch for the
+    usual identifier (`Binder._scan` asks it of every column of every tree)."""
+    this = column.args.get("this")
+    if type(this) is exp.Identifier:
+        name: str = this.args["this"]
+        return name
+    return column.name
 
 
 def let(e: exp.Expr) -> exp.Expr:
@@ -117,38 +131,74 @@ class Binder:
 
     # ------------------------------------------------------------------------ finishing
 
-    def _refs(self, tree: exp.Expr) -> Iterator[str]:
-        """The binding names read in ``tree``, once per occurrence (forms put one node in
-        several places: each place renders, so each counts)."""
+    def _scan(self, tree: exp.Expr, reads: list[str], sites: list[_Site],
+              chains: list[exp.Coalesce]) -> None:
+        """The binding names read in ``tree`` onto ``reads``, once per occurrence (forms put
+        one node in several places: each place renders, so each counts); where each is read
+        onto ``sites`` (its parent, the parent's arg key, its index in a list arg or None);
+        the COALESCE nodes met onto ``chains``. `finish` rewrites the trees through these
+        sites, so each tree is walked once (a node in several places is met, and recorded,
+        once per place)."""
+        exprs = self.exprs
+        expr, column, coalesce = exp.Expr, exp.Column, exp.Coalesce
         stack = [tree]
         while stack:
             node = stack.pop()
-            if type(node) is exp.Column and not node.table and node.name in self.exprs:
-                yield node.name
-                continue
-            for value in node.args.values():
-                if isinstance(value, exp.Expr):
-                    stack.append(value)
-                elif isinstance(value, list):
-                    stack.extend(v for v in value if isinstance(v, exp.Expr))
+            if type(node) is coalesce:
+                chains.append(node)
+            for key, value in node.args.items():
+                if isinstance(value, expr):
+                    if type(value) is column and _name(value) in exprs \
+                            and not value.args.get("table"):
+                        reads.append(value.name)
+                        sites.append((node, key, None))
+                    else:
+                        stack.append(value)
+                elif type(value) is list:
+                    for i, v in enumerate(value):
+                        if not isinstance(v, expr):
+                            continue
+                        if type(v) is column and _name(v) in exprs \
+                                and not v.args.get("table"):
+                            reads.append(v.name)
+                            sites.append((node, key, i))
+                        else:
+                            stack.append(v)
+
+    def _reference(self, tree: exp.Expr) -> str | None:
+        """The binding ``tree`` itself reads (a whole tree that is a reference), else None."""
+        if type(tree) is exp.Column and not tree.args.get("table") and tree.name in self.exprs:
+            return tree.name
+        return None
 
     def finish(self, outputs: list[exp.Expr | None], qualify: bool = True
                ) -> list[exp.Expr | None]:
         """Inline the bindings not worth a column (read once, or so small that repeating them
         is shorter); returns the outputs rewritten. What remains is in `bindings()`, in
-        dependency order. Each tree is scanned once for its reads, and rewritten in one more
-        pass: inlining, and with ``qualify`` naming the lateral subquery of each kept reference
-        (``_fl1._f1``), so a table column of the same name can never be read in its
-        place."""
+        dependency order. Each tree is walked once (`_scan`: its reads, where they are, its
+        error chains) and rewritten at those places only, not walked again: inlining, and
+        with ``qualify`` naming the lateral subquery of each kept reference (``_fl1._f1``), so
+        a table column of the same name can never be read in its place."""
         direct: dict[str, int] = {n: 0 for n in self.names}
         reads: dict[str, list[str]] = {}
-        for o in outputs:
-            if o is not None:
-                for n in self._refs(o):
+        # one walk of each tree: its reads, where they are, its error chains
+        sites: dict[int | str, list[_Site]] = {}
+        chains: list[exp.Coalesce] = []
+        tops: list[str | None] = []
+        for i, o in enumerate(outputs):
+            top = None if o is None else self._reference(o)
+            tops.append(top)
+            if top is not None:
+                direct[top] += 1
+            elif o is not None:
+                found: list[str] = []
+                self._scan(o, found, sites.setdefault(i, []), chains)
+                for n in found:
                     direct[n] += 1
         for name in self.names:
-            reads[name] = list(self._refs(self.exprs[name]))
-            for n in reads[name]:
+            found = reads[name] = []
+            self._scan(self.exprs[name], found, sites.setdefault(name, []), chains)
+            for n in found:
                 direct[n] += 1
         forced: set[str] = set()
         while True:
@@ -162,58 +212,41 @@ class Binder:
                  for n in self.names if n not in inline} if qualify else {}
         final: dict[str, exp.Expr] = {}
         bare: dict[str, exp.Expr] = {}  # the inlined bodies without their parentheses
-        seen: set[int] = set()
-        chains: list[exp.Coalesce] = []  # the COALESCE nodes met (tidied once all are)
+        done_sites: set[tuple[int, str, int | None]] = set()
 
-        def ref(node: exp.Expr, delimited: bool = True) -> exp.Expr | None:
+        def ref(node: exp.Expr, delimited: bool = True) -> exp.Expr:
             """What a reference becomes: the inlined body (parenthesized unless ``delimited``
-            by its parent), or itself qualified (None: not a reference to a binding)."""
-            if type(node) is not exp.Column or node.table:
-                return None
+            by its parent), or itself qualified."""
             name = node.name
             if name in final:
                 return bare[name] if delimited else final[name]
             if name in alias:
                 node.set("table", alias[name].copy())
-                return node
-            return None
+            return node
 
-        def substitute(tree: exp.Expr) -> exp.Expr:
-            """``tree`` rewritten, in place through the args (a node shared by several
-            parents is rewritten once, for all of them)."""
-            top = ref(tree)
-            if top is not None:
-                return top
-            stack = [tree]
-            while stack:
-                node = stack.pop()
-                if id(node) in seen:
+        def substitute(key: int | str) -> None:
+            """The references a tree reads rewritten, in place through their parents' args
+            (a place met twice, a node shared by several parents, is rewritten once)."""
+            for parent, arg, index in sites[key]:
+                site = (id(parent), arg, index)
+                if site in done_sites:
                     continue
-                seen.add(id(node))
-                if type(node) is exp.Coalesce:
-                    chains.append(node)
-                delimited = isinstance(node, _DELIMITING)
-                for key, value in node.args.items():
-                    if isinstance(value, exp.Expr):
-                        new = ref(value, delimited)
-                        if new is None:
-                            stack.append(value)
-                        elif new is not value:
-                            node.args[key] = new
-                    elif isinstance(value, list):
-                        for i, v in enumerate(value):
-                            if not isinstance(v, exp.Expr):
-                                continue
-                            new = ref(v, delimited)
-                            if new is None:
-                                stack.append(v)
-                            elif new is not v:
-                                value[i] = new
-            return tree
+                done_sites.add(site)
+                delimited = isinstance(parent, _DELIMITING)
+                if index is None:
+                    new = ref(parent.args[arg], delimited)
+                    if new is not parent.args[arg]:
+                        parent.args[arg] = new
+                else:
+                    items = parent.args[arg]
+                    new = ref(items[index], delimited)
+                    if new is not items[index]:
+                        items[index] = new
 
         kept = []
         for name in self.names:
-            body = substitute(self.exprs[name].this)
+            substitute(name)
+            body = self.exprs[name].this
             if name in inline:
                 if uses[name]:
                     bare[name] = body
@@ -225,13 +258,21 @@ class Binder:
         for name in inline:
             self.exprs.pop(name, None)
         self.names = kept
-        done = [None if o is None else substitute(o) for o in outputs]
+        done: list[exp.Expr | None] = []
+        for i, o in enumerate(outputs):
+            top = tops[i]
+            if o is not None and top is None:
+                substitute(i)
+            done.append(o if top is None else ref(cast(exp.Expr, o)))
         # error chains, whole now that every reference is resolved: each COALESCE met while
-        # substituting, tidied (no third walk over the trees). In any order: a nested chain's
+        # scanning, tidied (no third walk over the trees). In any order: a nested chain's
         # parts are spliced in flat either way, and merged codes differ at most in how their
         # ORs nest, which renders alike. One of one part at the top of a tree is that part.
+        flattened: set[int] = set()
         for chain in chains:
-            _flatten(chain)
+            if id(chain) not in flattened:
+                flattened.add(id(chain))
+                _flatten(chain)
         for name in kept:
             self.exprs[name] = exp.Paren(this=_unwrap(self.exprs[name].this))
         return [None if o is None else _unwrap(o) for o in done]

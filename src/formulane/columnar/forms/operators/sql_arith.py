@@ -675,6 +675,10 @@ def compare_decimals(cls: type[exp.Binary], a: SqlColumn, b: SqlColumn, numbers:
         return None
     safe = cls is exp.NullSafeEQ
     op = exp.EQ if safe else cls
+    # a side is read up to four times below (twice in its guarded cast, once more in DOUBLE,
+    # and by SWITCH's blank test): a computed value bound once (`let`), as `as_decimal_18`
+    # binds its own (the walk's arguments are bound already: then this changes nothing)
+    a, b = _once(a), _once(b)
     x, y = _within_18(a), _within_18(b)
     exact = op(this=p(x), expression=p(y))
     parts = [exact]
@@ -686,6 +690,12 @@ def compare_decimals(cls: type[exp.Binary], a: SqlColumn, b: SqlColumn, numbers:
     if len(parts) == 1:
         return exact
     return exp.Coalesce(this=parts[0], expressions=parts[1:])
+
+
+def _once(c: SqlColumn) -> SqlColumn:
+    """``c`` with its value bound once (`let`) unless it is a plain column (or a literal, a
+    cast of one: `let` leaves those as they are)."""
+    return c if _plain(c.value) else c.but(value=let(c.value))
 
 
 def _held_18(c: SqlColumn) -> bool:
