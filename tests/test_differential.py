@@ -1,5 +1,6 @@
 """Differential test: well-typed random formulas over random frames give the same answers on
-the scalar engine (a row loop), on polars and on DuckDB SQL, error codes included.
+the scalar engine (a row loop), on polars, and as SQL on DuckDB, SQLite and PostgreSQL, error
+codes included.
 
 Formulas come from `formulane.testing.formulas` over the functions that declare a polars and
 a SQL form (so the draw is not wasted on refusals); frames hold nulls, zeros, negative
@@ -11,8 +12,18 @@ numbers, empty and long strings, and month-end dates. Comparison rules (docs/col
 - float columns (polars Float64) and SQL (division in DOUBLE): numbers within a relative 1e-9;
 - text, booleans, dates, lists: exactly equal.
 
+The SQL backends: DuckDB (Number columns DECIMAL(38, 4), ``numbers="decimal"``), SQLite (the
+standard library's; Number columns REAL, ``numbers="float"``, dates as ISO text, booleans 0/1,
+as tests/test_backends_sqlite.py lays them out) and PostgreSQL (NUMERIC(38, 4) columns,
+``numbers="decimal"``) when ``FORMULANE_TEST_POSTGRES_URL`` names a server (`test_postgres_ran`
+says so when it does not).
+
 A formula a backend refuses (`Unsupported`) is skipped with `hypothesis.assume`, and counted:
 the counts print at the end of the session (``-s``) and the test asserts most draws ran.
+
+Exploring: ``FORMULANE_EXPLORE=1`` draws new examples (``--hypothesis-seed=N`` picks a seed),
+``FORMULANE_EXAMPLES=2000`` runs that many per property (CI: 40, 40 and 30). What a run finds
+becomes a golden case (tests/cases/differential_found.yaml), which every backend then checks.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import os
+import sqlite3
 from collections import Counter
 from decimal import Decimal
 from typing import Any
@@ -157,13 +169,80 @@ def duckdb_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]],
         con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * (len(names) + 1))})",
                         [[i, *[r[n] for n in names]] for i, r in enumerate(data)])
         # keep_columns: __i orders the rows; the bindings (if any) join laterally
-        result = [(r[-2], r[-1]) if form.error is not None else (r[-1], None)
-                  for r in con.execute(form.select("t", "v", "e", keep_columns=True)
-                                       + ' ORDER BY "__i"').fetchall()]
+        result = con.execute(form.select("t", "v", "e", keep_columns=True)
+                             + ' ORDER BY "__i"').fetchall()
     finally:
         con.close()
-    return [ErrorValue(e) if e is not None else from_polars_value(v, program.type)
-            for v, e in result]
+    return _sql_answers(program, form, result)
+
+
+def _sql_answers(program: Any, form: Any, result: list[tuple[Any, ...]],
+                 read: Any = None) -> list[Any]:
+    """The rows of ``form.select(..., keep_columns=True)`` as values or error values: the
+    value is the last column but one when the form can err, else the last."""
+    pairs = [(r[-2], r[-1]) if form.error is not None else (r[-1], None) for r in result]
+    return [ErrorValue(e) if e is not None else
+            from_polars_value(read(v, program.type) if read else v, program.type)
+            for v, e in pairs]
+
+
+_SQLITE_TYPES = {"Number": "REAL", "Text": "TEXT", "Boolean": "INTEGER", "Date": "TEXT"}
+
+
+def sqlite_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]],
+                profile: str) -> list[Any]:
+    """The SQLite dialect on the standard library's SQLite, ``numbers="float"`` (REAL)."""
+    from test_backends_sqlite import _read, _write
+
+    program = formulane.compile(source, schema, profile=profile, registry=REGISTRY)
+    form = to_sql_form(program.root, "sqlite", "float")
+    con = sqlite3.connect(":memory:")
+    try:
+        names = list(schema)
+        cols = ", ".join(f'"{n}" {_SQLITE_TYPES[schema[n].rstrip("?")]}' for n in names)
+        con.execute(f"CREATE TABLE t (__i INTEGER, {cols})")
+        con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * (len(names) + 1))})",
+                        [[i, *[_write(r[n]) for n in names]] for i, r in enumerate(data)])
+        result = con.execute(form.select("t", "v", "e", keep_columns=True)
+                             + ' ORDER BY "__i"').fetchall()
+    finally:
+        con.close()
+    return _sql_answers(program, form, result, _read)
+
+
+class Unholdable(Exception):
+    """The backend's table cannot hold these rows (the draw is not compared there)."""
+
+
+POSTGRES_URL = os.environ.get("FORMULANE_TEST_POSTGRES_URL")
+_PG_TYPES = {"Number": "NUMERIC(38, 4)", "Text": "TEXT", "Boolean": "BOOLEAN", "Date": "DATE"}
+_PG: list[Any] = []  # the session's one connection, opened at the first draw
+
+
+def postgres_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]],
+                  profile: str) -> list[Any]:
+    """The PostgreSQL dialect on the server of ``FORMULANE_TEST_POSTGRES_URL``, NUMERIC
+    columns and ``numbers="decimal"``; a query the server rejects fails the draw."""
+    import psycopg
+
+    program = formulane.compile(source, schema, profile=profile, registry=REGISTRY)
+    form = to_sql_form(program.root, "postgres", "decimal")
+    if any(isinstance(v, str) and "\x00" in v for r in data for v in r.values()):
+        raise Unholdable("PostgreSQL text holds no NUL character")
+    if not _PG:
+        _PG.append(psycopg.connect(POSTGRES_URL, autocommit=True))
+    con = _PG[0]
+    names = list(schema)
+    cols = ", ".join(f'"{n}" {_PG_TYPES[schema[n].rstrip("?")]}' for n in names)
+    with con.transaction():
+        con.execute("DROP TABLE IF EXISTS t")
+        con.execute(f"CREATE TEMP TABLE t (__i INTEGER, {cols})")
+        with con.cursor() as cursor:
+            cursor.executemany(f"INSERT INTO t VALUES ({', '.join(['%s'] * (len(names) + 1))})",
+                               [[i, *[r[n] for n in names]] for i, r in enumerate(data)])
+        result = con.execute(form.select("t", "v", "e", keep_columns=True)
+                             + ' ORDER BY "__i"').fetchall()
+    return _sql_answers(program, form, result)
 
 
 def differential(source: str, schema: dict[str, str], data: list[dict[str, Any]],
@@ -187,11 +266,17 @@ def differential(source: str, schema: dict[str, str], data: list[dict[str, Any]]
         ("polars-float", lambda: polars_rows(source, schema, data, "float", profile),
          FLOAT_TOL, False),
         ("duckdb", lambda: duckdb_rows(source, schema, data, profile), SQL_TOL, False),
+        ("sqlite", lambda: sqlite_rows(source, schema, data, profile), SQL_TOL, False),
+        *([("postgres", lambda: postgres_rows(source, schema, data, profile), SQL_TOL, False)]
+          if POSTGRES_URL else []),
     ):
         try:
             actual = run()
         except Unsupported as exc:
             COUNTS[f"{backend} refused: {exc.function}"] += 1
+            continue
+        except Unholdable as exc:
+            COUNTS[f"{backend} cannot hold the rows: {exc}"] += 1
             continue
         ran += 1
         COUNTS[f"{backend} ran"] += 1
@@ -248,21 +333,28 @@ def _exact_in_decimal(root: Any) -> bool:
 _FIXED = os.environ.get("FORMULANE_EXPLORE") != "1"
 
 
-@settings(max_examples=40, derandomize=_FIXED)
+
+
+def _examples(ci: int) -> int:
+    """Examples per property: CI's count, or ``FORMULANE_EXAMPLES`` when exploring."""
+    return int(os.environ.get("FORMULANE_EXAMPLES") or ci)
+
+
+@settings(max_examples=_examples(40), derandomize=_FIXED)
 @given(source=formulas(SCHEMA, returns="Number", registry=REGISTRY, max_depth=3),
        data=rows(SCHEMA, nulls=False))
 def test_numbers_agree(source: str, data: list[dict[str, Any]]) -> None:
     differential(source, SCHEMA, data, "strict")
 
 
-@settings(max_examples=40, derandomize=_FIXED)
+@settings(max_examples=_examples(40), derandomize=_FIXED)
 @given(source=formulas(SCHEMA, registry=REGISTRY, max_depth=3),
        data=rows(SCHEMA, nulls=False))
 def test_any_type_agrees(source: str, data: list[dict[str, Any]]) -> None:
     differential(source, SCHEMA, data, "strict")
 
 
-@settings(max_examples=30, derandomize=_FIXED)
+@settings(max_examples=_examples(30), derandomize=_FIXED)
 @given(source=formulas(SCHEMA, registry=REGISTRY, max_depth=2), data=rows(NULLABLE, nulls=True))
 def test_blanks_agree_in_the_excel_profile(source: str, data: list[dict[str, Any]]) -> None:
     """The same formulas over columns with nulls, in the excel profile (blanks coerce)."""
@@ -276,5 +368,18 @@ def test_most_draws_ran_on_every_backend() -> None:
         print(f"  {key}: {n}")
     if not COUNTS["drawn"]:
         pytest.skip("run with the property tests above")
-    for backend in ("polars-decimal", "polars-float", "duckdb"):
+    for backend in ("polars-decimal", "polars-float", "duckdb", "sqlite"):
         assert COUNTS[f"{backend} ran"] >= COUNTS["drawn"] * 0.5, (backend, dict(COUNTS))
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="FORMULANE_TEST_POSTGRES_URL is not set (a "
+                                             "PostgreSQL server URL; .ci/run starts one)")
+def test_postgres_ran() -> None:
+    """With a server, the draws above ran on PostgreSQL too (most of them: its refusals are
+    the SQL ones, plus what PostgreSQL lacks)."""
+    if not COUNTS["drawn"]:
+        pytest.skip("run with the property tests above")
+    assert COUNTS["postgres ran"] >= COUNTS["drawn"] * 0.5, dict(COUNTS)
+    for con in _PG:
+        con.close()
+    _PG.clear()

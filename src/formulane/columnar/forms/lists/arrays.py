@@ -334,6 +334,23 @@ def sql_sequence(c: FormCall, rows: Any, columns: Any = None, start: Any = None,
     return value, _sql_range_errors(exp.cast(last, dtype("DOUBLE")))
 
 
+def _pl_sliced(c: FormCall, sliced: Any) -> Any:
+    """A slice of argument 0 with its own dtype: polars 2.1 slices a list literal by a count
+    that varies by row into its physical items (a List(Date) literal comes back as Int32 days
+    since 1970 while the plan still says List(Date), so a plain cast back is dropped as a
+    no-op); a list whose items are temporal goes through its physical dtype and back."""
+    def physical(t: Type | None) -> Any:
+        if t is not None and t.kind == "List":
+            inner = physical(t.elem)
+            return None if inner is None else pl.List(inner)
+        if t is not None and t.kind in ("DateTime", "Duration"):
+            return pl.Int64()
+        return pl.Int32() if t is not None and t.kind == "Date" else None
+
+    raw = physical(c.type(0))
+    return sliced if raw is None else sliced.cast(raw).cast(c.dtype(0))
+
+
 def polars_take(c: FormCall, values: Any, count: Any) -> Any:
     if not _float() and type(c.args[0]) in (ir.ListOf, ir.Const):
         c.refuse("polars 2.1 reads the Decimal items of a sliced list literal at the wrong "
@@ -341,7 +358,7 @@ def polars_take(c: FormCall, values: Any, count: Any) -> Any:
     n = _pl_int(count)
     front = values.list.head(n.clip(0, None))
     back = values.list.tail((-n).clip(0, None))
-    return pl.when(n >= 0).then(front).otherwise(back)
+    return _pl_sliced(c, pl.when(n >= 0).then(front).otherwise(back))
 
 
 def sql_take(c: FormCall, values: Any, count: Any) -> Any:
@@ -369,7 +386,7 @@ def polars_drop(c: FormCall, values: Any, count: Any) -> Any:
     size = values.list.len().cast(pl.Int64)
     rest = values.list.slice(n.clip(0, None))
     front = values.list.head((size + n).clip(0, None))
-    return pl.when(n >= 0).then(rest).otherwise(front)
+    return _pl_sliced(c, pl.when(n >= 0).then(rest).otherwise(front))
 
 
 def sql_drop(c: FormCall, values: Any, count: Any) -> Any:
