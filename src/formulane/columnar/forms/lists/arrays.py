@@ -269,10 +269,21 @@ def polars_map(c: FormCall, values: Any, body: Any) -> Any:
     return values.list.eval(_pl_bcast(body, c, 1))
 
 
+def _sql_typed(c: FormCall, i: int, value: Any) -> Any:
+    """Argument ``i`` with its SQL type when its value is a bare NULL (a list that is always an
+    error, such as a folded SORTBY([TRUE], [1, 2])): DuckDB types an untyped NULL list from
+    what it meets first, so MAP(["abc"], <that>, (x, y) => y) came out VARCHAR[] and a lookup
+    in it failed the query (LIST_POSITION(VARCHAR[], BOOLEAN))."""
+    if not isinstance(value, exp.Null):
+        return value
+    text = c.sql_type(i)
+    return value if text is None else exp.cast(value, dtype(text))
+
+
 def sql_map(c: FormCall, values: Any, *rest: Any) -> Any:
     if len(rest) == 1:
         return exp.Transform(this=values, expression=rest[0])
-    second, lam = rest
+    values, second, lam = _sql_typed(c, 0, values), _sql_typed(c, 1, rest[0]), rest[1]
     body = _lam(lambda x, i: _apply(lam, x, _at(second, i)), 2)
     return _f("LIST_TRANSFORM", values, body), [
         (exp.NEQ(this=_len(second), expression=_len(values)), "#VALUE!")]
