@@ -4,7 +4,8 @@ codes included.
 
 Formulas come from `formulane.testing.formulas` over the functions that declare a polars and
 a SQL form (so the draw is not wasted on refusals); frames hold nulls, zeros, negative
-numbers, empty and long strings, and month-end dates. Comparison rules (docs/columnar.md):
+numbers, empty and long strings, and month-end dates; a fourth property adds list columns
+(numbers, dates, texts, empty lists). Comparison rules (docs/columnar.md):
 
 - error codes: exactly equal, row by row;
 - decimal columns (polars Decimal(38, 18)): numbers equal to 18 decimal places, or within a
@@ -16,13 +17,16 @@ The SQL backends: DuckDB (Number columns DECIMAL(38, 4), ``numbers="decimal"``),
 standard library's; Number columns REAL, ``numbers="float"``, dates as ISO text, booleans 0/1,
 as tests/test_backends_sqlite.py lays them out) and PostgreSQL (NUMERIC(38, 4) columns,
 ``numbers="decimal"``) when ``FORMULANE_TEST_POSTGRES_URL`` names a server (`test_postgres_ran`
-says so when it does not).
+says so when it does not). A backend whose table cannot hold a draw's rows (SQLite: list
+columns; PostgreSQL: a NUL in a text) skips it, counted. On a DECIMAL(38, 18) backend a row
+whose scalar evaluation passed through a number that type cannot hold (1e20 or more, or
+below 5e-19, which rounds to 0) may be an error value there, counted (`_beyond_decimal`).
 
 A formula a backend refuses (`Unsupported`) is skipped with `hypothesis.assume`, and counted:
 the counts print at the end of the session (``-s``) and the test asserts most draws ran.
 
 Exploring: ``FORMULANE_EXPLORE=1`` draws new examples (``--hypothesis-seed=N`` picks a seed),
-``FORMULANE_EXAMPLES=2000`` runs that many per property (CI: 40, 40 and 30). What a run finds
+``FORMULANE_EXAMPLES=2000`` runs that many per property (CI: 40, 40, 30 and 30). What a run finds
 becomes a golden case (tests/cases/differential_found.yaml), which every backend then checks.
 """
 
@@ -418,9 +422,10 @@ def test_most_draws_ran_on_every_backend() -> None:
         print(f"  {key}: {n}")
     if not COUNTS["drawn"]:
         pytest.skip("run with the property tests above")
-    # SQLite has no arrays: it refuses every list literal and list form (about 45% of draws)
+    # SQLite has no arrays: it refuses every list literal and list form, so it runs about
+    # half of CI's draws (a quarter of the any-type property's, exploring)
     for backend, share in (("polars-decimal", 0.5), ("polars-float", 0.5), ("duckdb", 0.5),
-                           ("sqlite", 0.4)):
+                           ("sqlite", 0.25)):
         assert COUNTS[f"{backend} ran"] >= _holdable(backend) * share, (backend, dict(COUNTS))
 
 
