@@ -345,6 +345,14 @@ def sql_sequence(c: FormCall, rows: Any, columns: Any = None, start: Any = None,
     return value, _sql_range_errors(exp.cast(last, dtype("DOUBLE")))
 
 
+def _numbers_in(t: Type | None) -> bool:
+    """Whether a list holds numbers at some depth (the literals polars 2.1 slices at the
+    wrong scale in decimal mode; dates, texts and booleans slice right)."""
+    while t is not None and t.kind == "List":
+        t = t.elem
+    return t is None or t.kind not in ("Date", "DateTime", "Duration", "Text", "Boolean")
+
+
 def _pl_sliced(c: FormCall, sliced: Any) -> Any:
     """A slice of argument 0 with its own dtype: polars 2.1 slices a list literal by a count
     that varies by row into its physical items (a List(Date) literal comes back as Int32 days
@@ -363,7 +371,7 @@ def _pl_sliced(c: FormCall, sliced: Any) -> Any:
 
 
 def polars_take(c: FormCall, values: Any, count: Any) -> Any:
-    if not _float() and type(c.args[0]) in (ir.ListOf, ir.Const):
+    if not _float() and type(c.args[0]) in (ir.ListOf, ir.Const) and _numbers_in(c.type(0)):
         c.refuse("polars 2.1 reads the Decimal items of a sliced list literal at the wrong "
                  "scale (0.001 comes back as 1e15); list columns are fine")
     n = _pl_int(count)
@@ -390,7 +398,7 @@ def sql_take(c: FormCall, values: Any, count: Any) -> Any:
 
 
 def polars_drop(c: FormCall, values: Any, count: Any) -> Any:
-    if not _float() and type(c.args[0]) in (ir.ListOf, ir.Const):
+    if not _float() and type(c.args[0]) in (ir.ListOf, ir.Const) and _numbers_in(c.type(0)):
         c.refuse("polars 2.1 reads the Decimal items of a sliced list literal at the wrong "
                  "scale (0.001 comes back as 1e15); list columns are fine")
     n = _pl_int(count)
