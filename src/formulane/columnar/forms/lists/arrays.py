@@ -269,10 +269,21 @@ def polars_map(c: FormCall, values: Any, body: Any) -> Any:
     return values.list.eval(_pl_bcast(body, c, 1))
 
 
+def _sql_typed(c: FormCall, i: int, value: Any) -> Any:
+    """Argument ``i`` with its SQL type when its value is a bare NULL (a list that is always an
+    error, such as a folded SORTBY([TRUE], [1, 2])): DuckDB types an untyped NULL list from
+    what it meets first, so MAP(["abc"], <that>, (x, y) => y) came out VARCHAR[] and a lookup
+    in it failed the query (LIST_POSITION(VARCHAR[], BOOLEAN))."""
+    if not isinstance(value, exp.Null):
+        return value
+    text = c.sql_type(i)
+    return value if text is None else exp.cast(value, dtype(text))
+
+
 def sql_map(c: FormCall, values: Any, *rest: Any) -> Any:
     if len(rest) == 1:
         return exp.Transform(this=values, expression=rest[0])
-    second, lam = rest
+    values, second, lam = _sql_typed(c, 0, values), _sql_typed(c, 1, rest[0]), rest[1]
     body = _lam(lambda x, i: _apply(lam, x, _at(second, i)), 2)
     return _f("LIST_TRANSFORM", values, body), [
         (exp.NEQ(this=_len(second), expression=_len(values)), "#VALUE!")]
@@ -334,14 +345,39 @@ def sql_sequence(c: FormCall, rows: Any, columns: Any = None, start: Any = None,
     return value, _sql_range_errors(exp.cast(last, dtype("DOUBLE")))
 
 
+def _numbers_in(t: Type | None) -> bool:
+    """Whether a list holds numbers at some depth (the literals polars 2.1 slices at the
+    wrong scale in decimal mode; dates, texts and booleans slice right)."""
+    while t is not None and t.kind == "List":
+        t = t.elem
+    return t is None or t.kind not in ("Date", "DateTime", "Duration", "Text", "Boolean")
+
+
+def _pl_sliced(c: FormCall, sliced: Any) -> Any:
+    """A slice of argument 0 with its own dtype: polars 2.1 slices a list literal by a count
+    that varies by row into its physical items (a List(Date) literal comes back as Int32 days
+    since 1970 while the plan still says List(Date), so a plain cast back is dropped as a
+    no-op); a list whose items are temporal goes through its physical dtype and back."""
+    def physical(t: Type | None) -> Any:
+        if t is not None and t.kind == "List":
+            inner = physical(t.elem)
+            return None if inner is None else pl.List(inner)
+        if t is not None and t.kind in ("DateTime", "Duration"):
+            return pl.Int64()
+        return pl.Int32() if t is not None and t.kind == "Date" else None
+
+    raw = physical(c.type(0))
+    return sliced if raw is None else sliced.cast(raw).cast(c.dtype(0))
+
+
 def polars_take(c: FormCall, values: Any, count: Any) -> Any:
-    if not _float() and type(c.args[0]) in (ir.ListOf, ir.Const):
+    if not _float() and type(c.args[0]) in (ir.ListOf, ir.Const) and _numbers_in(c.type(0)):
         c.refuse("polars 2.1 reads the Decimal items of a sliced list literal at the wrong "
                  "scale (0.001 comes back as 1e15); list columns are fine")
     n = _pl_int(count)
     front = values.list.head(n.clip(0, None))
     back = values.list.tail((-n).clip(0, None))
-    return pl.when(n >= 0).then(front).otherwise(back)
+    return _pl_sliced(c, pl.when(n >= 0).then(front).otherwise(back))
 
 
 def sql_take(c: FormCall, values: Any, count: Any) -> Any:
@@ -362,14 +398,14 @@ def sql_take(c: FormCall, values: Any, count: Any) -> Any:
 
 
 def polars_drop(c: FormCall, values: Any, count: Any) -> Any:
-    if not _float() and type(c.args[0]) in (ir.ListOf, ir.Const):
+    if not _float() and type(c.args[0]) in (ir.ListOf, ir.Const) and _numbers_in(c.type(0)):
         c.refuse("polars 2.1 reads the Decimal items of a sliced list literal at the wrong "
                  "scale (0.001 comes back as 1e15); list columns are fine")
     n = _pl_int(count)
     size = values.list.len().cast(pl.Int64)
     rest = values.list.slice(n.clip(0, None))
     front = values.list.head((size + n).clip(0, None))
-    return pl.when(n >= 0).then(rest).otherwise(front)
+    return _pl_sliced(c, pl.when(n >= 0).then(rest).otherwise(front))
 
 
 def sql_drop(c: FormCall, values: Any, count: Any) -> Any:

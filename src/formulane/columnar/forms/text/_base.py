@@ -96,7 +96,9 @@ def _literal(backend: str, value: Any) -> Any:
             return _pl_number(pl.lit(float(value)) if _vp.numbers() == "float"
                               else pl.lit(Decimal(value), dtype=_vp.DECIMAL_DTYPE))
         if isinstance(value, tuple):
-            return pl.lit(pl.Series([list(value)], dtype=pl.List(pl.Utf8)))
+            # a one-row Series taken as a scalar, so it broadcasts over the frame (as the
+            # kit's list literals): REGEXGROUPS("00", "") folded to [] failed a 2-row frame
+            return pl.lit(pl.Series([list(value)], dtype=pl.List(pl.Utf8))).first()
         return pl.lit(value, dtype=pl.Utf8)
     if isinstance(value, tuple):
         return exp.cast(exp.Array(expressions=[L.string(v) for v in value]),

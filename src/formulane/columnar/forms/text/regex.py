@@ -313,7 +313,7 @@ def polars_regexgroups(call: FormCall, text: Any, pattern: Any, case_flag: Any) 
     rendered, parsed = plan
     found = text.str.contains(rendered)
     if parsed.groups == 0:
-        value = pl.when(found).then(pl.lit(pl.Series([[]], dtype=pl.List(pl.Utf8))))
+        value = pl.when(found).then(pl.lit(pl.Series([[]], dtype=pl.List(pl.Utf8))).first())
     else:
         groups = text.str.extract_groups(rendered)
         value = pl.when(found).then(pl.concat_list(
