@@ -140,7 +140,8 @@ def lacking(trees: Iterable[exp.Expr | None], dialect: str) -> str | None:
                 if name.startswith("LIST_") or name in DUCKDB_ONLY or \
                         (known is not None and name not in known):
                     if dialect == "spark" and name in spark_lists.REFUSED:
-                        return f"{spark_lists.REFUSED[name]} for DuckDB's {name}"
+                        return f"function {name} as DuckDB answers it: " \
+                               f"{spark_lists.REFUSED[name]}"
                     return f"function {name} (DuckDB's; the form calls it by name)"
     return None
 
