@@ -54,7 +54,6 @@ CALLS: dict[str, exp.Expr] = {
     "product": _f("LIST_PRODUCT", "a"),
     "min": _f("LIST_MIN", "a"),
     "max": _f("LIST_MAX", "a"),
-    "median": _f("LIST_MEDIAN", "a"),
     "var_samp": _f("LIST_VAR_SAMP", "a"),
     "var_pop": _f("LIST_VAR_POP", "a"),
     "stddev_samp": _f("LIST_STDDEV_SAMP", "a"),
@@ -75,7 +74,7 @@ CALLS: dict[str, exp.Expr] = {
     "sort_desc": _f("LIST_SORT", "a", "'DESC'"),
     "sort_desc_last": _f("LIST_SORT", "a", "'DESC'", "'NULLS LAST'"),
     "concat": _f("LIST_CONCAT", "a", _f("LIST_REVERSE", "a")),
-    "transform_index": _f("LIST_TRANSFORM", "a", _lam("x * i", "x", "i")),
+    "transform_index": _f("LIST_TRANSFORM", "a", _lam("i", "x", "i")),
     "filter_index": _f("LIST_FILTER", "a", _lam("i > 1", "x", "i")),
     "filter": _f("LIST_FILTER", "a", _lam("x > 1", "x")),
     "range_k": _f("RANGE", "k"),
@@ -85,6 +84,7 @@ CALLS: dict[str, exp.Expr] = {
 
 #: Calls rewritten only where the form marks their items DOUBLEs (`spark_lists.DOUBLE`).
 DOUBLE_CALLS = {"sum": _f("LIST_SUM", "a"), "avg": _f("LIST_AVG", "a"),
+                "median": _f("LIST_MEDIAN", "a"),
                 "sum_filtered": _f("LIST_SUM", _f("LIST_FILTER", "a", _lam("x > 0", "x")))}
 
 
@@ -125,6 +125,7 @@ def test_spark_list_rewrites_answer_as_duckdb(spark: Any, numbers: str) -> None:
         else:  # a DECIMAL sum: refused, with the reason
             what = dialects.lacking([dialects.adapt(call, "spark")], "spark")
             assert what is not None and "DECIMAL" in what, (name, what)
+            continue
     for name, call in calls.items():
         duck = con.execute(f"SELECT {call.sql('duckdb')} FROM t ORDER BY r").fetchall()
         adapted = dialects.adapt(call, "spark")

@@ -27,7 +27,8 @@ tests/test_backends_spark_families.py and tests/columnar/test_spark_lists.py):
   differences), so the same operations in the same order give the same bits;
 - LIST_MIN, LIST_MAX: ARRAY_MIN, ARRAY_MAX (NULLs skipped, NaN the largest, NULL when empty);
 - LIST_MEDIAN: the middle of the sorted non-NULL items, or DuckDB's interpolation between the
-  two middle ones (`lo + (hi - lo) * 0.5`);
+  two middle ones (`lo + (hi - lo) * 0.5`), for items the form marks DOUBLE (Spark's DECIMAL
+  arithmetic would keep 15 places of DECIMAL(38, 18) items);
 - LIST_POSITION is NULL where the item is absent (ARRAY_POSITION answers 0) and finds a NULL
   item (ARRAY_POSITION of NULL is NULL): positions of `y <=> x`;
 - LIST_SLICE(xs, begin, end) is 1-based and inclusive, a negative bound counting from the end
@@ -175,7 +176,10 @@ def _spread(name: str) -> Callable[[exp.Anonymous, exp.Expr], exp.Expr]:
 def _median(node: exp.Anonymous, xs: exp.Expr) -> exp.Expr:
     # DuckDB's continuous median: the sorted non-NULL items' middle one, or lo + (hi - lo) / 2
     # between the two middle ones (DuckDB's interpolation, in the items' type); NULL for none.
-    # The sorted list is bound once (a one-item TRANSFORM)
+    # The sorted list is bound once (a one-item TRANSFORM). DOUBLE items only (the form's mark):
+    # Spark's DECIMAL `+ - *` trim the scale of DECIMAL(38, 18) operands (15 places here)
+    if not node.meta.get(DOUBLE):
+        return node
     def body(s: exp.Expr) -> exp.Expr:
         n = _call("ARRAY_SIZE", s)
         half = exp.IntDiv(this=n, expression=_n(2))
@@ -320,6 +324,8 @@ REFUSED = {
                 "cannot sit in a lambda or a lateral join)",
     "LIST_AVG": "average of a DECIMAL list over its exact sum (its fold, AGGREGATE, cannot "
                 "keep a DECIMAL sum's type)",
+    "LIST_MEDIAN": "exact median of DECIMAL items (Spark's DECIMAL(38, 18) arithmetic keeps 15 "
+                   "places)",
     "LIST_REDUCE": "fold typed by its lambda (AGGREGATE needs the lambda typed as the start "
                    "value; DuckDB's LIST_REDUCE takes the lambda's type)",
 }
