@@ -38,6 +38,7 @@ from sqlglot import exp
 
 from ...errors import Unsupported
 from ...source import Span
+from . import spark_lists
 
 #: Dialects with array lambdas (sqlglot renders `exp.Lambda` for them).
 LAMBDA_DIALECTS = frozenset({"duckdb", "spark", "trino", "snowflake"})
@@ -133,11 +134,14 @@ def lacking(trees: Iterable[exp.Expr | None], dialect: str) -> str | None:
             if isinstance(node, exp.Array) and not node.expressions \
                     and dialect in UNTYPED_EMPTY_ARRAY:
                 return "way to type an empty list (an empty ARRAY needs a declared type)"
-            if isinstance(node, exp.Anonymous):
+            if isinstance(node, exp.Anonymous) and not node.meta.get(spark_lists.SPARK_OWN):
                 name = node.name.upper()
                 known = KNOWN_FUNCTIONS.get(dialect)
                 if name.startswith("LIST_") or name in DUCKDB_ONLY or \
                         (known is not None and name not in known):
+                    if dialect == "spark" and name in spark_lists.REFUSED:
+                        return f"function {name} as DuckDB answers it: " \
+                               f"{spark_lists.REFUSED[name]}"
                     return f"function {name} (DuckDB's; the form calls it by name)"
     return None
 
@@ -322,10 +326,10 @@ def _postgres_pattern(pattern: exp.Expr | None) -> exp.Expr | None:
 #: What a form knows of a node that its tree does not say, for the rewrites of a dialect that
 #: reads the node differently (kept in sqlglot's ``meta``: it renders as nothing, so every
 #: other dialect's SQL is unchanged, and it survives the binder's and `adapt`'s copies).
-#: ``DOUBLE``: a FLOOR or CEIL whose operand is a DOUBLE. ``NUMBER_TEXT``: a number cast to
+#: ``DOUBLE``: a FLOOR or CEIL whose operand is a DOUBLE, a LIST_SUM or LIST_AVG whose items are. ``NUMBER_TEXT``: a number cast to
 #: text that the form parses as a shortest repr (digits, ".", a lowercase "e" exponent).
 #: ``DURATION``: a UNIX_MICROS of a Duration (an INTERVAL), not of an instant.
-DOUBLE = "formulane.double"
+DOUBLE = spark_lists.DOUBLE
 NUMBER_TEXT = "formulane.number_text"
 DURATION = "formulane.duration"
 
@@ -341,6 +345,10 @@ _DOUBLE_INTEGERS = 4503599627370496
 
 
 def _spark_node(node: exp.Expr) -> exp.Expr:
+    if isinstance(node, exp.Anonymous) and node.name.upper() in spark_lists.NAMES:
+        # DuckDB's list functions (LIST_SUM, LIST_FILTER, LEN, RANGE...) as Spark's own, or
+        # left as they are for `lacking` to refuse (`spark_lists`)
+        return spark_lists.rewrite(node)
     if isinstance(node, exp.DateAdd) and not (
             isinstance(node.expression, exp.Cast) and node.expression.to.is_type(
                 exp.DataType.Type.INT)):
@@ -358,6 +366,15 @@ def _spark_node(node: exp.Expr) -> exp.Expr:
         return exp.Case(ifs=[exp.If(this=exp.LT(this=exp.Abs(this=x.copy()),
                                                 expression=exp.Literal.number(_DOUBLE_INTEGERS)),
                                     true=node.copy())], default=x.copy())
+    if isinstance(node, exp.Anonymous) and node.name.upper() == "TRUNC" \
+            and len(node.expressions) == 1:
+        # DuckDB's TRUNC(x) toward zero; Spark's TRUNC truncates dates. x less its remainder
+        # (exact for a DECIMAL; for a DOUBLE fmod's, exact too), inf and NaN themselves
+        x = node.expressions[0]
+        rest = exp.Mod(this=exp.paren(x.copy(), copy=False), expression=exp.Literal.number(1))
+        return exp.Case(ifs=[exp.If(this=_call("ISNAN", rest), true=x.copy())],
+                        default=exp.Sub(this=exp.paren(x.copy(), copy=False),
+                                        expression=exp.paren(rest.copy(), copy=False)))
     if isinstance(node, exp.Bracket) and node.args.get("offset") == 1 \
             and len(node.expressions) == 1:
         # the forms index lists from 1 (DuckDB's and PostgreSQL's arrays); sqlglot moves the
