@@ -28,6 +28,9 @@ DATES = {"s": "Date", "e": "Date"}
     ("postgres", "t + 1", {"t": "Text"}, "TRY_CAST"),  # excel profile: the text read as VALUE
     # what sqlglot itself reports it cannot write (TRIM's REGEXP_REPLACE flags on BigQuery)
     ("bigquery", "TRIM(t)", {"t": "Text"}, "sqlglot cannot write it for BigQuery"),
+    # the server rejects these queries (found by tests/test_differential.py)
+    ("postgres", '"a\x00b" & t', {"t": "Text"}, "NUL characters"),
+    ("postgres", "[[1, 2], [3]]", {}, "rectangular"),
 ])
 def test_refused_naming_what_the_dialect_lacks(dialect: str, formula: str, schema: dict,
                                                lacks: str) -> None:
@@ -110,3 +113,24 @@ def test_the_table_decides_by_construct() -> None:
     assert lacking([listed], "duckdb") is None
     assert lacking([exp.Array(expressions=[])], "postgres") is not None
     assert lacking([exp.Array(expressions=[])], "duckdb") is None
+
+
+def test_sqlite_runs_a_list_that_is_always_an_error() -> None:
+    """`CAST(NULL AS ARRAY<TEXT>)` is a syntax error in SQLite (no ARRAY type): a list that is
+    always an error is a plain NULL there, beside its error code (found by the differential)."""
+    import sqlite3
+
+    sql = formulane.sql_select("t", {"o": "REGEXEXTRACTALL(NA(), s, a)"},
+                               {"s": "Text", "a": "Number"}, dialect="sqlite",
+                               keep_columns=False)
+    assert "ARRAY" not in sql, sql
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE t (s TEXT, a REAL)")
+    con.execute("INSERT INTO t VALUES ('abc', 1)")
+    assert con.execute(sql).fetchall() == [(None, "#N/A")]
+
+
+def test_postgres_keeps_rectangular_lists_of_lists() -> None:
+    sql = formulane.sql_select("t", {"o": "[[1, 2], [3, 4]]"}, {}, dialect="postgres",
+                               keep_columns=False)
+    assert "ARRAY[ARRAY[1, 2], ARRAY[3, 4]]" in sql, sql

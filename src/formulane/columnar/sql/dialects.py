@@ -54,7 +54,7 @@ DUCKDB_ONLY = frozenset({"RANGE", "TO_MICROSECONDS", "STRING_SPLIT", "REGEXP_FUL
 #: against a server by tests/test_backends_postgres.py.
 KNOWN_FUNCTIONS: dict[str, frozenset[str]] = {
     "postgres": frozenset({
-        "ABS", "ARRAY_TO_STRING", "CHR", "COALESCE", "EXP", "FLOOR", "GREATEST", "LEAST", "LEFT",
+        "ABS", "ARRAY_TO_STRING", "CARDINALITY", "CHR", "COALESCE", "EXP", "FLOOR", "GREATEST", "LEAST", "LEFT",
         "LENGTH", "LN", "LOG10", "LPAD", "LTRIM", "MOD", "NULLIF", "POW", "REGEXP_REPLACE",
         "REPLACE",
         "REVERSE", "RIGHT", "RPAD", "RTRIM", "SIGN", "SPLIT_PART", "SQRT", "STARTS_WITH",
@@ -131,6 +131,13 @@ def lacking(trees: Iterable[exp.Expr | None], dialect: str) -> str | None:
             if isinstance(node, exp.TryCast) and dialect in NO_TRY_CAST \
                     and not _number_text(node.this):
                 return "TRY_CAST (a text that is not a number would fail the query)"
+            if dialect == "postgres" and isinstance(node, exp.Literal) and node.is_string \
+                    and "\x00" in node.this:
+                return "NUL characters in a text (PostgreSQL's text cannot hold one)"
+            if dialect == "postgres" and isinstance(node, exp.Array) and len({
+                    len(i.expressions) for i in node.expressions if isinstance(i, exp.Array)}) > 1:
+                return "lists of lists of different lengths (PostgreSQL's arrays are " \
+                       "rectangular)"
             if isinstance(node, exp.Array) and not node.expressions \
                     and dialect in UNTYPED_EMPTY_ARRAY:
                 return "way to type an empty list (an empty ARRAY needs a declared type)"
@@ -177,6 +184,11 @@ def _call(name: str, *args: exp.Expr) -> exp.Expr:
 
 
 def _sqlite_node(node: exp.Expr) -> exp.Expr:
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Null) \
+            and node.to.is_type(exp.DataType.Type.ARRAY):
+        # a list that is always an error: SQLite has no ARRAY type to cast its NULL to
+        # (`REGEXEXTRACTALL(NA(), s, a)` wrote `CAST(NULL AS ARRAY<TEXT>)`, a syntax error)
+        return exp.Null()
     if isinstance(node, exp.Mod):  # `%` truncates both operands to integers in SQLite
         return _call("MOD", node.this, node.expression)
     if isinstance(node, exp.Extract):
@@ -261,6 +273,11 @@ def _postgres_node(node: exp.Expr) -> exp.Expr:
     def integer(e: exp.Expr | None) -> exp.Expr | None:
         return None if e is None else _int_count(e, "INTEGER")
 
+    if isinstance(node, exp.ArraySize):
+        # sqlglot writes ARRAY_LENGTH(x, 1), which is NULL for an empty array where DuckDB's
+        # is 0 (`xs[1]` of [] answered blank, not #REF!); CARDINALITY is 0 there but counts a
+        # nested list's every item, so it only fills in the empty case
+        return exp.Coalesce(this=node.copy(), expressions=[_call("CARDINALITY", node.this.copy())])
     if isinstance(node, exp.Exp):
         # PostgreSQL's EXP raises where the result leaves the double range (overflow to inf,
         # underflow to 0) instead of answering them; the forms read inf and 0 (their #NUM!
