@@ -32,7 +32,7 @@ def local_session(app_name: str = "formulane", cores: int = 2) -> Any:
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", str(cores))
             .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.driver.memory", "1g")
+            .config("spark.driver.memory", "2g")  # a family table's lambdas need more than 1g
             .config("spark.ui.showConsoleProgress", "false")
             .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
