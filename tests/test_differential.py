@@ -38,7 +38,7 @@ import os
 import sqlite3
 from collections import Counter
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from hypothesis import assume, given, note, settings
@@ -269,6 +269,22 @@ def postgres_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]
     return _sql_answers(program, form, result)
 
 
+def runners(source: str, schema: dict[str, str], data: list[dict[str, Any]], profile: str,
+            decimal_tol: Decimal, postgres: bool = True
+            ) -> list[tuple[str, Callable[[], list[Any]], Decimal, bool]]:
+    """Each backend the rows run on: its name, the run, its tolerance, whether it is exact."""
+    return [
+        ("polars-decimal", lambda: polars_rows(source, schema, data, "decimal", profile),
+         decimal_tol, True),
+        ("polars-float", lambda: polars_rows(source, schema, data, "float", profile),
+         FLOAT_TOL, False),
+        ("duckdb", lambda: duckdb_rows(source, schema, data, profile), SQL_TOL, False),
+        ("sqlite", lambda: sqlite_rows(source, schema, data, profile), SQL_TOL, False),
+        *([("postgres", lambda: postgres_rows(source, schema, data, profile), SQL_TOL, False)]
+          if POSTGRES_URL and postgres else []),
+    ]
+
+
 def differential(source: str, schema: dict[str, str], data: list[dict[str, Any]],
                  profile: str, postgres: bool = True) -> None:
     note(f"formula: {source}")
@@ -286,16 +302,8 @@ def differential(source: str, schema: dict[str, str], data: list[dict[str, Any]]
         COUNTS["postgres left out: list columns"] += 1
     decimal_tol = DECIMAL_TOL if _exact_in_decimal(program.root) else FLOAT_TOL
     ran = 0
-    for backend, run, tol, exact in (
-        ("polars-decimal", lambda: polars_rows(source, schema, data, "decimal", profile),
-         decimal_tol, True),
-        ("polars-float", lambda: polars_rows(source, schema, data, "float", profile),
-         FLOAT_TOL, False),
-        ("duckdb", lambda: duckdb_rows(source, schema, data, profile), SQL_TOL, False),
-        ("sqlite", lambda: sqlite_rows(source, schema, data, profile), SQL_TOL, False),
-        *([("postgres", lambda: postgres_rows(source, schema, data, profile), SQL_TOL, False)]
-          if POSTGRES_URL and postgres else []),
-    ):
+    for backend, run, tol, exact in runners(source, schema, data, profile, decimal_tol,
+                                            postgres):
         try:
             actual = run()
         except Unsupported as exc:

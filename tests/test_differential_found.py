@@ -24,10 +24,7 @@ pytestmark = pytest.mark.slow  # real engines, as tests/test_differential.py
 from formulane import ErrorValue, Unsupported  # noqa: E402
 
 from case_runner import Case, expected_value, load_cases  # noqa: E402
-from test_differential import (  # noqa: E402
-    FLOAT_TOL, POSTGRES_URL, SQL_TOL, Unholdable, _close, duckdb_rows, polars_rows,
-    postgres_rows, sqlite_rows,
-)
+from test_differential import FLOAT_TOL, Unholdable, _close, runners  # noqa: E402
 
 
 def _groups() -> list[list[Case]]:
@@ -58,17 +55,7 @@ def test_found_cases_agree_over_several_rows(cases: list[Case]) -> None:
     schema = _schema(cases)
     data = [dict(c.vars) for c in cases]
     source, profile = cases[0].expr, cases[0].profile
-    backends: list[tuple[str, Any, Any, bool]] = [
-        ("polars-decimal", lambda: polars_rows(source, schema, data, "decimal", profile),
-         FLOAT_TOL, True),
-        ("polars-float", lambda: polars_rows(source, schema, data, "float", profile),
-         FLOAT_TOL, False),
-        ("duckdb", lambda: duckdb_rows(source, schema, data, profile), SQL_TOL, False),
-        ("sqlite", lambda: sqlite_rows(source, schema, data, profile), SQL_TOL, False),
-    ]
-    if POSTGRES_URL:
-        backends.append(("postgres", lambda: postgres_rows(source, schema, data, profile),
-                         SQL_TOL, False))
+    backends = runners(source, schema, data, profile, FLOAT_TOL)
     ran = []
     for backend, run, tol, exact in backends:
         try:
