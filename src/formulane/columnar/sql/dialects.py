@@ -54,11 +54,10 @@ DUCKDB_ONLY = frozenset({"RANGE", "TO_MICROSECONDS", "STRING_SPLIT", "REGEXP_FUL
 #: against a server by tests/test_backends_postgres.py.
 KNOWN_FUNCTIONS: dict[str, frozenset[str]] = {
     "postgres": frozenset({
-        "ABS", "ARRAY_TO_STRING", "CARDINALITY", "CHR", "COALESCE", "EXP", "FLOOR", "GREATEST", "LEAST", "LEFT",
-        "LENGTH", "LN", "LOG10", "LPAD", "LTRIM", "MOD", "NULLIF", "POW", "REGEXP_REPLACE",
-        "REPLACE",
-        "REVERSE", "RIGHT", "RPAD", "RTRIM", "SIGN", "SPLIT_PART", "SQRT", "STARTS_WITH",
-        "STRPOS", "SUBSTRING", "TANH", "TRANSLATE", "TRUNC"}),
+        "ABS", "ARRAY_TO_STRING", "CARDINALITY", "CHR", "COALESCE", "EXP", "FLOOR", "GREATEST",
+        "LEAST", "LEFT", "LENGTH", "LN", "LOG10", "LPAD", "LTRIM", "MOD", "NULLIF", "POW",
+        "REGEXP_REPLACE", "REPLACE", "REVERSE", "RIGHT", "RPAD", "RTRIM", "SIGN", "SPLIT_PART",
+        "SQRT", "STARTS_WITH", "STRPOS", "SUBSTRING", "TANH", "TRANSLATE", "TRUNC"}),
     # SQLite's core, math (3.35+, on in its standard builds and in CPython's) and date
     # functions (https://sqlite.org/lang_corefunc.html, lang_mathfunc.html, lang_datefunc.html)
     # as of 3.35: a newer one (CONCAT, 3.44) would fail on an older SQLite
@@ -343,8 +342,9 @@ def _postgres_pattern(pattern: exp.Expr | None) -> exp.Expr | None:
 #: What a form knows of a node that its tree does not say, for the rewrites of a dialect that
 #: reads the node differently (kept in sqlglot's ``meta``: it renders as nothing, so every
 #: other dialect's SQL is unchanged, and it survives the binder's and `adapt`'s copies).
-#: ``DOUBLE``: a FLOOR or CEIL whose operand is a DOUBLE, a LIST_SUM or LIST_AVG whose items are. ``NUMBER_TEXT``: a number cast to
-#: text that the form parses as a shortest repr (digits, ".", a lowercase "e" exponent).
+#: ``DOUBLE``: a FLOOR or CEIL whose operand is a DOUBLE, a LIST_SUM, LIST_AVG or LIST_MEDIAN
+#: whose items are. ``NUMBER_TEXT``: a number cast to text that the form parses as a shortest
+#: repr (digits, ".", a lowercase "e" exponent).
 #: ``DURATION``: a UNIX_MICROS of a Duration (an INTERVAL), not of an instant.
 DOUBLE = spark_lists.DOUBLE
 NUMBER_TEXT = "formulane.number_text"

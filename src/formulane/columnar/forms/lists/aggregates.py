@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from ...sql.dialects import DOUBLE, marked
 from ...sql.kit import dtype
 from ....types import Type
 from ._base import (
@@ -33,8 +34,15 @@ def polars_sum(c: FormCall, *values: Any) -> Any:
 
 
 def sql_sum(c: FormCall, *values: Any) -> Any:
-    return _sql_checked(c, _coalesce(_f("LIST_SUM", _sql_items(c, values)), _n(0)),
+    return _sql_checked(c, _coalesce(_doubles(c, _f("LIST_SUM", _sql_items(c, values))), _n(0)),
                         tracked=_tracked(c))
+
+
+def _doubles(c: FormCall, call: exp.Expr) -> exp.Expr:
+    """A DuckDB list aggregate marked as summing DOUBLEs in float mode, where the items are:
+    Spark folds those in order as DuckDB does (`sql.spark_lists`); a DECIMAL sum it would
+    retype, so unmarked it stays refused there."""
+    return marked(call, DOUBLE) if c.numbers == "float" else call
 
 
 def polars_product(c: FormCall, *values: Any) -> Any:
@@ -77,7 +85,7 @@ def polars_average(c: FormCall, *values: Any) -> Any:
 
 
 def sql_average(c: FormCall, *values: Any) -> Any:
-    value = _f("LIST_AVG", _sql_items(c, values))
+    value = _doubles(c, _f("LIST_AVG", _sql_items(c, values)))
     return value, _sql_errors([(_sql_none(c, value), "#DIV/0!")])
 
 
@@ -175,7 +183,7 @@ def polars_median(c: FormCall, *values: Any) -> Any:
 
 
 def sql_median(c: FormCall, *values: Any) -> Any:
-    value = _f("LIST_MEDIAN", _sql_items(c, values))
+    value = _doubles(c, _f("LIST_MEDIAN", _sql_items(c, values)))
     return value, _sql_errors([(_sql_none(c, value), "#NUM!")])
 
 
