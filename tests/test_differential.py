@@ -263,10 +263,21 @@ def postgres_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]
         con.execute(f"CREATE TEMP TABLE t (__i INTEGER, {cols})")
         with con.cursor() as cursor:
             cursor.executemany(f"INSERT INTO t VALUES ({', '.join(['%s'] * (len(names) + 1))})",
-                               [[i, *[r[n] for n in names]] for i, r in enumerate(data)])
+                               [[i, *[_pg_value(r[n]) for n in names]]
+                                for i, r in enumerate(data)])
         result = con.execute(form.select("t", "v", "e", keep_columns=True)
                              + ' ORDER BY "__i"').fetchall()
     return _sql_answers(program, form, result)
+
+
+def _pg_value(value: Any) -> Any:
+    """A row's value as psycopg writes it: numbers as Decimal, so a list of ints and floats
+    (``[0.5, 2]``, as YAML reads it) is one NUMERIC[] (psycopg refuses lists of mixed types)."""
+    if isinstance(value, list):
+        return [_pg_value(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return Decimal(str(value))
+    return value
 
 
 def runners(source: str, schema: dict[str, str], data: list[dict[str, Any]], profile: str,

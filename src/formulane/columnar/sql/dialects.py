@@ -177,6 +177,13 @@ def adapt(tree: exp.Expr | None, dialect: str) -> exp.Expr | None:
     return root
 
 
+def _number_array(e: exp.Expr) -> bool:
+    """A list literal of number literals (``ARRAY[3, 0.5]``)."""
+    return isinstance(e, exp.Array) and bool(e.expressions) and all(
+        isinstance(i, exp.Literal) and not i.is_string
+        or isinstance(i, exp.Neg) and isinstance(i.this, exp.Literal) for i in e.expressions)
+
+
 def _call(name: str, *args: exp.Expr) -> exp.Expr:
     """An engine function the rewrites call by name (sqlglot passes it through)."""
     return exp.Anonymous(this=name, expressions=list(args))
@@ -272,6 +279,14 @@ def _postgres_node(node: exp.Expr) -> exp.Expr:
     def integer(e: exp.Expr | None) -> exp.Expr | None:
         return None if e is None else _int_count(e, "INTEGER")
 
+    if isinstance(node, (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.NullSafeNEQ)) and any(
+            _number_array(side) for side in (node.this, node.expression)):
+        # a list literal of integers is an integer[] there, which no `=` compares with a
+        # numeric[] or double precision[] column (SWITCH(xs, [3], ...) failed the query): both
+        # sides as NUMERIC[] (the type checker made both number lists)
+        for key in ("this", "expression"):
+            node.set(key, exp.cast(node.args[key], "NUMERIC[]", copy=False))
+        return node
     if isinstance(node, exp.ArraySize):
         # sqlglot writes ARRAY_LENGTH(x, 1), which is NULL for an empty array where DuckDB's
         # is 0 (`xs[1]` of [] answered blank, not #REF!); CARDINALITY is 0 there but counts a
