@@ -53,11 +53,12 @@ from typing import Any, Callable, Mapping
 from ..errors import EvalError, FormulaError, InternalError, LimitExceeded
 from ..limits import Limits
 from ..types import Type
-from ..values import CONTEXT, REF, ZERO, ErrorValue, to_external
+from ..values import CONTEXT, ZERO, ErrorValue, to_external
 from . import ir
 from ._codegen_ops import _EPOCH, _Operators
 from ._pyast import _N, _V, _assign, _atom, _call, _cmp, _const, _function, _load
-from .compile import _CAUGHT, _COERCIONS, _NOT_CONST, Compiler, _first_error, to_error
+from .compile import (_CAUGHT, _COERCIONS, _NOT_CONST, Compiler, _first_error, item_at,
+                      to_error)
 from .ir import IR
 from ..runtime import EvalContext
 
@@ -400,7 +401,7 @@ class _Gen(_Operators):
 
     def index_of(self, node: ir.IndexOf) -> _V:
         xs, i = self.gen_all((node.obj, node.index))
-        expr = _call(self.helper(_index_of), xs.expr, i.expr, self.helper(node.span))
+        expr = _call(self.helper(item_at), xs.expr, i.expr, self.helper(node.span))
         return self.materialize(_V(expr, True))
 
     def field_of(self, node: ir.FieldOf) -> _V:
@@ -558,20 +559,6 @@ class _Gen(_Operators):
 
 
 # -------------------------------------------------------------------------- runtime helpers
-
-
-def _index_of(xs: Any, i: Any, span: Any) -> Any:
-    """compile.Compiler.build_index's closure, given the evaluated operands."""
-    if type(xs) is ErrorValue:
-        return xs
-    if type(i) is ErrorValue:
-        return i
-    if xs is None:
-        return None
-    n = int(i)
-    if 1 <= n <= len(xs):
-        return xs[n - 1]
-    return ErrorValue(REF, f"index {n} is outside 1..{len(xs)}", span)
 
 
 def _context_maker(limits: Limits, clock: bool) -> Callable[[Any], EvalContext]:

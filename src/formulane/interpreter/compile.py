@@ -42,6 +42,22 @@ def to_error(exc: BaseException, span: Span) -> ErrorValue:
     return ErrorValue(VALUE, str(exc) or "invalid value", span)
 
 
+def item_at(xs: Any, i: Any, span: Span | None) -> Any:
+    """``xs[i]`` of evaluated operands (1-based; #REF! outside the list; an operand's error
+    first, left to right; a blank list is blank). The closures' and the generated code's one
+    definition of indexing."""
+    if type(xs) is ErrorValue:
+        return xs
+    if type(i) is ErrorValue:
+        return i
+    if xs is None:
+        return None
+    n = int(i)
+    if 1 <= n <= len(xs):
+        return xs[n - 1]
+    return ErrorValue(REF, f"index {n} is outside 1..{len(xs)}", span)
+
+
 class Compiler:
     """Builds closures. ``observe(node, closure) -> closure`` wraps every node's closure (the
     explainer records values this way); with it, nothing is constant-folded, so every node is
@@ -200,18 +216,7 @@ class Compiler:
         span = node.span
 
         def index_of(f: list[Any]) -> Any:
-            xs = obj(f)
-            i = index(f)
-            if type(xs) is ErrorValue:
-                return xs
-            if type(i) is ErrorValue:
-                return i
-            if xs is None:
-                return None
-            n = int(i)
-            if 1 <= n <= len(xs):
-                return xs[n - 1]
-            return ErrorValue(REF, f"index {n} is outside 1..{len(xs)}", span)
+            return item_at(obj(f), index(f), span)
 
         return index_of
 
