@@ -26,7 +26,7 @@ A formula a backend refuses (`Unsupported`) is skipped with `hypothesis.assume`,
 the counts print at the end of the session (``-s``) and the test asserts most draws ran.
 
 Exploring: ``FORMULANE_EXPLORE=1`` draws new examples (``--hypothesis-seed=N`` picks a seed),
-``FORMULANE_EXAMPLES=2000`` runs that many per property (CI: 40, 40, 30 and 30). What a run finds
+``FORMULANE_EXAMPLES=2000`` runs that many per property (CI: 40, 40, 30, 30, 20, 20 and 15). What a run finds
 becomes a golden case (tests/cases/differential_found.yaml), which every backend then checks.
 """
 
@@ -68,15 +68,12 @@ COUNTS: Counter[str] = Counter()
 
 
 def _vectorizable(spec: Any) -> bool:
-    def has(slot: Any) -> bool:
-        return callable(slot)
-
+    """Whether a columnar backend has a form of ``spec`` (one is enough: SUMSQ runs on polars
+    only, REDUCE on SQL only; the other backends refuse, counted)."""
     from formulane.columnar.forms import declared_form
 
-    forms = [(declared_form(spec, "polars", s), declared_form(spec, "sql", s))
-             for s in spec.signatures]
-    return any(has(p) and has(q) for p, q in forms) or \
-        (has(declared_form(spec, "polars")) and has(declared_form(spec, "sql")))
+    return any(callable(declared_form(spec, backend, s))
+               for backend in ("polars", "sql") for s in (*spec.signatures, None))
 
 
 REGISTRY = Registry([s for s in default_registry() if _vectorizable(s)])
@@ -99,18 +96,48 @@ _DATES = st.one_of(
                      dt.date(2023, 12, 31), dt.date(2024, 4, 30), dt.date(2000, 2, 29)]),
     st.dates(dt.date(1950, 1, 1), dt.date(2080, 12, 31)),
 )
+_UTC = dt.timezone.utc
+#: Instants: month ends, leap days, the first and last microseconds of years 1 and 9999, the
+#: turn of a day, and any microsecond of 1900-2100 (UTC: the SQL engines read a TIMESTAMPTZ
+#: at UTC, docs/columnar.md; `ZONED` draws another zone for polars)
+_DATETIMES = st.one_of(
+    st.sampled_from([dt.datetime(2024, 2, 29, 23, 59, 59, 999999), dt.datetime(2024, 1, 31),
+                     dt.datetime(2023, 2, 28, 12), dt.datetime(2023, 12, 31, 23, 59, 59),
+                     dt.datetime(2000, 2, 29, 6, 30), dt.datetime(1, 1, 1),
+                     dt.datetime(1, 1, 1, 0, 0, 0, 1), dt.datetime(1, 12, 31, 23, 59, 59),
+                     dt.datetime(9999, 12, 31, 23, 59, 59, 999999), dt.datetime(9999, 1, 1),
+                     dt.datetime(9999, 12, 31), dt.datetime(1900, 2, 28, 23, 59, 59),
+                     dt.datetime(1900, 3, 1), dt.datetime(1970, 1, 1)]),
+    st.datetimes(dt.datetime(1900, 1, 1), dt.datetime(2100, 12, 31)),
+).map(lambda t: t.replace(tzinfo=_UTC))
+_DURATIONS = st.one_of(
+    st.sampled_from([dt.timedelta(0), dt.timedelta(microseconds=1), dt.timedelta(seconds=-1),
+                     dt.timedelta(hours=36), dt.timedelta(days=-1, microseconds=1),
+                     dt.timedelta(days=365), dt.timedelta(days=-3652058),
+                     dt.timedelta(hours=23, minutes=59, seconds=59, microseconds=999999)]),
+    st.timedeltas(dt.timedelta(days=-100000), dt.timedelta(days=100000)),
+)
 _BY_TYPE = {"Number": _NUMBERS, "Text": _TEXTS, "Boolean": st.booleans(), "Date": _DATES,
+            "DateTime": _DATETIMES, "Duration": _DURATIONS,
             "List[Number]": st.lists(_NUMBERS, max_size=4),
             "List[Date]": st.lists(_DATES, max_size=4),
-            "List[Text]": st.lists(_TEXTS, max_size=4)}
+            "List[Text]": st.lists(_TEXTS, max_size=4),
+            "Record{a: Number, d: Date, s: Text}": st.fixed_dictionaries(
+                {"a": _NUMBERS, "d": _DATES, "s": _TEXTS})}
 #: `SCHEMA` with list columns: the list forms meet column data, not only literals (SQLite has
 #: no arrays: it cannot hold these tables).
 LISTS = {**SCHEMA, "xs": "List[Number]", "ds": "List[Date]", "ws": "List[Text]"}
+#: `SCHEMA` with a DateTime, a Duration and a record column (``r.a``, ``r.d``, ``r.s``): the
+#: date and time forms meet instants and spans, not only DATETIME and TIME literals.
+TIMES = {"a": "Number", "s": "Text", "day": "Date", "at": "DateTime", "at2": "DateTime",
+         "span": "Duration", "r": "Record{a: Number, d: Date, s: Text}"}
 
 
-def rows(schema: dict[str, str], nulls: bool) -> st.SearchStrategy[list[dict[str, Any]]]:
+def rows(schema: dict[str, str], nulls: bool, by_type: dict[str, Any] | None = None
+         ) -> st.SearchStrategy[list[dict[str, Any]]]:
+    """Rows of the schema's types (``by_type`` overrides a type's values)."""
     def cell(t: str) -> st.SearchStrategy[Any]:
-        base = _BY_TYPE[t.rstrip("?")]
+        base = {**_BY_TYPE, **(by_type or {})}[t.rstrip("?")]
         return st.one_of(st.none(), base) if nulls else base
 
     row = st.fixed_dictionaries({n: cell(t) for n, t in schema.items()})
@@ -151,31 +178,77 @@ def scalar_rows(program: Any, data: list[dict[str, Any]]) -> list[Any]:
 
 
 def polars_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]],
-                numbers: str, profile: str) -> list[Any]:
+                numbers: str, profile: str, zone: str | None = None) -> list[Any]:
+    """polars in a numeric mode; ``zone``: DateTime columns in that zone (the rows' instants
+    are the scalar's, in that zone too) or "naive" (no zone: the wall clock at UTC)."""
     program = formulane.compile(source, schema, profile=profile, registry=REGISTRY)
     frame = frame_from_rows(data, schema, numbers)
+    if zone is not None:
+        frame = frame.with_columns(
+            (c.dt.replace_time_zone(None) if zone == "naive" else c.dt.convert_time_zone(zone))
+            for c in (pl.col(n) for n, t in _types(schema).items() if t.kind == "DateTime"))
     out = formulane.apply(frame, {"out": source}, schema, profile=profile, numbers=numbers,
                           registry=REGISTRY)
     errors = out["out__error"].to_list() if "out__error" in out.columns else [None] * len(data)
-    return [ErrorValue(e) if e is not None else from_polars_value(v, program.type)
+    return [ErrorValue(e) if e is not None else _utc_if_naive(from_polars_value(v, program.type))
             for v, e in zip(out["out"].to_list(), errors)]
+
+
+def _utc_if_naive(value: Any) -> Any:
+    """A naive column's DateTime as the instant it stands for (its wall clock at UTC)."""
+    if isinstance(value, list):
+        return [_utc_if_naive(v) for v in value]
+    if isinstance(value, dt.datetime) and value.tzinfo is None:
+        return value.replace(tzinfo=_UTC)
+    return value
 
 
 #: DECIMAL(38, 4), not (18, 4): DuckDB keeps the operands' precision for a product, so
 #: DECIMAL(18, 4) * DECIMAL(18, 4) is DECIMAL(18, 8) and overflows at 1e10 (docs/columnar.md).
-_DUCK_TYPES = {"Number": "DECIMAL(38, 4)", "Text": "VARCHAR", "Boolean": "BOOLEAN",
-               "Date": "DATE", "List[Number]": "DECIMAL(38, 4)[]", "List[Date]": "DATE[]",
-               "List[Text]": "VARCHAR[]"}
+_DUCK_TYPES = {"Text": "VARCHAR", "Boolean": "BOOLEAN", "Date": "DATE",
+               "DateTime": "TIMESTAMPTZ", "Duration": "INTERVAL"}
+
+
+def _column_type(t: Any, names: dict[str, str], number: str) -> str:
+    """The engine's column type of formula type ``t`` (lists as ``T[]``, records as
+    ``STRUCT("a" T, ...)``)."""
+    if t.kind == "Number":
+        return number
+    if t.kind == "List":
+        return _column_type(t.elem, names, number) + "[]"
+    if t.kind == "Record":
+        return "STRUCT(" + ", ".join(f'"{n}" {_column_type(ft, names, number)}'
+                                     for n, ft in t.fields) + ")"
+    return names[t.kind]
+
+
+def _types(schema: dict[str, str]) -> dict[str, Any]:
+    from formulane.types import non_null, parse_type
+
+    return {n: non_null(parse_type(t)) for n, t in schema.items()}
+
+
+def _read_columns(source: str, schema: dict[str, str]) -> list[str]:
+    """The columns the formula reads (a table of only these holds what the formula sees)."""
+    from formulane.columnar.polars.frame import read_names
+
+    names = read_names([source])
+    return [n for n in schema if names is None or n in names]
 
 
 def duckdb_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]],
-                profile: str) -> list[Any]:
+                profile: str, numbers: str = "decimal") -> list[Any]:
+    """DuckDB with DECIMAL(38, 4) Number columns (``numbers="decimal"``) or DOUBLE ones
+    (``numbers="float"``), in a New York session zone (no result may depend on it)."""
     program = formulane.compile(source, schema, profile=profile, registry=REGISTRY)
-    form = to_sql_form(program.root, "duckdb", "decimal")
+    form = to_sql_form(program.root, "duckdb", numbers)
+    number = "DECIMAL(38, 4)" if numbers == "decimal" else "DOUBLE"
     con = duckdb.connect()
     try:
+        con.execute("SET TimeZone = 'America/New_York'")
+        types = _types(schema)
         names = list(schema)
-        cols = ", ".join(f'"{n}" {_DUCK_TYPES[schema[n].rstrip("?")]}' for n in names)
+        cols = ", ".join(f'"{n}" {_column_type(types[n], _DUCK_TYPES, number)}' for n in names)
         con.execute(f"CREATE TABLE t (__i INTEGER, {cols})")
         con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * (len(names) + 1))})",
                         [[i, *[r[n] for n in names]] for i, r in enumerate(data)])
@@ -184,7 +257,17 @@ def duckdb_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]],
                              + ' ORDER BY "__i"').fetchall()
     finally:
         con.close()
-    return _sql_answers(program, form, result)
+    return _sql_answers(program, form, result, _duck_read)
+
+
+def _duck_read(value: Any, t: Any) -> Any:
+    """What DuckDB answered, as the program's type: a TIMESTAMPTZ that Python cannot show in
+    the session's zone (year 1 in New York is year 0) comes as its text."""
+    if isinstance(value, list) and t.kind == "List":
+        return [_duck_read(v, t.elem) for v in value]
+    if isinstance(value, str) and t.kind == "DateTime":
+        return dt.datetime.fromisoformat(value)
+    return value
 
 
 def _sql_answers(program: Any, form: Any, result: list[tuple[Any, ...]],
@@ -197,7 +280,8 @@ def _sql_answers(program: Any, form: Any, result: list[tuple[Any, ...]],
             for v, e in pairs]
 
 
-_SQLITE_TYPES = {"Number": "REAL", "Text": "TEXT", "Boolean": "INTEGER", "Date": "TEXT"}
+_SQLITE_TYPES = {"Number": "REAL", "Text": "TEXT", "Boolean": "INTEGER", "Date": "TEXT",
+                 "DateTime": "TEXT"}
 
 
 def sqlite_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]],
@@ -207,13 +291,14 @@ def sqlite_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]],
 
     program = formulane.compile(source, schema, profile=profile, registry=REGISTRY)
     form = to_sql_form(program.root, "sqlite", "float")
-    if any(t.startswith("List") for t in schema.values()):
-        raise Unholdable("SQLite has no list columns")
+    names = _read_columns(source, schema)  # the table holds the columns the formula reads
+    types = _types(schema)
+    if any(types[n].kind not in _SQLITE_TYPES for n in names):
+        raise Unholdable("SQLite has no list, record or interval columns")
     con = sqlite3.connect(":memory:")
     try:
-        names = list(schema)
-        cols = ", ".join(f'"{n}" {_SQLITE_TYPES[schema[n].rstrip("?")]}' for n in names)
-        con.execute(f"CREATE TABLE t (__i INTEGER, {cols})")
+        cols = "".join(f', "{n}" {_SQLITE_TYPES[types[n].kind]}' for n in names)
+        con.execute(f"CREATE TABLE t (__i INTEGER{cols})")
         con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * (len(names) + 1))})",
                         [[i, *[_write(r[n]) for n in names]] for i, r in enumerate(data)])
         result = con.execute(form.select("t", "v", "e", keep_columns=True)
@@ -229,6 +314,8 @@ def _texts(values: Any) -> Any:
             yield v
         elif isinstance(v, list):
             yield from _texts(v)
+        elif isinstance(v, dict):
+            yield from _texts(v.values())
 
 
 class Unholdable(Exception):
@@ -236,8 +323,8 @@ class Unholdable(Exception):
 
 
 POSTGRES_URL = os.environ.get("FORMULANE_TEST_POSTGRES_URL")
-_PG_TYPES = {"Number": "NUMERIC(38, 4)", "Text": "TEXT", "Boolean": "BOOLEAN", "Date": "DATE",
-             "List[Number]": "NUMERIC(38, 4)[]", "List[Date]": "DATE[]", "List[Text]": "TEXT[]"}
+_PG_TYPES = {"Text": "TEXT", "Boolean": "BOOLEAN", "Date": "DATE", "DateTime": "TIMESTAMPTZ",
+             "Duration": "INTERVAL"}
 _PG: list[Any] = []  # the session's one connection, opened at the first draw
 
 
@@ -255,19 +342,33 @@ def postgres_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]
         # no prepared statements: each draw's table "t" has other column types, and a plan
         # prepared for an earlier one fails ("cached plan must not change result type")
         _PG.append(psycopg.connect(POSTGRES_URL, autocommit=True, prepare_threshold=None))
+    names = _read_columns(source, schema)  # the table holds the columns the formula reads
+    types = _types(schema)
+    if any(types[n].kind == "Record" for n in names):
+        raise Unholdable("PostgreSQL has no anonymous record columns")
     con = _PG[0]
-    names = list(schema)
-    cols = ", ".join(f'"{n}" {_PG_TYPES[schema[n].rstrip("?")]}' for n in names)
+    cols = "".join(f', "{n}" {_column_type(types[n], _PG_TYPES, "NUMERIC(38, 4)")}'
+                   for n in names)
     with con.transaction():
         con.execute("DROP TABLE IF EXISTS t")
-        con.execute(f"CREATE TEMP TABLE t (__i INTEGER, {cols})")
+        con.execute(f"CREATE TEMP TABLE t (__i INTEGER{cols})")
         with con.cursor() as cursor:
             cursor.executemany(f"INSERT INTO t VALUES ({', '.join(['%s'] * (len(names) + 1))})",
                                [[i, *[_pg_value(r[n]) for n in names]]
                                 for i, r in enumerate(data)])
-        result = con.execute(form.select("t", "v", "e", keep_columns=True)
-                             + ' ORDER BY "__i"').fetchall()
+        try:
+            result = con.execute(form.select("t", "v", "e", keep_columns=True)
+                                 + ' ORDER BY "__i"').fetchall()
+        except psycopg.errors.NumericValueOutOfRange as exc:
+            # Known gap (docs/columnar.md, pgfloat6's to fix in columnar/sql/dialects.py):
+            # PostgreSQL's float8 aborts the query on an overflow or underflow where the other
+            # engines answer #NUM! or 0 (POWER(1e15, b) at b = 1000)
+            raise PostgresFloatAbort(str(exc).splitlines()[0]) from exc
     return _sql_answers(program, form, result)
+
+
+class PostgresFloatAbort(Unholdable):
+    """PostgreSQL's float8 aborted the query (the known gap: counted, not compared)."""
 
 
 def _pg_value(value: Any) -> Any:
@@ -281,15 +382,26 @@ def _pg_value(value: Any) -> Any:
 
 
 def runners(source: str, schema: dict[str, str], data: list[dict[str, Any]], profile: str,
-            decimal_tol: Decimal, postgres: bool = True
+            decimal_tol: Decimal, postgres: bool = True, zone: str | None = None
             ) -> list[tuple[str, Callable[[], list[Any]], Decimal, bool]]:
-    """Each backend the rows run on: its name, the run, its tolerance, whether it is exact."""
+    """Each backend the rows run on: its name, the run, its tolerance, whether it is exact.
+    ``zone``: DateTime columns in another zone than UTC, or naive (`polars_rows`): polars
+    only (SQL reads a TIMESTAMPTZ at UTC, docs/columnar.md)."""
+    if zone is not None:
+        return [(f"polars-decimal {zone}",
+                 lambda: polars_rows(source, schema, data, "decimal", profile, zone),
+                 decimal_tol, True),
+                (f"polars-float {zone}",
+                 lambda: polars_rows(source, schema, data, "float", profile, zone),
+                 FLOAT_TOL, False)]
     return [
         ("polars-decimal", lambda: polars_rows(source, schema, data, "decimal", profile),
          decimal_tol, True),
         ("polars-float", lambda: polars_rows(source, schema, data, "float", profile),
          FLOAT_TOL, False),
         ("duckdb", lambda: duckdb_rows(source, schema, data, profile), SQL_TOL, False),
+        ("duckdb-float", lambda: duckdb_rows(source, schema, data, profile, "float"),
+         SQL_TOL, False),
         ("sqlite", lambda: sqlite_rows(source, schema, data, profile), SQL_TOL, False),
         *([("postgres", lambda: postgres_rows(source, schema, data, profile), SQL_TOL, False)]
           if POSTGRES_URL and postgres else []),
@@ -297,7 +409,7 @@ def runners(source: str, schema: dict[str, str], data: list[dict[str, Any]], pro
 
 
 def differential(source: str, schema: dict[str, str], data: list[dict[str, Any]],
-                 profile: str, postgres: bool = True) -> None:
+                 profile: str, postgres: bool = True, zone: str | None = None) -> None:
     note(f"formula: {source}")
     note(f"rows: {data}")
     try:
@@ -314,11 +426,14 @@ def differential(source: str, schema: dict[str, str], data: list[dict[str, Any]]
     decimal_tol = DECIMAL_TOL if _exact_in_decimal(program.root) else FLOAT_TOL
     ran = 0
     for backend, run, tol, exact in runners(source, schema, data, profile, decimal_tol,
-                                            postgres):
+                                            postgres, zone):
         try:
             actual = run()
         except Unsupported as exc:
             COUNTS[f"{backend} refused: {exc.function}"] += 1
+            continue
+        except PostgresFloatAbort as exc:
+            COUNTS[f"{backend} left out: float8 aborted ({exc})"] += 1
             continue
         except Unholdable as exc:
             COUNTS[f"{backend} cannot hold the rows: {exc}"] += 1
@@ -326,7 +441,7 @@ def differential(source: str, schema: dict[str, str], data: list[dict[str, Any]]
         ran += 1
         COUNTS[f"{backend} ran"] += 1
         for i, (a, e) in enumerate(zip(actual, expected)):
-            if backend in _DECIMAL_BACKENDS and isinstance(a, ErrorValue) \
+            if backend.split()[0] in _DECIMAL_BACKENDS and isinstance(a, ErrorValue) \
                     and not isinstance(e, ErrorValue):
                 outside = _beyond_decimal(program, data[i])
                 if outside == "big" and a.code == "#NUM!":
@@ -340,7 +455,18 @@ def differential(source: str, schema: dict[str, str], data: list[dict[str, Any]]
                     continue
             assert _close(a, e, tol, exact), \
                 f"{backend} row {i}: got {a!r}, scalar gave {e!r}\n  {source}\n  {data[i]}"
+            if backend.startswith("polars") and zone != "naive":
+                # polars keeps a DateTime's zone: its wall clock is the scalar's too
+                assert _walls(a) == _walls(e), \
+                    f"{backend} row {i}: wall clock {a!r}, scalar {e!r}\n  {source}\n  {data[i]}"
     assume(ran > 0)
+
+
+def _walls(value: Any) -> Any:
+    """The wall clocks of the DateTimes in ``value`` (None for anything else)."""
+    if isinstance(value, list):
+        return [_walls(v) for v in value]
+    return value.replace(tzinfo=None) if isinstance(value, dt.datetime) else None
 
 
 #: The backends whose numbers are DECIMAL(38, 18) (docs/columnar.md: "as in polars decimal
@@ -434,6 +560,52 @@ def test_list_columns_agree(source: str, data: list[dict[str, Any]]) -> None:
     differential(source, LISTS, data, "strict", postgres=False)
 
 
+#: The date and time family, drawn at the top of `test_time_functions_agree`'s formulas.
+DATE_FUNCTIONS = sorted(s.name for s in REGISTRY if s.category == "dates" and not s.volatile)
+TIMES_NULLABLE = {n: t + "?" for n, t in TIMES.items()}
+
+
+@settings(max_examples=_examples(20), derandomize=_FIXED)
+@given(source=formulas(TIMES, registry=REGISTRY, max_depth=3), data=rows(TIMES, nulls=False))
+def test_times_agree(source: str, data: list[dict[str, Any]]) -> None:
+    """Formulas over DateTime (UTC), Duration and record columns, on every engine."""
+    differential(source, TIMES, data, "strict")
+
+
+@settings(max_examples=_examples(20), derandomize=_FIXED)
+@given(source=formulas(TIMES_NULLABLE, registry=REGISTRY, max_depth=2,
+                       functions=DATE_FUNCTIONS),
+       data=rows(TIMES_NULLABLE, nulls=True))
+def test_time_functions_agree(source: str, data: list[dict[str, Any]]) -> None:
+    """A date or time function at the top (HOUR, DATEDIF, EDATE, EOMONTH, WEEKDAY, NETWORKDAYS,
+    TZCONVERT...), over the same columns with blanks, in the excel profile."""
+    differential(source, TIMES_NULLABLE, data, "excel")
+
+
+#: Zones for polars' DateTime columns: daylight saving time (a half-hour one on Lord Howe),
+#: a half-hour offset, and "naive" (no zone: the wall clock at UTC).
+ZONES = ("Europe/Paris", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe", "naive")
+#: chrono-tz (polars) has no daylight-saving rules after 2037 (docs/columnar.md), and year 1
+#: has no room west of UTC: zoned instants stay within 1902-2037.
+_ZONED_INSTANTS = st.datetimes(dt.datetime(1902, 1, 1), dt.datetime(2037, 12, 31)).map(
+    lambda t: t.replace(tzinfo=_UTC))
+
+
+@settings(max_examples=_examples(15), derandomize=_FIXED)
+@given(source=formulas(TIMES, registry=REGISTRY, max_depth=2, functions=DATE_FUNCTIONS),
+       data=rows(TIMES, nulls=False, by_type={"DateTime": _ZONED_INSTANTS}),
+       zone=st.sampled_from(ZONES))
+def test_zoned_times_agree(source: str, data: list[dict[str, Any]], zone: str) -> None:
+    """DateTime columns in a zone of their own (polars keeps one zone per column; the scalar
+    engine reads each value in its zone), or naive: polars only."""
+    from zoneinfo import ZoneInfo
+
+    if zone != "naive":
+        data = [{n: v.astimezone(ZoneInfo(zone)) if isinstance(v, dt.datetime) else v
+                 for n, v in row.items()} for row in data]
+    differential(source, TIMES, data, "strict", zone=zone)
+
+
 def test_most_draws_ran_on_every_backend() -> None:
     """Runs after the property tests (file order): refusals are counted, not silent."""
     print("\ndifferential counts:")
@@ -444,8 +616,10 @@ def test_most_draws_ran_on_every_backend() -> None:
     # SQLite has no arrays: it refuses every list literal and list form, so it runs about
     # half of CI's draws (a quarter of the any-type property's, exploring)
     for backend, share in (("polars-decimal", 0.5), ("polars-float", 0.5), ("duckdb", 0.5),
-                           ("sqlite", 0.25)):
-        assert COUNTS[f"{backend} ran"] >= _holdable(backend) * share, (backend, dict(COUNTS))
+                           ("duckdb-float", 0.5), ("sqlite", 0.25)):
+        # (polars also in zones of its own: "polars-float Europe/Paris ran")
+        ran = sum(n for k, n in COUNTS.items() if k.startswith(backend + " ") and k.endswith(" ran"))
+        assert ran >= _holdable(backend) * share, (backend, dict(COUNTS))
 
 
 def _holdable(backend: str) -> int:

@@ -49,6 +49,7 @@ from ...interpreter import ir
 from ...types import Type
 from ...values import ErrorValue
 from ..walk import Walker, magnitude_bound
+from .zones import refuse_mixed_zones
 from .kit import (_BINDER, _ELEMENT, _MODE, _TEXT_FORMS, DECIMAL_DTYPE,
                   FLOAT_LIMIT, MAX_SCALE, Column, _fits_decimal, _plain, column, concat_any,
                   dtype_of, error_when, first_error, let, literal, not_finite, number_dtype_cast, numbers,
@@ -367,8 +368,13 @@ class PolarsCompiler(Walker[Column]):
         over = ~(estimate.abs() < _decimal_fit(scale))
         if op == "/":
             zero = eb == 0
-            value = left / pl.when(~(zero | over)).then(right)
-            own = own_errors([(zero, "#DIV/0!"), (over, "#NUM!")])
+            # a divisor whose estimate is not 0 but whose decimal is: a value below 5e-19
+            # that rounded to 0 at 18 places, one the mode cannot hold (#NUM!, as a value past
+            # 1e20), not a division by zero; masked, since polars aborts the whole query on
+            # a decimal division by zero (`z / (1e-12 * (1e-12 * a))` at z = 0 did)
+            rounded = right == 0
+            value = left / pl.when(~(zero | over | rounded)).then(right)
+            own = own_errors([(zero, "#DIV/0!"), (over | rounded, "#NUM!")])
         else:
             masked = pl.when(~over).then(right)
             value = {"+": left + masked, "-": left - masked, "*": left * masked}[op]
@@ -525,6 +531,7 @@ def to_polars(root: ir.IR, *, numbers_mode: str = "float",
     ``limits``: the program's, that its constants fold under (None: the defaults)."""
     if numbers_mode not in ("float", "decimal"):
         raise ValueError("numbers_mode must be 'float' or 'decimal'")
+    refuse_mixed_zones(root, columns or {}, dtypes or {})
     token = _MODE.set(numbers_mode)
     compiler = PolarsCompiler(columns or {}, dtypes, limits)
     try:

@@ -394,6 +394,13 @@ def f_networkdays(o: Any, c: FormCall, a: Any, b: Any, *rest: Any) -> Program:
     return o.number(o.when([(oa <= ob, count)], o.lit(0) - count)), []
 
 
+def _dated(q: Any) -> bool:
+    """Whether the SQL value ``q`` is a literal date (a constant NULL is not: the argument
+    always errs, NETWORKDAYS(d, INDEX([DATE(2000, 1, 1)], 0)) compiled to a TypeError)."""
+    known, value = constant(q.e)
+    return known and value is not None
+
+
 def _networkdays_sql(o: Any, week: _Week, a: Any, b: Any, holidays: Any,
                      literal: list[int] | None) -> Program:
     """`f_networkdays` in SQL: the dates ordered as dates (one ordinal each, of the earlier
@@ -409,12 +416,13 @@ def _networkdays_sql(o: Any, week: _Week, a: Any, b: Any, holidays: Any,
         early = a <= b
         before = yield o.when([(early, a)], b) - 1
         hi = yield o.when([(early, b)], a)
-    elif constant(a.e)[0] or constant(b.e)[0]:  # one literal: one ordinal read per row
+    elif _dated(a) or _dated(b):  # one literal: one ordinal read per row
         # (counted from 0001-01-07, a Sunday: DATE_DIFF with no + 1)
         shift = -7
-        pivot = constant(o.ordinal(a if constant(a.e)[0] else b).e)[1] + shift
+        first_known = _dated(a)
+        pivot = constant(o.ordinal(a if first_known else b).e)[1] + shift
         a, b = (yield o.ordinal(a) + shift), (yield o.ordinal(b) + shift)
-        other = b if constant(a.e)[0] else a
+        other = b if first_known else a
         early = a <= b
         # (each read twice, small: written out, not bound)
         before, hi = _earlier(a, b) - 1, _later(a, b)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from sqlglot import exp
 
+from ....errors import Unsupported
 from ....values import XLError
 from ....functions import _calendar as cal
 from ._base import (
@@ -261,6 +262,17 @@ def _polars_zone_key(function: str, tz: dt.tzinfo) -> str:
         hours = seconds // 3600
         return "UTC" if not hours else "Etc/GMT" + ("-" if hours > 0 else "+") + str(abs(hours))
     return str(getattr(tz, "key"))
+
+
+def polars_zone(text: Any) -> str | None:
+    """The polars zone of a DateTime that a constant time-zone text gives (DATETIME's,
+    TZCONVERT's), None when the text names none polars holds (the form answers #VALUE! or
+    refuses)."""
+    try:
+        tz = cal.zone(text) if isinstance(text, str) else None
+        return None if tz is None else _polars_zone_key("", tz)
+    except (XLError, Unsupported):
+        return None
 
 
 def _localize_polars(naive_us: Any, key: str) -> Any:
