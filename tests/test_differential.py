@@ -423,6 +423,10 @@ def differential(source: str, schema: dict[str, str], data: list[dict[str, Any]]
     COUNTS["drawn"] += 1
     if POSTGRES_URL and not postgres:
         COUNTS["postgres left out: list columns"] += 1
+    if zone is not None:  # DateTimes in other zones run on polars only (`runners`)
+        for backend in ("duckdb", "duckdb-float", "sqlite", *(("postgres",) if POSTGRES_URL
+                                                              else ())):
+            COUNTS[f"{backend} left out: polars-only zones"] += 1
     decimal_tol = DECIMAL_TOL if _exact_in_decimal(program.root) else FLOAT_TOL
     ran = 0
     for backend, run, tol, exact in runners(source, schema, data, profile, decimal_tol,
