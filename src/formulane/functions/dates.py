@@ -166,6 +166,7 @@ def time_(hour: Number, minute: Number, second: Number) -> dt.timedelta:
     ],
     cost=Cost.const(10),
     errors=("#NUM!", "#VALUE!"),
+    zone_param="time_zone",
 )
 def datetime_(year: Number, month: Number, day: Number, hour: Number, minute: Number,
               second: Number, time_zone: str) -> dt.datetime:
@@ -628,6 +629,7 @@ def workday_intl(start_date: dt.date, days: Number, weekend: Number | str,
     ],
     cost=Cost.const(10),
     errors=("#VALUE!", "#NUM!"),
+    zone_param="time_zone",
 )
 def tzconvert(value: dt.datetime, time_zone: str) -> dt.datetime:
     tz = cal.zone(time_zone)

@@ -252,6 +252,9 @@ class FunctionSpec:
     #: generated code may run it outside the decimal context (`interpreter.codegen`); the logic
     #: category is so by definition.
     decimal_free: bool = False
+    #: The Text parameter naming the time zone of the DateTime result (DATETIME's, TZCONVERT's
+    #: "time_zone"; its default when left out): one columnar column holds one zone.
+    zone_param: str = ""
 
     def describe(self) -> list[str]:
         return [s.describe(self.name) for s in self.signatures]
@@ -295,6 +298,7 @@ def builtin(
     propagates_null: bool = False,
     joins_text: bool = False,
     decimal_free: bool = False,
+    zone_param: str = "",
 ) -> Callable[[Callable[..., Any]], FunctionSpec]:
     """Declare a function; the decorated name becomes its `FunctionSpec`. Its category is
     ``category``, else the declaring module's ``CATEGORY``, else "other" (never a file name).
@@ -330,6 +334,7 @@ def builtin(
             propagates_null=propagates_null,
             joins_text=joins_text,
             decimal_free=decimal_free,
+            zone_param=zone_param,
         )
 
     return wrap

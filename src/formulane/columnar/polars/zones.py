@@ -10,8 +10,8 @@ would change the wall clock the date forms read: a refusal is the faithful answe
 
 A node's zones are the polars zone keys its DateTime values may have ("" for a naive column):
 a column's from its dtype (UTC when the frame is not known: `kit.dtype_of`), a literal's UTC,
-DATETIME's and TZCONVERT's from their constant zone text, a LET name's from its value; any
-other call passes on the zones of its DateTime arguments. A call of the date family reads each
+a call declaring `zone_param` (DATETIME, TZCONVERT) from its constant zone text, a LET
+name's from its value; any other call passes on the zones of its DateTime arguments. A call of the date family reads each
 DateTime argument in its own zone (DATEDIF, DAYS, YEARFRAC), so only other calls and list
 literals join zones. Lambda parameters have no known zone and are left alone.
 """
@@ -76,11 +76,12 @@ def _zones(node: ir.IR, columns: Mapping[str, str], dtypes: Mapping[str, Any],
     name = "a list"
     if isinstance(node, ir.Call):
         name = node.spec.name
-        if name in ("DATETIME", "TZCONVERT"):
+        if node.spec.zone_param:  # DATETIME, TZCONVERT: the zone a constant text names
             from ..forms.dates.parts import polars_zone
 
-            given = name == "TZCONVERT" or len(node.args) == 7
-            zone = polars_zone(_const(node.args[-1]) if given else "UTC")
+            i = [q.name for q in node.sig.params].index(node.spec.zone_param)
+            text = _const(node.args[i]) if i < len(node.args) else node.sig.params[i].default
+            zone = polars_zone(text)
             return frozenset({zone}) if zone is not None else _UTC
         if node.spec.category == "dates":
             # (each DateTime argument read in its own zone)

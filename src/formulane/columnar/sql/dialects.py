@@ -31,18 +31,14 @@ the rewrite needs (that an operand is a DOUBLE), the form marks the node (`marke
 
 from __future__ import annotations
 
-import math
-import operator
 import re
-import struct
-import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from sqlglot import exp
 
 from ...errors import Unsupported
 from ...source import Span
-from . import spark_lists
+from . import pg_float, spark_lists
 
 #: Dialects with array lambdas (sqlglot renders `exp.Lambda` for them).
 LAMBDA_DIALECTS = frozenset({"duckdb", "spark", "trino", "snowflake"})
@@ -296,17 +292,11 @@ def _postgres_node(node: exp.Expr) -> exp.Expr:
         # is 0 (`xs[1]` of [] answered blank, not #REF!); CARDINALITY is 0 there but counts a
         # nested list's every item, so it only fills in the empty case
         return exp.Coalesce(this=node.copy(), expressions=[_call("CARDINALITY", node.this.copy())])
-    if isinstance(node, (exp.Mul, exp.Div, exp.Pow)) and not (
-            _pg_exact(node.this) and _pg_exact(node.expression)) and all(
-            _cheap(side) for side in (node.this, node.expression)):
-        # float8 `*`, `/` and POWER raise where IEEE answers inf or 0 (below; a Duration's
-        # INTERVAL arithmetic is no float8's)
-        guard = {exp.Mul: _pg_times, exp.Div: _pg_quotient, exp.Pow: _pg_power}[type(node)]
-        # (the engine's own operation as a copy: the CASE holds it, and `adapt` replaces the
-        # node where its parent holds it)
-        return guard(node.this, node.expression, node.copy())
+    if isinstance(node, (exp.Mul, exp.Div, exp.Pow)) and pg_float.guardable(node):
+        # float8 `*`, `/` and POWER raise where IEEE answers inf or 0 (`pg_float`)
+        return pg_float.guard(node)
     if isinstance(node, exp.Round) and node.args.get("decimals") is not None \
-            and not _pg_exact(node.this):
+            and not pg_float.exact(node.this):
         # ROUND to digits is NUMERIC's only (no ROUND(double precision, integer)): a decimal
         # form over a float8 column (a user's table in decimal mode) reads it as NUMERIC
         node.set("this", exp.cast(node.this, "NUMERIC", copy=False))
@@ -363,296 +353,6 @@ def _postgres_node(node: exp.Expr) -> exp.Expr:
         node.set("expressions", [node.expressions[0], _postgres_pattern(node.expressions[1]),
                                  *node.expressions[2:]])
     return node
-
-
-# ------------------------------------------- PostgreSQL's float8 range (docs/columnar.md)
-# PostgreSQL's float8 `*`, `/` and POWER raise "value out of range" where IEEE answers inf
-# (overflow) or 0 (underflow: a nonzero result that rounds to 0), so one row failed the whole
-# query where DuckDB, Spark and the scalar engine answer that row (the forms then read inf as
-# #NUM!). On PostgreSQL each is rewritten into a CASE that answers inf or 0 itself where the
-# engine would raise and computes the operation elsewhere; every test in it is itself safe on
-# any row (a scale or divisor chosen so that it cannot leave the range), and NaN reaches the
-# engine's own operation (which answers NaN): PostgreSQL sorts NaN above every number, so a
-# test that NaN must fail is written as `-ABS(x) < -bound` or as a quotient compared.
-# Exactness: inf is answered where the result is at least 1.5e308 (the forms read every
-# result from 1e308 on as #NUM!, so a finite result there and inf answer alike); 0 where IEEE
-# answers 0, and in a band of relative width 1e-15 above that bound (a product or quotient)
-# or below 1e-323 (a power), where IEEE's answer is the smallest subnormal, 5e-324.
-
-#: |x| from which a result is answered as inf (below DBL_MAX by far more than any rounding).
-_HUGE = 1.5e308
-#: IEEE rounds a nonzero result to 0 at or below 2 ** -1075; scaled by the `_UP` factor the
-#: tests multiply by, with a margin of 1e-15 over the roundings of the test itself.
-_UP = 1e300
-_TINY_PRODUCT = exp.Literal.number("2.470328229206235e-24")  # 2 ** -1075 * 1e300 * (1 + 1e-15)
-_UP_QUOTIENT = 1e308
-_TINY_QUOTIENT = exp.Literal.number("2.470328229206235e-16")  # 2 ** -1075 * 1e308 * (1 + ...)
-#: A power below this is answered 0 (IEEE's is 0 or 5e-324 there; at or above it never 0).
-_TINY_POWER = 1e-323
-#: ln(1.5e308) and ln(1e-323), the bounds of a power's b * ln|a| (read in NUMERIC, which
-#: neither overflows nor underflows; its 15 digits' error is far inside the margins).
-_LN_HUGE = exp.Literal.number("709.6")
-_LN_TINY = exp.Literal.number("-743.7")
-
-
-def _pg_inf(negative: bool = False) -> exp.Expr:
-    """An infinity PostgreSQL types from its context (a CASE branch, a product's operand)."""
-    return exp.Literal.string("-Infinity" if negative else "Infinity")
-
-
-def _pg_value(e: exp.Expr) -> float | None:
-    """The finite value of a number literal (negated, parenthesized, cast), else None."""
-    while isinstance(e, (exp.Paren, exp.Cast)) and not isinstance(e, exp.TryCast):
-        e = e.this
-    negative = isinstance(e, exp.Neg)
-    inner = e.this if negative else e
-    while isinstance(inner, exp.Paren):
-        inner = inner.this
-    if not (isinstance(inner, exp.Literal) and not inner.is_string):
-        return None
-    try:
-        value = float(inner.this)
-    except ValueError:
-        return None
-    return (-value if negative else value) if math.isfinite(value) else None
-
-
-#: Types whose arithmetic PostgreSQL does exactly (NUMERIC) or in integers: never float8.
-_EXACT_TYPES = (exp.DataType.Type.DECIMAL, exp.DataType.Type.INT, exp.DataType.Type.BIGINT,
-                exp.DataType.Type.SMALLINT)
-
-
-def _pg_exact(e: exp.Expr) -> bool:
-    """Whether PostgreSQL types ``e`` NUMERIC or an integer (a literal, a cast to one, a ROUND
-    to digits, arithmetic of those): an operation of two such never raises for range."""
-    while isinstance(e, (exp.Paren, exp.Neg)):
-        e = e.this
-    if isinstance(e, exp.Literal):
-        return not e.is_string
-    if isinstance(e, exp.Cast) and not isinstance(e, exp.TryCast):
-        return e.to.is_type(*_EXACT_TYPES)
-    if isinstance(e, exp.Round):
-        return e.args.get("decimals") is not None
-    if isinstance(e, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
-        return _pg_exact(e.this) and _pg_exact(e.expression)
-    if isinstance(e, exp.Case):  # (a date form's integer arithmetic: months, days)
-        return all(_pg_exact(i.args["true"]) for i in e.args["ifs"]) and (
-            e.args.get("default") is None or _pg_exact(e.args["default"]))
-    if isinstance(e, (exp.Coalesce, exp.Greatest, exp.Least)):
-        return all(_pg_exact(i) for i in (e.this, *e.expressions))
-    if isinstance(e, (exp.Length, exp.ArraySize, exp.Extract)):
-        return True
-    return isinstance(e, exp.Anonymous) and e.name.upper() in _EXACT_CALLS
-
-
-#: Functions the forms call by name that answer NUMERIC or integers on PostgreSQL.
-_EXACT_CALLS = frozenset({"MOD", "STRPOS", "CARDINALITY", "LENGTH"})
-
-
-def _cheap(e: exp.Expr) -> bool:
-    """An operand a guard may repeat (a column, a binding's reference, a literal, a cast or
-    ABS of one, a NULLIF divisor): no guard inside, so repeating it cannot compound. The
-    binder has bound what the forms read more than once; an operation over a larger operand
-    is left unguarded (a scalar subquery binding it made PostgreSQL's planner blow up)."""
-    while isinstance(e, (exp.Paren, exp.Neg, exp.Cast, exp.Abs)):
-        e = e.this
-    if isinstance(e, exp.Nullif):
-        return _cheap(e.this) and isinstance(e.expression, exp.Literal)
-    return isinstance(e, (exp.Column, exp.Literal, exp.Null))
-
-
-def _div(a: exp.Expr, b: exp.Expr) -> exp.Expr:
-    """``a / b`` of the guards' own (a float8 or NUMERIC one: sqlglot casts an untyped
-    division's numerator to DOUBLE PRECISION on PostgreSQL, needlessly here)."""
-    return exp.Div(this=a, expression=b, typed=True, safe=False)
-
-
-def _abs(e: exp.Expr) -> exp.Expr:
-    return exp.Abs(this=e.copy())
-
-
-def _lit(value: float) -> exp.Expr:
-    """A float literal by its shortest repr (negated as a `Neg`, as the forms write one)."""
-    text = exp.Literal.number(repr(abs(value)).replace("e+", "e"))
-    return exp.Neg(this=text) if value < 0 else text
-
-
-def _double_bits(x: float) -> int:
-    return int(struct.unpack("<q", struct.pack("<d", x))[0])
-
-
-def _bits_double(n: int) -> float:
-    return float(struct.unpack("<d", struct.pack("<q", n))[0])
-
-
-def _last(holds: Callable[[float], bool]) -> float:
-    """The largest positive finite double where ``holds`` (monotone: true up to a point)
-    is true, or 0.0 where it holds for none (a bisection over the doubles' bit patterns)."""
-    lo, hi = 0, _double_bits(sys.float_info.max)
-    if holds(sys.float_info.max):
-        return sys.float_info.max
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if holds(_bits_double(mid)):
-            lo = mid
-        else:
-            hi = mid - 1
-    return _bits_double(lo)
-
-
-def _ieee(op: Callable[[float, float], float], a: float, b: float) -> float:
-    """``op(a, b)`` as IEEE answers it (Python raises where IEEE overflows)."""
-    try:
-        return op(a, b)
-    except OverflowError:
-        return math.inf
-    except ZeroDivisionError:
-        return math.inf
-
-
-def _pg_times(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
-    """``a * b`` (the engine's ``node``) safe from PostgreSQL's range errors."""
-    k = _pg_value(b)
-    x = a
-    if k is None:
-        k, x = _pg_value(a), b
-    if k is not None:
-        size = abs(k)
-        if size == 0 or 0.5 < size <= 1:  # never out of range
-            return node
-        pairs: list[tuple[exp.Expr, exp.Expr]] = []
-        if size > 1:  # overflow from the largest |x| whose product is finite on
-            big = _last(lambda v: math.isfinite(v * size))
-            pairs.append((exp.GT(this=_abs(x), expression=_lit(big)),
-                          exp.Mul(this=x.copy(), expression=_pg_inf(k < 0))))
-        else:  # underflow up to the largest |x| whose product is 0
-            small = _last(lambda v: v * size == 0)
-            pairs.append((exp.LTE(this=_abs(x), expression=_lit(small)),
-                          exp.Literal.number(0)))
-        return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=node)
-
-    def build(a: exp.Expr, b: exp.Expr, default: exp.Expr) -> exp.Expr:
-        one = exp.Literal.number(1)
-        over = exp.and_(exp.GT(this=_abs(a), expression=one.copy()),
-                        exp.GT(this=_abs(b), expression=_div(_lit(_HUGE), _abs(a))), copy=False)
-        under = exp.and_(exp.LT(this=_abs(a), expression=one.copy()),
-                         exp.LT(this=_abs(b), expression=one.copy()),
-                         exp.NEQ(this=a.copy(), expression=exp.Literal.number(0)),
-                         exp.LTE(this=exp.Mul(this=_abs(b), expression=_lit(_UP)),
-                                 expression=_div(_TINY_PRODUCT.copy(), _abs(a))), copy=False)
-        inf = exp.Mul(this=exp.Mul(this=exp.Sign(this=a.copy()), expression=b.copy()),
-                      expression=_pg_inf())
-        return exp.Case(ifs=[exp.If(this=over, true=inf),
-                             exp.If(this=under, true=exp.Literal.number(0))], default=default)
-    return build(a, b, node)
-
-
-def _pg_quotient(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
-    """``a / b`` (the engine's ``node``) safe from PostgreSQL's range errors (a zero divisor
-    is the forms' own #DIV/0!, NULLIF'd before it reaches here)."""
-    k = _pg_value(b)
-    if k is not None and k != 0:
-        size = abs(k)
-        if size < 1:  # overflow: |a| / |k| past the double range
-            big = _last(lambda v: math.isfinite(_ieee(operator.truediv, v, size)))
-            return exp.Case(ifs=[exp.If(this=exp.GT(this=_abs(a), expression=_lit(big)),
-                                        true=exp.Mul(this=a.copy(),
-                                                     expression=_pg_inf(k < 0)))],
-                            default=node)
-        if size >= 2:  # underflow: |a| / |k| rounds to 0
-            small = _last(lambda v: v / size == 0)
-            return exp.Case(ifs=[exp.If(this=exp.LTE(this=_abs(a), expression=_lit(small)),
-                                        true=exp.Literal.number(0))], default=node)
-        return node
-
-    def build(a: exp.Expr, b: exp.Expr, default: exp.Expr) -> exp.Expr:
-        one = exp.Literal.number(1)
-        over = exp.and_(exp.LT(this=_abs(b), expression=one.copy()),
-                        exp.GT(this=_abs(a), expression=exp.Mul(this=_lit(_HUGE),
-                                                                expression=_abs(b))),
-                        copy=False)
-        # |a| * 1e308 / |b|: NaN (b NaN) fails the test; at least 5e-324 (|a| < 1 < |b|)
-        under = exp.and_(exp.LT(this=_abs(a), expression=one.copy()),
-                         exp.GT(this=_abs(b), expression=one.copy()),
-                         exp.LTE(this=_div(exp.Mul(this=_abs(a), expression=_lit(_UP_QUOTIENT)),
-                                           _abs(b)),
-                                 expression=_TINY_QUOTIENT.copy()), copy=False)
-        inf = exp.Mul(this=exp.Mul(this=exp.Sign(this=b.copy()), expression=a.copy()),
-                      expression=_pg_inf())
-        return exp.Case(ifs=[exp.If(this=over, true=inf),
-                             exp.If(this=under, true=exp.Literal.number(0))], default=default)
-    return build(a, b, node)
-
-
-def _pow(a: float, b: float) -> float:
-    try:
-        return math.pow(a, b)
-    except OverflowError:
-        return math.inf
-    except ValueError:
-        return math.nan
-
-
-def _pg_power(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
-    """``POWER(a, b)`` (the engine's ``node``) safe from PostgreSQL's range errors. A known
-    exponent or base settles the bounds on the other operand when compiling (by bisection
-    over the doubles); else they are read from b * ln|a| in NUMERIC. (0 to a negative power
-    and a negative base to a fraction, which PostgreSQL also refuses, are the forms' #DIV/0!
-    and #NUM!, tested before the power is computed.)"""
-    k, base = _pg_value(b), _pg_value(a)
-    if k is not None:
-        if k == 0 or k == 1:
-            return node
-        odd = k == int(k) and int(k) % 2 == 1
-
-        def grows(v: float) -> float:
-            return _pow(v, k)
-        x = a
-        pairs: list[tuple[exp.Expr, exp.Expr]] = []
-        if k > 0:
-            big = _last(lambda v: grows(v) < _HUGE)
-            small = _last(lambda v: grows(v) < _TINY_POWER)
-        else:  # |a|^k falls as |a| grows: the bounds are on the other side
-            big = _last(lambda v: grows(v) >= _HUGE)
-            small = _last(lambda v: not grows(v) < _TINY_POWER)
-        inf = exp.Mul(this=exp.Sign(this=a.copy()), expression=_pg_inf()) \
-            if odd and k > 0 else _pg_inf()
-        if k > 0 and big < sys.float_info.max:  # -ABS(a) < -big: NaN fails it
-            pairs.append((exp.LT(this=exp.Neg(this=_abs(x)), expression=_lit(-big)), inf))
-        if k < 0 and big > 0:
-            pairs.append((exp.LTE(this=_abs(x), expression=_lit(big)), inf))
-        if k > 0 and small > 0:
-            pairs.append((exp.LTE(this=_abs(x), expression=_lit(small)),
-                          exp.Literal.number(0)))
-        if k < 0 and small < sys.float_info.max:
-            pairs.append((exp.LT(this=exp.Neg(this=_abs(x)), expression=_lit(-small)),
-                          exp.Literal.number(0)))
-        if not pairs:
-            return node
-        return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=node)
-    if base is not None and base != 0 and abs(base) != 1:
-        size = abs(base)
-
-        def rises(v: float) -> float:  # |base| ** v, rising with v when |base| > 1
-            return _pow(size, v if size > 1 else -v)
-        big = _last(lambda v: rises(v) < _HUGE)
-        small = _last(lambda v: rises(-v) >= _TINY_POWER)
-        sign = 1 if size > 1 else -1
-        over = exp.LT(this=exp.Neg(this=b.copy()) if sign > 0 else b.copy(),
-                      expression=_lit(-big))
-        under = exp.LT(this=b.copy() if sign > 0 else exp.Neg(this=b.copy()),
-                       expression=_lit(-small))
-        return exp.Case(ifs=[exp.If(this=over, true=_pg_inf()),
-                             exp.If(this=under, true=exp.Literal.number(0))], default=node)
-
-    def build(a: exp.Expr, b: exp.Expr, power: exp.Expr) -> exp.Expr:
-        t = exp.Mul(this=exp.cast(b.copy(), "NUMERIC"), expression=exp.cast(exp.Ln(
-            this=exp.Nullif(this=_abs(a), expression=exp.Literal.number(0))), "NUMERIC"))
-        return exp.Case(ifs=[
-            exp.If(this=exp.LT(this=t, expression=_LN_TINY.copy()), true=exp.Literal.number(0)),
-            exp.If(this=exp.LT(this=exp.Neg(this=t.copy()), expression=exp.Neg(
-                this=_LN_HUGE.copy())), true=_pg_inf())], default=power)
-    return build(a, b, node)
 
 
 def _postgres_pattern(pattern: exp.Expr | None) -> exp.Expr | None:
