@@ -367,14 +367,13 @@ class PolarsCompiler(Walker[Column]):
                           bound=bound)
         over = ~(estimate.abs() < _decimal_fit(scale))
         if op == "/":
-            zero = eb == 0
-            # a divisor whose estimate is not 0 but whose decimal is: a value below 5e-19
-            # that rounded to 0 at 18 places, one the mode cannot hold (#NUM!, as a value past
-            # 1e20), not a division by zero; masked, since polars aborts the whole query on
-            # a decimal division by zero (`z / (1e-12 * (1e-12 * a))` at z = 0 did)
-            rounded = right == 0
-            value = left / pl.when(~(zero | over | rounded)).then(right)
-            own = own_errors([(zero, "#DIV/0!"), (over | rounded, "#NUM!")])
+            # the decimal divisor decides, not its float estimate: 0.1 + 0.2 - 0.3 is 0 (its
+            # estimate 5.6e-17), and a value below 5e-19 is 0 at 18 places (docs/columnar.md);
+            # masked, since polars aborts the whole query on a decimal division by zero (a
+            # zero divisor with a nonzero estimate did: "division by zero Decimal")
+            zero = right == 0
+            value = left / pl.when(~(zero | over)).then(right)
+            own = own_errors([(zero, "#DIV/0!"), (over, "#NUM!")])
         else:
             masked = pl.when(~over).then(right)
             value = {"+": left + masked, "-": left - masked, "*": left * masked}[op]

@@ -14,6 +14,7 @@ import operator
 import struct
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 
 from sqlglot import exp
 
@@ -91,9 +92,33 @@ def _pg_exact(e: exp.Expr) -> bool:
             e.args.get("default") is None or _pg_exact(e.args["default"]))
     if isinstance(e, (exp.Coalesce, exp.Greatest, exp.Least)):
         return all(_pg_exact(i) for i in (e.this, *e.expressions))
-    if isinstance(e, (exp.Length, exp.ArraySize, exp.Extract)):
+    if isinstance(e, (exp.Length, exp.ArraySize, exp.Extract, exp.Null)):
         return True
+    if isinstance(e, exp.Column) and e.table:
+        # a binding's reference (`_fl1._f1`, the binder's lateral join): its expression's type
+        # (`CAST(TRUNC(h) AS BIGINT)` in TIME: an integer, whose product with 'Infinity' would
+        # not parse); a table's column is of a type only the table knows: float8 in float mode
+        return _binding_exact(e)
     return isinstance(e, exp.Anonymous) and e.name.upper() in _EXACT_CALLS
+
+
+#: The binder's bindings of the query being rewritten (name -> expression, `select.py` sets
+#: it around `dialects.adapt`), and per name, once asked, whether it is exact.
+BINDINGS: ContextVar[tuple[dict[str, exp.Expr], dict[str, bool]] | None] = ContextVar(
+    "pg_float_bindings", default=None)
+
+
+def _binding_exact(column: exp.Column) -> bool:
+    entry = BINDINGS.get()
+    if entry is None:
+        return False
+    named, known = entry
+    name = column.name
+    if name not in known:
+        known[name] = False  # (a reference to itself is no proof)
+        bound = named.get(name)
+        known[name] = bound is not None and _pg_exact(bound)
+    return known[name]
 
 
 #: Functions the forms call by name that answer NUMERIC or integers on PostgreSQL.

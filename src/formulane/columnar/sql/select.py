@@ -368,6 +368,7 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str | None, limits: An
 
     from . import compiler as sql_compiler
     from . import dialects as sql_dialects
+    from . import pg_float
     from . import kit as sql_kit
     from . import let as sql_let
 
@@ -394,9 +395,14 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str | None, limits: An
     if binder is not None:
         compiled = binder.finish(compiled, qualify)
         bindings, prefix = tuple(binder.bindings()), binder.prefix
-    compiled = [sql_dialects.adapt(e, dialect) for e in compiled]
-    bindings = tuple((name, cast("exp.Expr", sql_dialects.adapt(e, dialect)), n)
-                     for name, e, n in bindings)
+    # (PostgreSQL's float8 guards read what a binding holds: `pg_float.BINDINGS`)
+    known = pg_float.BINDINGS.set(({name: e for name, e, _ in bindings}, {}))
+    try:
+        compiled = [sql_dialects.adapt(e, dialect) for e in compiled]
+        bindings = tuple((name, cast("exp.Expr", sql_dialects.adapt(e, dialect)), n)
+                         for name, e, n in bindings)
+    finally:
+        pg_float.BINDINGS.reset(known)
     for i, root in enumerate(roots):  # refused here, not failing in the engine
         sql_dialects.refuse_unportable(compiled[2 * i:2 * i + 2], dialect, root.span)
     sql_dialects.refuse_unportable((e for _, e, _ in bindings), dialect,

@@ -322,20 +322,8 @@ polars_odd = _even_odd(True)
 # ---------------------------------------------------------------------------- remainders
 
 
-def divisor_errors(call: FormCall, i: int, divisor: Any) -> list[tuple[Any, str]]:
-    """A divisor's errors: #DIV/0! where it is 0, but in decimal mode #NUM! where its
-    Decimal(38, 18) is 0 only because a value below 5e-19 rounded to 0 (its float64 estimate,
-    carried by `+ - *`, is not 0): a value the mode cannot hold, as one past 1e20
-    (docs/columnar.md), where the scalar engine answers a number."""
-    zero = divisor == 0
-    estimate = getattr(call.column(i), "estimate", None)
-    if estimate is None or not _decimal(call):
-        return [(zero, "#DIV/0!")]
-    return [(zero & (estimate == 0), "#DIV/0!"), (zero, "#NUM!")]
-
-
 def polars_mod(call: FormCall, x: Any, divisor: Any) -> Any:
-    errors = divisor_errors(call, 1, divisor)
+    errors = [(divisor == 0, "#DIV/0!")]
     if _decimal(call):
         return x % pl.when(divisor != 0).then(divisor), errors  # exact, the divisor's sign
     _, _, on_grid, _ = _snapped(x, divisor)
@@ -353,7 +341,7 @@ def polars_mod(call: FormCall, x: Any, divisor: Any) -> Any:
 
 
 def polars_quotient(call: FormCall, x: Any, divisor: Any) -> Any:
-    errors = divisor_errors(call, 1, divisor)
+    errors = [(divisor == 0, "#DIV/0!")]
     if not _decimal(call):
         q, n, on_grid, _ = _snapped(x, divisor)
         return pl.when(on_grid).then(n).otherwise(q.truncate()), errors

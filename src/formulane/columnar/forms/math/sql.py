@@ -23,7 +23,6 @@ from ...call import MISSING, FormCall
 from ...sql.dialects import DOUBLE, marked
 from ...sql.kit import SqlColumn, dtype, not_null
 from ...sql.let import let
-from ..operators.sql import divisor_errors
 from ..operators.sql_arith import (DECIMAL_FIT, IN_LAMBDA, add, all_of, any_of,
                                    as_decimal_18, cast_to, div, double, double_literal, eq, ge,
                                    gt, le, lt, mod, mul, ne, not_, not_finite, nullif_zero, num,
@@ -398,7 +397,7 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
         # operands themselves (a zero divisor is NULL in both: the error says #DIV/0!)
         fallback = _sql_floor_mod(x, _nullif_zero(divisor, kd), kd)
         if _unreadable(call) is not None:
-            return fallback, divisor_errors(call, 1, divisor)
+            return fallback, [(_eq(divisor, _n(0)), "#DIV/0!")]
         exact = _sql_floor_mod(_decimal_reading(call, 0, x),
                                let(_nullif_zero(_decimal_reading(call, 1, divisor), kd)), kd)
         # the fallback at DECIMAL(38, 18) too: DuckDB types a COALESCE of DECIMAL(38, 18) and
@@ -406,22 +405,22 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
         # not in a lambda body, which may not err (the join casts' documented gap there)
         if IN_LAMBDA.get():
             return exp.Coalesce(this=exact, expressions=[fallback]), \
-                divisor_errors(call, 1, divisor)
+                [(_eq(divisor, _n(0)), "#DIV/0!")]
         if kd is not None and abs(kd) < DECIMAL_FIT:
             # |remainder| < |divisor| < 1e20: DECIMAL(38, 18) always holds it, no range test
             held = cast_to(fallback, "DECIMAL(38, 18)")
             return exp.Coalesce(this=exact, expressions=[held]), \
-                divisor_errors(call, 1, divisor)
+                [(_eq(divisor, _n(0)), "#DIV/0!")]
         wide = as_decimal_18(SqlColumn(fallback))
         value = exp.Coalesce(this=exact, expressions=[wide.value])
-        return value, [*divisor_errors(call, 1, divisor),
+        return value, [(_eq(divisor, _n(0)), "#DIV/0!"),
                        *([] if wide.error is None else [(not_null(wide.error), "#NUM!")])]
     xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
     dd, ok_d = _sql_exact(divisor, kd, call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
     exact = _sql_floor_mod(xd, _nullif_zero(dd, kd), kd)
     fallback = _sql_floor_mod(x, _nullif_zero(divisor, kd), kd)
-    return _case([(ok, exact)], fallback), divisor_errors(call, 1, divisor)
+    return _case([(ok, exact)], fallback), [(_eq(divisor, _n(0)), "#DIV/0!")]
 
 
 @settled
@@ -432,12 +431,12 @@ def sql_quotient(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
         d = _double(divisor) if kd is None else double_literal(float(kd))
         fallback = exp.Trunc(this=_div(_double(x), _nullif_zero(d, kd)))
         if _unreadable(call) is not None:
-            return fallback, divisor_errors(call, 1, divisor)
+            return fallback, [(_eq(divisor, _n(0)), "#DIV/0!")]
         xd = let(_decimal_reading(call, 0, x))
         dd = let(_nullif_zero(_decimal_reading(call, 1, divisor)))
         exact = exp.Round(this=_div(_sub(xd, _mod(xd, dd)), dd))
         value = exp.Coalesce(this=exact, expressions=[fallback])
-        return value, divisor_errors(call, 1, divisor)
+        return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
     xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
     dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
@@ -447,7 +446,7 @@ def sql_quotient(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
     exact = exp.Round(this=_div(_sub(xd, _mod(xd, dd_safe)), dd_safe))
     fallback = exp.Trunc(this=_div(_double(x), _nullif_zero(_double(divisor))))
     chosen = _case([(ok, exact)], fallback)
-    return chosen, [*divisor_errors(call, 1, divisor), (_not_finite(chosen), "#NUM!")]
+    return chosen, [(_eq(divisor, _n(0)), "#DIV/0!"), (_not_finite(chosen), "#NUM!")]
 
 
 # --------------------------------------------------------------- powers, roots, logarithms

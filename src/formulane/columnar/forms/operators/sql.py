@@ -58,22 +58,7 @@ def divide(call: FormCall, a: exp.Expr, b: exp.Expr) -> Any:
     kb = known(call, 1)
     value = exp.Div(this=_k.double(a), expression=_k.nullif_zero(b, kb), typed=False,
                     safe=False)
-    return value, divisor_errors(call, 1, b, kb)
-
-
-def divisor_errors(call: FormCall, i: int, divisor: exp.Expr, kd: Decimal | None = None
-                   ) -> list[tuple[Any, str]]:
-    """A divisor's errors: #DIV/0! where it is 0, but in decimal mode #NUM! where its
-    DECIMAL(38, 18) is 0 only because a value below 5e-19 rounded to 0 (its DOUBLE estimate,
-    carried by `+ - *`, is not 0): a value that type cannot hold, as one past 1e20
-    (docs/columnar.md), where the scalar engine answers a number (`a / (1e-12 * (1e-12 *
-    a))`); ``kd``: the divisor's constant value."""
-    zero = _k.eq(divisor if kd is None else kd, _ZERO)
-    column = call.column(i)
-    estimate = getattr(column, "estimate", None)
-    if kd is not None or estimate is None or call.numbers != "decimal":
-        return [(zero, "#DIV/0!")]
-    return [(_k.all_of(zero, _k.eq(estimate.copy(), _ZERO)), "#DIV/0!"), (zero, "#NUM!")]
+    return value, [(_k.eq(b if kb is None else kb, _ZERO), "#DIV/0!")]
 
 
 @settled
