@@ -360,9 +360,9 @@ def postgres_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]
             result = con.execute(form.select("t", "v", "e", keep_columns=True)
                                  + ' ORDER BY "__i"').fetchall()
         except psycopg.errors.NumericValueOutOfRange as exc:
-            # Known gap (docs/columnar.md, pgfloat6's to fix in columnar/sql/dialects.py):
-            # PostgreSQL's float8 aborts the query on an overflow or underflow where the other
-            # engines answer #NUM! or 0 (POWER(1e15, b) at b = 1000)
+            # Known gap (docs/columnar.md, "Engine notes"; columnar/sql/pg_float.py): PostgreSQL's
+            # float8 `+`, `-`, SUM and steps over inline expressions still abort the query on an
+            # overflow or underflow where the other engines answer #NUM! or 0
             raise PostgresFloatAbort(str(exc).splitlines()[0]) from exc
     return _sql_answers(program, form, result)
 
