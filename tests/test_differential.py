@@ -26,8 +26,8 @@ A formula a backend refuses (`Unsupported`) is skipped with `hypothesis.assume`,
 the counts print at the end of the session (``-s``) and the test asserts most draws ran.
 
 Exploring: ``FORMULANE_EXPLORE=1`` draws new examples (``--hypothesis-seed=N`` picks a seed),
-``FORMULANE_EXAMPLES=2000`` runs that many per property (CI: 40, 40, 30, 30, 20, 20 and 15). What a run finds
-becomes a golden case (tests/cases/differential_found.yaml), which every backend then checks.
+``FORMULANE_EXAMPLES=2000`` runs that many per property (CI: 40, 40, 30, 30, 20, 20 and 15).
+What a run finds becomes a golden case (tests/cases/differential_found.yaml), which every backend then checks.
 """
 
 from __future__ import annotations
@@ -622,7 +622,8 @@ def test_most_draws_ran_on_every_backend() -> None:
     for backend, share in (("polars-decimal", 0.5), ("polars-float", 0.5), ("duckdb", 0.5),
                            ("duckdb-float", 0.5), ("sqlite", 0.25)):
         # (polars also in zones of its own: "polars-float Europe/Paris ran")
-        ran = sum(n for k, n in COUNTS.items() if k.startswith(backend + " ") and k.endswith(" ran"))
+        ran = sum(n for k, n in COUNTS.items()
+                  if k.startswith(backend + " ") and k.endswith(" ran"))
         assert ran >= _holdable(backend) * share, (backend, dict(COUNTS))
 
 
