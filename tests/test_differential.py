@@ -27,7 +27,8 @@ the counts print at the end of the session (``-s``) and the test asserts most dr
 
 Exploring: ``FORMULANE_EXPLORE=1`` draws new examples (``--hypothesis-seed=N`` picks a seed),
 ``FORMULANE_EXAMPLES=2000`` runs that many per property (CI: 40, 40, 30, 30, 20, 20 and 15).
-What a run finds becomes a golden case (tests/cases/differential_found.yaml), which every backend then checks.
+What a run finds becomes a golden case (tests/cases/differential_found.yaml), which every
+backend then checks.
 """
 
 from __future__ import annotations

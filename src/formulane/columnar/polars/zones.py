@@ -11,9 +11,9 @@ would change the wall clock the date forms read: a refusal is the faithful answe
 A node's zones are the polars zone keys its DateTime values may have ("" for a naive column):
 a column's from its dtype (UTC when the frame is not known: `kit.dtype_of`), a literal's UTC,
 a call declaring `zone_param` (DATETIME, TZCONVERT) from its constant zone text, a LET
-name's from its value; any other call passes on the zones of its DateTime arguments. A call of the date family reads each
-DateTime argument in its own zone (DATEDIF, DAYS, YEARFRAC), so only other calls and list
-literals join zones. Lambda parameters have no known zone and are left alone.
+name's from its value; any other call passes on the zones of its DateTime arguments. A call
+of the date family reads each DateTime argument in its own zone (DATEDIF, DAYS, YEARFRAC), so
+only other calls and list literals join zones. Lambda parameters have no known zone and are left alone.
 """
 
 from __future__ import annotations
