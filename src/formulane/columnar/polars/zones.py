@@ -13,7 +13,8 @@ a column's from its dtype (UTC when the frame is not known: `kit.dtype_of`), a l
 a call declaring `zone_param` (DATETIME, TZCONVERT) from its constant zone text, a LET
 name's from its value; any other call passes on the zones of its DateTime arguments. A call
 of the date family reads each DateTime argument in its own zone (DATEDIF, DAYS, YEARFRAC), so
-only other calls and list literals join zones. Lambda parameters have no known zone and are left alone.
+only other calls and list literals join zones. Lambda parameters have no known zone and are
+left alone.
 """
 
 from __future__ import annotations
