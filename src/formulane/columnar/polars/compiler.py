@@ -71,8 +71,18 @@ def _literal_scale(value: Any) -> int:
 
 def _decimal_column(expr: pl.Expr, dtype: Any) -> Column:
     """A Number column read in decimal mode: a Decimal keeps its scale (widened to precision
-    38), an integer becomes Decimal(38, 0), anything else Decimal(38, 18)."""
+    38), an integer becomes Decimal(38, 0), a float the Decimal(38, 18) of its shortest decimal
+    text, anything else Decimal(38, 18)."""
     bound = None
+    if dtype is not None and dtype.is_float():
+        # A float read as the number its text shows (2.3, as the scalar engine reads it): a
+        # direct cast expands the binary value (2.29999999999999982) and truncates it, which
+        # made ROUNDDOWN(2.3, 2) 2.29 and INT(-2.2 * 10) -23. A value Decimal(38, 18) cannot
+        # hold (|x| >= 1e20, inf, NaN) is that row's #NUM! (docs/columnar.md), where the
+        # strict cast failed the whole query.
+        value = expr.cast(pl.String).cast(DECIMAL_DTYPE, strict=False)
+        return Column(value, error_when(expr.is_not_null() & value.is_null(), "#NUM!"),
+                      estimate=_estimate(value, MAX_SCALE), scale=MAX_SCALE)
     if isinstance(dtype, pl.Decimal) and dtype.scale is not None and dtype.scale <= MAX_SCALE:
         scale = dtype.scale
         value = expr.cast(pl.Decimal(38, scale)) if dtype.precision != 38 else expr
