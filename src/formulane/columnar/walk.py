@@ -97,6 +97,12 @@ class Walker(Generic[C]):
     def error_of(self, col: C) -> Any:
         raise NotImplementedError
 
+    def reads_erring_column(self, node: ir.IR) -> bool:
+        """Whether ``node`` reads a column whose read is an error on some row (polars decimal
+        mode: a value Decimal(38, 18) cannot hold): the checker proves calls error-free
+        assuming a column read never is one."""
+        return False
+
     def without_error(self, col: C) -> C:
         """``col`` with no error plumbing (the checker proved the node error-free)."""
         raise NotImplementedError
@@ -208,9 +214,10 @@ class Walker(Generic[C]):
     def compile(self, node: ir.IR) -> C:
         col = self._compile(node)
         if self.error_of(col) is not None and not node.may_error and type(node) is ir.Call \
-                and not ir.reads_locals(node):
+                and not ir.reads_locals(node) and not self.reads_erring_column(node):
             # The checker proved this node error-free: no error plumbing above it. (Its proof
-            # does not see through LET names and lambda parameters, so those keep theirs.)
+            # does not see through LET names and lambda parameters, so those keep theirs;
+            # nor does it know a backend whose column read can be an error.)
             col = self.without_error(col)
         if not isinstance(node, ir.Lambda):
             col = self.typed(col, node.type)

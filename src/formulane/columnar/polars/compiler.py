@@ -50,7 +50,7 @@ from ...types import Type
 from ...values import ErrorValue
 from ..walk import Walker, magnitude_bound
 from .zones import refuse_mixed_zones
-from .kit import (_BINDER, _ELEMENT, _MODE, _TEXT_FORMS, DECIMAL_DTYPE,
+from .kit import (_BINDER, _ELEMENT, _MODE, _TEXT_FORMS, DECIMAL_DTYPE, DECIMAL_LIMIT,
                   FLOAT_LIMIT, MAX_SCALE, Column, _fits_decimal, _plain, column, concat_any,
                   dtype_of, error_when, first_error, let, literal, not_finite, number_dtype_cast, numbers,
                   own_errors, special_name, to_text)
@@ -89,10 +89,22 @@ def _decimal_column(expr: pl.Expr, dtype: Any) -> Column:
         if dtype.precision is not None:
             bound = 10.0 ** (dtype.precision - scale)
     elif dtype is not None and dtype.is_integer():
-        scale, value = 0, expr.cast(pl.Decimal(38, 0))
+        scale, value = 0, expr.cast(pl.Decimal(38, 0), strict=False)
         bound = 2.0 ** (8 * _INT_BYTES.get(str(dtype), 16))
     else:
         scale, value = MAX_SCALE, expr.cast(DECIMAL_DTYPE)
+    if dtype is not None and (bound is None or bound > DECIMAL_LIMIT):
+        # A column that may hold 1e20 or more (Decimal(38, 10), Decimal(38, 0), Int128):
+        # such a value is that row's #NUM! here, at the read, as Decimal(38, 18) cannot hold
+        # it (the documented decimal range); left in, the first cast to scale 18 (a branch
+        # join, a sum) failed the whole query ("conversion from decimal[38,10] to
+        # decimal[38,18] failed"). The test is on the exact integer behind the decimal. (A
+        # frame not known when compiling, `to_polars`, is read as Decimal(38, 18).)
+        limit = pl.lit(10 ** (20 + scale), dtype=pl.Int128)
+        fits = value.to_physical().cast(pl.Int128).is_between(-limit, limit, closed="none")
+        value = pl.when(fits).then(value)
+        return Column(value, error_when(expr.is_not_null() & ~fits.fill_null(False), "#NUM!"),
+                      estimate=_estimate(value, scale), scale=scale, bound=DECIMAL_LIMIT)
     return Column(value, estimate=_estimate(value, scale), scale=scale, bound=bound)
 
 
@@ -142,6 +154,8 @@ class PolarsCompiler(Walker[Column]):
         self.columns = columns  # variable name -> column name
         self.dtypes = dtypes or {}  # column name -> dtype, when the frame is known
         self.element_slot: int | None = None
+        #: the columns whose read is an error on some row (`reads_erring_column`)
+        self.erring_reads: set[str] = set()
 
     # ------------------------------------------------------------------ column plumbing
 
@@ -150,6 +164,10 @@ class PolarsCompiler(Walker[Column]):
 
     def without_error(self, col: Column) -> Column:
         return replace(col, error=None, unchecked=False)
+
+    def reads_erring_column(self, node: ir.IR) -> bool:
+        return bool(self.erring_reads) and any(
+            type(n) is ir.Var and n.name in self.erring_reads for n in ir.ir_walk(node))
 
     def typed(self, col: Column, t: Type) -> Column:
         return replace(col, type=t)
@@ -203,7 +221,10 @@ class PolarsCompiler(Walker[Column]):
         dtype = self.dtypes.get(name)
         _refuse_special_fields(self, node, node.type)
         if numbers() == "decimal" and node.type.kind == "Number":
-            return _decimal_column(column(name), dtype)
+            col = _decimal_column(column(name), dtype)
+            if col.error is not None:
+                self.erring_reads.add(node.name)
+            return col
         bound = None
         if node.type.kind == "Number":
             # the lane's numbers are below 1e308 in magnitude (the scalar engine refuses

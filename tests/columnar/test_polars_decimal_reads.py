@@ -1,7 +1,10 @@
-"""Polars decimal mode over Float64 columns (`numbers="decimal"` on a float frame): a float is read
-as the number its shortest text shows, as the scalar engine reads it, so the decimal-grid
-functions answer what they answer for that number; a value Decimal(38, 18) cannot hold is that
-row's #NUM!, never a polars error for the whole frame.
+"""How polars decimal mode reads a Number column that is not Decimal(38, s <= 18) with values below
+1e20: a Float64 column (`numbers="decimal"` on a float frame) is read as the number its
+shortest text shows, as the scalar engine reads it, so the decimal-grid functions answer what
+they answer for that number; a value Decimal(38, 18) cannot hold (a float past 1e20, inf, NaN;
+a Decimal(38, 10), Decimal(38, 0) or Int128 value past 1e20) is that row's #NUM!, never a
+polars error for the whole frame, and no call above the read drops that error (the checker
+proves `-a` error-free assuming a column read never is one).
 
 Before: the column was cast to Decimal(38, 18) directly, which expands the binary value and
 truncates it (2.3 -> 2.299999999999999822): ROUNDDOWN(2.3, 2) answered 2.29, INT(-2.2 * 10)
@@ -73,3 +76,24 @@ def test_float32_columns_read_through_their_own_shortest_text() -> None:
     frame = pl.DataFrame({"a": [2.3, -2.2, 0.95]}, schema={"a": pl.Float32})
     assert _answers("ROUNDDOWN(a, 2)", frame) == [Decimal("2.3"), Decimal("-2.2"),
                                                   Decimal("0.95")]
+
+
+@pytest.mark.parametrize("dtype", [pl.Decimal(38, 10), pl.Decimal(38, 0), pl.Int128])
+@pytest.mark.parametrize("formula", ["-a", "ABS(a) = 1", "MAX(a, 1)", "a + 1", "ROUND(a, 0)",
+                                     "LET(x, a, x * 2)", "IF(a > 2, 1, 0)"])
+def test_a_wide_column_past_1e20_is_that_rows_num_error(dtype: Any, formula: str) -> None:
+    # before: "conversion from `decimal[38,10]` to `decimal[38,18]` failed" for the frame, or
+    # (where no cast to scale 18 came) a blank with no error for `-a`
+    values = [3, 10 ** 25, -2, -10 ** 20]
+    frame = pl.DataFrame({"a": values if dtype == pl.Int128 else [Decimal(v) for v in values]},
+                         schema={"a": dtype})
+    got = _answers(formula, frame)
+    for i in (0, 2):
+        assert got[i] == _scalar(formula, float(frame["a"][i])), (i, got)
+    assert [g.code if isinstance(g, ErrorValue) else g for g in (got[1], got[3])] == \
+        ["#NUM!", "#NUM!"]
+
+
+def test_a_float_past_the_range_keeps_its_error_through_error_free_calls() -> None:
+    got = _answers("ABS(a) = 1", _frame([1.0, 1e300]))
+    assert got[0] is True and isinstance(got[1], ErrorValue) and got[1].code == "#NUM!"
