@@ -9,6 +9,7 @@ PostgreSQL only; every other dialect's SQL is unchanged (docs/columnar.md, "Engi
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import struct
@@ -176,6 +177,14 @@ def _last(holds: Callable[[float], bool]) -> float:
     return _bits_double(lo)
 
 
+@functools.lru_cache(maxsize=4096)
+def _bound(operation: str, k: float) -> float:
+    """`_last` of the test ``operation`` names for the literal operand ``k`` (its magnitude,
+    or the exponent itself for a power's): each bisects ~64 doubles, and the same literal
+    recurs in every compile (1.1, 2, 100), so the answers are kept (a few thousand floats)."""
+    return _last(_TESTS[operation](k))
+
+
 def _ieee(op: Callable[[float, float], float], a: float, b: float) -> float:
     """``op(a, b)`` as IEEE answers it (Python raises where IEEE overflows)."""
     try:
@@ -198,29 +207,26 @@ def _pg_times(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
             return node
         pairs: list[tuple[exp.Expr, exp.Expr]] = []
         if size > 1:  # overflow from the largest |x| whose product is finite on
-            big = _last(lambda v: math.isfinite(v * size))
+            big = _bound("times_finite", size)
             pairs.append((exp.GT(this=_abs(x), expression=_lit(big)),
                           exp.Mul(this=x.copy(), expression=_pg_inf(k < 0))))
         else:  # underflow up to the largest |x| whose product is 0
-            small = _last(lambda v: v * size == 0)
+            small = _bound("times_zero", size)
             pairs.append((exp.LTE(this=_abs(x), expression=_lit(small)),
                           exp.Literal.number(0)))
         return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=node)
-
-    def build(a: exp.Expr, b: exp.Expr, default: exp.Expr) -> exp.Expr:
-        one = exp.Literal.number(1)
-        over = exp.and_(exp.GT(this=_abs(a), expression=one.copy()),
-                        exp.GT(this=_abs(b), expression=_div(_lit(_HUGE), _abs(a))), copy=False)
-        under = exp.and_(exp.LT(this=_abs(a), expression=one.copy()),
-                         exp.LT(this=_abs(b), expression=one.copy()),
-                         exp.NEQ(this=a.copy(), expression=exp.Literal.number(0)),
-                         exp.LTE(this=exp.Mul(this=_abs(b), expression=_lit(_UP)),
-                                 expression=_div(_TINY_PRODUCT.copy(), _abs(a))), copy=False)
-        inf = exp.Mul(this=exp.Mul(this=exp.Sign(this=a.copy()), expression=b.copy()),
-                      expression=_pg_inf())
-        return exp.Case(ifs=[exp.If(this=over, true=inf),
-                             exp.If(this=under, true=exp.Literal.number(0))], default=default)
-    return build(a, b, node)
+    one = exp.Literal.number(1)
+    over = exp.and_(exp.GT(this=_abs(a), expression=one.copy()),
+                    exp.GT(this=_abs(b), expression=_div(_lit(_HUGE), _abs(a))), copy=False)
+    under = exp.and_(exp.LT(this=_abs(a), expression=one.copy()),
+                     exp.LT(this=_abs(b), expression=one.copy()),
+                     exp.NEQ(this=a.copy(), expression=exp.Literal.number(0)),
+                     exp.LTE(this=exp.Mul(this=_abs(b), expression=_lit(_UP)),
+                             expression=_div(_TINY_PRODUCT.copy(), _abs(a))), copy=False)
+    inf = exp.Mul(this=exp.Mul(this=exp.Sign(this=a.copy()), expression=b.copy()),
+                  expression=_pg_inf())
+    return exp.Case(ifs=[exp.If(this=over, true=inf),
+                         exp.If(this=under, true=exp.Literal.number(0))], default=node)
 
 
 def _pg_quotient(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
@@ -230,34 +236,31 @@ def _pg_quotient(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
     if k is not None and k != 0:
         size = abs(k)
         if size < 1:  # overflow: |a| / |k| past the double range
-            big = _last(lambda v: math.isfinite(_ieee(operator.truediv, v, size)))
+            big = _bound("quotient_finite", size)
             return exp.Case(ifs=[exp.If(this=exp.GT(this=_abs(a), expression=_lit(big)),
                                         true=exp.Mul(this=a.copy(),
                                                      expression=_pg_inf(k < 0)))],
                             default=node)
         if size >= 2:  # underflow: |a| / |k| rounds to 0
-            small = _last(lambda v: v / size == 0)
+            small = _bound("quotient_zero", size)
             return exp.Case(ifs=[exp.If(this=exp.LTE(this=_abs(a), expression=_lit(small)),
                                         true=exp.Literal.number(0))], default=node)
         return node
-
-    def build(a: exp.Expr, b: exp.Expr, default: exp.Expr) -> exp.Expr:
-        one = exp.Literal.number(1)
-        over = exp.and_(exp.LT(this=_abs(b), expression=one.copy()),
-                        exp.GT(this=_abs(a), expression=exp.Mul(this=_lit(_HUGE),
-                                                                expression=_abs(b))),
-                        copy=False)
-        # |a| * 1e308 / |b|: NaN (b NaN) fails the test; at least 5e-324 (|a| < 1 < |b|)
-        under = exp.and_(exp.LT(this=_abs(a), expression=one.copy()),
-                         exp.GT(this=_abs(b), expression=one.copy()),
-                         exp.LTE(this=_div(exp.Mul(this=_abs(a), expression=_lit(_UP_QUOTIENT)),
-                                           _abs(b)),
-                                 expression=_TINY_QUOTIENT.copy()), copy=False)
-        inf = exp.Mul(this=exp.Mul(this=exp.Sign(this=b.copy()), expression=a.copy()),
-                      expression=_pg_inf())
-        return exp.Case(ifs=[exp.If(this=over, true=inf),
-                             exp.If(this=under, true=exp.Literal.number(0))], default=default)
-    return build(a, b, node)
+    one = exp.Literal.number(1)
+    over = exp.and_(exp.LT(this=_abs(b), expression=one.copy()),
+                    exp.GT(this=_abs(a), expression=exp.Mul(this=_lit(_HUGE),
+                                                            expression=_abs(b))),
+                    copy=False)
+    # |a| * 1e308 / |b|: NaN (b NaN) fails the test; at least 5e-324 (|a| < 1 < |b|)
+    under = exp.and_(exp.LT(this=_abs(a), expression=one.copy()),
+                     exp.GT(this=_abs(b), expression=one.copy()),
+                     exp.LTE(this=_div(exp.Mul(this=_abs(a), expression=_lit(_UP_QUOTIENT)),
+                                       _abs(b)),
+                             expression=_TINY_QUOTIENT.copy()), copy=False)
+    inf = exp.Mul(this=exp.Mul(this=exp.Sign(this=b.copy()), expression=a.copy()),
+                  expression=_pg_inf())
+    return exp.Case(ifs=[exp.If(this=over, true=inf),
+                         exp.If(this=under, true=exp.Literal.number(0))], default=node)
 
 
 def _pow(a: float, b: float) -> float:
@@ -267,6 +270,28 @@ def _pow(a: float, b: float) -> float:
         return math.inf
     except ValueError:
         return math.nan
+
+
+def _rises(size: float, v: float) -> float:
+    """``|base| ** v`` for a base of magnitude ``size``, rising with v (its exponent negated
+    where ``size`` < 1)."""
+    return _pow(size, v if size > 1 else -v)
+
+
+#: The monotone tests `_bound` bisects, by name: each, given the literal, a test of the other
+#: operand's magnitude v (true up to the bound it finds).
+_TESTS: dict[str, Callable[[float], Callable[[float], bool]]] = {
+    "times_finite": lambda k: lambda v: math.isfinite(v * k),
+    "times_zero": lambda k: lambda v: v * k == 0,
+    "quotient_finite": lambda k: lambda v: math.isfinite(_ieee(operator.truediv, v, k)),
+    "quotient_zero": lambda k: lambda v: v / k == 0,
+    "power_below_huge": lambda k: lambda v: _pow(v, k) < _HUGE,
+    "power_below_tiny": lambda k: lambda v: _pow(v, k) < _TINY_POWER,
+    "power_huge": lambda k: lambda v: _pow(v, k) >= _HUGE,
+    "power_tiny": lambda k: lambda v: not _pow(v, k) < _TINY_POWER,
+    "base_below_huge": lambda k: lambda v: _rises(k, v) < _HUGE,
+    "base_tiny": lambda k: lambda v: _rises(k, -v) >= _TINY_POWER,
+}
 
 
 def _pg_power(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
@@ -280,17 +305,11 @@ def _pg_power(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
         if k == 0 or k == 1:
             return node
         odd = k == int(k) and int(k) % 2 == 1
-
-        def grows(v: float) -> float:
-            return _pow(v, k)
         x = a
         pairs: list[tuple[exp.Expr, exp.Expr]] = []
-        if k > 0:
-            big = _last(lambda v: grows(v) < _HUGE)
-            small = _last(lambda v: grows(v) < _TINY_POWER)
-        else:  # |a|^k falls as |a| grows: the bounds are on the other side
-            big = _last(lambda v: grows(v) >= _HUGE)
-            small = _last(lambda v: not grows(v) < _TINY_POWER)
+        # (for k < 0, |a|^k falls as |a| grows: the bounds are on the other side)
+        big = _bound("power_below_huge" if k > 0 else "power_huge", k)
+        small = _bound("power_below_tiny" if k > 0 else "power_tiny", k)
         inf = exp.Mul(this=exp.Sign(this=a.copy()), expression=_pg_inf()) \
             if odd and k > 0 else _pg_inf()
         if k > 0 and big < sys.float_info.max:  # -ABS(a) < -big: NaN fails it
@@ -308,11 +327,8 @@ def _pg_power(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
         return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=node)
     if base is not None and base != 0 and abs(base) != 1:
         size = abs(base)
-
-        def rises(v: float) -> float:  # |base| ** v, rising with v when |base| > 1
-            return _pow(size, v if size > 1 else -v)
-        big = _last(lambda v: rises(v) < _HUGE)
-        small = _last(lambda v: rises(-v) >= _TINY_POWER)
+        big = _bound("base_below_huge", size)
+        small = _bound("base_tiny", size)
         sign = 1 if size > 1 else -1
         over = exp.LT(this=exp.Neg(this=b.copy()) if sign > 0 else b.copy(),
                       expression=_lit(-big))
@@ -320,15 +336,12 @@ def _pg_power(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
                        expression=_lit(-small))
         return exp.Case(ifs=[exp.If(this=over, true=_pg_inf()),
                              exp.If(this=under, true=exp.Literal.number(0))], default=node)
-
-    def build(a: exp.Expr, b: exp.Expr, power: exp.Expr) -> exp.Expr:
-        t = exp.Mul(this=exp.cast(b.copy(), "NUMERIC"), expression=exp.cast(exp.Ln(
-            this=exp.Nullif(this=_abs(a), expression=exp.Literal.number(0))), "NUMERIC"))
-        return exp.Case(ifs=[
-            exp.If(this=exp.LT(this=t, expression=_LN_TINY.copy()), true=exp.Literal.number(0)),
-            exp.If(this=exp.LT(this=exp.Neg(this=t.copy()), expression=exp.Neg(
-                this=_LN_HUGE.copy())), true=_pg_inf())], default=power)
-    return build(a, b, node)
+    t = exp.Mul(this=exp.cast(b.copy(), "NUMERIC"), expression=exp.cast(exp.Ln(
+        this=exp.Nullif(this=_abs(a), expression=exp.Literal.number(0))), "NUMERIC"))
+    return exp.Case(ifs=[
+        exp.If(this=exp.LT(this=t, expression=_LN_TINY.copy()), true=exp.Literal.number(0)),
+        exp.If(this=exp.LT(this=exp.Neg(this=t.copy()), expression=exp.Neg(
+            this=_LN_HUGE.copy())), true=_pg_inf())], default=node)
 
 
 def guardable(node: exp.Expr) -> bool:
