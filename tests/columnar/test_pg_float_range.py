@@ -1,9 +1,9 @@
 """PostgreSQL's float8 range: one row out of range answers that row, never fails the query.
 
-PostgreSQL's float8 `*`, `/` and POWER raise "value out of range: overflow/underflow" where
-IEEE (DuckDB, Spark, the scalar engine) answers inf or 0, so a single row with 1e200 * 1e200
-failed the whole query. `dialects.adapt` guards them on PostgreSQL (docs/columnar.md, "Engine
-notes"); and ROUND to digits, which PostgreSQL has for NUMERIC only, reads a float8 operand as
+PostgreSQL's float8 `+`, `-`, `*`, `/` and POWER raise "value out of range:
+overflow/underflow" where IEEE (DuckDB, Spark, the scalar engine) answers inf or 0, so a single
+row with 1e200 * 1e200 or 1e308 + 1e308 failed the whole query. `dialects.adapt` guards them
+on PostgreSQL (docs/columnar.md, "Engine notes"); and ROUND to digits, which PostgreSQL has for NUMERIC only, reads a float8 operand as
 NUMERIC (a decimal-mode query over a table's DOUBLE PRECISION columns). Each test runs on a
 real server, over a table whose rows reach the edges (overflow, underflow, 0, negatives, NaN
 and infinities) beside ordinary rows, and compares every row with DuckDB over the same DOUBLE
@@ -40,6 +40,11 @@ EDGES: list[tuple[float, float]] = [
     (2.0, 3.0), (1e200, 1e200), (1e-200, 1e-200), (-1e200, 1e200), (-1e-200, 1e-200),
     (0.0, -1.0), (1e300, 1e-300), (1e-300, 1e300), (1.5, -2.5), (1e308, 10.0), (-7.0, 0.5),
     (5e-324, 0.25), (1e-310, 1e10), (3.0, 1e-320), (-0.5, 1e6), (1.7e308, 0.5),
+    # sums and differences: past the double range (PostgreSQL raised), at 1e308 and over
+    # (finite: #NUM! too), back inside it, at a literal's bound (x + 1e292 overflows from
+    # the largest double on, not from the one below it)
+    (1e308, 1e308), (-1.7e308, -1e308), (1e308, -1e308), (8e307, 8e307), (9e307, -9e307),
+    (1.7976931348623157e308, 1e292), (1.7976931348623155e308, -1e292), (1e292, -1e308),
 ]
 #: NaN and the infinities (a DOUBLE column can hold them; every engine answers #NUM!).
 NOT_FINITE: list[tuple[float, float]] = [(math.nan, 1.0), (2.0, math.inf), (-math.inf, 0.5),
@@ -49,6 +54,8 @@ FLOAT_FORMULAS = [
     "x * y", "x / y", "x ^ y", "POWER(x, 3)", "POWER(x, -2)", "POWER(x, 0.5)", "POWER(10, y)",
     "POWER(0.5, y)", "x * 2", "x * 0.25", "x * -3", "x / 3", "x / 0.5", "y / -1e-10",
     "SQRT(ABS(x)) * y", "x * y / (x / y)", "IF(x * y > 1, 1, 0)", "ABS(x * y) * 2",
+    "x + y", "x - y", "x + 1", "x + 1e292", "x - 1e292", "1e300 - x", "-1e300 - x",
+    "y - -1e300", "(x + y) / 2", "x + y - 1", "IF(x + y > 0, 1, 2)", "ISERROR(x - y)",
 ]
 
 
@@ -110,6 +117,45 @@ def test_one_row_out_of_range_leaves_the_others_their_answers() -> None:
         (6.0, None), (None, "#NUM!"), (-2.0, None), (0.0, None), (-10.0, None)]
     assert _postgres("x ^ y", "float", rows) == [
         (8.0, None), (None, "#NUM!"), (None, "#NUM!"), (1.0, None), (0.1, None)]
+
+
+def test_one_sum_out_of_range_leaves_the_others_their_answers() -> None:
+    # PostgreSQL raised "value out of range: overflow" for the whole query (1e308 + 1e308)
+    rows = [(2.0, 3.0), (1e308, 1e308), (-1e308, 1e308), (-1.7e308, -1e308), (4.0, -0.5)]
+    assert _postgres("x + y", "float", rows) == [
+        (5.0, None), (None, "#NUM!"), (0.0, None), (None, "#NUM!"), (3.5, None)]
+    assert _postgres("x - y", "float", rows) == [
+        (-1.0, None), (0.0, None), (None, "#NUM!"), (-6.999999999999999e307, None), (4.5, None)]
+    # a literal operand: the bound on x is settled when compiling
+    assert _postgres("x - 1e300", "float", [(-1.7976931348623157e308, 0.0), (5.0, 0.0)]) == [
+        (None, "#NUM!"), (-1e300, None)]
+
+
+def test_sums_in_decimal_mode_over_double_precision_columns() -> None:
+    # decimal mode tests the float8 sum for its range first (`x + CAST(y AS DOUBLE
+    # PRECISION)`), which raised on PostgreSQL past the double range
+    rows = [(2.5, 3.25), (1e308, 1e308), (-1.7e308, -1e308), (1.5, -0.25)]
+    assert _postgres("x + y", "decimal", rows) == [
+        (Decimal("5.75"), None), (None, "#NUM!"), (None, "#NUM!"), (Decimal("1.25"), None)]
+
+
+#: The float8 aggregates of numbers (PostgreSQL's SUM and AVG raise "value out of range" where
+#: DuckDB's answer inf): on PostgreSQL each is refused today (the forms call DuckDB's LIST_SUM,
+#: LIST_AVG...), so none reaches the engine; one that compiles there must run these rows.
+AGGREGATES = ["SUM(x, y)", "SUM(x)", "AVERAGE(x, y)", "AVERAGE(x)", "STDEV(x, y)",
+              "STDEV.P(x, y)", "VAR(x, y)", "PRODUCT(x, y)", "MEDIAN(x, y)", "MAX(x, y)"]
+
+
+@pytest.mark.parametrize("formula", AGGREGATES)
+def test_aggregates_refused_or_answered_never_a_failed_query(formula: str) -> None:
+    rows = [(1e308, 1e308), (2.0, 3.0), (-1.7e308, -1e308), (1e308, -1e308)]
+    try:
+        got = _postgres(formula, "float", rows)
+    except formulane.Unsupported as exc:
+        assert exc.code == "E213" and "PostgreSQL" in str(exc), exc
+        return
+    duck = _duckdb(formula, "float", rows)
+    assert all(_same(g, d) for g, d in zip(got, duck)), (got, duck)
 
 
 #: Decimal mode over a user's DOUBLE PRECISION columns (ROUND to digits is NUMERIC's only on

@@ -1,14 +1,18 @@
-"""PostgreSQL's float8 range: `*`, `/` and POWER that answer a row instead of failing the query.
+"""PostgreSQL's float8 range: `+`, `-`, `*`, `/` and POWER that answer a row instead of failing
+the query.
 
-Contract: `guard(node)` returns a PostgreSQL product, quotient or power (`exp.Mul`, `exp.Div`,
-`exp.Pow` over float8) rewritten so that no row raises "value out of range"; `guardable(node)`
-says whether the node is one to rewrite (not both sides exact, both sides cheap to repeat);
-`exact(e)` whether PostgreSQL types ``e`` NUMERIC or an integer. Read by `dialects.adapt` for
-PostgreSQL only; every other dialect's SQL is unchanged (docs/columnar.md, "Engine notes").
-"""
+Contract: `guard(node)` returns a PostgreSQL sum, difference, product, quotient or power
+(`exp.Add`, `exp.Sub`, `exp.Mul`, `exp.Div`, `exp.Pow` over float8) rewritten so that no row
+raises "value out of range"; `guardable(node)` says whether the node is one to rewrite (not
+both sides exact, both sides cheap to repeat, a sum's sides numbers); `exact(e)` whether
+PostgreSQL types ``e`` NUMERIC or an integer. Read by `dialects.adapt` for PostgreSQL only;
+every other dialect's SQL is unchanged (docs/columnar.md, "Engine notes"). No float8
+aggregate (SUM, AVG over a list) reaches PostgreSQL: the forms' LIST_SUM, LIST_AVG... are
+DuckDB's and refused there (E213), so none is guarded here."""
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import struct
@@ -18,8 +22,9 @@ from contextvars import ContextVar
 
 from sqlglot import exp
 
-# PostgreSQL's float8 `*`, `/` and POWER raise "value out of range" where IEEE answers inf
-# (overflow) or 0 (underflow: a nonzero result that rounds to 0), so one row failed the whole
+# PostgreSQL's float8 `+`, `-`, `*`, `/` and POWER raise "value out of range" where IEEE answers
+# inf (overflow) or 0 (underflow: a nonzero result that rounds to 0; never a sum's), and an
+# infinite operand never raises (`'Infinity' + 1` is inf there), so one row failed the whole
 # query where DuckDB, Spark and the scalar engine answer that row (the forms then read inf as
 # #NUM!). On PostgreSQL each is rewritten into a CASE that answers inf or 0 itself where the
 # engine would raise and computes the operation elsewhere; every test in it is itself safe on
@@ -27,7 +32,8 @@ from sqlglot import exp
 # engine's own operation (which answers NaN): PostgreSQL sorts NaN above every number, so a
 # test that NaN must fail is written as `-ABS(x) < -bound` or as a quotient compared.
 # Exactness: inf is answered where the result is at least 1.5e308 (the forms read every
-# result from 1e308 on as #NUM!, so a finite result there and inf answer alike); 0 where IEEE
+# result from 1e308 on as #NUM!, so a finite result there and inf answer alike; with a literal
+# operand, where IEEE itself answers inf, a bound found when compiling); 0 where IEEE
 # answers 0, and in a band of relative width 1e-15 above that bound (a product or quotient)
 # or below 1e-323 (a power), where IEEE's answer is the smallest subnormal, 5e-324.
 
@@ -53,21 +59,26 @@ def _pg_inf(negative: bool = False) -> exp.Expr:
 
 
 def _pg_value(e: exp.Expr) -> float | None:
-    """The finite value of a number literal (negated, parenthesized, cast), else None."""
-    while isinstance(e, (exp.Paren, exp.Cast)) and not isinstance(e, exp.TryCast):
+    """The finite value of a number literal (negated, parenthesized, cast; a string cast to a
+    number type), else None."""
+    numeric = False  # (under a cast to a number type: '1E+300', as the forms write 1e300)
+    negative = False
+    while isinstance(e, (exp.Paren, exp.Cast, exp.Neg)) and not isinstance(e, exp.TryCast):
+        numeric = numeric or isinstance(e, exp.Cast) and e.to.is_type(*_NUMBER_TYPES)
+        negative ^= isinstance(e, exp.Neg)
         e = e.this
-    negative = isinstance(e, exp.Neg)
-    inner = e.this if negative else e
-    while isinstance(inner, exp.Paren):
-        inner = inner.this
-    if not (isinstance(inner, exp.Literal) and not inner.is_string):
+    if not (isinstance(e, exp.Literal) and (numeric or not e.is_string)):
         return None
     try:
-        value = float(inner.this)
+        value = float(e.this)
     except ValueError:
         return None
     return (-value if negative else value) if math.isfinite(value) else None
 
+
+#: Types a cast of a number literal may name (`_pg_value`).
+_NUMBER_TYPES = (exp.DataType.Type.DOUBLE, exp.DataType.Type.FLOAT, exp.DataType.Type.DECIMAL,
+                 exp.DataType.Type.INT, exp.DataType.Type.BIGINT)
 
 #: Types whose arithmetic PostgreSQL does exactly (NUMERIC) or in integers: never float8.
 _EXACT_TYPES = (exp.DataType.Type.DECIMAL, exp.DataType.Type.INT, exp.DataType.Type.BIGINT,
@@ -176,6 +187,14 @@ def _last(holds: Callable[[float], bool]) -> float:
     return _bits_double(lo)
 
 
+@functools.lru_cache(maxsize=4096)
+def _bound(operation: str, k: float) -> float:
+    """`_last` of the test ``operation`` names for the literal operand ``k`` (its magnitude,
+    or the exponent itself for a power's): each bisects ~64 doubles, and the same literal
+    recurs in every compile (1.1, 2, 100), so the answers are kept (a few thousand floats)."""
+    return _last(_TESTS[operation](k))
+
+
 def _ieee(op: Callable[[float, float], float], a: float, b: float) -> float:
     """``op(a, b)`` as IEEE answers it (Python raises where IEEE overflows)."""
     try:
@@ -184,6 +203,38 @@ def _ieee(op: Callable[[float, float], float], a: float, b: float) -> float:
         return math.inf
     except ZeroDivisionError:
         return math.inf
+
+
+def _pg_sum(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
+    """``a + b`` or ``a - b`` (the engine's ``node``, an `exp.Add` or `exp.Sub`) safe from
+    PostgreSQL's overflow (a sum never underflows; an infinite operand never raises). With a
+    literal k, the overflow bound on the other operand x is IEEE's own, found when compiling
+    (the largest |x| whose sum with |k| is finite: every double for |k| < 2 ** 970, so `x + 1`
+    stays as it is). Else inf is answered where the operands' signs agree (a difference: differ)
+    and |a| >= 1.5e308 - |b|, each step of the test safe on any row and false for NaN (SIGN(NaN)
+    is 0 there); the engine's sum is finite wherever the test fails."""
+    minus = isinstance(node, exp.Sub)
+    k, x, flipped = _pg_value(b), a, False
+    if k is not None:
+        k = -k if minus else k
+    else:
+        k, x, flipped = _pg_value(a), b, minus
+    if k is not None:
+        big = _bound("sum_finite", abs(k))
+        if big == sys.float_info.max or k == 0:
+            return node
+        # overflow where (-x if flipped else x) passes big toward k's sign; written as a
+        # `<` test, which NaN fails (PostgreSQL sorts NaN above every number)
+        side = exp.Neg(this=x.copy()) if (k > 0) != flipped else x.copy()
+        return exp.Case(ifs=[exp.If(this=exp.LT(this=side, expression=_lit(-big)),
+                                    true=_pg_inf(k < 0))], default=node)
+    agree = exp.EQ(this=exp.Mul(this=exp.Sign(this=a.copy()), expression=exp.Sign(this=b.copy())),
+                   expression=exp.Neg(this=exp.Literal.number(1)) if minus
+                   else exp.Literal.number(1))
+    far = exp.GTE(this=_abs(a), expression=exp.Sub(this=_lit(_HUGE), expression=_abs(b)))
+    # (a is nonzero there, and inf times it never raises: its sign, the sum's)
+    inf = exp.Mul(this=a.copy(), expression=_pg_inf())
+    return exp.Case(ifs=[exp.If(this=exp.and_(agree, far, copy=False), true=inf)], default=node)
 
 
 def _pg_times(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
@@ -198,29 +249,26 @@ def _pg_times(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
             return node
         pairs: list[tuple[exp.Expr, exp.Expr]] = []
         if size > 1:  # overflow from the largest |x| whose product is finite on
-            big = _last(lambda v: math.isfinite(v * size))
+            big = _bound("times_finite", size)
             pairs.append((exp.GT(this=_abs(x), expression=_lit(big)),
                           exp.Mul(this=x.copy(), expression=_pg_inf(k < 0))))
         else:  # underflow up to the largest |x| whose product is 0
-            small = _last(lambda v: v * size == 0)
+            small = _bound("times_zero", size)
             pairs.append((exp.LTE(this=_abs(x), expression=_lit(small)),
                           exp.Literal.number(0)))
         return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=node)
-
-    def build(a: exp.Expr, b: exp.Expr, default: exp.Expr) -> exp.Expr:
-        one = exp.Literal.number(1)
-        over = exp.and_(exp.GT(this=_abs(a), expression=one.copy()),
-                        exp.GT(this=_abs(b), expression=_div(_lit(_HUGE), _abs(a))), copy=False)
-        under = exp.and_(exp.LT(this=_abs(a), expression=one.copy()),
-                         exp.LT(this=_abs(b), expression=one.copy()),
-                         exp.NEQ(this=a.copy(), expression=exp.Literal.number(0)),
-                         exp.LTE(this=exp.Mul(this=_abs(b), expression=_lit(_UP)),
-                                 expression=_div(_TINY_PRODUCT.copy(), _abs(a))), copy=False)
-        inf = exp.Mul(this=exp.Mul(this=exp.Sign(this=a.copy()), expression=b.copy()),
-                      expression=_pg_inf())
-        return exp.Case(ifs=[exp.If(this=over, true=inf),
-                             exp.If(this=under, true=exp.Literal.number(0))], default=default)
-    return build(a, b, node)
+    one = exp.Literal.number(1)
+    over = exp.and_(exp.GT(this=_abs(a), expression=one.copy()),
+                    exp.GT(this=_abs(b), expression=_div(_lit(_HUGE), _abs(a))), copy=False)
+    under = exp.and_(exp.LT(this=_abs(a), expression=one.copy()),
+                     exp.LT(this=_abs(b), expression=one.copy()),
+                     exp.NEQ(this=a.copy(), expression=exp.Literal.number(0)),
+                     exp.LTE(this=exp.Mul(this=_abs(b), expression=_lit(_UP)),
+                             expression=_div(_TINY_PRODUCT.copy(), _abs(a))), copy=False)
+    inf = exp.Mul(this=exp.Mul(this=exp.Sign(this=a.copy()), expression=b.copy()),
+                  expression=_pg_inf())
+    return exp.Case(ifs=[exp.If(this=over, true=inf),
+                         exp.If(this=under, true=exp.Literal.number(0))], default=node)
 
 
 def _pg_quotient(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
@@ -230,34 +278,31 @@ def _pg_quotient(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
     if k is not None and k != 0:
         size = abs(k)
         if size < 1:  # overflow: |a| / |k| past the double range
-            big = _last(lambda v: math.isfinite(_ieee(operator.truediv, v, size)))
+            big = _bound("quotient_finite", size)
             return exp.Case(ifs=[exp.If(this=exp.GT(this=_abs(a), expression=_lit(big)),
                                         true=exp.Mul(this=a.copy(),
                                                      expression=_pg_inf(k < 0)))],
                             default=node)
         if size >= 2:  # underflow: |a| / |k| rounds to 0
-            small = _last(lambda v: v / size == 0)
+            small = _bound("quotient_zero", size)
             return exp.Case(ifs=[exp.If(this=exp.LTE(this=_abs(a), expression=_lit(small)),
                                         true=exp.Literal.number(0))], default=node)
         return node
-
-    def build(a: exp.Expr, b: exp.Expr, default: exp.Expr) -> exp.Expr:
-        one = exp.Literal.number(1)
-        over = exp.and_(exp.LT(this=_abs(b), expression=one.copy()),
-                        exp.GT(this=_abs(a), expression=exp.Mul(this=_lit(_HUGE),
-                                                                expression=_abs(b))),
-                        copy=False)
-        # |a| * 1e308 / |b|: NaN (b NaN) fails the test; at least 5e-324 (|a| < 1 < |b|)
-        under = exp.and_(exp.LT(this=_abs(a), expression=one.copy()),
-                         exp.GT(this=_abs(b), expression=one.copy()),
-                         exp.LTE(this=_div(exp.Mul(this=_abs(a), expression=_lit(_UP_QUOTIENT)),
-                                           _abs(b)),
-                                 expression=_TINY_QUOTIENT.copy()), copy=False)
-        inf = exp.Mul(this=exp.Mul(this=exp.Sign(this=b.copy()), expression=a.copy()),
-                      expression=_pg_inf())
-        return exp.Case(ifs=[exp.If(this=over, true=inf),
-                             exp.If(this=under, true=exp.Literal.number(0))], default=default)
-    return build(a, b, node)
+    one = exp.Literal.number(1)
+    over = exp.and_(exp.LT(this=_abs(b), expression=one.copy()),
+                    exp.GT(this=_abs(a), expression=exp.Mul(this=_lit(_HUGE),
+                                                            expression=_abs(b))),
+                    copy=False)
+    # |a| * 1e308 / |b|: NaN (b NaN) fails the test; at least 5e-324 (|a| < 1 < |b|)
+    under = exp.and_(exp.LT(this=_abs(a), expression=one.copy()),
+                     exp.GT(this=_abs(b), expression=one.copy()),
+                     exp.LTE(this=_div(exp.Mul(this=_abs(a), expression=_lit(_UP_QUOTIENT)),
+                                       _abs(b)),
+                             expression=_TINY_QUOTIENT.copy()), copy=False)
+    inf = exp.Mul(this=exp.Mul(this=exp.Sign(this=b.copy()), expression=a.copy()),
+                  expression=_pg_inf())
+    return exp.Case(ifs=[exp.If(this=over, true=inf),
+                         exp.If(this=under, true=exp.Literal.number(0))], default=node)
 
 
 def _pow(a: float, b: float) -> float:
@@ -267,6 +312,29 @@ def _pow(a: float, b: float) -> float:
         return math.inf
     except ValueError:
         return math.nan
+
+
+def _rises(size: float, v: float) -> float:
+    """``|base| ** v`` for a base of magnitude ``size``, rising with v (its exponent negated
+    where ``size`` < 1)."""
+    return _pow(size, v if size > 1 else -v)
+
+
+#: The monotone tests `_bound` bisects, by name: each, given the literal, a test of the other
+#: operand's magnitude v (true up to the bound it finds).
+_TESTS: dict[str, Callable[[float], Callable[[float], bool]]] = {
+    "sum_finite": lambda k: lambda v: math.isfinite(v + k),
+    "times_finite": lambda k: lambda v: math.isfinite(v * k),
+    "times_zero": lambda k: lambda v: v * k == 0,
+    "quotient_finite": lambda k: lambda v: math.isfinite(_ieee(operator.truediv, v, k)),
+    "quotient_zero": lambda k: lambda v: v / k == 0,
+    "power_below_huge": lambda k: lambda v: _pow(v, k) < _HUGE,
+    "power_below_tiny": lambda k: lambda v: _pow(v, k) < _TINY_POWER,
+    "power_huge": lambda k: lambda v: _pow(v, k) >= _HUGE,
+    "power_tiny": lambda k: lambda v: not _pow(v, k) < _TINY_POWER,
+    "base_below_huge": lambda k: lambda v: _rises(k, v) < _HUGE,
+    "base_tiny": lambda k: lambda v: _rises(k, -v) >= _TINY_POWER,
+}
 
 
 def _pg_power(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
@@ -280,17 +348,11 @@ def _pg_power(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
         if k == 0 or k == 1:
             return node
         odd = k == int(k) and int(k) % 2 == 1
-
-        def grows(v: float) -> float:
-            return _pow(v, k)
         x = a
         pairs: list[tuple[exp.Expr, exp.Expr]] = []
-        if k > 0:
-            big = _last(lambda v: grows(v) < _HUGE)
-            small = _last(lambda v: grows(v) < _TINY_POWER)
-        else:  # |a|^k falls as |a| grows: the bounds are on the other side
-            big = _last(lambda v: grows(v) >= _HUGE)
-            small = _last(lambda v: not grows(v) < _TINY_POWER)
+        # (for k < 0, |a|^k falls as |a| grows: the bounds are on the other side)
+        big = _bound("power_below_huge" if k > 0 else "power_huge", k)
+        small = _bound("power_below_tiny" if k > 0 else "power_tiny", k)
         inf = exp.Mul(this=exp.Sign(this=a.copy()), expression=_pg_inf()) \
             if odd and k > 0 else _pg_inf()
         if k > 0 and big < sys.float_info.max:  # -ABS(a) < -big: NaN fails it
@@ -308,11 +370,8 @@ def _pg_power(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
         return exp.Case(ifs=[exp.If(this=c, true=v) for c, v in pairs], default=node)
     if base is not None and base != 0 and abs(base) != 1:
         size = abs(base)
-
-        def rises(v: float) -> float:  # |base| ** v, rising with v when |base| > 1
-            return _pow(size, v if size > 1 else -v)
-        big = _last(lambda v: rises(v) < _HUGE)
-        small = _last(lambda v: rises(-v) >= _TINY_POWER)
+        big = _bound("base_below_huge", size)
+        small = _bound("base_tiny", size)
         sign = 1 if size > 1 else -1
         over = exp.LT(this=exp.Neg(this=b.copy()) if sign > 0 else b.copy(),
                       expression=_lit(-big))
@@ -320,29 +379,57 @@ def _pg_power(a: exp.Expr, b: exp.Expr, node: exp.Expr) -> exp.Expr:
                        expression=_lit(-small))
         return exp.Case(ifs=[exp.If(this=over, true=_pg_inf()),
                              exp.If(this=under, true=exp.Literal.number(0))], default=node)
-
-    def build(a: exp.Expr, b: exp.Expr, power: exp.Expr) -> exp.Expr:
-        t = exp.Mul(this=exp.cast(b.copy(), "NUMERIC"), expression=exp.cast(exp.Ln(
-            this=exp.Nullif(this=_abs(a), expression=exp.Literal.number(0))), "NUMERIC"))
-        return exp.Case(ifs=[
-            exp.If(this=exp.LT(this=t, expression=_LN_TINY.copy()), true=exp.Literal.number(0)),
-            exp.If(this=exp.LT(this=exp.Neg(this=t.copy()), expression=exp.Neg(
-                this=_LN_HUGE.copy())), true=_pg_inf())], default=power)
-    return build(a, b, node)
+    t = exp.Mul(this=exp.cast(b.copy(), "NUMERIC"), expression=exp.cast(exp.Ln(
+        this=exp.Nullif(this=_abs(a), expression=exp.Literal.number(0))), "NUMERIC"))
+    return exp.Case(ifs=[
+        exp.If(this=exp.LT(this=t, expression=_LN_TINY.copy()), true=exp.Literal.number(0)),
+        exp.If(this=exp.LT(this=exp.Neg(this=t.copy()), expression=exp.Neg(
+            this=_LN_HUGE.copy())), true=_pg_inf())], default=node)
 
 
 def guardable(node: exp.Expr) -> bool:
-    """A float8 product, quotient or power whose operands are columns, bindings or literals
-    (an inline expression would be repeated by the guard: not guarded, docs/columnar.md)."""
+    """A float8 sum, difference, product, quotient or power whose operands are columns,
+    bindings or literals (an inline expression would be repeated by the guard: not guarded,
+    docs/columnar.md); a sum's operands numbers (not a date's, a text's, a NULL's)."""
+    sides = (node.this, node.expression)
+    if isinstance(node, (exp.Add, exp.Sub)) and not all(_number(side) for side in sides):
+        return False
     return not (_pg_exact(node.this) and _pg_exact(node.expression)) and all(
-        _cheap(side) for side in (node.this, node.expression))
+        _cheap(side) for side in sides)
+
+
+#: Types whose values are no float8 (their `+` and `-` are a date's, an interval's, a text's).
+_OTHER_TYPES = (exp.DataType.Type.DATE, exp.DataType.Type.DATETIME,
+                exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPTZ,
+                exp.DataType.Type.TIME, exp.DataType.Type.INTERVAL, exp.DataType.Type.TEXT,
+                exp.DataType.Type.VARCHAR)
+
+
+def _number(e: exp.Expr) -> bool:
+    """Whether a `_cheap` operand of a sum may be a float8: not a NULL (SIGN(NULL) is
+    ambiguous there), a string, a cast to a date, time, interval or text type, nor a binding
+    holding one (a table's column in a `+` is a number: the forms cast a date's first)."""
+    while isinstance(e, (exp.Paren, exp.Neg, exp.Abs)):
+        e = e.this
+    if isinstance(e, exp.Null) or isinstance(e, exp.Literal) and e.is_string:
+        return False
+    if isinstance(e, exp.Cast):
+        return not e.to.is_type(*_OTHER_TYPES)
+    if isinstance(e, exp.Column) and e.table:
+        entry = BINDINGS.get()
+        bound = None if entry is None else entry[0].get(e.name)
+        return bound is None or not (isinstance(bound, (exp.Cast, exp.Interval)) and (
+            isinstance(bound, exp.Interval) or bound.to.is_type(*_OTHER_TYPES)))
+    return True
 
 
 def guard(node: exp.Expr) -> exp.Expr:
-    """``node`` (a `guardable` `exp.Mul`, `exp.Div` or `exp.Pow`) safe from PostgreSQL's range
+    """``node`` (a `guardable` `exp.Add`, `exp.Sub`, `exp.Mul`, `exp.Div` or `exp.Pow`) safe
+    from PostgreSQL's range
     errors. (The engine's own operation as a copy: the CASE holds it, and `adapt` replaces the
     node where its parent holds it.)"""
-    build = _pg_times if isinstance(node, exp.Mul) else \
+    build = _pg_sum if isinstance(node, (exp.Add, exp.Sub)) else \
+        _pg_times if isinstance(node, exp.Mul) else \
         _pg_quotient if isinstance(node, exp.Div) else _pg_power
     return build(node.this, node.expression, node.copy())
 

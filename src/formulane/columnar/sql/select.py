@@ -396,13 +396,15 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str | None, limits: An
         compiled = binder.finish(compiled, qualify)
         bindings, prefix = tuple(binder.bindings()), binder.prefix
     # (PostgreSQL's float8 guards read what a binding holds: `pg_float.BINDINGS`)
-    known = pg_float.BINDINGS.set(({name: e for name, e, _ in bindings}, {}))
+    known = pg_float.BINDINGS.set(({name: e for name, e, _ in bindings}, {})) \
+        if dialect == "postgres" else None
     try:
         compiled = [sql_dialects.adapt(e, dialect) for e in compiled]
         bindings = tuple((name, cast("exp.Expr", sql_dialects.adapt(e, dialect)), n)
                          for name, e, n in bindings)
     finally:
-        pg_float.BINDINGS.reset(known)
+        if known is not None:
+            pg_float.BINDINGS.reset(known)
     for i, root in enumerate(roots):  # refused here, not failing in the engine
         sql_dialects.refuse_unportable(compiled[2 * i:2 * i + 2], dialect, root.span)
     sql_dialects.refuse_unportable((e for _, e, _ in bindings), dialect,
