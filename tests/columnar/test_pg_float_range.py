@@ -181,3 +181,29 @@ def test_decimal_mode_over_double_precision_columns(formula: str) -> None:
     expected = E.run_scalar(formula, SCHEMA, dicts, profile="strict")
     E.assert_agree(f"{formula} on PostgreSQL (decimal over float8)", dicts, expected, got,
                    decimal_limit=Decimal("1e20"))
+
+
+#: Formulas whose guards meet an integer column (`"b" * 'Infinity'` failed to parse there:
+#: "invalid input syntax for type integer", on every row, in decimal mode too).
+INTEGER_FORMULAS = ["x + y", "x - y * 1000", "x * 3", "x / y", "POWER(x, 2)", "x - 1e300"]
+
+
+@pytest.mark.parametrize("column_type", ["INTEGER", "BIGINT", "SMALLINT", "NUMERIC(18, 2)"])
+@pytest.mark.parametrize("formula", INTEGER_FORMULAS)
+def test_the_guards_parse_over_integer_and_numeric_columns(formula: str,
+                                                           column_type: str) -> None:
+    # decimal mode (the default) over a table of integers whose engine type the compiler is
+    # not told: the guards' infinity is a NUMERIC one, which joins any number type
+    rows = [(2, 3), (-7, 5), (300, -1), (0, 4)]
+    query = formulane.sql_select("t", {"out": formula}, SCHEMA, dialect="postgres")
+    with psycopg.connect(URL, autocommit=True) as con:
+        con.execute(f'CREATE TEMP TABLE t ("__row" INTEGER, x {column_type}, y {column_type})')
+        with con.cursor() as cursor:
+            cursor.executemany("INSERT INTO t VALUES (%s, %s, %s)",
+                               [(i, x, y) for i, (x, y) in enumerate(rows)])
+        got = [r[0] for r in con.execute(
+            f'SELECT q.out FROM ({query}) AS q ORDER BY "__row"').fetchall()]
+    for (x, y), answer in zip(rows, got):
+        want = formulane.evaluate(formula, {"x": Decimal(x), "y": Decimal(y)}, schema=SCHEMA)
+        assert answer is not None and math.isclose(float(answer), float(want), rel_tol=1e-12), \
+            (formula, x, y, answer, want)

@@ -54,8 +54,13 @@ _LN_TINY = exp.Literal.number("-743.7")
 
 
 def _pg_inf(negative: bool = False) -> exp.Expr:
-    """An infinity PostgreSQL types from its context (a CASE branch, a product's operand)."""
-    return exp.Literal.string("-Infinity" if negative else "Infinity")
+    """An infinity typed NUMERIC. A bare 'Infinity' takes the type of what it meets, and an
+    operand the compiler reads as float8 may be an INTEGER or BIGINT column (its engine type is
+    not known): `"b" * 'Infinity'` then fails to parse ("invalid input syntax for type
+    integer") on every row, although no integer row ever takes that branch. NUMERIC has an
+    infinity (PostgreSQL 14 on) and joins every number type: with a float8 it is float8 (a
+    CASE's branches, a product), with an integer or a NUMERIC it is NUMERIC."""
+    return exp.cast(exp.Literal.string("-Infinity" if negative else "Infinity"), "NUMERIC")
 
 
 def _pg_value(e: exp.Expr) -> float | None:
