@@ -24,7 +24,8 @@ from ...sql.dialects import DOUBLE, marked
 from ...sql.kit import SqlColumn, dtype, not_null
 from ...sql.let import let
 from ..operators.sql_arith import (DECIMAL_FIT, IN_LAMBDA, add, all_of, any_of,
-                                   as_decimal_18, cast_to, div, double, double_literal, eq, ge,
+                                   as_decimal_18, cast_to, decimal_cast, div, double,
+                                   double_literal, eq, ge,
                                    gt, le, lt, mod, mul, ne, not_, not_finite, nullif_zero, num,
                                    only, p, settled, sub, when)
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
@@ -221,6 +222,10 @@ def _sql_round(mode: str) -> Callable[..., Any]:
                 exact = _n(0)  # never chosen: no DECIMAL(38, 18) reaches the step
             elif mode == "half_up":
                 exact = exp.Round(this=xd, decimals=_n(n))
+            elif n >= 0 and not call.double(0):
+                # a number that may be a DOUBLE (a column whose engine type is not known):
+                # its exact reading is a DECIMAL, rounded as one
+                exact = _sql_round_places(mode, xd, n)
             else:
                 exact = None
         else:
@@ -372,20 +377,37 @@ _UNREADABLE = Decimal("1e20")
 
 
 def _decimal_reading(call: FormCall, i: int, x: exp.Expr) -> exp.Expr:
-    """An exact argument (`FormCall.exact`) as DECIMAL(38, 18): NULL where it does not fit
-    (|x| >= 1e20 of a wider DECIMAL: the CAST reads NULL there, since PostgreSQL has no
-    TRY_CAST and Spark's ANSI CAST fails the query), a constant written from its value."""
+    """A DECIMAL argument (`_decimal_or_unknown`) as DECIMAL(38, 18): NULL where it does not
+    fit (|x| >= 1e20 of a wider DECIMAL: the CAST reads NULL there, since PostgreSQL has no
+    TRY_CAST and Spark's ANSI CAST fails the query), a constant written from its value; one
+    that may be a DOUBLE through its text (`sql_arith.decimal_cast`: its shortest decimal),
+    NULL where that is not the number."""
     k = _known(call, i)
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
         return exp.Cast(this=_n(k), to=dtype("DECIMAL(38, 18)"))
     # the test in DOUBLE: a DECIMAL literal 1e20 beside a DECIMAL(38, 18) operand is cast to
     # its type by DuckDB, and fails; 1e20 is exact in DOUBLE and rounding keeps x >= 1e20 there
     fits = _lt(_abs(_double(x)), double_literal(float(_UNREADABLE)))
-    return exp.Cast(this=_case([(fits, x.copy())]), to=dtype("DECIMAL(38, 18)"))
+    guarded = _case([(fits, x.copy())])
+    col = call.column(i)
+    if col is not None and not call.exact(i):
+        # NULL too where the text does not read the number back (a DOUBLE of more than 18
+        # places, 1e-300): the caller's fallback computes that row in the engine's type
+        reading = let(decimal_cast(col, "DECIMAL(38, 18)", guarded))
+        return _case([(_eq(_double(reading), _double(x)), reading)])
+    return exp.Cast(this=guarded, to=dtype("DECIMAL(38, 18)"))
+
+
+def _decimal_or_unknown(call: FormCall, i: int) -> bool:
+    """Argument ``i`` is exact (`FormCall.exact`) or, in decimal mode, a number whose engine
+    type is not known (a DECIMAL or a DOUBLE, read through its text by `_decimal_reading`):
+    not surely a DOUBLE."""
+    return call.exact(i) or (call.numbers == "decimal" and call.kind(i) == "Number"
+                             and not call.double(i))
 
 
 def _both_exact(call: FormCall) -> bool:
-    return call.exact(0) and call.exact(1)
+    return _decimal_or_unknown(call, 0) and _decimal_or_unknown(call, 1)
 
 
 @settled
