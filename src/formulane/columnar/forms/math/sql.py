@@ -104,12 +104,18 @@ def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False
         ok = let(_lt(_abs(x), _n(_EXACT_LIMIT)))  # NULL for a blank: "no", as below
         # under its guard the cast cannot fail: a plain CAST, which every dialect has
         return let(_case([(ok, exp.Cast(this=x.copy(), to=dtype("DECIMAL(38, 18)")))])), ok
-    d = exp.TryCast(this=exp.cast(_p(x), dtype("VARCHAR")),
-                    to=dtype("DECIMAL(38, 18)"), safe=True)
-    guarded = let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
+    guarded = _text_reading(x)
     # NULL where the cast failed: "no" too, as every reader tests it as a CASE condition
     ok = let(_eq(_double(guarded), _double(x)))
     return guarded, ok
+
+
+def _text_reading(x: exp.Expr) -> exp.Expr:
+    """x as DECIMAL(38, 18) through its text (a DOUBLE's shortest decimal, rounded to 18
+    places), below 1e18 (NULL from there on, and for a blank, NaN or an infinity)."""
+    d = exp.TryCast(this=exp.cast(_p(x), dtype("VARCHAR")),
+                    to=dtype("DECIMAL(38, 18)"), safe=True)
+    return let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
 
 
 def _sql_sign_apply(x: exp.Expr, magnitude: exp.Expr) -> exp.Expr:
@@ -196,6 +202,28 @@ def _sql_round_places(mode: str, x: exp.Expr, n: int) -> exp.Expr:
     return _add(t, _mul(_case([(_eq(t, x), _n(0))], sign.copy()), _n(Decimal(1).scaleb(-n))))
 
 
+def _sql_round_unknown(mode: str, x: exp.Expr, n: int) -> exp.Expr:
+    """ROUND/ROUNDUP/ROUNDDOWN to 0 <= n < 18 places of a number that may be a DECIMAL or a
+    DOUBLE (`FormCall.exact` and `FormCall.double` both False: a column whose engine type the
+    caller did not give): `_sql_round_places` of its text reading ``xd`` (`_text_reading`),
+    of x itself from 1e18 on (a DOUBLE there is whole; a DECIMAL is exact). ``xd`` is x
+    exactly unless x is a DOUBLE of more than 18 places (|x| < 0.1: 1e-200), which ``xd``
+    rounds by less than 5e-19: no point of the grid (n <= 17 places) lies strictly between
+    x and ``xd``, so only where ``xd`` is itself the grid point (down, up) or the tie (half
+    up) that decides, and x lies on its other side (compared in DOUBLE, where x differs from
+    ``xd``'s DOUBLE), is the answer the next grid point (ROUNDUP(1e-200, 2) = 0.01, where
+    ``xd`` is 0). No DOUBLE algorithm: a third of `_sql_round`'s general form."""
+    xd = _text_reading(x)
+    r = let(_sql_round_places(mode, xd, n))
+    step = _n(Decimal(1).scaleb(-n))
+    beyond = (_gt if mode == "up" else _lt)(_abs(_double(x)), _abs(_double(xd)))
+    hit = _eq(r, xd) if mode != "half_up" else _eq(_mul(_abs(_sub(xd, r)), _n(2)), step)
+    sign = exp.Cast(this=exp.Sign(this=x), to=dtype("INT"))
+    moved = (_add if mode == "up" else _sub)(r, _mul(sign, step))
+    return _case([(_is_null(xd), _sql_round_places(mode, x, n)), (_and(hit, beyond), moved)],
+                 r)
+
+
 def _sql_round(mode: str) -> Callable[..., Any]:
     @settled
     def form(call: FormCall, x: exp.Expr, digits: exp.Expr) -> Any:
@@ -208,6 +236,9 @@ def _sql_round(mode: str) -> Callable[..., Any]:
             # an exact number (a DECIMAL or an integer, `FormCall.exact`) rounded to places:
             # the engine's own decimal ROUND, exact, and no error (a DECIMAL is finite)
             return _sql_round_places(mode, x, int(c))
+        if c is not None and 0 <= c < 18 and not call.double(0) and _known(call, 0) is None:
+            # a number that may be a DECIMAL or a DOUBLE: its text reading, exact for both
+            return _sql_round_unknown(mode, x, int(c)), [(_not_finite(x), "#NUM!")]
         xd, ok = _sql_exact(x, _known(call, 0), call.exact(0))
         ad = _abs(xd)
         nn: exp.Expr | None = None
@@ -222,10 +253,6 @@ def _sql_round(mode: str) -> Callable[..., Any]:
                 exact = _n(0)  # never chosen: no DECIMAL(38, 18) reaches the step
             elif mode == "half_up":
                 exact = exp.Round(this=xd, decimals=_n(n))
-            elif n >= 0 and not call.double(0):
-                # a number that may be a DOUBLE (a column whose engine type is not known):
-                # its exact reading is a DECIMAL, rounded as one
-                exact = _sql_round_places(mode, xd, n)
             else:
                 exact = None
         else:
