@@ -15,8 +15,11 @@ them, read from the checked IR, never from the values:
 - what the IR cannot tell about an argument's *compiled* column (filled by the walker,
   `columnar.walk.Walker.call`; None/unknown for a lambda argument or outside a walk):
   ``column(i)`` the column itself (`sql.kit.SqlColumn` / `polars.kit.Column`), ``exact(i)``
-  a Number computed exactly (SQL: a DECIMAL or integer, not a DOUBLE; polars: decimal mode),
-  ``sql_type(i)`` its SQL type ("DOUBLE", "DECIMAL", or the type's column type), ``dtype(i)``
+  a Number surely computed exactly (SQL: a DECIMAL or integer, neither a DOUBLE nor a column
+  whose engine type the caller did not give, which may be either; polars: decimal mode),
+  ``double(i)`` a Number surely a DOUBLE (SQL), ``sql_type(i)`` its SQL type ("DOUBLE",
+  "DECIMAL" (a DECIMAL, or a column of unknown type: typed as the mode's), or the type's
+  column type), ``dtype(i)``
   its polars dtype (Decimal(38, scale) with the scale the compiler tracks, else the mode's
   dtype: Float64 in float mode, where integer columns are read as Float64), ``may_error(i)``
   whether it may carry an error code (including a pending non-finite test), ``strict(i)``
@@ -119,9 +122,12 @@ class FormCall:
         return self.columns[i]
 
     def exact(self, i: int) -> bool:
-        """A Number argument computed exactly: on SQL a DECIMAL or an integer (not a DOUBLE:
-        a float column, a division, a power, float mode's widened + - *); on polars decimal
-        mode. False for other types."""
+        """A Number argument surely computed exactly: on SQL a DECIMAL or an integer (not a
+        DOUBLE: a float column, a division, a power, float mode's widened + - *; nor, in
+        decimal mode, a column whose engine type the caller did not give, which may be a
+        DOUBLE: `sql.kit.SqlColumn.maybe_double`); on polars decimal mode. False for other
+        types. A form's exact SQL (a DECIMAL's ROUND to places, its cast) is right for such an
+        argument only: any other is read through its shortest decimal (`math.sql._sql_exact`)."""
         if i >= len(self.args) or self.args[i].type.kind != "Number":
             return False
         if self.backend == "polars":
@@ -130,17 +136,32 @@ class FormCall:
         if col is None:
             # no column: an exact literal in either mode; anything else follows the mode
             return type(self.args[i]) is ir.Const or self.numbers == "decimal"
-        return not bool(getattr(col, "double", False))
+        return not (bool(getattr(col, "double", False))
+                    or bool(getattr(col, "maybe_double", False)))
+
+    def double(self, i: int) -> bool:
+        """A Number argument surely a DOUBLE on SQL (a float column, a division, a power,
+        float mode's + - *, a column the caller typed DOUBLE); False on polars, for other
+        types, and for a value that may be either (`exact` is False for both)."""
+        if self.backend == "polars" or i >= len(self.args) \
+                or self.args[i].type.kind != "Number":
+            return False
+        col = self.column(i)
+        if col is None:
+            return type(self.args[i]) is not ir.Const and self.numbers != "decimal"
+        return bool(getattr(col, "double", False))
 
     def sql_type(self, i: int) -> str | None:
         """Argument ``i``'s SQL type: "DOUBLE" or "DECIMAL" for a Number (an exact literal is
-        typed by the engine, INTEGER or a narrow DECIMAL: still exact), else the type's column
-        type (`sql.kit.sql_type`); None on polars."""
+        typed by the engine, INTEGER or a narrow DECIMAL: still exact; a column whose engine
+        type is not known is typed as decimal mode's numbers, "DECIMAL": casting a DECIMAL to
+        DOUBLE would lose its exactness), else the type's column type (`sql.kit.sql_type`);
+        None on polars."""
         if self.backend == "polars":
             return None
         t = self.args[i].type
         if t.kind == "Number":
-            return "DECIMAL" if self.exact(i) else "DOUBLE"
+            return "DOUBLE" if self.double(i) else "DECIMAL"
         from .sql.kit import sql_type
 
         return sql_type(t, self.numbers)

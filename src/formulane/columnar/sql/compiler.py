@@ -178,15 +178,20 @@ class SqlCompiler(Walker[SqlColumn]):
             # aborts the query on an overflow)
             return SqlColumn(exp.column(name, quoted=True), double=known.double,
                              decimal=None if self.numbers == "float" else known.decimal)
+        # no type given: float mode reads a DOUBLE; decimal mode a DECIMAL or a DOUBLE (a CSV
+        # or Parquet read into the engine), which the forms' exact SQL must not take for a
+        # DECIMAL (`FormCall.exact`)
+        numbers = _has_numbers(node.type)
         return SqlColumn(exp.column(name, quoted=True),
-                         double=self.numbers == "float" and _has_numbers(node.type))
+                         double=self.numbers == "float" and numbers,
+                         maybe_double=self.numbers == "decimal" and numbers)
 
     def field(self, node: ir.FieldOf) -> SqlColumn:
         obj = self.compile(node.obj)
         record = obj.value if isinstance(obj.value, (exp.Column, exp.Dot, exp.Bracket)) \
             else exp.paren(obj.value)  # (CASE ... END).name
         return SqlColumn(exp.Dot(this=record, expression=exp.to_identifier(node.name)),
-                         obj.error, obj.strict)
+                         obj.error, obj.strict, maybe_double=obj.maybe_double)
 
     def list_of(self, node: ir.ListOf) -> SqlColumn:
         items = [self.checked(self.compile(i)) for i in node.items]
@@ -228,7 +233,7 @@ class SqlCompiler(Walker[SqlColumn]):
         # NULL wherever its own error is set; wherever an operand's is, when that one is strict
         strict = all(c.error is None or c.strict for c in (obj, index))
         return SqlColumn(value, first_error(obj.error, index.error, error_when(oob, "#REF!")),
-                         strict)
+                         strict, maybe_double=obj.maybe_double)
 
     def index_known(self, node: ir.IndexOf, obj: SqlColumn, k: int) -> SqlColumn:
         """``xs[k]`` with ``k`` known: #REF! past the end (before it, a blank list is blank);
@@ -245,7 +250,8 @@ class SqlCompiler(Walker[SqlColumn]):
         value = case(exp.GTE(this=size, expression=exp.Literal.number(k)),
                      exp.Bracket(this=items, expressions=[exp.Literal.number(k)], offset=1))
         past = error_when(exp.LT(this=size.copy(), expression=exp.Literal.number(k)), "#REF!")
-        return SqlColumn(value, first_error(obj.error, past), obj.error is None or obj.strict)
+        return SqlColumn(value, first_error(obj.error, past), obj.error is None or obj.strict,
+                         maybe_double=obj.maybe_double)
 
     def index_literal(self, node: ir.IndexOf) -> SqlColumn:
         """``[a, b][i]``: only the selected item's error reaches the result (as in scalar)."""
@@ -264,7 +270,8 @@ class SqlCompiler(Walker[SqlColumn]):
         value = cases([(c, i.value) for c, i in zip(at, items)])
         error = cases([(c, i.error_or_null()) for c, i in zip(at, items)],
                       exp.Literal.string("#REF!"))
-        return SqlColumn(value, first_error(index.error, error), False)
+        return SqlColumn(value, first_error(index.error, error), False,
+                         maybe_double=_passes_double(items))
 
     def joined(self, cols: list[SqlColumn]) -> list[SqlColumn]:
         """Number branches of one CASE or list with one DECIMAL type where they may differ
@@ -320,8 +327,12 @@ class SqlCompiler(Walker[SqlColumn]):
         out: Any = form(*[self.checked(a) for a in args])
         col = out if isinstance(out, SqlColumn) else SqlColumn(out)
         # a lazy form flagged ``null_on_error`` says in its column whether its value is NULL
-        # wherever its error is set (computed from its arguments'); any other is not strict
-        return col.but(strict=col.error is None or (null_on_error(form) and col.strict))
+        # wherever its error is set (computed from its arguments'); any other is not strict.
+        # A number it passes on (IF's branch) may be a DOUBLE where an argument may be
+        maybe = _has_numbers(node.type) and not col.double and col.decimal is None \
+            and _passes_double(args)
+        return col.but(strict=col.error is None or (null_on_error(form) and col.strict),
+                       maybe_double=col.maybe_double or maybe)
 
     def eager(self, node: ir.Call, form: Any, args: list[SqlColumn]
               ) -> tuple[Any, Any, bool, Any]:
@@ -366,9 +377,13 @@ class SqlCompiler(Walker[SqlColumn]):
         decimal = None
         if self.numbers == "decimal" and not state[0] and node.type.kind == "Number" and args:
             decimal = _rounded_type(value, args[0])
+        # decimal mode: a number computed from one that may be a DOUBLE (ABS of a column of
+        # unknown type) may be one too, unless the form's result has a known DECIMAL type
+        maybe = self.numbers == "decimal" and not state[0] and decimal is None \
+            and _has_numbers(node.type) and any(a.maybe_double for a in args)
         return SqlColumn(value, error, strict,
                          floats and may_overflow and (node.may_error or carried),
-                         double=bool(state[0]), decimal=decimal)
+                         double=bool(state[0]), decimal=decimal, maybe_double=maybe)
 
     def decimal_op(self, op: str, args: list[SqlColumn], nodes: Sequence[ir.IR]
                    ) -> SqlColumn:
@@ -457,7 +472,7 @@ class SqlCompiler(Walker[SqlColumn]):
             # a blank read as 0 keeps the operand's type: COALESCE of a DOUBLE is a DOUBLE
             # (forms ask `FormCall.exact`: ROUND of a DOUBLE needs the float algorithm)
             return SqlColumn(exp.Coalesce(this=v, expressions=[zero]), inner.error, False,
-                             double=inner.double)
+                             double=inner.double, maybe_double=inner.maybe_double)
         if mode == "boolean_to_number":
             return SqlColumn(case(v, exp.Literal.number(1), exp.Literal.number(0)), inner.error,
                              False)
@@ -527,6 +542,12 @@ def _rounded_type(value: exp.Expr, arg: SqlColumn) -> tuple[int, int] | None:
         return None
     p, s = arg.decimal
     return p, min(s, max(int(n), 0))
+
+
+def _passes_double(cols: Sequence[SqlColumn]) -> bool:
+    """Whether a value chosen among ``cols`` (a CASE of them) may be a DOUBLE: one of them is
+    or may be one (DuckDB types a CASE of a DECIMAL and a DOUBLE as DOUBLE)."""
+    return any(c.double or c.maybe_double for c in cols)
 
 
 def _has_numbers(t: Type) -> bool:

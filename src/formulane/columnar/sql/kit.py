@@ -1,12 +1,12 @@
 """The SQL kit: what the SQL compiler and the SQL forms build sqlglot expressions with.
 
 A compiled sub-expression is a `SqlColumn` (value, error code or None, ``strict``, ``double``,
-``unchecked``, a DOUBLE estimate in decimal mode); `first_error` combines error codes left to
-right with COALESCE, `cases`/`case`/`error_when` build flattened CASE expressions, `literal`
-writes exact literals (numbers as decimal text), `sql_type` names a formula type's column type,
-`dtype` builds a column-type node (parsed once per type name, copied after), `column_types`
-reads the table's column SQL types a caller gives (`ColumnType`), `literal_decimal` the DECIMAL
-type an engine gives a number literal.
+``maybe_double``, ``unchecked``, a DOUBLE estimate in decimal mode); `first_error` combines
+error codes left to right with COALESCE, `cases`/`case`/`error_when` build flattened CASE
+expressions, `literal` writes exact literals (numbers as decimal text), `sql_type` names a
+formula type's column type, `dtype` builds a column-type node (parsed once per type name,
+copied after), `column_types` reads the table's column SQL types a caller gives
+(`ColumnType`), `literal_decimal` the DECIMAL type an engine gives a number literal.
 Binding an expression once is `let` (the sibling module).
 """
 
@@ -71,6 +71,12 @@ class SqlColumn:
     unchecked: bool = False
     type: Type | None = None
     double: bool = False  # the value is a DOUBLE (float columns, division, powers)
+    #: the value may be a DOUBLE though ``double`` is False: in decimal mode a table column
+    #: whose engine type the caller did not give (`column_types`), or a value passed on from
+    #: one or from a DOUBLE (ABS of it, a CASE of it): a DECIMAL or a DOUBLE. Read through
+    #: `FormCall.exact` by the forms whose exact SQL is right for a DECIMAL only (ROUND's
+    #: places, MOD's remainder of DECIMAL casts)
+    maybe_double: bool = False
     #: decimal mode: a DOUBLE estimate of the value (overflow guards test it, so they never
     #: repeat the decimal expression itself)
     estimate: exp.Expr | None = None

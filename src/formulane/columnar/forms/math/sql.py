@@ -24,7 +24,8 @@ from ...sql.dialects import DOUBLE, marked
 from ...sql.kit import SqlColumn, dtype, not_null
 from ...sql.let import let
 from ..operators.sql_arith import (DECIMAL_FIT, IN_LAMBDA, add, all_of, any_of,
-                                   as_decimal_18, cast_to, div, double, double_literal, eq, ge,
+                                   as_decimal_18, cast_to, decimal_cast, div, double,
+                                   double_literal, eq, ge,
                                    gt, le, lt, mod, mul, ne, not_, not_finite, nullif_zero, num,
                                    only, p, settled, sub, when)
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
@@ -103,12 +104,18 @@ def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False
         ok = let(_lt(_abs(x), _n(_EXACT_LIMIT)))  # NULL for a blank: "no", as below
         # under its guard the cast cannot fail: a plain CAST, which every dialect has
         return let(_case([(ok, exp.Cast(this=x.copy(), to=dtype("DECIMAL(38, 18)")))])), ok
-    d = exp.TryCast(this=exp.cast(_p(x), dtype("VARCHAR")),
-                    to=dtype("DECIMAL(38, 18)"), safe=True)
-    guarded = let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
+    guarded = _text_reading(x)
     # NULL where the cast failed: "no" too, as every reader tests it as a CASE condition
     ok = let(_eq(_double(guarded), _double(x)))
     return guarded, ok
+
+
+def _text_reading(x: exp.Expr) -> exp.Expr:
+    """x as DECIMAL(38, 18) through its text (a DOUBLE's shortest decimal, rounded to 18
+    places), below 1e18 (NULL from there on, and for a blank, NaN or an infinity)."""
+    d = exp.TryCast(this=exp.cast(_p(x), dtype("VARCHAR")),
+                    to=dtype("DECIMAL(38, 18)"), safe=True)
+    return let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
 
 
 def _sql_sign_apply(x: exp.Expr, magnitude: exp.Expr) -> exp.Expr:
@@ -195,6 +202,28 @@ def _sql_round_places(mode: str, x: exp.Expr, n: int) -> exp.Expr:
     return _add(t, _mul(_case([(_eq(t, x), _n(0))], sign.copy()), _n(Decimal(1).scaleb(-n))))
 
 
+def _sql_round_unknown(mode: str, x: exp.Expr, n: int) -> exp.Expr:
+    """ROUND/ROUNDUP/ROUNDDOWN to 0 <= n < 18 places of a number that may be a DECIMAL or a
+    DOUBLE (`FormCall.exact` and `FormCall.double` both False: a column whose engine type the
+    caller did not give): `_sql_round_places` of its text reading ``xd`` (`_text_reading`),
+    of x itself from 1e18 on (a DOUBLE there is whole; a DECIMAL is exact). ``xd`` is x
+    exactly unless x is a DOUBLE of more than 18 places (|x| < 0.1: 1e-200), which ``xd``
+    rounds by less than 5e-19: no point of the grid (n <= 17 places) lies strictly between
+    x and ``xd``, so only where ``xd`` is itself the grid point (down, up) or the tie (half
+    up) that decides, and x lies on its other side (compared in DOUBLE, where x differs from
+    ``xd``'s DOUBLE), is the answer the next grid point (ROUNDUP(1e-200, 2) = 0.01, where
+    ``xd`` is 0). No DOUBLE algorithm: a third of `_sql_round`'s general form."""
+    xd = _text_reading(x)
+    r = let(_sql_round_places(mode, xd, n))
+    step = _n(Decimal(1).scaleb(-n))
+    beyond = (_gt if mode == "up" else _lt)(_abs(_double(x)), _abs(_double(xd)))
+    hit = _eq(r, xd) if mode != "half_up" else _eq(_mul(_abs(_sub(xd, r)), _n(2)), step)
+    sign = exp.Cast(this=exp.Sign(this=x), to=dtype("INT"))
+    moved = (_add if mode == "up" else _sub)(r, _mul(sign, step))
+    return _case([(_is_null(xd), _sql_round_places(mode, x, n)), (_and(hit, beyond), moved)],
+                 r)
+
+
 def _sql_round(mode: str) -> Callable[..., Any]:
     @settled
     def form(call: FormCall, x: exp.Expr, digits: exp.Expr) -> Any:
@@ -207,6 +236,9 @@ def _sql_round(mode: str) -> Callable[..., Any]:
             # an exact number (a DECIMAL or an integer, `FormCall.exact`) rounded to places:
             # the engine's own decimal ROUND, exact, and no error (a DECIMAL is finite)
             return _sql_round_places(mode, x, int(c))
+        if c is not None and 0 <= c < 18 and not call.double(0) and _known(call, 0) is None:
+            # a number that may be a DECIMAL or a DOUBLE: its text reading, exact for both
+            return _sql_round_unknown(mode, x, int(c)), [(_not_finite(x), "#NUM!")]
         xd, ok = _sql_exact(x, _known(call, 0), call.exact(0))
         ad = _abs(xd)
         nn: exp.Expr | None = None
@@ -372,20 +404,37 @@ _UNREADABLE = Decimal("1e20")
 
 
 def _decimal_reading(call: FormCall, i: int, x: exp.Expr) -> exp.Expr:
-    """An exact argument (`FormCall.exact`) as DECIMAL(38, 18): NULL where it does not fit
-    (|x| >= 1e20 of a wider DECIMAL: the CAST reads NULL there, since PostgreSQL has no
-    TRY_CAST and Spark's ANSI CAST fails the query), a constant written from its value."""
+    """A DECIMAL argument (`_decimal_or_unknown`) as DECIMAL(38, 18): NULL where it does not
+    fit (|x| >= 1e20 of a wider DECIMAL: the CAST reads NULL there, since PostgreSQL has no
+    TRY_CAST and Spark's ANSI CAST fails the query), a constant written from its value; one
+    that may be a DOUBLE through its text (`sql_arith.decimal_cast`: its shortest decimal),
+    NULL where that is not the number."""
     k = _known(call, i)
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
         return exp.Cast(this=_n(k), to=dtype("DECIMAL(38, 18)"))
     # the test in DOUBLE: a DECIMAL literal 1e20 beside a DECIMAL(38, 18) operand is cast to
     # its type by DuckDB, and fails; 1e20 is exact in DOUBLE and rounding keeps x >= 1e20 there
     fits = _lt(_abs(_double(x)), double_literal(float(_UNREADABLE)))
-    return exp.Cast(this=_case([(fits, x.copy())]), to=dtype("DECIMAL(38, 18)"))
+    guarded = _case([(fits, x.copy())])
+    col = call.column(i)
+    if col is not None and not call.exact(i):
+        # NULL too where the text does not read the number back (a DOUBLE of more than 18
+        # places, 1e-300): the caller's fallback computes that row in the engine's type
+        reading = let(decimal_cast(col, "DECIMAL(38, 18)", guarded))
+        return _case([(_eq(_double(reading), _double(x)), reading)])
+    return exp.Cast(this=guarded, to=dtype("DECIMAL(38, 18)"))
+
+
+def _decimal_or_unknown(call: FormCall, i: int) -> bool:
+    """Argument ``i`` is exact (`FormCall.exact`) or, in decimal mode, a number whose engine
+    type is not known (a DECIMAL or a DOUBLE, read through its text by `_decimal_reading`):
+    not surely a DOUBLE."""
+    return call.exact(i) or (call.numbers == "decimal" and call.kind(i) == "Number"
+                             and not call.double(i))
 
 
 def _both_exact(call: FormCall) -> bool:
-    return call.exact(0) and call.exact(1)
+    return _decimal_or_unknown(call, 0) and _decimal_or_unknown(call, 1)
 
 
 @settled

@@ -247,6 +247,18 @@ def cast_to(e: exp.Expr, to: exp.DataType | str) -> exp.Expr:
     return exp.Cast(this=e, to=dtype(to) if isinstance(to, str) else clone_type(to))
 
 
+def decimal_cast(c: SqlColumn, to: exp.DataType | str, value: exp.Expr | None = None
+                 ) -> exp.Expr:
+    """``c``'s value (or ``value``, an expression of it) as the DECIMAL ``to``; a value that
+    may be a DOUBLE (`kit.SqlColumn.maybe_double`: a column whose engine type the caller did
+    not give) through its text, its shortest decimal, as the scalar engine reads it. An
+    engine's own cast of a DOUBLE to DECIMAL is not that: DuckDB's goes through a product in
+    DOUBLE (12345.6789 reads 12345.678900000001622016, -2.2 reads -2.200000000000000178, so
+    INT(a * 10) floored it to -23). A DECIMAL's text is its own digits: the same value."""
+    v = (c.value if value is None else value).copy()
+    return cast_to(cast_to(v, "VARCHAR") if c.maybe_double else v, to)
+
+
 def double(e: exp.Expr) -> exp.Expr:
     if isinstance(e, exp.Cast) and e.to.this == exp.DataType.Type.DOUBLE:
         return e
@@ -378,7 +390,7 @@ def _nine(c: SqlColumn, k: Decimal | None) -> exp.Expr:
     DECIMAL(10, 9) on every engine, as exact as ``CAST(1.1 AS DECIMAL(38, 9))``)."""
     if k is not None and abs(k) < DECIMAL_FIT and _places(k) <= 9:
         return num(k.quantize(_NINE))
-    return cast_to(c.value.copy(), _D9)
+    return decimal_cast(c, _D9)
 
 
 _NINE = Decimal("1e-9")
@@ -534,7 +546,7 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
         same (a sum's scale is the larger one, 18; a whole number adds none to a product)."""
         if _bare(k, to is _D0):
             return num(k)  # type: ignore[arg-type]
-        return cast_to(c.value.copy(), to)
+        return decimal_cast(c, to)
 
     value: exp.Expr
     if never:  # a known operand that no DECIMAL(38, 18) holds: never computed
@@ -713,7 +725,7 @@ def _cast_18(c: SqlColumn) -> exp.Expr | None:
     if not _held_18(c):
         return None
     k = literal(c.value)
-    return cast_to(num(k) if k is not None else c.value, _D18)
+    return cast_to(num(k), _D18) if k is not None else decimal_cast(c, _D18)
 
 
 def _within_18(c: SqlColumn) -> exp.Expr:
@@ -725,7 +737,7 @@ def _within_18(c: SqlColumn) -> exp.Expr:
     if held is not None:
         return held
     fits = exp.LT(this=exp.Abs(this=c.value.copy()), expression=_D18_LIMIT.copy())
-    return exp.Cast(this=cases([(fits, c.value.copy())]), to=clone_type(_D18))
+    return decimal_cast(c, _D18, cases([(fits, c.value)]))
 
 
 def _integer_literal(e: exp.Expr) -> bool:
@@ -742,25 +754,27 @@ def as_decimal_18(c: SqlColumn) -> SqlColumn:
         return c
     held = _cast_18(c)
     if held is not None:
-        return replace(c, value=held, decimal=D18)
+        return replace(c, value=held, decimal=D18, maybe_double=False)
     if literal(c.value) is not None:  # a literal DECIMAL(38, 18) cannot hold: #NUM!
         return replace(c, value=exp.Cast(this=exp.Null(), to=clone_type(_D18)),
                        error=first_error(c.error, exp.Literal.string("#NUM!")), strict=False,
-                       decimal=D18)
+                       decimal=D18, maybe_double=False)
     _RANGE_TESTS.set(_RANGE_TESTS.get() + 1)
     v = c.value if _plain(c.value) else let(c.value)
     fits = exp.LT(this=exp.Abs(this=v), expression=_D18_LIMIT.copy())
-    value = exp.Cast(this=cases([(fits, v.copy())]), to=clone_type(_D18))
+    value = decimal_cast(c, _D18, cases([(fits, v)]))
     over = cases([(exp.GTE(this=exp.Abs(this=v.copy()), expression=_D18_LIMIT.copy()),
                    exp.Literal.string("#NUM!"))])
     # the value is NULL where the new error is set; where the branch's own error is set, as
     # before (a strict branch is NULL there, and stays NULL through the test)
-    return replace(c, value=value, error=first_error(c.error, over), decimal=D18)
+    return replace(c, value=value, error=first_error(c.error, over), decimal=D18,
+                   maybe_double=False)
 
 
 __all__ = ["add", "sub", "mul", "div", "mod", "eq", "ne", "lt", "le", "gt", "ge", "p", "num",
            "truth", "settled", "all_of", "any_of", "not_", "when", "errors", "Operand", "known",
            "known_number",
-           "operand", "value_of", "literal", "sql_of", "double", "cast_to", "nullif_zero",
+           "operand", "decimal_cast", "value_of", "literal", "sql_of", "double", "cast_to",
+           "nullif_zero",
            "not_finite", "only", "decimal_arith", "double_literal", "FLOAT_LIMIT",
            "DECIMAL_FIT", "join_decimals", "as_decimal_18", "range_tests", "compare_decimals"]
