@@ -26,8 +26,8 @@ SCHEMA = {"x": "Number", "y": "Number"}
 #: (formula, decimal-mode ceiling, float-mode ceiling), in characters of the whole query
 CEILINGS: list[tuple[str, int, int]] = [
     ("x * 2 + 1", 600, 340),
-    ("x + y", 500, 215),
-    ("x * y", 620, 215),
+    ("x + y", 590, 215),  # 500 -> 584: the untyped columns' TYPEOF reading
+    ("x * y", 720, 215),  # 620 -> 717 (TYPEOF)
     ("x * 1.5", 440, 250),
     ("x - 1", 340, 245),
     ("x / 2", 55, 245),
@@ -36,7 +36,7 @@ CEILINGS: list[tuple[str, int, int]] = [
     ("POWER(x, 2)", 260, 345),
     ("x ^ y", 415, 415),
     ("CLAMP(x, 0, 10)", 90, 320),
-    ("MOD(x, 3)", 565, 990),
+    ("MOD(x, 3)", 655, 990),  # 565 -> 650 (TYPEOF)
     ("SIN(x)", 280, 405),
     ("LOG(x, 10)", 335, 445),
     ("ROUND(x, 2)", 730, 895),

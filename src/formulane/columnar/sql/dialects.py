@@ -374,6 +374,25 @@ def _postgres_pattern(pattern: exp.Expr | None) -> exp.Expr | None:
 DOUBLE = spark_lists.DOUBLE
 NUMBER_TEXT = "formulane.number_text"
 DURATION = "formulane.duration"
+def _shortest(node: exp.Expr) -> exp.Expr:
+    """A value of unknown engine type read as a DECIMAL (`sql_arith.decimal_cast`) as the
+    dialects other than DuckDB write it. The forms write a WHEN on DuckDB's TYPEOF (which
+    DuckDB folds when planning: a DECIMAL is cast as it is, a DOUBLE read through its text);
+    the others' TYPEOF differs or is missing, so there the value is read through its text
+    whatever its type, as if TYPEOF said DOUBLE: the branches before that WHEN stay, its THEN
+    becomes the ELSE (a CASE in another's ELSE is merged into it, `kit.cases`)."""
+    if not isinstance(node, exp.Case):
+        return node
+    ifs = node.args.get("ifs") or []
+    for i, branch in enumerate(ifs):
+        test = branch.this
+        if isinstance(test, exp.In) and isinstance(test.this, exp.Anonymous) \
+                and test.this.name.upper() == "TYPEOF":
+            text: exp.Expr = branch.args["true"]
+            if i == 0:
+                return text
+            return exp.Case(ifs=ifs[:i], default=text)
+    return node
 
 
 def marked(node: exp.Expr, key: str) -> exp.Expr:
@@ -523,7 +542,10 @@ def _java_replacement(replacement: exp.Expr | None) -> exp.Expr | None:
     return exp.Literal.string("".join(out))
 
 
-_REWRITES = {"sqlite": _sqlite_node, "postgres": _postgres_node, "spark": _spark_node}
+_REWRITES = {"sqlite": lambda n: _sqlite_node(_shortest(n)),
+             "postgres": lambda n: _postgres_node(_shortest(n)),
+             "spark": lambda n: _spark_node(_shortest(n)),
+             "trino": _shortest, "bigquery": _shortest, "snowflake": _shortest}
 
 
 def _number_text(e: exp.Expr) -> bool:
