@@ -83,6 +83,68 @@ def _pl_range_errors(value: Any) -> list[tuple[Any, str]]:
     return [(v.is_nan() | (v.abs() >= _BIG), "#NUM!")]
 
 
+def _pl_sum(items: Any) -> tuple[Any, list[tuple[Any, str]]]:
+    """The sum of each list of numbers, and its #NUM! (0 for an empty list). Float mode: the
+    float64 sum, tested as `_pl_range_errors` does. Decimal mode: exact, from
+    `_pl_decimal_split`, never a polars decimal sum (polars aborts the whole query when a sum,
+    or only a partial sum as in [9e19, 9e19, -9e19], passes Decimal(38, 18)): a total of 1e20
+    or more is #NUM! and blank, the other rows keep their sums."""
+    if _float():
+        total = _num(items.list.sum()).fill_null(0)
+        return total, _pl_range_errors(total)
+    whole, units = _pl_decimal_split(items)
+    # whole + units / 1e18 with 0 <= units < 1e18: below 1e20 in magnitude exactly when
+    limit = pl.lit(_WHOLE_LIMIT, dtype=pl.Int128)
+    fits = _vp.let((whole < limit) & ((whole > -limit) | ((whole == -limit) & (units > 0))))
+    exact = pl.when(fits).then(whole) * pl.lit(_UNIT, dtype=pl.Int128) + units
+    return pl.when(fits.fill_null(True)).then(_pl_from_units(exact).fill_null(0)), \
+        [(~fits, "#NUM!")]
+
+
+def _pl_decimal_mean(items: Any) -> tuple[Any, Any]:
+    """Decimal mode: the mean of each list of numbers, exact but for the division (rounded
+    half-even at 18 places, as a decimal division of the sum would be: adding an integer does
+    not change that rounding) and whether it fits; null for an empty list. The sum
+    (`_pl_decimal_split`) may pass 1e20 where the mean does not, so its integer part is
+    divided in Int128: ``q = whole // n``, ``r = whole - q * n`` (0 <= r < n) and the mean is
+    ``q + (r + units / 1e18) / n``, which lies in [q, q + 1]. A mean whose q is within 1 of
+    1e20 in magnitude is counted as not fitting (#NUM!): it could round onto 1e20."""
+    whole, units = _pl_decimal_split(items)
+    n = items.list.len()
+    count = _vp.let(pl.when(n > 0).then(n).cast(pl.Int128))
+    q = _vp.let(whole // count)
+    r = whole - q * count
+    limit = pl.lit(_WHOLE_LIMIT, dtype=pl.Int128)
+    fits = (q > -limit) & (q < limit - 1)
+    dec = _vp.DECIMAL_DTYPE
+    part = _pl_from_units(r * pl.lit(_UNIT, dtype=pl.Int128) + units) / count.cast(dec)
+    return pl.when(fits).then(q).cast(dec) + part, fits
+
+
+def _pl_decimal_split(items: Any) -> tuple[Any, Any]:
+    """Decimal mode: the exact sum of each list of numbers as ``(whole, units)``, Int128s with
+    sum = whole + units / 1e18 and 0 <= units < 1e18 (whole is the floor). Integer
+    arithmetic on the Decimal(38, 18)'s physical Int128 (the number times 1e18), each split
+    into its floor and the rest first, so neither sum can overflow whatever the partial
+    sums; and integer sums are ten times faster than polars' decimal sum."""
+    unit = pl.lit(_UNIT, dtype=pl.Int128)
+    raw = items.cast(pl.List(_vp.DECIMAL_DTYPE)).list.eval(_e().to_physical())
+    floors = raw.list.eval(_e() // unit)
+    rests = _vp.let((raw - floors * unit).list.sum())  # each in [0, 1e18)
+    return _vp.let(floors.list.sum() + rests // unit), _vp.let(rests % unit)
+
+
+def _pl_from_units(units: Any) -> Any:
+    """A Decimal(38, 18) from an Int128 count of 1e-18 (|units| < 1e38)."""
+    return units.cast(pl.Decimal(38, 0)) * pl.lit(Decimal(1).scaleb(-_SCALE),
+                                                  dtype=_vp.DECIMAL_DTYPE)
+
+
+_SCALE = 18  # Decimal(38, 18), the decimal mode's dtype
+_UNIT = 10**_SCALE
+_WHOLE_LIMIT = 10**20  # Decimal(38, 18) holds |x| < 1e20
+
+
 def _pl_int(x: Any) -> Any:
     """Excel's integer argument: truncated toward zero (huge magnitudes clipped, harmlessly)."""
     return x.cast(pl.Float64).clip(-1e15, 1e15).cast(pl.Int64)

@@ -17,11 +17,13 @@ from sqlglot import exp
 from ...sql.dialects import DOUBLE, marked
 from ...sql.kit import dtype
 from ....types import Type
+from ..math._base import _DECIMAL_FIT  # a float estimate below it fits Decimal(38, 18)
 from ._base import (
     FormCall, _any, _at, _case, _coalesce, _e, _f, _float, _is_null, _known_count, _known_number,
-    _lam, _len, _n, _not_null, _num, _op, _or, pl, _pl_empty_like, _pl_items, _pl_range_errors,
-    _pl_zip, _BIND_NODES, _sql_checked, _sql_count, _sql_errors, _sql_items, _sql_let,
-    _sql_nodes, _sql_none, _sql_present, _sql_in_range, _sql_range_errors, _tracked, _vp,
+    _lam, _len, _n, _not_null, _num, _op, _or, pl, _pl_decimal_mean, _pl_empty_like, _pl_items,
+    _pl_range_errors, _pl_sum, _pl_zip, _BIND_NODES, _sql_checked, _sql_count, _sql_errors,
+    _sql_items, _sql_let, _sql_nodes, _sql_none, _sql_present, _sql_in_range, _sql_range_errors,
+    _tracked, _vp,
 )
 
 
@@ -29,8 +31,7 @@ from ._base import (
 
 
 def polars_sum(c: FormCall, *values: Any) -> Any:
-    total = _num(_pl_items(c, values).list.sum()).fill_null(0)
-    return total, _pl_range_errors(total)
+    return _pl_sum(_pl_items(c, values))
 
 
 def sql_sum(c: FormCall, *values: Any) -> Any:
@@ -47,9 +48,19 @@ def _doubles(c: FormCall, call: exp.Expr) -> exp.Expr:
 
 def polars_product(c: FormCall, *values: Any) -> Any:
     items = _pl_items(c, values)
-    product = _num(items.list.agg(_e().product()))
-    value = pl.when(items.list.len() == 0).then(_num(pl.lit(0))).otherwise(product)
-    return value, _pl_range_errors(value)
+    empty = items.list.len() == 0
+    product = items.list.agg(_e().product())
+    if _float():
+        value = pl.when(empty).then(_num(pl.lit(0))).otherwise(_num(product))
+        return value, _pl_range_errors(value)
+    # Decimal mode: polars' decimal product is null where it (or a partial product) passes
+    # Decimal(38, 18), so the range test reads a float64 estimate (with a margin); where the
+    # product fits but a partial one did not, the estimate is the answer (relative 1e-15).
+    estimate = items.cast(pl.List(pl.Float64)).list.agg(_e().product())
+    fits = estimate.abs() < _DECIMAL_FIT
+    value = pl.when(~fits).then(None).when(empty).then(_num(pl.lit(0))).otherwise(
+        pl.coalesce(product, _num(estimate)))
+    return value, [(~fits, "#NUM!")]
 
 
 def sql_product(c: FormCall, *values: Any) -> Any:
@@ -68,20 +79,20 @@ def sql_product(c: FormCall, *values: Any) -> Any:
     return _sql_in_range(product), _sql_range_errors(product)
 
 
-def _pl_mean(items: Any) -> Any:
-    """The mean of each list: float64 in float mode; in decimal mode the decimal sum divided by
-    the count (rounded at 18 places), never through float64 (a null for an empty list)."""
+def _pl_mean(items: Any) -> tuple[Any, list[tuple[Any, str]]]:
+    """The mean of each list and its errors: #DIV/0! for no numbers; float64 in float mode; in
+    decimal mode the exact sum divided by the count (rounded at 18 places), never through
+    float64 nor a polars decimal sum (`_pl_decimal_mean`: a sum past 1e20 would abort the
+    query), #NUM! where the mean itself passes 1e20."""
+    empty = (items.list.len().fill_null(0) == 0, "#DIV/0!")
     if _float():
-        return _num(items.list.mean())
-    n = items.list.len()
-    total = items.cast(pl.List(_vp.DECIMAL_DTYPE)).list.sum()
-    # (a zero divisor is masked: polars aborts the whole query on a decimal division by zero)
-    return total / pl.when(n > 0).then(n).cast(_vp.DECIMAL_DTYPE)
+        return _num(items.list.mean()), [empty]
+    value, fits = _pl_decimal_mean(items)
+    return value, [empty, (~fits, "#NUM!")]
 
 
 def polars_average(c: FormCall, *values: Any) -> Any:
-    items = _pl_items(c, values)
-    return _pl_mean(items), [(items.list.len().fill_null(0) == 0, "#DIV/0!")]
+    return _pl_mean(_pl_items(c, values))
 
 
 def sql_average(c: FormCall, *values: Any) -> Any:
@@ -222,7 +233,10 @@ def _pl_decimal_var(items: Any, estimate: Any, ddof: int) -> Any:
     floats = items.cast(pl.List(pl.Float64))
     safe = (floats.list.eval(pl.element() * pl.element()).list.sum() < 1e19) \
         & (floats.list.sum() * floats.list.sum() < 1e19) & (n > ddof)
-    masked = pl.when(safe).then(items.cast(pl.List(_vp.DECIMAL_DTYPE)))
+    # (an empty list where not safe, not a null one: a null list keeps its items, which
+    # list.eval still multiplies, and a decimal overflow there aborts the query)
+    decimals = items.cast(pl.List(_vp.DECIMAL_DTYPE))
+    masked = pl.when(safe).then(decimals).otherwise(_pl_empty_like(decimals))
     total = masked.list.sum()
     squares = masked.list.eval(pl.element() * pl.element()).list.sum()
     count = pl.when(safe).then(n).cast(_vp.DECIMAL_DTYPE)
@@ -373,10 +387,32 @@ def polars_sumproduct(c: FormCall, *lists: Any) -> Any:
         out = items[0].fill_null(0)
         for item in items[1:]:
             out = out * item.fill_null(0)
-        return out.sum()
+        return out
 
-    total = _num(_pl_zip(guarded, products)).fill_null(0)
-    return total, [(~ok, "#VALUE!"), *_pl_range_errors(total)]
+    if _float():
+        total = _num(_pl_zip(guarded, lambda *items: products(*items).sum())).fill_null(0)
+        return total, [(~ok, "#VALUE!"), *_pl_range_errors(total)]
+    # Decimal mode: polars aborts the whole query on a decimal product past Decimal(38, 18),
+    # so the lists reach the exact products (summed by `_pl_sum`) only on the rows where a
+    # float64 estimate shows every partial product below 1e20 (with a margin); the other rows
+    # answer the float64 sum (relative 1e-15), #NUM! from 1e20 on.
+    floats = [g.cast(pl.List(pl.Float64)) for g in guarded]
+
+    def small(*items: Any) -> Any:
+        out = items[0].fill_null(0).abs()
+        fits = out < _DECIMAL_FIT
+        for item in items[1:]:
+            out = out * item.fill_null(0).abs()
+            fits = fits & (out < _DECIMAL_FIT)
+        return fits.all()
+
+    exact = _pl_zip(floats, small)
+    masked = [pl.when(exact).then(g).otherwise(_pl_empty_like(g)) for g in guarded]
+    total, [(too_big, _)] = _pl_sum(_pl_zip(masked, products))
+    estimate = _pl_zip(floats, lambda *items: products(*items).sum())
+    near = estimate.abs() < _DECIMAL_FIT
+    value = pl.when(exact).then(total).when(near).then(_num(estimate))
+    return value, [(~ok, "#VALUE!"), (pl.when(exact).then(too_big).otherwise(~near), "#NUM!")]
 
 
 def sql_sumproduct(c: FormCall, *lists: Any) -> Any:

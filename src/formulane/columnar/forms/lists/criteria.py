@@ -21,7 +21,7 @@ from ....functions._criteria import Criterion, criterion
 from ._base import (
     FormCall, _and, _apply, _at, _case, _coalesce, _e, _EPOCH, _f, _is_null, _lam, _len, _MISSING,
     _n, _not, _not_null, _num, _op, _or, _p, pl, _pl_bcast, _pl_empty_like, _pl_lit, _pl_positions,
-    _pl_range_errors, _pl_with, _sql_checked, _sql_count, _sql_lengths_differ, _tracked, _vs,
+    _pl_sum, _pl_with, _sql_checked, _sql_count, _sql_lengths_differ, _tracked, _vs,
 )
 from .aggregates import _pl_mean
 
@@ -387,10 +387,10 @@ def _pl_if_family(c: FormCall, *values: Any, how: str) -> Any:
     else:
         picked = _pl_pick(target, _pl_positions(mask))
     if how == "sum":
-        value = _num(picked.list.sum()).fill_null(0)
-        return value, [*errors, *_pl_range_errors(value)]
-    value = _pl_mean(picked)
-    return value, [*errors, (picked.list.len().fill_null(0) == 0, "#DIV/0!")]
+        value, range_errors = _pl_sum(picked)
+        return value, [*errors, *range_errors]
+    value, mean_errors = _pl_mean(picked)
+    return value, [*errors, *mean_errors]
 
 
 def _sql_if_family(c: FormCall, *values: Any, how: str) -> Any:
@@ -454,11 +454,11 @@ def _pl_ifs(c: FormCall, *values: Any, how: str) -> Any:
     positions = mask.list.eval(pl.int_range(pl.len()).filter(_e() == 1))
     picked = _pl_pick(values[0], positions)
     if how == "sum":
-        value = _num(picked.list.sum()).fill_null(0)
-        return value, [*errors, *_pl_range_errors(value)]
+        value, range_errors = _pl_sum(picked)
+        return value, [*errors, *range_errors]
     if how == "average":
-        return _pl_mean(picked), [
-            *errors, (picked.list.len().fill_null(0) == 0, "#DIV/0!")]
+        value, mean_errors = _pl_mean(picked)
+        return value, [*errors, *mean_errors]
     extreme = picked.list.max() if how == "max" else picked.list.min()
     return _num(extreme).fill_null(0), errors
 
