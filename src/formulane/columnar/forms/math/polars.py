@@ -490,8 +490,12 @@ def polars_sumsq(call: FormCall, *args: Any) -> Any:
         return items.list.eval(pl.element() * pl.element()).list.sum()
     estimate = items.cast(pl.List(pl.Float64)).list.eval(pl.element() * pl.element()).list.sum()
     over = ~(estimate < _DECIMAL_FIT)
-    value = pl.when(~over).then(items).list.eval(pl.element() * pl.element()).list.sum()
-    return value.cast(_dec()), [(over, "#NUM!")]
+    # the rows past the range squared no item: an empty list there, not a null one (polars
+    # still computes over a nulled list's items, and a decimal product past Decimal(38, 18)
+    # failed the whole frame: SUMSQ(l) of a list holding 9e19)
+    kept = pl.when(~over).then(items).otherwise(items.list.head(0))
+    value = kept.list.eval(pl.element() * pl.element()).list.sum()
+    return pl.when(~over).then(value).cast(_dec()), [(over, "#NUM!")]
 
 
 # ------------------------------------------------------------------------------ information
