@@ -100,6 +100,10 @@ def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False
     bound it is that decimal, cast without its text and no test of the reading."""
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
         return exp.Cast(this=_n(k), to=dtype("DECIMAL(38, 18)")), exp.true()
+    if k is not None and k != 0 and abs(k) < _HALF_UNIT_18:
+        # a constant that reads as 0 at 18 places (1E-25) is not that decimal: never the
+        # exact path (it divided by that 0: QUOTIENT(x, 1E-25) answered a blank, no error)
+        return exp.Cast(this=exp.Null(), to=dtype("DECIMAL(38, 18)")), exp.false()
     if exact:
         ok = let(_lt(_abs(x), _n(_EXACT_LIMIT)))  # NULL for a blank: "no", as below
         # under its guard the cast cannot fail: a plain CAST, which every dialect has
@@ -403,6 +407,10 @@ def _unreadable(call: FormCall) -> Decimal | None:
 _UNREADABLE = Decimal("1e20")
 
 
+#: Below half a unit of the 18th place a number reads as 0 in DECIMAL(38, 18).
+_HALF_UNIT_18 = Decimal("5e-19")
+
+
 def _decimal_reading(call: FormCall, i: int, x: exp.Expr) -> exp.Expr:
     """A DECIMAL argument (`_decimal_or_unknown`) as DECIMAL(38, 18): NULL where it does not
     fit (|x| >= 1e20 of a wider DECIMAL: the CAST reads NULL there, since PostgreSQL has no
@@ -447,8 +455,11 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
         fallback = _sql_floor_mod(x, _nullif_zero(divisor, kd), kd)
         if _unreadable(call) is not None:
             return fallback, [(_eq(divisor, _n(0)), "#DIV/0!")]
+        # a known divisor that rounds to 0 at 18 places (1E-25) reads as 0 there: its exact
+        # remainder is NULL (the fallback answers), never a DECIMAL % 0, which DuckDB raises
+        kd18 = Decimal(0) if kd is not None and abs(kd) < _HALF_UNIT_18 else kd
         exact = _sql_floor_mod(_decimal_reading(call, 0, x),
-                               let(_nullif_zero(_decimal_reading(call, 1, divisor), kd)), kd)
+                               let(_nullif_zero(_decimal_reading(call, 1, divisor), kd18)), kd)
         # the fallback at DECIMAL(38, 18) too: DuckDB types a COALESCE of DECIMAL(38, 18) and
         # a remainder of two other scales (a DOUBLE) as DOUBLE (MOD(-7, 1e19) gave 1e19);
         # not in a lambda body, which may not err (the join casts' documented gap there)
@@ -467,7 +478,8 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
     xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
     dd, ok_d = _sql_exact(divisor, kd, call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
-    exact = _sql_floor_mod(xd, _nullif_zero(dd, kd), kd)
+    kd18 = Decimal(0) if kd is not None and abs(kd) < _HALF_UNIT_18 else kd  # (as above)
+    exact = _sql_floor_mod(xd, _nullif_zero(dd, kd18), kd)
     fallback = _sql_floor_mod(x, _nullif_zero(divisor, kd), kd)
     return _case([(ok, exact)], fallback), [(_eq(divisor, _n(0)), "#DIV/0!")]
 
