@@ -420,6 +420,10 @@ def _decimal_reading(call: FormCall, i: int, x: exp.Expr) -> exp.Expr:
     k = _known(call, i)
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
         return exp.Cast(this=_n(k), to=dtype("DECIMAL(38, 18)"))
+    if k is not None and k != 0 and abs(k) < _HALF_UNIT_18:
+        # a constant that reads as 0 at 18 places (1E-25) has no reading (as `_sql_exact`):
+        # NULL, so the caller's fallback answers, never a DECIMAL % 0, which DuckDB raises
+        return exp.Cast(this=exp.Null(), to=dtype("DECIMAL(38, 18)"))
     # the test in DOUBLE: a DECIMAL literal 1e20 beside a DECIMAL(38, 18) operand is cast to
     # its type by DuckDB, and fails; 1e20 is exact in DOUBLE and rounding keeps x >= 1e20 there
     fits = _lt(_abs(_double(x)), double_literal(float(_UNREADABLE)))
@@ -455,11 +459,8 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
         fallback = _sql_floor_mod(x, _nullif_zero(divisor, kd), kd)
         if _unreadable(call) is not None:
             return fallback, [(_eq(divisor, _n(0)), "#DIV/0!")]
-        # a known divisor that rounds to 0 at 18 places (1E-25) reads as 0 there: its exact
-        # remainder is NULL (the fallback answers), never a DECIMAL % 0, which DuckDB raises
-        kd18 = Decimal(0) if kd is not None and abs(kd) < _HALF_UNIT_18 else kd
         exact = _sql_floor_mod(_decimal_reading(call, 0, x),
-                               let(_nullif_zero(_decimal_reading(call, 1, divisor), kd18)), kd)
+                               let(_nullif_zero(_decimal_reading(call, 1, divisor), kd)), kd)
         # the fallback at DECIMAL(38, 18) too: DuckDB types a COALESCE of DECIMAL(38, 18) and
         # a remainder of two other scales (a DOUBLE) as DOUBLE (MOD(-7, 1e19) gave 1e19);
         # not in a lambda body, which may not err (the join casts' documented gap there)
@@ -478,8 +479,7 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
     xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
     dd, ok_d = _sql_exact(divisor, kd, call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
-    kd18 = Decimal(0) if kd is not None and abs(kd) < _HALF_UNIT_18 else kd  # (as above)
-    exact = _sql_floor_mod(xd, _nullif_zero(dd, kd18), kd)
+    exact = _sql_floor_mod(xd, _nullif_zero(dd, kd), kd)
     fallback = _sql_floor_mod(x, _nullif_zero(divisor, kd), kd)
     return _case([(ok, exact)], fallback), [(_eq(divisor, _n(0)), "#DIV/0!")]
 
