@@ -34,7 +34,8 @@ compute it on every row in DOUBLE or Decimal(38, 18):
 A value is computed through intermediate values the backends could not hold (a DateTime, a
 Duration, a number past Decimal(38, 18): ``SERIAL(DATETIME(...))`` is a number); only the node
 that becomes a `Const` must be held exactly by every columnar backend: whole numbers below
-1e38 and other numbers below 1e20, rounded at 18 decimal places, texts, booleans, dates and
+1e38 and other numbers below 1e20, rounded at 18 decimal places (a smaller number to its first
+17 digits, where 18 places would blur it: ``1E-10 * 1E-10``), texts, booleans, dates and
 error values; a list of such values (no blank, no error value) is written out as a list of
 them (`ir.ListOf`) when a call gives it and it has no more items than the call has nodes. A backend passes
 ``keep`` to leave the calls it refuses in place (and every call above them), so that its
@@ -520,8 +521,26 @@ def _held(value: Any) -> Any:
             return number.quantize(Decimal(1), context=_EXACT)
         if not abs(number) < _FRACTION_LIMIT:
             return MISSING  # left to the engine's own arithmetic and range tests
-        return number.quantize(Decimal("1e-18"), context=_EXACT).normalize()
+        held = number.quantize(_PLACES_18, context=_EXACT)
+        if abs(held - number) > abs(number) * _RELATIVE:
+            # a small number that 18 places would blur or zero (1E-10 * 1E-10 is 1E-20, not
+            # 0: float mode divides by it, as the scalar engine does): its first 17 digits,
+            # as many as a DOUBLE holds, written as a literal of at most 38 places (what a SQL
+            # DECIMAL literal holds; below that the 38th place rounds it). Decimal mode reads
+            # it as it reads such a literal written in the formula.
+            held = _SEVENTEEN.plus(number)
+            if held.as_tuple().exponent < -38:  # type: ignore[operator]
+                held = number.quantize(_PLACES_38, context=_EXACT)
+        return held.normalize()
     return MISSING
+
+
+_PLACES_18 = Decimal("1e-18")
+_PLACES_38 = Decimal("1e-38")
+#: A folded number's 18-place rounding is kept when it is this close (relative): as close as
+#: a DOUBLE, and never a change for numbers from 0.01 up.
+_RELATIVE = Decimal("1e-15")
+_SEVENTEEN = decimal.Context(prec=17)
 
 
 __all__ = ["MISSING", "NOT_FOLDED", "FoldMemo", "constant", "fold", "fold_call"]
