@@ -108,6 +108,18 @@ def _decimal_column(expr: pl.Expr, dtype: Any) -> Column:
     return Column(value, estimate=_estimate(value, scale), scale=scale, bound=bound)
 
 
+def _decimal_float_list(expr: pl.Expr) -> Column:
+    """A list of floats read in decimal mode: each item the Decimal(38, 18) of its shortest
+    decimal text, as `_decimal_column` reads a float column (a direct cast summed
+    [-855.127, -210.3] to -1065.426999999999901696, so ROUNDDOWN(SUM(xs), 1) was -1065.5 for
+    -1065.4); a list holding an item Decimal(38, 18) cannot hold (|x| >= 1e20, inf, NaN) is
+    that row's #NUM!, never a silently dropped item."""
+    items = expr.list.eval(pl.element().cast(pl.String).cast(DECIMAL_DTYPE, strict=False))
+    lost = items.list.eval(pl.element().is_null()).list.sum() \
+        > expr.list.eval(pl.element().is_null()).list.sum()
+    return Column(pl.when(~lost).then(items), error_when(lost, "#NUM!"))
+
+
 _INT_BYTES = {"Int8": 1, "Int16": 2, "Int32": 4, "Int64": 8, "UInt8": 1, "UInt16": 2,
               "UInt32": 4, "UInt64": 8}
 #: Integer dtypes whose every value is an int64 (UInt64's are not).
@@ -225,6 +237,10 @@ class PolarsCompiler(Walker[Column]):
             if col.error is not None:
                 self.erring_reads.add(node.name)
             return col
+        if numbers() == "decimal" and isinstance(dtype, pl.List) and dtype.inner.is_float() \
+                and node.type.elem is not None and node.type.elem.kind == "Number":
+            self.erring_reads.add(node.name)
+            return _decimal_float_list(column(name))
         bound = None
         if node.type.kind == "Number":
             # the lane's numbers are below 1e308 in magnitude (the scalar engine refuses
