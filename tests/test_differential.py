@@ -244,6 +244,14 @@ def duckdb_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]],
     program = formulane.compile(source, schema, profile=profile, registry=REGISTRY)
     form = to_sql_form(program.root, "duckdb", numbers)
     number = "DECIMAL(38, 4)" if numbers == "decimal" else "DOUBLE"
+    return _sql_answers(program, form, duckdb_select(form, schema, data, number), _duck_read)
+
+
+def duckdb_select(form: Any, schema: dict[str, str], data: list[dict[str, Any]], number: str,
+                  write: Callable[[Any], Any] = lambda v: v) -> list[tuple[Any, ...]]:
+    """``form``'s rows over a DuckDB table t of ``data`` (Number columns of the SQL type
+    ``number``, each value passed through ``write``), in a New York session zone (no result
+    may depend on it), in the data's order."""
     con = duckdb.connect()
     try:
         con.execute("SET TimeZone = 'America/New_York'")
@@ -252,13 +260,12 @@ def duckdb_rows(source: str, schema: dict[str, str], data: list[dict[str, Any]],
         cols = ", ".join(f'"{n}" {_column_type(types[n], _DUCK_TYPES, number)}' for n in names)
         con.execute(f"CREATE TABLE t (__i INTEGER, {cols})")
         con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * (len(names) + 1))})",
-                        [[i, *[r[n] for n in names]] for i, r in enumerate(data)])
+                        [[i, *[write(r[n]) for n in names]] for i, r in enumerate(data)])
         # keep_columns: __i orders the rows; the bindings (if any) join laterally
-        result = con.execute(form.select("t", "v", "e", keep_columns=True)
-                             + ' ORDER BY "__i"').fetchall()
+        return con.execute(form.select("t", "v", "e", keep_columns=True)
+                           + ' ORDER BY "__i"').fetchall()
     finally:
         con.close()
-    return _sql_answers(program, form, result, _duck_read)
 
 
 def _duck_read(value: Any, t: Any) -> Any:

@@ -32,9 +32,10 @@ import formulane
 from formulane import ErrorValue, FormulaError, Unsupported
 from formulane.testing import formulas
 
-from test_differential import (_DUCK_TYPES, _NUMBERS, _PG_TYPES, REGISTRY, SCHEMA, SQL_TOL,
+from test_differential import (_NUMBERS, _PG_TYPES, REGISTRY, SCHEMA, SQL_TOL,
                                _beyond_decimal, _close, _column_type, _examples, _FIXED,
-                               _read_columns, _sql_answers, _types, rows, scalar_rows)
+                               _read_columns, _sql_answers, _types, duckdb_select, rows,
+                               scalar_rows)
 
 duckdb = pytest.importorskip("duckdb")
 pytestmark = pytest.mark.slow
@@ -86,20 +87,7 @@ def _double(value: Any) -> Any:
 def duckdb_double_rows(program: Any, data: list[dict[str, Any]]) -> list[Any]:
     """DuckDB, Number columns DOUBLE, ``numbers="decimal"``, no ``column_types``."""
     form = to_sql_form(program.root, "duckdb", "decimal")
-    con = duckdb.connect()
-    try:
-        types = _types(SCHEMA)
-        names = list(SCHEMA)
-        cols = ", ".join(f'"{n}" {_column_type(types[n], _DUCK_TYPES, "DOUBLE")}'
-                         for n in names)
-        con.execute(f"CREATE TABLE t (__i INTEGER, {cols})")
-        con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * (len(names) + 1))})",
-                        [[i, *[_double(r[n]) for n in names]] for i, r in enumerate(data)])
-        result = con.execute(form.select("t", "v", "e", keep_columns=True)
-                             + ' ORDER BY "__i"').fetchall()
-    finally:
-        con.close()
-    return _sql_answers(program, form, result)
+    return _sql_answers(program, form, duckdb_select(form, SCHEMA, data, "DOUBLE", _double))
 
 
 _PG: list[Any] = []
