@@ -60,8 +60,9 @@ ROWS: list[dict[str, Any]] = [
 
 FORMULAS = [
     "a * b", "a * b * (1 - c)", "ROUND(a * b, 2)", "a + b", "a - c * b", "a * 0.9",
-    "0.5 * a * a", "i * a", "i * 0.5", "i * 0.123456789", "i + a", "j * m", "j + m", "a * -1", "f * g", "f * g + c", "f * a", "f * 1000000000",
-    "w * a", "w + a", "w + f", "IF(b > 5, a * 0.9, a)", "IF(a * b > c * b, a * b, c * b)", "a * b = b * a",
+    "0.5 * a * a", "i * a", "i * 0.5", "i * 0.123456789", "i + a", "j * m", "j + m", "a * -1",
+    "f * g", "f * g + c", "f * a", "f * 1000000000", "w * a", "w + a", "w + f",
+    "IF(b > 5, a * 0.9, a)", "IF(a * b > c * b, a * b, c * b)", "a * b = b * a",
 ]
 #: A product of scale 19: rounded to 18 places through DOUBLE (relative 1e-15), not exact.
 APPROX = ["h * g"]

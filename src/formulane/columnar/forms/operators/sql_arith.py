@@ -2,8 +2,9 @@
 
 Contract: small sqlglot builders that parenthesize only what needs it (`p`), the binary
 operators and comparisons (`add`, `lt`...), the guards both families write (`not_finite`,
-`only`, `nullif_zero`), `decimal_arith`, the exact DECIMAL(38, 18) + - * that
-`columnar.sql.compiler` delegates to, `join_decimals`, which gives the Number branches of
+`only`, `nullif_zero`), `decimal_arith`, the exact DECIMAL + - * that
+`columnar.sql.compiler` delegates to (in the operands' own types where both are known,
+`_native`, else in DECIMAL(38, 18)), `join_decimals`, which gives the Number branches of
 a CASE, COALESCE or list one DECIMAL type where the engine would otherwise truncate one, and
 `compare_decimals`, the exact comparison of two DECIMALs whose scales may differ.
 
@@ -568,12 +569,14 @@ def _written(c: SqlColumn, k: Decimal | None, t: tuple[int, int], wide: bool
 
 def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
                   known_b: Decimal | None) -> SqlColumn:
-    """+ - * on DECIMAL columns (docs/columnar.md, "SQL decimal policy"): the result is a
-    DECIMAL(38, 18), so |x| < 1e20. Engines type a product by adding the operands' scales and
-    abort the whole query on an overflow; so a row whose operands or result do not fit is
-    #NUM! (tested on a DOUBLE estimate, with a margin) and never computed. Sums are exact; a
-    product is exact when one operand is a whole number known when compiling (DECIMAL(38, 18)
-    times DECIMAL(38, 0)) or both have at most 9 decimal places (DECIMAL(38, 9) each), else
+    """+ - * on DECIMAL columns (docs/columnar.md, "SQL decimal policy"): |x| < 1e20, in the
+    operands' own DECIMAL types where both are known and that is exact on every engine
+    (`_native`: the result's type is then theirs, `SqlColumn.decimal`), else a DECIMAL(38, 18).
+    Engines type a product by adding the operands' scales and abort the whole query on an
+    overflow; so a row whose operands or result do not fit is #NUM! (tested on a DOUBLE
+    estimate, with a margin) and never computed. Sums are exact; a product is exact when
+    native, when one operand is a whole number known when compiling (DECIMAL(38, 18) times
+    DECIMAL(38, 0)) or both have at most 9 decimal places (DECIMAL(38, 9) each), else
     computed in DOUBLE and rounded to 18 places (relative 1e-15).
 
     ``known_a``/``known_b``: an operand's value when it is a constant (`known`), None when it
