@@ -2,8 +2,9 @@
 
 Contract: small sqlglot builders that parenthesize only what needs it (`p`), the binary
 operators and comparisons (`add`, `lt`...), the guards both families write (`not_finite`,
-`only`, `nullif_zero`), `decimal_arith`, the exact DECIMAL(38, 18) + - * that
-`columnar.sql.compiler` delegates to, `join_decimals`, which gives the Number branches of
+`only`, `nullif_zero`), `decimal_arith`, the exact DECIMAL + - * that
+`columnar.sql.compiler` delegates to (in the operands' own types where both are known,
+`_native`, else in DECIMAL(38, 18)), `join_decimals`, which gives the Number branches of
 a CASE, COALESCE or list one DECIMAL type where the engine would otherwise truncate one, and
 `compare_decimals`, the exact comparison of two DECIMALs whose scales may differ.
 
@@ -23,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 
 from sqlglot import exp
 
-from ...sql.kit import D18, SqlColumn, cases, clone_type, dtype, first_error, not_null
+from ...sql.kit import (D18, SqlColumn, cases, clone_type, dtype, first_error, literal_decimal,
+                        not_null)
 from ...sql.let import bound, let, size
 
 if TYPE_CHECKING:
@@ -482,14 +484,99 @@ def _whole(k: Decimal | None) -> bool:
     return k is not None and k == k.to_integral_value()
 
 
+#: The largest scale a result computed in its operands' own types may have: the scalar engine
+#: keeps 18 places, so a product or sum of at most 18 is its exact answer, digit for digit.
+_NATIVE_SCALE = 18
+#: DECIMAL widths of at most this many digits are 64-bit integers in DuckDB: a product of two
+#: of them is typed DECIMAL(18, s1 + s2) and aborts the query past it (`_native`).
+_INT64_DIGITS = 18
+
+
+def _native_type(c: SqlColumn, k: Decimal | None) -> tuple[int, int] | None:
+    """The (precision, scale) an operand has in every engine's DECIMAL arithmetic, at most (a
+    bound on its digits), when it may be computed in its own type (`_native`), else None: a
+    constant written as its literal (`_bare`: below BIGINT's bound, at most 18 places) as
+    DuckDB types it (`kit.literal_decimal`: 1.25 is DECIMAL(3, 2)); a value of a known DECIMAL
+    type that is no DOUBLE. A value of scale 0 may be an integer column (`kit.column_type`
+    reads BIGINT as DECIMAL(19, 0)), which Spark widens to DECIMAL(20, 0): one digit more."""
+    if k is not None:
+        return literal_decimal(k) if _bare(k, False) else None
+    if c.decimal is None or c.double or c.maybe_double:
+        return None
+    precision, scale = c.decimal
+    return (min(precision + 1, 38), 0) if scale == 0 else (precision, scale)
+
+
+def _native(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
+            known_b: Decimal | None) -> tuple[exp.Expr, exp.Expr, tuple[int, int]] | None:
+    """The operands of ``a op b`` as SQL to compute it in their own DECIMAL types, and the
+    result's type, where that is the exact answer on every engine and never an abort of a
+    row the range test lets through (|x| < 1e20); else None (`decimal_arith`'s DECIMAL(38, 18)
+    casts). Engines type a product DECIMAL(p1 + p2, s1 + s2) (Spark: p1 + p2 + 1) and a sum
+    DECIMAL(max(p1 - s1, p2 - s2) + max(s1, s2) + 1, max(s1, s2)), PostgreSQL's NUMERIC is
+    exact at any size; so it is exact when:
+
+    - at least one operand has places (two integer types multiply and add as INTEGER or
+      BIGINT, which abort on an overflow);
+    - the scale is at most 18 (`_NATIVE_SCALE`: the scalar engine's places; a finer product is
+      rounded there, through the DOUBLE path here);
+    - the precision is at most 38, or the scale at most 6: past 38 DuckDB keeps DECIMAL(38, s)
+      and aborts on a value it cannot hold (|x| >= 10^(38 - s) >= 1e20: never let through),
+      and Spark keeps max(38 - integer digits, min(s, 6)) places (all of them when s <= 6).
+
+    DuckDB types a product of two 64-bit DECIMALs (at most 18 digits each, `_INT64_DIGITS`)
+    of a scale below 18 DECIMAL(18, s1 + s2), which aborts from 10^(18 - s1 - s2)
+    (DECIMAL(18, 2) times DECIMAL(18, 2) from 1e14): where the digits may pass 18 and neither
+    operand is surely wider than 18, one is widened to DECIMAL(19, s) (a width, not a rescale:
+    a constant is never the one; Spark then types the product a digit wider). The type
+    returned is the widest any engine gives (Spark's), never narrower than the engine's own:
+    the next operation decides on it again, `join_decimals` and `compare_decimals` cast by it.
+    (Two constants: folded before this; left to the casts.)"""
+    ta, tb = _native_type(a, known_a), _native_type(b, known_b)
+    if ta is None or tb is None or ta[1] + tb[1] == 0 or (
+            known_a is not None and known_b is not None):
+        return None
+    # (the types are bounds, up to a digit wider than DuckDB's own: 19 may be its 18)
+    wide = op == "*" and ta[0] + tb[0] > _INT64_DIGITS \
+        and max(ta[0], tb[0]) <= _INT64_DIGITS + 1 and ta[1] + tb[1] < _INT64_DIGITS
+    # the one widened: a value, not a constant; of two values, an integer one (cast anyway)
+    wide_a = wide and known_a is None and (known_b is not None or ta[1] == 0 or tb[1] != 0)
+    x, ta = _written(a, known_a, ta, wide_a)
+    y, tb = _written(b, known_b, tb, wide and not wide_a)
+    if op == "*":
+        scale, precision = ta[1] + tb[1], ta[0] + tb[0] + 1
+    else:
+        scale = max(ta[1], tb[1])
+        precision = max(ta[0] - ta[1], tb[0] - tb[1]) + scale + 1
+    if scale > _NATIVE_SCALE or (precision > 38 and scale > 6):
+        return None
+    return x, y, (min(precision, 38), scale)
+
+
+def _written(c: SqlColumn, k: Decimal | None, t: tuple[int, int], wide: bool
+             ) -> tuple[exp.Expr, tuple[int, int]]:
+    """An operand of `_native` as SQL, and its type: a constant as its literal; a value cast to
+    DECIMAL(19, s) where ``wide``, and one of scale 0 cast to DECIMAL(p, 0) always (it may be an
+    integer column: PostgreSQL's float8 range guard, `pg_float`, reads SIGN of an INTEGER
+    as a float8 and would make the product one); any other as it is."""
+    if k is not None:
+        return num(k), t
+    if wide or t[1] == 0:
+        t = (max(t[0], _INT64_DIGITS + 1) if wide else t[0], t[1])
+        return cast_to(c.value.copy(), f"DECIMAL({t[0]}, {t[1]})"), t
+    return c.value.copy(), t
+
+
 def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
                   known_b: Decimal | None) -> SqlColumn:
-    """+ - * on DECIMAL columns (docs/columnar.md, "SQL decimal policy"): the result is a
-    DECIMAL(38, 18), so |x| < 1e20. Engines type a product by adding the operands' scales and
-    abort the whole query on an overflow; so a row whose operands or result do not fit is
-    #NUM! (tested on a DOUBLE estimate, with a margin) and never computed. Sums are exact; a
-    product is exact when one operand is a whole number known when compiling (DECIMAL(38, 18)
-    times DECIMAL(38, 0)) or both have at most 9 decimal places (DECIMAL(38, 9) each), else
+    """+ - * on DECIMAL columns (docs/columnar.md, "SQL decimal policy"): |x| < 1e20, in the
+    operands' own DECIMAL types where both are known and that is exact on every engine
+    (`_native`: the result's type is then theirs, `SqlColumn.decimal`), else a DECIMAL(38, 18).
+    Engines type a product by adding the operands' scales and abort the whole query on an
+    overflow; so a row whose operands or result do not fit is #NUM! (tested on a DOUBLE
+    estimate, with a margin) and never computed. Sums are exact; a product is exact when
+    native, when one operand is a whole number known when compiling (DECIMAL(38, 18) times
+    DECIMAL(38, 0)) or both have at most 9 decimal places (DECIMAL(38, 9) each), else
     computed in DOUBLE and rounded to 18 places (relative 1e-15).
 
     ``known_a``/``known_b``: an operand's value when it is a constant (`known`), None when it
@@ -561,7 +648,13 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
         return decimal_cast(c, to)
 
     value: exp.Expr
-    if never:  # a known operand that no DECIMAL(38, 18) holds: never computed
+    native = None if never else _native(op, a, b, known_a, known_b)
+    decimal = D18
+    if native is not None:
+        # the operands in their own types: exact, no rescale (`_native`)
+        x, y, decimal = native
+        value = when([(fits.copy(), _BINARY[op](this=p(x), expression=p(y)))])
+    elif never:  # a known operand that no DECIMAL(38, 18) holds: never computed
         value = exp.Cast(this=exp.Null(), to=clone_type(_D18))
     elif op == "*" and (_whole(known_a) or _whole(known_b)):
         whole_a = _whole(known_a)
@@ -598,7 +691,7 @@ def decimal_arith(op: str, a: SqlColumn, b: SqlColumn, known_a: Decimal | None,
     # fits), and wherever an operand's error is set when that operand's value is NULL there
     strict = all(c.error is None or c.strict for c in (a, b))
     return SqlColumn(value, first_error(a.error, b.error, own), strict=strict, estimate=est,
-                     decimal=D18)
+                     decimal=decimal)
 
 
 # --------------------------------------------------------- one DECIMAL type for branches
