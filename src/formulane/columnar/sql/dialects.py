@@ -292,7 +292,7 @@ def _postgres_node(node: exp.Expr) -> exp.Expr:
         # is 0 (`xs[1]` of [] answered blank, not #REF!); CARDINALITY is 0 there but counts a
         # nested list's every item, so it only fills in the empty case
         return exp.Coalesce(this=node.copy(), expressions=[_call("CARDINALITY", node.this.copy())])
-    if isinstance(node, pg_float.STEPS) and not pg_float.guarded(node) \
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Pow)) \
             and pg_float.guardable(node):
         # float8 `+`, `-`, `*`, `/` and POWER raise where IEEE answers inf or 0 (`pg_float`)
         return pg_float.guard(node)

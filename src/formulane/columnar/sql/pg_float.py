@@ -110,7 +110,7 @@ def _pg_exact(e: exp.Expr) -> bool:
         return all(_pg_exact(i) for i in (e.this, *e.expressions))
     if isinstance(e, (exp.Length, exp.ArraySize, exp.Extract, exp.Null)):
         return True
-    if isinstance(e, exp.Column) and _binding(e):
+    if isinstance(e, exp.Column) and e.table:
         # a binding's reference (`_fl1._f1`, the binder's lateral join): its expression's type
         # (`CAST(TRUNC(h) AS BIGINT)` in TIME: an integer, whose product with 'Infinity' would
         # not parse); a table's column is of a type only the table knows: float8 in float mode
@@ -122,16 +122,6 @@ def _pg_exact(e: exp.Expr) -> bool:
 #: it around `dialects.adapt`), and per name, once asked, whether it is exact.
 BINDINGS: ContextVar[tuple[dict[str, exp.Expr], dict[str, bool]] | None] = ContextVar(
     "pg_float_bindings", default=None)
-
-
-def _binding(column: exp.Column) -> bool:
-    """Whether ``column`` reads a binding: qualified (``_fl1._f1``, once the binder placed
-    them), or before that a bare name the binder made (`guard_all` runs then; the binder's
-    names never match a table column's, `let.Binder.for_names`)."""
-    if column.table:
-        return True
-    entry = BINDINGS.get()
-    return entry is not None and column.name in entry[0]
 
 
 def _binding_exact(column: exp.Column) -> bool:
@@ -177,7 +167,7 @@ def _abs(e: exp.Expr) -> exp.Expr:
     inner = e
     while isinstance(inner, (exp.Paren, exp.Neg)):
         inner = inner.this
-    if isinstance(inner, exp.Column) and not _binding(inner):
+    if isinstance(inner, exp.Column) and not inner.table:
         return exp.Abs(this=exp.cast(e.copy(), "DOUBLE"))
     return exp.Abs(this=e.copy())
 
@@ -439,7 +429,7 @@ def _number(e: exp.Expr) -> bool:
         return False
     if isinstance(e, exp.Cast):
         return not e.to.is_type(*_OTHER_TYPES)
-    if isinstance(e, exp.Column) and _binding(e):
+    if isinstance(e, exp.Column) and e.table:
         entry = BINDINGS.get()
         bound = None if entry is None else entry[0].get(e.name)
         return bound is None or not (isinstance(bound, (exp.Cast, exp.Interval)) and (
@@ -447,50 +437,15 @@ def _number(e: exp.Expr) -> bool:
     return True
 
 
-#: The steps a guard rewrites (`guardable` tells which of them).
-STEPS = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Pow)
-#: Marks a step written by a guard (its test's, or the engine's own operation it holds): it
-#: is never guarded again when the tree is walked again (`dialects.adapt` after `guard_all`).
-GUARDED = "formulane.pg_guarded"
-
-
 def guard(node: exp.Expr) -> exp.Expr:
     """``node`` (a `guardable` `exp.Add`, `exp.Sub`, `exp.Mul`, `exp.Div` or `exp.Pow`) safe
-    from PostgreSQL's range errors. (The engine's own operation as a copy: the CASE holds it,
-    and `adapt` replaces the node where its parent holds it.) Every step in what it returns is
-    marked `GUARDED` (its operands, `_cheap`, hold none)."""
+    from PostgreSQL's range
+    errors. (The engine's own operation as a copy: the CASE holds it, and `adapt` replaces the
+    node where its parent holds it.)"""
     build = _pg_sum if isinstance(node, (exp.Add, exp.Sub)) else \
         _pg_times if isinstance(node, exp.Mul) else \
         _pg_quotient if isinstance(node, exp.Div) else _pg_power
-    out = build(node.this, node.expression, node.copy())
-    for step in out.find_all(*STEPS):
-        step.meta[GUARDED] = True
-    return out
-
-
-def guarded(node: exp.Expr) -> bool:
-    """Whether a guard wrote ``node`` (`GUARDED`): not to be guarded again."""
-    return bool(node._meta) and GUARDED in node.meta
-
-
-def guard_all(tree: exp.Expr) -> exp.Expr:
-    """``tree`` (a copy) with each `guardable` step guarded, children first. Run on the
-    compiled trees and binding bodies before the binder places its bindings (`BINDINGS` set
-    to the binder's bodies by their bare names): an operand the compiler bound (a step's
-    operand that is itself a step, ``x + y`` in ``x + y + z``) is then a reference, cheap to
-    repeat, so the outer step is guarded too, and the binder, seeing the reference read by
-    the guard several times, keeps it as a lateral binding (or inlines it where it is small).
-    Guarded after the binder placed them, such an operand was the inner step's inline guard
-    and the outer step was left unguarded: its overflow failed the query."""
-    root = tree.copy()
-    for node in reversed(list(root.dfs())):
-        if isinstance(node, STEPS) and not guarded(node) and guardable(node):
-            new = guard(node)
-            if node is root:
-                root = new
-            else:
-                node.replace(new)
-    return root
+    return build(node.this, node.expression, node.copy())
 
 
 def exact(e: exp.Expr) -> bool:

@@ -65,16 +65,8 @@ class SqlForm:
 
         if not self.bindings:
             return source, []
-        joins = sql_let.lateral_joins(list(self.bindings), self.prefix)
-        if self.dialect == "postgres":
-            # PostgreSQL pulls a lateral subquery without FROM up into the query and writes its
-            # expression at each reference: a binding read 4 times per level (a float8 guard)
-            # was evaluated 4 ** n times at level n (`x1 + ... + x5` ran 900 ms per 20,000
-            # rows, a product of 10 steps no longer finished). OFFSET 0 keeps each subquery a
-            # subquery, its expressions computed once per row (30 ms)
-            for join in joins:
-                join.this.this.this.set("offset", exp.Offset(expression=exp.Literal.number(0)))
-        return exp.alias_(source, sql_let.TABLE_ALIAS, table=True, quoted=False), joins
+        return (exp.alias_(source, sql_let.TABLE_ALIAS, table=True, quoted=False),
+                sql_let.lateral_joins(list(self.bindings), self.prefix))
 
     def select(self, table: Any, value_name: str = "value", error_name: str = "error",
                keep_columns: bool = False) -> str:
@@ -359,20 +351,6 @@ def to_sql_form(root: Any, dialect: str, numbers: str | None = None, limits: Any
     return form
 
 
-def _pg_guarded(trees: list[exp.Expr | None], exprs: dict[str, exp.Expr]
-                ) -> tuple[list[exp.Expr | None], dict[str, exp.Expr]]:
-    """PostgreSQL: the compiled trees and the binder's bodies (each held in a `exp.Paren`)
-    with their float8 steps guarded (`pg_float.guard_all`), before the binder places them."""
-    from . import pg_float
-
-    token = pg_float.BINDINGS.set(({n: e.this for n, e in exprs.items()}, {}))
-    try:
-        bodies = {n: exp.Paren(this=pg_float.guard_all(e.this)) for n, e in exprs.items()}
-        return [None if t is None else pg_float.guard_all(t) for t in trees], bodies
-    finally:
-        pg_float.BINDINGS.reset(token)
-
-
 def _read_names(root: Any) -> set[str]:
     from ...interpreter import ir
 
@@ -414,9 +392,6 @@ def to_sql_forms(roots: list[Any], dialect: str, numbers: str | None, limits: An
         sql_let._BINDER.reset(token)
     bindings: tuple[tuple[str, exp.Expr, int], ...] = ()
     prefix = "_f"
-    if binder is not None and dialect == "postgres":
-        # float8 steps guarded while their bound operands are references (`pg_float.guard_all`)
-        compiled, binder.exprs = _pg_guarded(compiled, binder.exprs)
     if binder is not None:
         compiled = binder.finish(compiled, qualify)
         bindings, prefix = tuple(binder.bindings()), binder.prefix
