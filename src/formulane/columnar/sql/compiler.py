@@ -175,16 +175,19 @@ class SqlCompiler(Walker[SqlColumn]):
                                  code="E209", span=node.span)
             # a DOUBLE column is read as a DOUBLE in either mode; an exact one (DECIMAL, an
             # integer) as exact, so float mode widens it before + - * (an INTEGER product
-            # aborts the query on an overflow)
+            # aborts the query on an overflow); a REAL (FLOAT4) one as a DOUBLE that float
+            # mode widens alike (`_narrow`: its product is a float4's, inf at 3.4e38)
             return SqlColumn(exp.column(name, quoted=True), double=known.double,
-                             decimal=None if self.numbers == "float" else known.decimal)
-        # no type given: float mode reads a DOUBLE; decimal mode a DECIMAL or a DOUBLE (a CSV
+                             decimal=None if self.numbers == "float" else known.decimal,
+                             maybe_double=self.numbers == "float" and known.double
+                             and not dtype(known.text).is_type(exp.DataType.Type.DOUBLE))
+        # no type given: float mode reads a DOUBLE, which may be narrower in the engine (an
+        # INTEGER, a DECIMAL, a REAL: `_narrow`); decimal mode a DECIMAL or a DOUBLE (a CSV
         # or Parquet read into the engine), which the forms' exact SQL must not take for a
         # DECIMAL (`FormCall.exact`)
         numbers = _has_numbers(node.type)
         return SqlColumn(exp.column(name, quoted=True),
-                         double=self.numbers == "float" and numbers,
-                         maybe_double=self.numbers == "decimal" and numbers)
+                         double=self.numbers == "float" and numbers, maybe_double=numbers)
 
     def field(self, node: ir.FieldOf) -> SqlColumn:
         obj = self.compile(node.obj)
@@ -289,6 +292,13 @@ class SqlCompiler(Walker[SqlColumn]):
         ``SUM(a, b)``: the forms put them in one list) with one DECIMAL type where they may
         differ (`sql_arith.join_decimals`); lazy forms join their own branches."""
         sig = node.sig
+        if self.numbers == "float" and node.spec.name in _SUMMED and not self.params:
+            # the engine sums a list of INTEGER or DECIMAL items in its widest type of theirs
+            # (DuckDB's LIST_SUM of DECIMAL(38, 0) items overflows HUGEINT at 1.7e38 and aborts
+            # the query): its narrow items are widened to DOUBLE, as + - * widen theirs
+            return [a.but(value=exp.cast(a.value, dtype("DOUBLE")), maybe_double=False)
+                    if _narrow(a, self.numbers) and n.type.kind == "Number" else a
+                    for a, n in zip(args, node.args)]
         if self.numbers != "decimal" or node.spec.lazy or not sig.repeat or len(args) < 2:
             return args
         start = len(sig.params) - sig.repeat
@@ -330,7 +340,8 @@ class SqlCompiler(Walker[SqlColumn]):
         # wherever its error is set (computed from its arguments'); any other is not strict.
         # A number it passes on (IF's branch) may be a DOUBLE where an argument may be
         maybe = _has_numbers(node.type) and not col.double and col.decimal is None \
-            and _passes_double(args)
+            and _passes_double(args) or self.numbers == "float" and _has_numbers(node.type) \
+            and any(_narrow(a, self.numbers) for a in args)
         return col.but(strict=col.error is None or (null_on_error(form) and col.strict),
                        maybe_double=col.maybe_double or maybe)
 
@@ -338,15 +349,26 @@ class SqlCompiler(Walker[SqlColumn]):
               ) -> tuple[Any, Any, bool, Any]:
         spec = node.spec
         values = [a.value for a in args]
-        widen = self.numbers == "float" and spec.carries_nonfinite and not self.params \
+        widen = self.numbers == "float" and (spec.carries_nonfinite or spec.name in _WIDENED) \
+            and not self.params \
             and node.type.kind == "Number" and all(n.type.kind == "Number" for n in node.args)
         if widen:
             # float mode computes + - * in DOUBLE: an INTEGER or BIGINT operand (a literal, an
-            # IF of literals) would make the engine multiply integers and abort the whole query
-            # on an overflow (100000 * 100000 overflows INTEGER on DuckDB). Not in a lambda
-            # body: it computes in its list's item type, and must not gain a #NUM! test
-            values = [v if a.double else exp.cast(exp.paren(v), dtype("DOUBLE"))
-                      for a, v in zip(args, values)]
+            # IF of literals, a table's column whose type was not given) would make the engine
+            # multiply integers and abort the whole query on an overflow (100000 * 100000
+            # overflows INTEGER on DuckDB; a DECIMAL(18, 2) product too; a REAL's is inf at
+            # 3.4e38). A DOUBLE's cast costs nothing: DuckDB and PostgreSQL drop it when
+            # planning. Not in a lambda body: it computes in its list's item type, and must not
+            # gain a #NUM! test
+            # One DOUBLE operand makes the whole step DOUBLE on every engine (an INTEGER,
+            # DECIMAL or REAL beside it is widened by the engine): at most one is cast, the
+            # first that is not a literal (whose value a guard reads, `pg_float`)
+            wide = [a.double and not _narrow(a, self.numbers) for a in args]
+            if not any(wide):
+                i = next((i for i, n in enumerate(node.args) if type(n) is not ir.Const), 0)
+                v = values[i]
+                values[i] = exp.cast(v if type(v) is exp.Column else exp.paren(v),
+                                     dtype("DOUBLE"))
         out: Any
         if isinstance(form, type) and issubclass(form, exp.Func):
             out = form.from_arg_list(values)
@@ -357,7 +379,7 @@ class SqlCompiler(Walker[SqlColumn]):
             out, own = out[0], own_errors(out[1])
         double = node.type.kind == "Number" and (spec.sql_double or widen
                                                  or any(a.double for a in args))
-        return out, own, double, (double, form)
+        return out, own, double, (double, form, widen)
 
     def finish(self, node: ir.Call, args: list[SqlColumn], value: Any, error: Any, own: Any,
                floats: bool, carried: bool, state: Any) -> SqlColumn:
@@ -381,6 +403,12 @@ class SqlCompiler(Walker[SqlColumn]):
         # unknown type) may be one too, unless the form's result has a known DECIMAL type
         maybe = self.numbers == "decimal" and not state[0] and decimal is None \
             and _has_numbers(node.type) and any(a.maybe_double for a in args)
+        # float mode: a number passed on from one whose engine type may be narrower than
+        # DOUBLE (ABS, MAX of INTEGER columns is an INTEGER) may be narrower too, unless the
+        # form computed in DOUBLE (+ - * widened, a DOUBLE function)
+        maybe = maybe or (self.numbers == "float" and state[0] and not spec.sql_double
+                          and not state[2] and _has_numbers(node.type)
+                          and any(_narrow(a, self.numbers) for a in args))
         return SqlColumn(value, error, strict,
                          floats and may_overflow and (node.may_error or carried),
                          double=bool(state[0]), decimal=decimal, maybe_double=maybe)
@@ -502,6 +530,12 @@ class SqlCompiler(Walker[SqlColumn]):
         raise self.refuse(node, mode, "this coercion has no SQL form")
 
 
+#: Float mode: functions besides + - * whose argument is widened to DOUBLE like theirs (the
+#: engine's ABS of an integer type's least value overflows it: ABS of a SMALLINT -32768).
+_WIDENED = frozenset({"ABS"})
+#: Float mode: functions that sum their Number arguments in the engine (a list of them), whose
+#: narrow arguments are widened to DOUBLE first (`SqlCompiler.prepare`).
+_SUMMED = frozenset({"SUM", "AVERAGE", "PRODUCT"})
 #: The arithmetic computed natively on DECIMAL operands (`SqlCompiler.decimal_op`).
 _DECIMAL_OPS = frozenset({"+", "-", "*"})
 #: Float mode: a folded fraction with more decimal places than this is written as a DOUBLE.
@@ -542,6 +576,15 @@ def _rounded_type(value: exp.Expr, arg: SqlColumn) -> tuple[int, int] | None:
         return None
     p, s = arg.decimal
     return p, min(s, max(int(n), 0))
+
+
+def _narrow(col: SqlColumn, numbers: str) -> bool:
+    """Float mode: whether ``col``'s engine type may be narrower than DOUBLE though the forms
+    read it as one (``double``): a table column whose type was not given (an INTEGER, a
+    DECIMAL, a REAL read as it is) or a REAL one, or a value passed on from one (its ABS, an
+    IF of it). Flagged ``double`` and ``maybe_double`` both (`SqlColumn`): the forms' float
+    algorithms apply (`FormCall.exact` is False), and + - * widen it (`SqlCompiler.eager`)."""
+    return numbers == "float" and col.double and col.maybe_double
 
 
 def _passes_double(cols: Sequence[SqlColumn]) -> bool:

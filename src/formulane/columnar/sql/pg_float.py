@@ -160,6 +160,15 @@ def _div(a: exp.Expr, b: exp.Expr) -> exp.Expr:
 
 
 def _abs(e: exp.Expr) -> exp.Expr:
+    """``ABS(e)``; of a table's column through float8: float mode widens one operand of a
+    step (`compiler.SqlCompiler.eager`), and the other may be a SMALLINT, INTEGER or BIGINT
+    whose least value has no ABS there ("smallint out of range"). (The cast of a float8
+    column costs nothing: PostgreSQL drops it when planning.)"""
+    inner = e
+    while isinstance(inner, (exp.Paren, exp.Neg)):
+        inner = inner.this
+    if isinstance(inner, exp.Column) and not inner.table:
+        return exp.Abs(this=exp.cast(e.copy(), "DOUBLE"))
     return exp.Abs(this=e.copy())
 
 
