@@ -26,8 +26,9 @@ SCHEMA = {"x": "Number", "y": "Number"}
 #: (formula, decimal-mode ceiling, float-mode ceiling), in characters of the whole query
 CEILINGS: list[tuple[str, int, int]] = [
     ("x * 2 + 1", 600, 340),
-    ("x + y", 590, 215),  # 500 -> 584: the untyped columns' TYPEOF reading
-    ("x * y", 720, 215),  # 620 -> 717 (TYPEOF)
+    # float: 195 -> 225, one operand widened (an untyped column may be INTEGER or DECIMAL)
+    ("x + y", 590, 230),  # 500 -> 584: the untyped columns' TYPEOF reading
+    ("x * y", 720, 230),  # 620 -> 717 (TYPEOF)
     ("x * 1.5", 440, 250),
     ("x - 1", 340, 245),
     ("x / 2", 55, 245),
