@@ -6,9 +6,10 @@ error codes left to right with COALESCE, `cases`/`case`/`error_when` build flatt
 expressions, `literal` writes exact literals (numbers as decimal text), `sql_type` names a
 formula type's column type, `dtype` builds a column-type node (parsed once per type name,
 copied after), `column_types` reads the table's column SQL types a caller gives
-(`ColumnType`), `literal_decimal` the DECIMAL type an engine gives a number literal, `mark_quotient` and
-`quotient_of` the operands of a decimal-mode quotient (computed in DOUBLE) that the grid forms
-read to answer exactly. Binding an expression once is `let` (the sibling module).
+(`ColumnType`), `literal_decimal` the DECIMAL type an engine gives a number literal,
+`mark_quotient` and `quotient_of` the operands of a decimal-mode quotient (computed in DOUBLE)
+that the grid forms read to answer exactly (`Quotient`). Binding an expression once is `let`
+(the sibling module).
 """
 
 from __future__ import annotations

@@ -42,10 +42,11 @@ def _floor(x: exp.Expr) -> exp.Expr:
 
 class Grid(NamedTuple):
     """A decimal-mode quotient q = x / y of exact operands (`kit.quotient_of`) placed on the
-    grid of a positive ``step`` (`quotient_grid`), exactly: |q| / step = count + rest / unit,
-    a whole ``k`` (DECIMAL(38, 0)) and 0 <= rest < unit (DECIMAL(38, 18)), so q is on the
-    grid where rest = 0 and past the half step where 2 * rest >= unit. ``ok``: the row is
-    placed so (else the caller's DOUBLE algorithm answers); ``negative``: q < 0."""
+    grid of a positive ``step`` (`quotient_grid`), exactly: |q| / step = k + rest / unit, a
+    whole ``k`` (DECIMAL(38, 0)) and 0 <= rest < unit (DECIMAL(38, 18), in the units of the
+    scaled divisor ``unit``), so q is on the grid where rest = 0 and at or past the half step
+    where 2 * rest >= unit. ``ok``: the row is placed so (else the caller's DOUBLE algorithm
+    answers); ``negative``: q < 0."""
 
     ok: exp.Expr
     k: exp.Expr
@@ -92,9 +93,8 @@ def quotient_grid(call: FormCall, i: int, step: Decimal) -> Grid | None:
     -275.59999999999997), so a grid function of it was a step off (TRUNC(a / 3, 2) answered
     -275.59). With step = whole / 10^places, x' = |x| * 10^places and y' = |y| * whole as
     DECIMAL(38, 18) (exact: a value of at most 18 places times a whole literal), |q| / step is
-    x' / y'. The DOUBLE's count of steps (below 1e15) is off by at most one: its remainder
-    x' - count * y', exact in DECIMAL, says which way (below 0: one less; y' or more: one
-    more). Only products and sums: DuckDB's DECIMAL(38) % and / (and a DECIMAL(38) read as
+    x' / y'. The DOUBLE's count of steps k (below 1e15) is off by at most one: the remainder
+    x' - k * y', exact in DECIMAL, says which way (below 0: one less; y' or more: one more). Only products and sums: DuckDB's DECIMAL(38) % and / (and a DECIMAL(38) read as
     a DOUBLE) cost 20 times more per row. ``ok``: below 1e15 steps and both operands read
     (below 1e19 scaled; a DOUBLE through its text where that reads it back)."""
     if call.numbers != "decimal" or IN_LAMBDA.get() or not step.is_finite() or step <= 0:

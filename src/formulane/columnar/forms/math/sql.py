@@ -23,7 +23,7 @@ from ...call import MISSING, FormCall
 from ...sql.dialects import DOUBLE, marked
 from ...sql.kit import SqlColumn, dtype, not_null
 from ...sql.let import let
-from ..operators.sql_arith import (DECIMAL_FIT, IN_LAMBDA, add, all_of, any_of, cast_to,
+from ..operators.sql_arith import (DECIMAL_FIT, IN_LAMBDA, add, all_of, any_of,
                                    as_decimal_18, cast_to, decimal_cast, div, double,
                                    double_literal, eq, ge,
                                    gt, le, lt, mod, mul, ne, not_, not_finite, nullif_zero, num,
@@ -240,8 +240,8 @@ def _sql_round(mode: str) -> Callable[..., Any]:
         grid = quotient_grid(call, 0, Decimal(1).scaleb(-int(c))) \
             if c is not None and -19 <= c < 18 else None
         if c is not None and grid is not None:
-            # a quotient of decimals: placed on the grid exactly (`grid_sql.quotient_grid`), else
-            # (past 1e15 steps) the float algorithm of its DOUBLE
+            # a quotient of decimals: placed on the grid exactly (`grid_sql.quotient_grid`),
+            # else (past 1e15 steps) the float algorithm of its DOUBLE
             places = int(c)  # truncated toward zero, as below
             more = {"down": None, "up": grid.off(), "half_up": grid.half()}[mode]
             value = let(_case([(grid.ok, grid.signed(grid.steps(more)))],
@@ -315,7 +315,8 @@ def _sql_multiples(call: FormCall, x: exp.Expr, step: exp.Expr
                    ) -> tuple[exp.Expr, exp.Expr, exp.Expr]:
     """(floor multiple, ceiling multiple, nearest multiple with ties away from zero) of x
     (argument 1) by the positive step (the magnitude of argument 2): exact through DECIMAL
-    where both round-trip, else in the engine."""
+    where both round-trip, else in the engine; a quotient of decimals by a constant step
+    placed on its grid (`grid_sql.quotient_grid`)."""
     k = _known(call, 1)
     q = _div(_double(x), _nullif_zero(_double(step)))
     f_low = _mul(_floor(q), step)
@@ -477,10 +478,10 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
     kd = _known(call, 1)
     grid = quotient_grid(call, 0, abs(kd)) if kd else None
     if kd and grid is not None:
-        # a quotient of decimals by a constant (`grid_sql.quotient_grid`): 0 exactly where it is on
-        # the divisor's grid, else the rest in DOUBLE (q - d * FLOOR(q / d) has d's sign)
+        # a quotient of decimals by a constant (`grid_sql.quotient_grid`): 0 exactly where it
+        # is on the divisor's grid, else the rest in DOUBLE (Spark divides DECIMALs to 6
+        # places), with d's sign: q - d * FLOOR(q / d)
         d = abs(kd)
-        # (in DOUBLE: Spark divides DECIMALs to 6 places)
         r = _mul(_div(_double(grid.rest), _double(grid.unit)), _n(d))
         same = _not(grid.negative) if kd > 0 else grid.negative
         rest = _case([(_eq(grid.rest, _n(0)), _n(0)), (same, r)], _sub(_n(d), r))
@@ -522,7 +523,7 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
 def sql_quotient(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
     kd = _known(call, 1)
     grid = quotient_grid(call, 0, abs(kd)) if kd else None
-    if kd and grid is not None:  # a quotient of decimals by a constant (`grid_sql.quotient_grid`)
+    if kd and grid is not None:  # a quotient of decimals by a constant (`quotient_grid`)
         count = grid.signed(grid.k) if kd > 0 else \
             _case([(grid.negative, grid.k)], _neg(grid.k))
         chosen = _case([(grid.ok, count)],
