@@ -6,8 +6,10 @@ error codes left to right with COALESCE, `cases`/`case`/`error_when` build flatt
 expressions, `literal` writes exact literals (numbers as decimal text), `sql_type` names a
 formula type's column type, `dtype` builds a column-type node (parsed once per type name,
 copied after), `column_types` reads the table's column SQL types a caller gives
-(`ColumnType`), `literal_decimal` the DECIMAL type an engine gives a number literal.
-Binding an expression once is `let` (the sibling module).
+(`ColumnType`), `literal_decimal` the DECIMAL type an engine gives a number literal,
+`mark_quotient` and `quotient_of` the operands of a decimal-mode quotient (computed in DOUBLE)
+that the grid forms read to answer exactly (`Quotient`). Binding an expression once is `let`
+(the sibling module).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, Mapping, Sequence
 from sqlglot import exp
 
 from ...types import Type
+from .let import bound
 
 DIALECTS = ("duckdb", "postgres", "spark", "trino", "bigquery", "snowflake", "sqlite")
 
@@ -102,6 +105,50 @@ class SqlColumn:
 
 
 _COLUMN_FIELDS = frozenset(f.name for f in fields(SqlColumn))
+
+
+@dataclass(frozen=True)
+class Quotient:
+    """Decimal mode: the operands of a quotient ``dividend / divisor``, which every dialect
+    computes in DOUBLE (docs/columnar.md, "SQL decimal policy"). A grid function of the
+    quotient (TRUNC, FLOOR, MOD...) reads them to place the exact quotient on its grid: the
+    DOUBLE lies a hair beside a quotient that is on the grid (-826.80 / 3 is -275.59999...),
+    which put TRUNC(a / 3, 2) a step off. ``known_*``: an operand's value when it is a constant
+    (`sql_arith.known`). Immutable: a copy of the marked node shares it (`__deepcopy__`)."""
+
+    dividend: SqlColumn
+    divisor: SqlColumn
+    known_dividend: Decimal | None = None
+    known_divisor: Decimal | None = None
+
+    def __deepcopy__(self, memo: Any) -> Quotient:
+        return self  # sqlglot copies a node's meta with it; this is frozen and shared
+
+
+#: The key of a quotient's `Quotient` in its DOUBLE division node's ``meta``.
+_QUOTIENT = "formulane_quotient"
+
+
+def mark_quotient(value: exp.Expr, quotient: Quotient) -> exp.Expr:
+    """``value``, the division node of a quotient, marked with its operands (`Quotient`):
+    the node travels with the quotient's column through bindings (`let.bound` reads it back),
+    where a field of the column would have to be carried by every step of the walk."""
+    value.meta[_QUOTIENT] = quotient
+    return value
+
+
+def quotient_of(col: SqlColumn | None) -> Quotient | None:
+    """The operands of a column that is a marked quotient (`mark_quotient`), read through
+    its binding; None for any other column."""
+    if col is None:
+        return None
+    e = bound(col.value)
+    while isinstance(e, exp.Paren):
+        e = e.this
+    if not isinstance(e, exp.Div):
+        return None
+    q = e.meta.get(_QUOTIENT)
+    return q if isinstance(q, Quotient) else None
 
 
 def _is_null(e: exp.Expr) -> bool:

@@ -28,6 +28,7 @@ from ..operators.sql_arith import (DECIMAL_FIT, IN_LAMBDA, add, all_of, any_of,
                                    double_literal, eq, ge,
                                    gt, le, lt, mod, mul, ne, not_, not_finite, nullif_zero, num,
                                    only, p, settled, sub, when)
+from .grid_sql import quotient_grid
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
 
 
@@ -236,6 +237,16 @@ def _sql_round(mode: str) -> Callable[..., Any]:
             # result's error): no value, and no algorithm written for it
             return exp.Cast(this=exp.Null(), to=dtype("DOUBLE"))
         c = _known(call, 1)
+        grid = quotient_grid(call, 0, Decimal(1).scaleb(-int(c))) \
+            if c is not None and -19 <= c < 18 else None
+        if c is not None and grid is not None:
+            # a quotient of decimals: placed on the grid exactly (`grid_sql.quotient_grid`),
+            # else (past 1e15 steps) the float algorithm of its DOUBLE
+            places = int(c)  # truncated toward zero, as below
+            more = {"down": None, "up": grid.off(), "half_up": grid.half()}[mode]
+            value = let(_case([(grid.ok, grid.signed(grid.steps(more)))],
+                              _sql_round_float(x, places, None, mode)))
+            return value, [(_not_finite(x if places >= 0 else value), "#NUM!")]
         if c is not None and call.exact(0) and 0 <= c < 18:
             # an exact number (a DECIMAL or an integer, `FormCall.exact`) rounded to places:
             # the engine's own decimal ROUND, exact, and no error (a DECIMAL is finite)
@@ -294,6 +305,9 @@ sql_rounddown = _sql_round("down")
 
 @settled
 def sql_int(call: FormCall, x: exp.Expr) -> exp.Expr:
+    grid = quotient_grid(call, 0, Decimal(1))
+    if grid is not None:  # a quotient of decimals, exactly (`grid_sql.quotient_grid`)
+        return _case([(grid.ok, grid.floor())], _floor(x))
     return _floor(x, not call.exact(0))
 
 
@@ -301,8 +315,20 @@ def _sql_multiples(call: FormCall, x: exp.Expr, step: exp.Expr
                    ) -> tuple[exp.Expr, exp.Expr, exp.Expr]:
     """(floor multiple, ceiling multiple, nearest multiple with ties away from zero) of x
     (argument 1) by the positive step (the magnitude of argument 2): exact through DECIMAL
-    where both round-trip, else in the engine."""
+    where both round-trip, else in the engine; a quotient of decimals by a constant step
+    placed on its grid (`grid_sql.quotient_grid`)."""
     k = _known(call, 1)
+    q = _div(_double(x), _nullif_zero(_double(step)))
+    f_low = _mul(_floor(q), step)
+    f_high = _mul(_ceil(q), step)
+    f_near = _mul(_case([(_ge(x, _n(0)), _floor(_add(q, _n(0.5))))],
+                        _ceil(_sub(q, _n(0.5)))), step)
+    grid = quotient_grid(call, 0, abs(k)) if k else None
+    if grid is not None:
+        # a quotient of decimals, exactly (`grid_sql.quotient_grid`); never its text reading
+        return (_case([(grid.ok, grid.floor())], f_low),
+                _case([(grid.ok, grid.ceiling())], f_high),
+                _case([(grid.ok, grid.signed(grid.steps(grid.half())))], f_near))
     xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
     sd, ok_s = _sql_exact(step, None if k is None else abs(k), call.exact(1))
     ok = _and(ok_x, ok_s, _ne(step, _n(0)))
@@ -314,11 +340,6 @@ def _sql_multiples(call: FormCall, x: exp.Expr, step: exp.Expr
     twice = _mul(r, _n(2))
     near = _case([(_gt(twice, sd_safe), high), (_lt(twice, sd_safe), low),
                   (_gt(xd, _n(0)), high)], low)
-    q = _div(_double(x), _nullif_zero(_double(step)))
-    f_low = _mul(_floor(q), step)
-    f_high = _mul(_ceil(q), step)
-    f_near = _mul(_case([(_ge(x, _n(0)), _floor(_add(q, _n(0.5))))],
-                        _ceil(_sub(q, _n(0.5)))), step)
     return (_case([(ok, low)], f_low), _case([(ok, high)], f_high),
             _case([(ok, near)], f_near))
 
@@ -368,6 +389,9 @@ def _sql_even_odd(odd: bool) -> Callable[..., Any]:
     @settled
     def form(call: FormCall, x: exp.Expr) -> Any:
         n = _ceil(_abs(x), not call.exact(0))
+        grid = quotient_grid(call, 0, Decimal(1))
+        if grid is not None:  # a quotient of decimals, exactly (`grid_sql.quotient_grid`)
+            n = let(_case([(grid.ok, grid.steps(grid.off()))], n))
         parity = _mod(n, _n(2))
         magnitude = _sub(_add(n, _n(1)), parity) if odd else _add(n, parity)
         value = _sql_sign_apply(x, magnitude)
@@ -452,6 +476,17 @@ def _both_exact(call: FormCall) -> bool:
 @settled
 def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
     kd = _known(call, 1)
+    grid = quotient_grid(call, 0, abs(kd)) if kd else None
+    if kd and grid is not None:
+        # a quotient of decimals by a constant (`grid_sql.quotient_grid`): 0 exactly where it
+        # is on the divisor's grid, else the rest in DOUBLE (Spark divides DECIMALs to 6
+        # places), with d's sign: q - d * FLOOR(q / d)
+        d = abs(kd)
+        r = _mul(_div(_double(grid.rest), _double(grid.unit)), _n(d))
+        same = _not(grid.negative) if kd > 0 else grid.negative
+        rest = _case([(_eq(grid.rest, _n(0)), _n(0)), (same, r)], _sub(_n(d), r))
+        exact = rest if kd > 0 else _neg(rest)
+        return _case([(grid.ok, exact)], _sql_floor_mod(x, divisor, kd))
     if _both_exact(call):
         # both exact (DECIMAL or integer): the remainder of their DECIMAL(38, 18) readings
         # (one scale: DuckDB takes % of two scales in DOUBLE), else, beyond 1e20, of the
@@ -486,6 +521,14 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
 
 @settled
 def sql_quotient(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
+    kd = _known(call, 1)
+    grid = quotient_grid(call, 0, abs(kd)) if kd else None
+    if kd and grid is not None:  # a quotient of decimals by a constant (`quotient_grid`)
+        count = grid.signed(grid.k) if kd > 0 else \
+            _case([(grid.negative, grid.k)], _neg(grid.k))
+        chosen = _case([(grid.ok, count)],
+                       exp.Trunc(this=_div(_double(x), double_literal(float(kd)))))
+        return chosen, [(_not_finite(chosen), "#NUM!")]
     if _both_exact(call):
         # as MOD; the quotient of exact operands below 1e38 is finite (no #NUM! test)
         kd = _known(call, 1)

@@ -20,7 +20,8 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from ...call import FormCall
-from ...sql.kit import SqlColumn, case, cases, dtype, first_error, not_null
+from ...sql.kit import (Quotient, SqlColumn, case, cases, dtype, first_error, mark_quotient,
+                        not_null)
 from ...sql.let import let
 from . import sql_arith as _k
 from .sql_arith import Operand, known, p, settled
@@ -58,6 +59,12 @@ def divide(call: FormCall, a: exp.Expr, b: exp.Expr) -> Any:
     kb = known(call, 1)
     value = exp.Div(this=_k.double(a), expression=_k.nullif_zero(b, kb), typed=False,
                     safe=False)
+    ca, cb = call.column(0), call.column(1)
+    if call.numbers == "decimal" and ca is not None and cb is not None \
+            and not ca.double and not cb.double and not _k.IN_LAMBDA.get():
+        # decimal operands: the grid forms of the quotient (TRUNC, FLOOR, MOD...) read them
+        # to answer on the exact quotient, which the DOUBLE may miss by a hair (`math.sql`)
+        mark_quotient(value, Quotient(ca, cb, known(call, 0), kb))
     return value, [(_k.eq(b if kb is None else kb, _ZERO), "#DIV/0!")]
 
 
