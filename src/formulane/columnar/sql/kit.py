@@ -78,7 +78,9 @@ class SqlColumn:
     #: whose engine type the caller did not give (`column_types`), or a value passed on from
     #: one or from a DOUBLE (ABS of it, a CASE of it): a DECIMAL or a DOUBLE. Read through
     #: `FormCall.exact` by the forms whose exact SQL is right for a DECIMAL only (ROUND's
-    #: places, MOD's remainder of DECIMAL casts)
+    #: places, MOD's remainder of DECIMAL casts). In float mode, set together with ``double``:
+    #: a value the forms read as a DOUBLE whose engine type may be narrower (an untyped column,
+    #: a REAL, a value passed on from one); + - * widen it (`compiler._narrow`)
     maybe_double: bool = False
     #: decimal mode: a DOUBLE estimate of the value (overflow guards test it, so they never
     #: repeat the decimal expression itself)
