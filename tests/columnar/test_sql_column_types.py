@@ -2,7 +2,7 @@
 
 DuckDB types a CASE, COALESCE or list of DECIMAL(38, s1) and DECIMAL(38, s2) values as
 DECIMAL(38, min(s1, s2)), truncating the finer one; the compiler gives such branches one type
-(`sql_arith.join_decimals`), with or without the caller's ``column_types``
+(`sql_join.join_decimals`), with or without the caller's ``column_types``
 (`formulane.sql_select`). Here: each wrong answer DuckDB gave (each test failed before the
 fix), the same answers with and without ``column_types`` over the golden cases that join
 Number values, the errors of a bad ``column_types``, and the same formulas on PostgreSQL when

@@ -5,7 +5,7 @@ Spark compares a DECIMAL(38, 4) with a DECIMAL(38, 0) at the smaller scale (so
 casts the coarser one to the finer scale, aborting the whole query for a value that scale cannot
 hold (1e36 in a DECIMAL(38, 0) beside a DECIMAL(38, 4)). The compiler compares two Number
 operands whose types may differ as DECIMAL(38, 18), or in DOUBLE where a side is past 1e20
-(`sql_arith.compare_decimals`; docs/columnar.md, "Engine notes"): the answers are the scalar
+(`sql_join.compare_decimals`; docs/columnar.md, "Engine notes"): the answers are the scalar
 engine's, never an abort. Run on
 DuckDB always, on local Spark when pyspark and Java are here (else skipped with the reason),
 on PostgreSQL when ``FORMULANE_TEST_POSTGRES_URL`` is set.
@@ -171,7 +171,7 @@ def test_a_computed_side_is_bound_once(con: Any) -> None:
     once, not written three times; and the query still answers as the scalar engine."""
     from sqlglot import exp
 
-    from formulane.columnar.forms.operators.sql_arith import compare_decimals
+    from formulane.columnar.forms.operators.sql_join import compare_decimals
     from formulane.columnar.sql.kit import SqlColumn
     from formulane.columnar.sql.let import TABLE_ALIAS, Binder, lateral_joins
 

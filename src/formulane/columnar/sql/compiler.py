@@ -56,7 +56,7 @@ class SqlCompiler(Walker[SqlColumn]):
         self.numbers = numbers
         #: the table's column SQL types the caller gave (`kit.column_types`), by variable name
         self.column_types: Mapping[str, ColumnType] = column_types or {}
-        #: whether the node just compiled wrote a range test of `sql_arith.join_decimals`
+        #: whether the node just compiled wrote a range test of `sql_join.join_decimals`
         self.range_tested = False
         self.params: dict[int, exp.Expr] = {}
         #: inline SQL (no binder: a lambda body, a dialect without lateral subqueries) can
@@ -75,12 +75,12 @@ class SqlCompiler(Walker[SqlColumn]):
     def without_error(self, col: SqlColumn) -> SqlColumn:
         if self.range_tested:
             # the checker proved the call cannot err, but a branch joined to DECIMAL(38, 18)
-            # below it may not fit there (`sql_arith.join_decimals`): its #NUM! stays
+            # below it may not fit there (`sql_join.join_decimals`): its #NUM! stays
             return col
         return col.but(error=None, strict=True, unchecked=False)
 
     def _compile(self, node: ir.IR) -> SqlColumn:
-        from ..forms.operators.sql_arith import range_tests
+        from ..forms.operators.sql_join import range_tests
 
         before = range_tests()
         col = super()._compile(node)
@@ -278,8 +278,8 @@ class SqlCompiler(Walker[SqlColumn]):
 
     def joined(self, cols: list[SqlColumn]) -> list[SqlColumn]:
         """Number branches of one CASE or list with one DECIMAL type where they may differ
-        (`sql_arith.join_decimals`)."""
-        from ..forms.operators.sql_arith import join_decimals
+        (`sql_join.join_decimals`)."""
+        from ..forms.operators.sql_join import join_decimals
 
         joined = join_decimals(list[SqlColumn | None](cols), self.numbers)
         return [c for c in joined if c is not None]  # none is None: none was given
@@ -290,7 +290,7 @@ class SqlCompiler(Walker[SqlColumn]):
                 ) -> list[SqlColumn]:
         """An eager call's Number arguments given to one repeated parameter (``MAX(a, b)``,
         ``SUM(a, b)``: the forms put them in one list) with one DECIMAL type where they may
-        differ (`sql_arith.join_decimals`); lazy forms join their own branches."""
+        differ (`sql_join.join_decimals`); lazy forms join their own branches."""
         sig = node.sig
         if self.numbers == "float" and node.spec.name in _SUMMED and not self.params:
             # the engine sums a list of INTEGER or DECIMAL items in its widest type of theirs
@@ -563,7 +563,7 @@ def _rounded_type(value: exp.Expr, arg: SqlColumn) -> tuple[int, int] | None:
     """The DECIMAL type of ``ROUND(arg, n)`` (a literal n) when the arg's is known: DuckDB
     types it DECIMAL(p, min(s, max(n, 0))). A peephole of what the ROUND family wrote (as
     `sql_arith._short` is), so that ``MAX(ROUND(a * 1.1, 2), ROUND(b * 1.1, 2))`` joins two
-    DECIMAL(38, 2) without casts (`sql_arith.join_decimals`); None otherwise."""
+    DECIMAL(38, 2) without casts (`sql_join.join_decimals`); None otherwise."""
     from ..forms.operators.sql_arith import literal as number_literal
     from .let import bound
 

@@ -87,7 +87,7 @@ class SqlColumn:
     estimate: exp.Expr | None = None
     #: decimal mode: the value's DECIMAL (precision, scale) as the engine types it, when the
     #: compiler knows it (a literal, the DECIMAL(38, 18) of + - *, a column whose type the
-    #: caller gave); None: not known. `sql_arith.join_decimals` reads it to cast only the
+    #: caller gave); None: not known. `sql_join.join_decimals` reads it to cast only the
     #: branches of a CASE or list whose types may differ.
     decimal: tuple[int, int] | None = None
 

@@ -23,11 +23,11 @@ from ...call import MISSING, FormCall
 from ...sql.dialects import DOUBLE, marked
 from ...sql.kit import SqlColumn, dtype, not_null
 from ...sql.let import let
-from ..operators.sql_arith import (DECIMAL_FIT, IN_LAMBDA, add, all_of, any_of,
-                                   as_decimal_18, cast_to, decimal_cast, div, double,
-                                   double_literal, eq, ge,
-                                   gt, le, lt, mod, mul, ne, not_, not_finite, nullif_zero, num,
-                                   only, p, settled, sub, when)
+from ..operators.sql_arith import (DECIMAL_FIT, IN_LAMBDA, add, all_of, any_of, cast_to,
+                                   decimal_cast, div, double, double_literal, eq, ge, gt, le,
+                                   lt, mod, mul, ne, not_, not_finite, nullif_zero, num, only,
+                                   p, settled, sub, when)
+from ..operators.sql_join import as_decimal_18
 from .grid_sql import quotient_grid
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
 

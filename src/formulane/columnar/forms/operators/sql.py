@@ -24,6 +24,7 @@ from ...sql.kit import (Quotient, SqlColumn, case, cases, dtype, first_error, ma
                         not_null)
 from ...sql.let import let
 from . import sql_arith as _k
+from . import sql_join as _j
 from .sql_arith import Operand, known, p, settled
 
 _ZERO = Decimal(0)
@@ -237,10 +238,10 @@ def _text_compare(op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
 def compare(call: FormCall, op: str, a: exp.Expr, b: exp.Expr) -> exp.Expr:
     """``a op b`` (the table binds ``op``): numbers, dates, date-times, durations, booleans.
     Two Number columns whose DECIMAL scales may differ are compared exactly
-    (`sql_arith.compare_decimals`: Spark compares them at the smaller scale)."""
+    (`sql_join.compare_decimals`: Spark compares them at the smaller scale)."""
     ca, cb = call.column(0), call.column(1)
     if call.kind(0) == "Number" and ca is not None and cb is not None:
-        joined = _k.compare_decimals(_COMPARE[op], ca, cb, call.numbers)
+        joined = _j.compare_decimals(_COMPARE[op], ca, cb, call.numbers)
         if joined is not None:
             return joined
     return _compare(op, a, b)
@@ -271,7 +272,7 @@ def _joins(branches: Callable[[int], list[int]],
            selects: Callable[[Any], bool] = lambda args: True) -> Callable[[Any], Any]:
     """A lazy form whose Number result is one of its arguments (``branches(n)``: their
     positions among ``n`` arguments), called with those branches given one DECIMAL type where
-    they may differ (`sql_arith.join_decimals`: DuckDB truncates the finer of two DECIMAL
+    they may differ (`sql_join.join_decimals`: DuckDB truncates the finer of two DECIMAL
     scales); its result has that type when the branches share one. ``selects(args)``: False
     where the form returns its first argument alone (IFERROR of a value that cannot err)."""
     def wrap(form: Any) -> Any:
@@ -280,7 +281,7 @@ def _joins(branches: Callable[[int], list[int]],
             if call.node.type.kind != "Number" or not selects(args):
                 return form(call, *args)  # type: ignore[no-any-return]
             at = [i for i in branches(len(args)) if i < len(args)]
-            cols = _k.join_decimals([args[i] for i in at], call.numbers)
+            cols = _j.join_decimals([args[i] for i in at], call.numbers)
             given = list(args)
             for i, col in zip(at, cols):
                 given[i] = col
@@ -472,7 +473,7 @@ def switch(call: FormCall, subject: SqlColumn, *args: SqlColumn) -> SqlColumn:
         match: exp.Expr = exp.NullSafeEQ(this=s, expression=candidate)
         if not text and subject.type is not None and subject.type.kind == "Number":
             # one DECIMAL type where the scales may differ, as `=` (`compare`)
-            match = _k.compare_decimals(exp.NullSafeEQ, subject, args[i], call.numbers) \
+            match = _j.compare_decimals(exp.NullSafeEQ, subject, args[i], call.numbers) \
                 or match
         value_pairs.append((match, args[i + 1].value))
         error_pairs.append((match, _err(args[i + 1])))
