@@ -87,6 +87,7 @@ def _flat(args: Sequence[Any]) -> list[Any]:
               'SUM([1E20, 1, -1E20]) -> 1', 'SUM([]) -> 0', 'SUM(9E307, 9E307) -> #NUM!'],
     cost=Cost.linear(2, 1),
     errors=("#NUM!",),
+    sql_widens=True,
 )
 def sum_(*args: Any) -> Decimal | int:
     return ln.total(ln.numbers(args))
@@ -101,6 +102,7 @@ def sum_(*args: Any) -> Decimal | int:
               'PRODUCT(1E200, 1E200) -> #NUM!'],
     cost=Cost.linear(2, 1),
     errors=("#NUM!",),
+    sql_widens=True,
 )
 def product(*args: Any) -> Decimal | int:
     xs = ln.numbers(args)
@@ -126,6 +128,7 @@ def product(*args: Any) -> Decimal | int:
               'AVERAGE([]) -> #DIV/0!', 'AVERAGE(1, 2) -> 1.5'],
     cost=Cost.linear(2, 2),
     errors=("#DIV/0!",),
+    sql_widens=True,
 )
 def average(*args: Any) -> Decimal | int:
     return ln.mean(ln.numbers(args))

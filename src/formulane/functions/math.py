@@ -58,6 +58,7 @@ _NO_COMBIN = ("no native binomial: the exact product has up to ~1000 factors and
     examples=["ABS(-2.5) -> 2.5", "ABS(3) -> 3", "ABS(0) -> 0"],
     cost=Cost.const(2),
     can_error=False,
+    sql_widens=True,
 )
 def abs_(number: Number) -> Number:
     return abs(number) if isinstance(number, int) else number.copy_abs()

@@ -242,6 +242,11 @@ class FunctionSpec:
     total_on_floats: bool = False
     #: The SQL form computes in DOUBLE whatever its operands' types (division, powers).
     sql_double: bool = False
+    #: The SQL form computes in its Number arguments' own engine types (ABS of a SMALLINT,
+    #: DuckDB's LIST_SUM of DECIMALs), which abort the query on an overflow: float mode widens
+    #: an argument whose engine type may be narrower than DOUBLE first (+ - * are widened as
+    #: arithmetic, `columnar.sql.compiler`).
+    sql_widens: bool = False
     #: The value is NULL when any operand is NULL (the operators): an operand whose value is
     #: NULL wherever its error is set passes that on.
     propagates_null: bool = False
@@ -295,6 +300,7 @@ def builtin(
     any_decimal_scale: bool = False,
     total_on_floats: bool = False,
     sql_double: bool = False,
+    sql_widens: bool = False,
     propagates_null: bool = False,
     joins_text: bool = False,
     decimal_free: bool = False,
@@ -331,6 +337,7 @@ def builtin(
             any_decimal_scale=any_decimal_scale,
             total_on_floats=total_on_floats,
             sql_double=sql_double,
+            sql_widens=sql_widens,
             propagates_null=propagates_null,
             joins_text=joins_text,
             decimal_free=decimal_free,

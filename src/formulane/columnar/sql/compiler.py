@@ -292,10 +292,11 @@ class SqlCompiler(Walker[SqlColumn]):
         ``SUM(a, b)``: the forms put them in one list) with one DECIMAL type where they may
         differ (`sql_join.join_decimals`); lazy forms join their own branches."""
         sig = node.sig
-        if self.numbers == "float" and node.spec.name in _SUMMED and not self.params:
-            # the engine sums a list of INTEGER or DECIMAL items in its widest type of theirs
-            # (DuckDB's LIST_SUM of DECIMAL(38, 0) items overflows HUGEINT at 1.7e38 and aborts
-            # the query): its narrow items are widened to DOUBLE, as + - * widen theirs
+        if self.numbers == "float" and node.spec.sql_widens and not self.params:
+            # the form computes in its arguments' engine types (ABS of a SMALLINT -32768;
+            # DuckDB's LIST_SUM of DECIMAL(38, 0) items overflows HUGEINT at 1.7e38), aborting
+            # the query on an overflow: its narrow arguments are widened to DOUBLE, as + - *
+            # widen theirs (`spec.sql_widens`)
             return [a.but(value=exp.cast(a.value, dtype("DOUBLE")), maybe_double=False)
                     if _narrow(a, self.numbers) and n.type.kind == "Number" else a
                     for a, n in zip(args, node.args)]
@@ -349,8 +350,7 @@ class SqlCompiler(Walker[SqlColumn]):
               ) -> tuple[Any, Any, bool, Any]:
         spec = node.spec
         values = [a.value for a in args]
-        widen = self.numbers == "float" and (spec.carries_nonfinite or spec.name in _WIDENED) \
-            and not self.params \
+        widen = self.numbers == "float" and spec.carries_nonfinite and not self.params \
             and node.type.kind == "Number" and all(n.type.kind == "Number" for n in node.args)
         if widen:
             # float mode computes + - * in DOUBLE: an INTEGER or BIGINT operand (a literal, an
@@ -530,12 +530,6 @@ class SqlCompiler(Walker[SqlColumn]):
         raise self.refuse(node, mode, "this coercion has no SQL form")
 
 
-#: Float mode: functions besides + - * whose argument is widened to DOUBLE like theirs (the
-#: engine's ABS of an integer type's least value overflows it: ABS of a SMALLINT -32768).
-_WIDENED = frozenset({"ABS"})
-#: Float mode: functions that sum their Number arguments in the engine (a list of them), whose
-#: narrow arguments are widened to DOUBLE first (`SqlCompiler.prepare`).
-_SUMMED = frozenset({"SUM", "AVERAGE", "PRODUCT"})
 #: The arithmetic computed natively on DECIMAL operands (`SqlCompiler.decimal_op`).
 _DECIMAL_OPS = frozenset({"+", "-", "*"})
 #: Float mode: a folded fraction with more decimal places than this is written as a DOUBLE.
