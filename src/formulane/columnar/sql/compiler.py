@@ -297,8 +297,12 @@ class SqlCompiler(Walker[SqlColumn]):
             # DuckDB's LIST_SUM of DECIMAL(38, 0) items overflows HUGEINT at 1.7e38), aborting
             # the query on an overflow: its narrow arguments are widened to DOUBLE, as + - *
             # widen theirs (`spec.sql_widens`)
-            return [a.but(value=exp.cast(a.value, dtype("DOUBLE")), maybe_double=False)
-                    if _narrow(a, self.numbers) and n.type.kind == "Number" else a
+            # (every Number argument not surely a DOUBLE: a typed INTEGER column, an IF of
+            # one; not a literal, which a DOUBLE beside it widens)
+            return [a.but(value=exp.cast(a.value, dtype("DOUBLE")), double=True,
+                          maybe_double=False)
+                    if n.type.kind == "Number" and type(n) is not ir.Const
+                    and not (a.double and not _narrow(a, self.numbers)) else a
                     for a, n in zip(args, node.args)]
         if self.numbers != "decimal" or node.spec.lazy or not sig.repeat or len(args) < 2:
             return args
