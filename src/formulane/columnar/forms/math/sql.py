@@ -92,13 +92,15 @@ def _not_finite(value: exp.Expr) -> exp.Expr:
     return not_finite(value)
 
 
-def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False
-               ) -> tuple[exp.Expr, exp.Expr]:
+def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False,
+               near: exp.Expr | None = None) -> tuple[exp.Expr, exp.Expr]:
     """(x as DECIMAL(38, 18) through its text, whether that decimal is exactly x); ``k``: x's
     value when it is a constant (`_known`): one of at most 18 places below the bound is that
     decimal, exactly, when compiling (written from the value, whatever type x was built as);
     ``exact``: x is exact already (`FormCall.exact`: a DECIMAL or an integer), so below the
-    bound it is that decimal, cast without its text and no test of the reading."""
+    bound it is that decimal, cast without its text and no test of the reading. ``near``: the
+    text is read only on the rows where it holds (`_near_grid`: elsewhere the DOUBLE algorithm
+    gives the same answer), the others reading NULL ("not exact")."""
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
         return exp.Cast(this=_n(k), to=dtype("DECIMAL(38, 18)")), exp.true()
     if k is not None and k != 0 and abs(k) < _HALF_UNIT_18:
@@ -109,18 +111,36 @@ def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False
         ok = let(_lt(_abs(x), _n(_EXACT_LIMIT)))  # NULL for a blank: "no", as below
         # under its guard the cast cannot fail: a plain CAST, which every dialect has
         return let(_case([(ok, exp.Cast(this=x.copy(), to=dtype("DECIMAL(38, 18)")))])), ok
-    guarded = _text_reading(x)
+    guarded = _text_reading(x, near)
     # NULL where the cast failed: "no" too, as every reader tests it as a CASE condition
     ok = let(_eq(_double(guarded), _double(x)))
     return guarded, ok
 
 
-def _text_reading(x: exp.Expr) -> exp.Expr:
+def _text_reading(x: exp.Expr, near: exp.Expr | None = None) -> exp.Expr:
     """x as DECIMAL(38, 18) through its text (a DOUBLE's shortest decimal, rounded to 18
-    places), below 1e18 (NULL from there on, and for a blank, NaN or an infinity)."""
+    places), below 1e18 (NULL from there on, and for a blank, NaN or an infinity); with
+    ``near``, only where it holds (a CASE evaluates the text on those rows alone)."""
     d = exp.TryCast(this=exp.cast(_p(x), dtype("VARCHAR")),
                     to=dtype("DECIMAL(38, 18)"), safe=True)
-    return let(_case([(_lt(_abs(x), _n(_EXACT_LIMIT)), d)]))  # the cast under its guard
+    guard = _lt(_abs(x), _n(_EXACT_LIMIT))
+    return let(_case([(guard if near is None else _and(guard, near), d)]))
+
+
+def _near_grid(mode: str, x: exp.Expr, n: int) -> tuple[exp.Expr, exp.Expr]:
+    """Whether a DOUBLE x may be a decimal on which ROUND (``mode`` "half_up"), ROUNDUP or
+    ROUNDDOWN to ``n`` >= 0 places turns (a half step, a step): y = |x| * 10^n within a relative
+    1e-15 of a half-integer or an integer. Elsewhere the DOUBLE algorithm (`_sql_round_float`)
+    and the shortest decimal's rounding agree: x is within half a unit in the last place of
+    its shortest decimal D, and y within 2.2e-16 * y of D * 10^n, well inside the margin. So
+    the per-row text reading (DuckDB: a string a row, most of float ROUND's cost) is read on
+    those rows only. Returned with y, bound once, which the DOUBLE algorithm reads too."""
+    y = let(_mul(_abs(_double(x)), _double(_n(10.0 ** n))))
+    frac = _sub(y, _floor(y))
+    eps = _mul(y, _n(1e-15))
+    if mode == "half_up":
+        return _le(_abs(_sub(frac, _n(0.5))), eps), y
+    return _or(_le(frac, eps), _ge(frac, _sub(_n(1), eps))), y
 
 
 def _sql_sign_apply(x: exp.Expr, magnitude: exp.Expr) -> exp.Expr:
@@ -150,9 +170,10 @@ def sql_clamp(call: FormCall, x: exp.Expr, low: exp.Expr, high: exp.Expr) -> Any
 
 
 def _sql_round_float(x: exp.Expr, n: int | None, nn: exp.Expr | None,
-                     mode: str) -> exp.Expr:
+                     mode: str, scaled: exp.Expr | None = None) -> exp.Expr:
     """The float algorithm of `_round_float`, in DOUBLE (for values no DECIMAL(38, 18) holds
-    exactly: beyond 1e18, or with more than 18 decimal places)."""
+    exactly: beyond 1e18, or with more than 18 decimal places); ``scaled``: |x| * 10^n
+    already bound (`_near_grid`'s)."""
     # (DOUBLE steps never fail in SQL engines: each is bound once, `sql_let`)
     xf = _double(x)
     a = let(_abs(xf))
@@ -170,7 +191,7 @@ def _sql_round_float(x: exp.Expr, n: int | None, nn: exp.Expr | None,
         m_e = exp.Pow(this=_n(10.0), expression=exp.Greatest(this=_neg(nn), expressions=[_n(0)]))
         scale = lambda v: _div(_mul(v, s_e), m_e)  # noqa: E731
         unscale = lambda k: _div(_mul(k, m_e), s_e)  # noqa: E731
-    y = let(scale(a))
+    y = scaled if scaled is not None else let(scale(a))
     one = _n(1)
     if mode == "half_up":
         k = let(_floor(y))
@@ -273,7 +294,9 @@ def _sql_round(mode: str) -> Callable[..., Any]:
         if c is not None and 0 <= c < 18 and not call.double(0) and _known(call, 0) is None:
             # a number that may be a DECIMAL or a DOUBLE: its text reading, exact for both
             return _sql_round_unknown(mode, x, int(c)), [(_not_finite(x), "#NUM!")]
-        xd, ok = _sql_exact(x, _known(call, 0), call.exact(0))
+        near, scaled = _near_grid(mode, x, int(c)) if c is not None and 0 <= c < 18 \
+            else (None, None)
+        xd, ok = _sql_exact(x, _known(call, 0), call.exact(0), near)
         ad = _abs(xd)
         nn: exp.Expr | None = None
         n: int | None = None
@@ -305,7 +328,7 @@ def _sql_round(mode: str) -> Callable[..., Any]:
             need = {"down": exp.false(), "up": _ne(r, _n(0)),
                     "half_up": _ge(_mul(r, _n(2)), step)}[mode]
             exact = _sql_sign_apply(xd, _add(base, _case([(need, step)], _n(0))))
-        fallback = _sql_round_float(x, n, nn, mode)
+        fallback = _sql_round_float(x, n, nn, mode, scaled)
         if nn is not None:
             fallback = _case([(_ge(nn, _n(18)), x)], fallback)
         value = let(_case([(decimal_ok, exact)], fallback))
