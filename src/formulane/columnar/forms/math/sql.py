@@ -228,25 +228,6 @@ def _sql_round_places(mode: str, x: exp.Expr, n: int) -> exp.Expr:
     return _add(t, _mul(_case([(_eq(t, x), _n(0))], sign.copy()), _n(Decimal(1).scaleb(-n))))
 
 
-def _narrow_round(call: FormCall, mode: str, x: exp.Expr, n: int) -> exp.Expr:
-    """`_sql_round_places` of an exact argument; ROUND of one of a known DECIMAL(p, s) type wider than
-    18 digits (p > 18, s < 18: a typed DECIMAL(38, 4) column, the native product of two
-    DECIMAL(18, 2) columns, `sql_arith._native`) is rounded as a DECIMAL(18, s) where its
-    value fits one (|x| < 10^(18 - s)): the engines' ROUND of a 128-bit DECIMAL divides in 128
-    bits on every row (DuckDB: ROUND(a * b, 2) over typed DECIMAL(18, 2) columns 104 -> 20
-    ms a million rows). The same digits: the cast keeps the scale."""
-    col = call.column(0)
-    t = getattr(col, "decimal", None)
-    if mode != "half_up" or t is None or t[0] <= 18 or t[1] >= 18:
-        # (ROUNDUP and ROUNDDOWN bind steps of theirs, which the binder would compute on every
-        # row, outside the CASE that keeps the cast to the rows it fits)
-        return _sql_round_places(mode, x, n)
-    x = let(x)
-    narrow = exp.Cast(this=x.copy(), to=dtype(f"DECIMAL(18, {t[1]})"))
-    return _case([(_lt(_abs(x), _n(Decimal(10) ** (18 - t[1]))),
-                    _sql_round_places(mode, narrow, n))], _sql_round_places(mode, x, n))
-
-
 def _sql_round_unknown(mode: str, x: exp.Expr, n: int) -> exp.Expr:
     """ROUND/ROUNDUP/ROUNDDOWN to 0 <= n < 18 places of a number that may be a DECIMAL or a
     DOUBLE (`FormCall.exact` and `FormCall.double` both False: a column whose engine type the
@@ -290,7 +271,7 @@ def _sql_round(mode: str) -> Callable[..., Any]:
         if c is not None and call.exact(0) and 0 <= c < 18:
             # an exact number (a DECIMAL or an integer, `FormCall.exact`) rounded to places:
             # the engine's own decimal ROUND, exact, and no error (a DECIMAL is finite)
-            return _narrow_round(call, mode, x, int(c))
+            return _sql_round_places(mode, x, int(c))
         if c is not None and 0 <= c < 18 and not call.double(0) and _known(call, 0) is None:
             # a number that may be a DECIMAL or a DOUBLE: its text reading, exact for both
             return _sql_round_unknown(mode, x, int(c)), [(_not_finite(x), "#NUM!")]
