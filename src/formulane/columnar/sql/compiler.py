@@ -295,14 +295,13 @@ class SqlCompiler(Walker[SqlColumn]):
         if self.numbers == "float" and node.spec.sql_widens and not self.params:
             # the form computes in its arguments' engine types (ABS of a SMALLINT -32768;
             # DuckDB's LIST_SUM of DECIMAL(38, 0) items overflows HUGEINT at 1.7e38), aborting
-            # the query on an overflow: its narrow arguments are widened to DOUBLE, as + - *
-            # widen theirs (`spec.sql_widens`)
-            # (every Number argument not surely a DOUBLE: a typed INTEGER column, an IF of
-            # one; not a literal, which a DOUBLE beside it widens)
+            # the query on an overflow (`spec.sql_widens`): every Number argument not surely a
+            # DOUBLE (a typed INTEGER column, an IF of one) is widened to DOUBLE, as + - *
+            # widen theirs; not a literal, which a DOUBLE beside it widens
             return [a.but(value=exp.cast(a.value, dtype("DOUBLE")), double=True,
                           maybe_double=False)
                     if n.type.kind == "Number" and type(n) is not ir.Const
-                    and not (a.double and not _narrow(a, self.numbers)) else a
+                    and not _surely_double(a) else a
                     for a, n in zip(args, node.args)]
         if self.numbers != "decimal" or node.spec.lazy or not sig.repeat or len(args) < 2:
             return args
@@ -367,8 +366,7 @@ class SqlCompiler(Walker[SqlColumn]):
             # One DOUBLE operand makes the whole step DOUBLE on every engine (an INTEGER,
             # DECIMAL or REAL beside it is widened by the engine): at most one is cast, the
             # first that is not a literal (whose value a guard reads, `pg_float`)
-            wide = [a.double and not _narrow(a, self.numbers) for a in args]
-            if not any(wide):
+            if not any(_surely_double(a) for a in args):
                 i = next((i for i, n in enumerate(node.args) if type(n) is not ir.Const), 0)
                 v = values[i]
                 values[i] = exp.cast(v if type(v) is exp.Column else exp.paren(v),
@@ -574,6 +572,12 @@ def _rounded_type(value: exp.Expr, arg: SqlColumn) -> tuple[int, int] | None:
         return None
     p, s = arg.decimal
     return p, min(s, max(int(n), 0))
+
+
+def _surely_double(col: SqlColumn) -> bool:
+    """Float mode: ``col`` is a DOUBLE in the engine too (read as one and not `_narrow`), so
+    + - * and the `spec.sql_widens` forms need no cast of it."""
+    return col.double and not col.maybe_double
 
 
 def _narrow(col: SqlColumn, numbers: str) -> bool:
