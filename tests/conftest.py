@@ -84,3 +84,19 @@ def spark():  # noqa: ANN201 - a pyspark SparkSession (pyspark is optional)
     session = local_session()
     yield session
     session.stop()
+
+
+# ---------------------------------------------------------------------------- local PostgreSQL
+
+
+@pytest.fixture
+def postgres():  # noqa: ANN201 - a psycopg connection (psycopg is optional)
+    """A fresh autocommit connection to ``FORMULANE_TEST_POSTGRES_URL`` (CI starts a server;
+    README "Tests"), closed after the test, so its temporary tables go with it; skipped, with
+    the reason, when the variable is unset or psycopg is missing."""
+    url = os.environ.get("FORMULANE_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("FORMULANE_TEST_POSTGRES_URL is not set")
+    psycopg = pytest.importorskip("psycopg")
+    with psycopg.connect(url, autocommit=True) as connection:
+        yield connection

@@ -12,7 +12,6 @@ valid there).
 
 from __future__ import annotations
 
-import os
 import re
 from decimal import Decimal
 from typing import Any
@@ -252,27 +251,23 @@ def _close(a: Any, b: Any) -> bool:
 
 # ------------------------------------------------------------------------------ PostgreSQL
 
-PG_URL = os.environ.get("FORMULANE_TEST_POSTGRES_URL")
 
-
-@pytest.mark.skipif(not PG_URL, reason="FORMULANE_TEST_POSTGRES_URL is not set")
 @pytest.mark.parametrize("with_types", [False, True], ids=["untyped", "typed"])
-def test_postgres_runs_the_casts(with_types: bool) -> None:
-    psycopg = pytest.importorskip("psycopg")
+def test_postgres_runs_the_casts(postgres: Any, with_types: bool) -> None:
     from backend_runner import postgres_table
 
-    with psycopg.connect(PG_URL, autocommit=True) as pg:
-        types = postgres_table(pg, TABLE)
-        ran = 0
-        for formula in [*TRUNCATED, "IF(big > a, big, a * 2)"]:
-            want = ErrorValue("#NUM!") if formula.startswith("IF(big") else _scalar(formula)
-            try:
-                got = _run(pg, formula, types if with_types else None, dialect="postgres")
-            except Unsupported:
-                continue  # a form PostgreSQL has no function for (the list aggregates)
-            ran += 1
-            assert _same(got, want), (formula, got, want)
-        assert ran >= 15
+    pg = postgres
+    types = postgres_table(pg, TABLE)
+    ran = 0
+    for formula in [*TRUNCATED, "IF(big > a, big, a * 2)"]:
+        want = ErrorValue("#NUM!") if formula.startswith("IF(big") else _scalar(formula)
+        try:
+            got = _run(pg, formula, types if with_types else None, dialect="postgres")
+        except Unsupported:
+            continue  # a form PostgreSQL has no function for (the list aggregates)
+        ran += 1
+        assert _same(got, want), (formula, got, want)
+    assert ran >= 15
 
 
 # ------------------------------------------- known ranges: + - * without range tests

@@ -13,7 +13,6 @@ on PostgreSQL when ``FORMULANE_TEST_POSTGRES_URL`` is set.
 
 from __future__ import annotations
 
-import os
 from decimal import Decimal
 from typing import Any
 
@@ -136,22 +135,18 @@ def test_spark_compares_decimal_scales_exactly(spark: Any, with_types: bool) -> 
 
 # ------------------------------------------------------------------------------ PostgreSQL
 
-PG_URL = os.environ.get("FORMULANE_TEST_POSTGRES_URL")
 
-
-@pytest.mark.skipif(not PG_URL, reason="FORMULANE_TEST_POSTGRES_URL is not set")
 @pytest.mark.parametrize("with_types", [False, True], ids=["untyped", "typed"])
-def test_postgres_compares_decimal_scales_exactly(with_types: bool) -> None:
-    psycopg = pytest.importorskip("psycopg")
+def test_postgres_compares_decimal_scales_exactly(postgres: Any, with_types: bool) -> None:
     from backend_runner import postgres_table
 
-    with psycopg.connect(PG_URL, autocommit=True) as pg:
-        types = postgres_table(pg, TABLE)
-        for formula in [*FORMULAS, *HUGE]:
-            want = _scalar(formula)
-            got = _answer(pg.execute(_sql(formula, "postgres",
-                                          types if with_types else None)).fetchone())
-            assert _same(got, want), (formula, got, want)
+    pg = postgres
+    types = postgres_table(pg, TABLE)
+    for formula in [*FORMULAS, *HUGE]:
+        want = _scalar(formula)
+        got = _answer(pg.execute(_sql(formula, "postgres",
+                                      types if with_types else None)).fetchone())
+        assert _same(got, want), (formula, got, want)
 
 
 # ------------------------------------------------------------ a computed side, bound once

@@ -21,7 +21,6 @@ is refused there) and answers in float mode. What a wrong rule would show:
 
 from __future__ import annotations
 
-import os
 from decimal import Decimal
 from typing import Any
 
@@ -221,32 +220,28 @@ def test_result_type_is_tracked_for_the_next_operation() -> None:
 
 # ---------------------------------------------------------------------------- PostgreSQL
 
-PG_URL = os.environ.get("FORMULANE_TEST_POSTGRES_URL")
 
-
-@pytest.mark.skipif(not PG_URL, reason="FORMULANE_TEST_POSTGRES_URL is not set")
 @pytest.mark.parametrize("typed", [True, False], ids=["typed", "untyped"])
-def test_postgres_native_products_and_sums_are_exact(typed: bool) -> None:
-    psycopg = pytest.importorskip("psycopg")
+def test_postgres_native_products_and_sums_are_exact(postgres: Any, typed: bool) -> None:
     types = {n: t.replace("DECIMAL", "NUMERIC") for n, t in COLUMNS.items()}
-    with psycopg.connect(PG_URL, autocommit=True) as pg:
-        pg.execute('CREATE TEMPORARY TABLE "t" (k INTEGER, ' + ", ".join(
-            f'"{n}" {t}' for n, t in types.items()) + ")")
-        for k, row in enumerate(ROWS):
-            pg.execute('INSERT INTO "t" VALUES (%s, ' + ", ".join("%s" for _ in COLUMNS) + ")",
-                       [k, *(row.get(n, 0) for n in COLUMNS)])
-        pg.execute('INSERT INTO "t" (k) VALUES (99)')
+    pg = postgres
+    pg.execute('CREATE TEMPORARY TABLE "t" (k INTEGER, ' + ", ".join(
+        f'"{n}" {t}' for n, t in types.items()) + ")")
+    for k, row in enumerate(ROWS):
+        pg.execute('INSERT INTO "t" VALUES (%s, ' + ", ".join("%s" for _ in COLUMNS) + ")",
+                   [k, *(row.get(n, 0) for n in COLUMNS)])
+    pg.execute('INSERT INTO "t" (k) VALUES (99)')
 
-        def run(formula: str) -> list[tuple[Any, Any]]:
-            sql = _keyed(_sql(formula, "postgres", types if typed else {}))
-            cur = pg.execute(f"SELECT * FROM ({sql}) AS q WHERE k < 99 ORDER BY k")
-            return _pairs([d.name for d in cur.description], cur.fetchall())
+    def run(formula: str) -> list[tuple[Any, Any]]:
+        sql = _keyed(_sql(formula, "postgres", types if typed else {}))
+        cur = pg.execute(f"SELECT * FROM ({sql}) AS q WHERE k < 99 ORDER BY k")
+        return _pairs([d.name for d in cur.description], cur.fetchall())
 
-        assert not _check(run, FORMULAS + OLD_PATH)
-        assert not _check(run, APPROX, approx=True)
-        sql = _keyed(_sql("a * b * (1 - c)", "postgres", types if typed else {}))
-        cur = pg.execute(f"SELECT * FROM ({sql}) AS q WHERE k = 99")
-        assert _pairs([d.name for d in cur.description], cur.fetchall()) == [(None, None)]
+    assert not _check(run, FORMULAS + OLD_PATH)
+    assert not _check(run, APPROX, approx=True)
+    sql = _keyed(_sql("a * b * (1 - c)", "postgres", types if typed else {}))
+    cur = pg.execute(f"SELECT * FROM ({sql}) AS q WHERE k = 99")
+    assert _pairs([d.name for d in cur.description], cur.fetchall()) == [(None, None)]
 
 
 # --------------------------------------------------------------------------------- Spark

@@ -13,7 +13,6 @@ divisor is #DIV/0!, a blank operand a blank. Float mode is unchanged.
 
 from __future__ import annotations
 
-import os
 from decimal import Decimal
 from typing import Any
 
@@ -127,24 +126,19 @@ def test_a_quotient_of_a_double_operand_keeps_its_double_algorithm() -> None:
     assert "DECIMAL(38, 0)" not in sql
 
 
-POSTGRES_URL = os.environ.get("FORMULANE_TEST_POSTGRES_URL")
-
-
-@pytest.mark.skipif(not POSTGRES_URL, reason="FORMULANE_TEST_POSTGRES_URL is not set")
 @pytest.mark.parametrize("typed", [False, True], ids=["untyped", "typed"])
-def test_postgres_answers_the_exact_quotient(typed: bool) -> None:
-    psycopg = pytest.importorskip("psycopg")
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as con:
-        con.execute('CREATE TEMP TABLE t ("i" INTEGER, a NUMERIC(18, 3), b NUMERIC(18, 3))')
-        with con.cursor() as cursor:
-            cursor.executemany("INSERT INTO t VALUES (%s, %s, %s)",
-                               [(i, a, b) for i, (a, b) in enumerate(ROWS)])
-        for formula in FORMULAS:
-            sql = formulane.sql_select("t", {"o": formula}, SCHEMA, dialect="postgres",
-                                       column_types=TYPES if typed else None)
-            cursor = con.execute(f'SELECT * FROM ({sql}) AS q ORDER BY "i"')
-            names = [d.name for d in cursor.description or []]
-            got = [(r[names.index("o")],
-                    r[names.index("o__error")] if "o__error" in names else None)
-                   for r in cursor.fetchall()]
-            _check(formula, got)
+def test_postgres_answers_the_exact_quotient(postgres: Any, typed: bool) -> None:
+    con = postgres
+    con.execute('CREATE TEMP TABLE t ("i" INTEGER, a NUMERIC(18, 3), b NUMERIC(18, 3))')
+    with con.cursor() as cursor:
+        cursor.executemany("INSERT INTO t VALUES (%s, %s, %s)",
+                           [(i, a, b) for i, (a, b) in enumerate(ROWS)])
+    for formula in FORMULAS:
+        sql = formulane.sql_select("t", {"o": formula}, SCHEMA, dialect="postgres",
+                                   column_types=TYPES if typed else None)
+        cursor = con.execute(f'SELECT * FROM ({sql}) AS q ORDER BY "i"')
+        names = [d.name for d in cursor.description or []]
+        got = [(r[names.index("o")],
+                r[names.index("o__error")] if "o__error" in names else None)
+               for r in cursor.fetchall()]
+        _check(formula, got)
