@@ -136,7 +136,8 @@ def infer_type(value: Any, name: str = "value") -> Type:
         fields = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise EvalError(f"record {name!r} has a non-text key {key!r}", code="E301")
+                raise EvalError(f"record {name!r} has a non-text key {key!r}", code="E301",
+                                hint="a record's keys are its field names: use text keys")
             t = infer_type(item, f"{name}.{key}")
             fields[key] = ANY if t.kind == "Blank" else t
         return record(fields)
@@ -170,6 +171,7 @@ def number_in(value: Any, name: str) -> Decimal | int:
         f"variable {name!r} is {safe_repr(value)}: numbers must be finite and below 1e308 in "
         "magnitude",
         code="E301",
+        hint="pass a finite number below 1e308 in magnitude, or None for a blank",
     )
 
 
@@ -189,6 +191,8 @@ def _bad(name: str, value: Any, expected: str) -> EvalError:
     return EvalError(
         f"variable {name!r} should be {expected}, got {type(value).__name__} {_short(value)}",
         code="E303",
+        hint=f"pass a {expected} value (or None for a blank), or change the schema's type "
+             f"for {name!r}",
     )
 
 
