@@ -59,7 +59,8 @@ def _field_value(obj: Any, name: str) -> Any:
             return object.__getattribute__(obj, name)
         except AttributeError:
             pass
-    raise EvalError(f"field {name!r} of {type(obj).__name__} is not set", code="E301")
+    raise EvalError(f"field {name!r} of {type(obj).__name__} is not set", code="E301",
+                    hint="set the field, or give it a default (None for a blank)")
 
 
 def _fields_of(obj: Any) -> list[tuple[str, Any]]:
@@ -78,18 +79,21 @@ def as_variables(variables: Any, limits: Limits | None = None) -> dict[str, Any]
             return value
         if depth > lim.max_depth:
             raise EvalError(f"{where}: the variables are nested deeper than {lim.max_depth} "
-                            "levels (Limits.max_depth)", code="E301")
+                            "levels (Limits.max_depth)", code="E301",
+                            hint="flatten the input, or raise Limits.max_depth")
         budget[0] -= 1
         if budget[0] < 0:
             raise EvalError(f"the variables hold more than {lim.max_list_length:,} items "
-                            "(Limits.max_list_length)", code="E301")
+                            "(Limits.max_list_length)", code="E301",
+                            hint="pass fewer items, or raise Limits.max_list_length")
         if _is_model(value) or _is_dataclass_value(value):
             return {k: walk(v, depth + 1, f"{where}.{k}") for k, v in _fields_of(value)}
         if isinstance(value, Mapping):
             out = {}
             for k, v in value.items():
                 if not isinstance(k, str):
-                    raise EvalError(f"{where} has a non-text key {k!r}", code="E301")
+                    raise EvalError(f"{where} has a non-text key {k!r}", code="E301",
+                                    hint="a record's keys are its field names: use text keys")
                 out[k] = walk(v, depth + 1, f"{where}.{k}")
             return out
         if isinstance(value, (list, tuple)):
