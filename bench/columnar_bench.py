@@ -1,10 +1,13 @@
 """Columnar benchmark: the same three formulas, side by side, at 1M and 10M rows.
 
     python bench/columnar_bench.py [--rows 1000000,10000000] [--repeat 3] [--suite peers|bare|all]
-                                    [--clock wall|cpu]
+                                    [--clock wall|cpu] [--against OTHER_CHECKOUT/src]
 
 Suite "bare" (issue 10's speed target): `formulane.apply` against the bare polars expression a
 polars user would write (no error checks), eager DataFrame and LazyFrame; see `bare_suite`.
+``--against``: another checkout's ``src`` directory, whose formulane runs in the same process
+as a third contender ("against", interleaved with the other two), so a change is measured
+against its base under the same load (`load_against`).
 Suite "peers" (the default, as before):
 
 Engines, each given the same in-memory data:
@@ -22,7 +25,9 @@ runs; ratios are printed against hand-written polars and against the scalar row 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -197,8 +202,23 @@ def _check_same(frame: pl.DataFrame, kind: str) -> None:
     assert ours["out"].equals(bare, check_dtypes=False), f"{kind}: formulane != bare"
 
 
+def load_against(src: str) -> Any:
+    """The formulane package of another checkout (``src``: its ``src`` directory), imported
+    beside this one: a copy of it named ``formulane_against`` in a temporary directory (the
+    package imports itself by relative imports only, so the copy is self-contained)."""
+    package = os.path.join(src, "formulane")
+    if not os.path.isfile(os.path.join(package, "__init__.py")):
+        raise SystemExit(f"--against: no formulane package under {src!r}")
+    where = tempfile.mkdtemp(prefix="formulane_against_")
+    shutil.copytree(package, os.path.join(where, "formulane_against"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    sys.path.insert(0, where)
+    return importlib.import_module("formulane_against")
+
+
 def bare_suite(row_counts: list[int], repeat: int,
-               kinds: list[str] | None = None, clock: str = "wall") -> list[dict[str, Any]]:
+               kinds: list[str] | None = None, clock: str = "wall",
+               against: Any = None) -> list[dict[str, Any]]:
     """Per row count, formula and frame kind (eager DataFrame, LazyFrame), the best of
     ``repeat`` rounds of each contender; inside a round the contenders run back to back, in
     alternating order, so a burst of load on the shared machine hits both. What is timed is
@@ -206,7 +226,9 @@ def bare_suite(row_counts: list[int], repeat: int,
     ``formulane.apply(lf, ...).collect()`` against ``lf.with_columns(...).collect()``,
     compiling included (after one warm-up call, as in a long-running process). ``clock``:
     "wall" (`time.perf_counter`) or "cpu" (`time.process_time`: the process's CPU time, all
-    threads; with POLARS_MAX_THREADS=1 a shared machine's load moves it far less)."""
+    threads; with POLARS_MAX_THREADS=1 a shared machine's load moves it far less).
+    ``against``: another formulane module (`load_against`), timed as a third contender; the
+    contenders then run in rotating order instead of alternating."""
     now = time.process_time if clock == "cpu" else time.perf_counter
     results = []
     print(f"load average at start: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
@@ -223,23 +245,33 @@ def bare_suite(row_counts: list[int], repeat: int,
                                                               {"out": source}).collect(),
                          "bare": lambda: frame.lazy().with_columns(expr).collect()},
             }
+            if against is not None:
+                contenders["eager"]["against"] = lambda: against.apply(frame, {"out": source})
+                contenders["lazy"]["against"] = lambda: against.apply(
+                    frame.lazy(), {"out": source}).collect()
             for shape, pair in contenders.items():
                 times: dict[str, list[float]] = {name: [] for name in pair}
                 for fn in pair.values():
                     fn()  # warm-up: compile cache, polars' thread pool
                 for round_ in range(repeat):
                     order = list(pair.items())
-                    for name, fn in order if round_ % 2 == 0 else order[::-1]:
+                    if against is None:
+                        order = order if round_ % 2 == 0 else order[::-1]
+                    else:
+                        order = order[round_ % 3:] + order[:round_ % 3]
+                    for name, fn in order:
                         start = now()
                         fn()
                         times[name].append(now() - start)
-                row = {"rows": rows, "formula": kind, "frame": shape,
-                       "formulane": min(times["formulane"]), "bare": min(times["bare"]),
-                       "load": os.getloadavg()[0]}
+                row: dict[str, Any] = {"rows": rows, "formula": kind, "frame": shape,
+                                       "load": os.getloadavg()[0],
+                                       **{name: min(ts) for name, ts in times.items()}}
                 results.append(row)
+                versus = "" if against is None else \
+                    f"  | against {row['against'] / row['bare']:5.2f}x"
                 print(f"{rows:>10,} {kind:19} {shape:5} formulane {row['formulane'] * 1e3:8.2f} ms"
                       f"  bare {row['bare'] * 1e3:8.2f} ms  ratio "
-                      f"{row['formulane'] / row['bare']:5.2f}x  (load {row['load']:.1f})",
+                      f"{row['formulane'] / row['bare']:5.2f}x{versus}  (load {row['load']:.1f})",
                       flush=True)
     targets = [r for r in results if r["formula"] in ("arithmetic", "conditional", "text")]
     if not targets:
@@ -262,12 +294,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="suite bare: wall clock, or the process's CPU time (steadier on a "
                              "loaded machine; set POLARS_MAX_THREADS=1 with it)")
+    parser.add_argument("--against", default=None, metavar="SRC",
+                        help="suite bare: another checkout's src directory, timed beside this "
+                             "one in the same process")
     args = parser.parse_args(argv)
     print(f"polars {pl.__version__}, {os.cpu_count()} cores, "
           f"POLARS_MAX_THREADS={os.environ.get('POLARS_MAX_THREADS', 'default')}")
     if args.suite in ("bare", "all"):
         bare_suite([int(x) for x in args.rows.split(",")], args.repeat,
-                   args.formulas.split(","), args.clock)
+                   args.formulas.split(","), args.clock,
+                   load_against(args.against) if args.against else None)
         if args.suite == "bare":
             return 0
     all_rows = []

@@ -54,6 +54,14 @@ def divide(call: FormCall, a: pl.Expr, b: pl.Expr) -> Any:
         over = (_f(a) / _f(b)).abs() >= _DECIMAL_FIT
         # polars aborts the query on a decimal division by zero: mask the divisor first.
         return a / pl.when(~(zero | over)).then(b), [(zero, "#DIV/0!"), (over, "#NUM!")]
+    divisor = _known_float(call.const(1))
+    if divisor is not None and divisor != 0:
+        # a constant divisor that is not 0 (as the float its literal is): no row divides by
+        # zero, and the error left is the result's own range test, which `apply` runs as its
+        # own step after the value (`PolarsForm.range_only`), where the constant's zero test
+        # made the value and the error share `x / 12`, which polars' common-subexpression
+        # elimination split (1M rows, the plan alone: 0.88 -> 0.80 ms, bare 0.45 ms)
+        return a / b
     return a / b, [(b == 0, "#DIV/0!")]
 
 
