@@ -44,7 +44,8 @@ PROGRAMS = [
     ("a / b", False, 2),  # #DIV/0! first
     ("a * b > 1", False, 2),  # the test is of an operand, not of the (Boolean) result
     ("SQRT(a * b)", False, 1),  # not computed on erring rows (`raw_is_safe`): one step
-    ("ROUND(a * b, 2)", False, 1),
+    ("ROUND(a * b, 2)", False, 2),  # total on floats too: computed once, on every row
+    ("SQRT(a * b) + 1", False, 1),
 ]
 
 

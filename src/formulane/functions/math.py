@@ -102,7 +102,11 @@ def _to_digits(name: str, mode: nm.Mode, *, doc: str, examples: list[str],
         return nm.round_digits(number, num_digits, mode)
 
     return builtin(name, sig(p("number", _N), p("num_digits", _N, 0, digits_doc), returns=_N),
-                   doc=doc, examples=examples, cost=Cost.const(30), errors=("#NUM!",))(impl)
+                   doc=doc, examples=examples, cost=Cost.const(30), errors=("#NUM!",),
+                   # the float forms round by scaling: inf or NaN on a row that errs, never
+                   # an exception, so polars need not compute them twice (inside and outside
+                   # the error mask): ROUND(price * qty, 2) at 1M rows 19.8 -> 11.3 ms
+                   total_on_floats=True)(impl)
 
 
 round_ = _to_digits(
