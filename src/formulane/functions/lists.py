@@ -88,6 +88,7 @@ def _flat(args: Sequence[Any]) -> list[Any]:
     cost=Cost.linear(2, 1),
     errors=("#NUM!",),
     sql_widens=True,
+    total_on_floats=True,  # over numbers one by one: float arithmetic (forms.lists.across)
 )
 def sum_(*args: Any) -> Decimal | int:
     return ln.total(ln.numbers(args))
@@ -103,6 +104,7 @@ def sum_(*args: Any) -> Decimal | int:
     cost=Cost.linear(2, 1),
     errors=("#NUM!",),
     sql_widens=True,
+    total_on_floats=True,  # over numbers one by one: float arithmetic (forms.lists.across)
 )
 def product(*args: Any) -> Decimal | int:
     xs = ln.numbers(args)
@@ -129,6 +131,7 @@ def product(*args: Any) -> Decimal | int:
     cost=Cost.linear(2, 2),
     errors=("#DIV/0!",),
     sql_widens=True,
+    total_on_floats=True,  # over numbers one by one: float arithmetic (forms.lists.across)
 )
 def average(*args: Any) -> Decimal | int:
     return ln.mean(ln.numbers(args))
@@ -157,6 +160,7 @@ def _extreme(name: str, pick: Callable[..., Any], *, doc: str,
         sig(p("duration", many(DURATION)), returns=DURATION, repeat=1, impl=of_others,
             sql=_DURATION_ORDER),
         doc=doc, examples=examples, cost=Cost.linear(2, 1), errors=("#CALC!",),
+        total_on_floats=True,  # over numbers one by one: a float comparison (lists.across)
     )(of_numbers)
 
 

@@ -149,6 +149,12 @@ def lists_aggregates() -> ModuleType:
     return aggregates
 
 
+def lists_across() -> ModuleType:
+    from .lists import across
+
+    return across
+
+
 def lists_arrays() -> ModuleType:
     from .lists import arrays
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .form import (
-    Form, Style, dates_entries, elementwise, lists_aggregates, lists_arrays, lists_criteria, lists_lookup, lists_statistics, math_polars, operators_polars, text_case, text_formatting, text_regex, text_search,
+    Form, Style, dates_entries, elementwise, lists_across, lists_aggregates, lists_arrays, lists_criteria, lists_lookup, lists_statistics, math_polars, operators_polars, text_case, text_formatting, text_regex, text_search,
 )
 
 
@@ -200,11 +200,11 @@ POLARS: dict[str, Form] = {
     "SORTBY": _f(lists_arrays, "polars_sortby"),
     "TAKE": _f(lists_arrays, "polars_take"),
     "UNIQUE": _f(lists_arrays, "polars_unique"),
-    "SUM": _f(lists_aggregates, "polars_sum"),
-    "PRODUCT": _f(lists_aggregates, "polars_product"),
-    "AVERAGE": _f(lists_aggregates, "polars_average"),
-    "MIN": _f(lists_aggregates, "_pl_extreme", largest=False),
-    "MAX": _f(lists_aggregates, "_pl_extreme", largest=True),
+    "SUM": _f(lists_across, "polars_sum"),
+    "PRODUCT": _f(lists_across, "polars_product"),
+    "AVERAGE": _f(lists_across, "polars_average"),
+    "MIN": _f(lists_across, "_pl_extreme", largest=False),
+    "MAX": _f(lists_across, "_pl_extreme", largest=True),
     "COUNT": _f(lists_aggregates, "_pl_count", nonblank=False),
     "COUNTA": _f(lists_aggregates, "_pl_count", nonblank=True),
     "COUNTBLANK": _f(lists_aggregates, "polars_countblank"),
