@@ -201,8 +201,9 @@ WIDE: list[tuple[list[Decimal], str, Any]] = [
     ([Decimal("9e19"), Decimal("9e19"), Decimal("-9e19")], 'SUMIFS(xs, xs, "<>0")',
      Decimal("9e19")),
     ([Decimal("9e19"), Decimal("9e19")], 'AVERAGEIF(xs, ">0")', Decimal("9e19")),
-    ([Decimal("99999999999999999999.5"), Decimal("0.4")], "SUM(xs)", Decimal(
-        "99999999999999999999.9")),
+    ([Decimal("99999999999999000000.5"), Decimal("0.4")], "SUM(xs)", Decimal(
+        "99999999999999000000.9")),
+    ([Decimal("99999999999999000000.5"), Decimal("1e6")], "SUM(xs)", "#NUM!"),
 ]
 
 

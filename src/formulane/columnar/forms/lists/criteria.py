@@ -19,10 +19,10 @@ from ...sql.kit import dtype
 from ....interpreter import ir
 from ....functions._criteria import Criterion, criterion
 from ._base import (
-    FormCall, _sql_reading, _and, _apply, _at, _case, _coalesce, _e, _EPOCH, _f, _is_null, _lam, _len, _MISSING,
-    _n, _not, _not_null, _num, _op, _or, _p, pl, _pl_bcast, _pl_empty_like, _pl_lit, _pl_positions,
-    _pl_sum, _pl_with, _sql_checked, _sql_count, _sql_lengths_differ, _sql_mean, _sql_sum, _tracked,
-    _vs,
+    FormCall, _sql_reading_criteria, _and, _apply, _at, _case, _coalesce, _e, _EPOCH, _f,
+    _is_null, _lam, _len, _MISSING, _n, _not, _not_null, _num, _op, _or, _p, pl, _pl_bcast,
+    _pl_empty_like, _pl_lit, _pl_positions, _pl_sum, _pl_with, _sql_count, _sql_lengths_differ,
+    _sql_mean, _sql_sum, _tracked, _vs,
 )
 from .aggregates import _pl_mean
 
@@ -394,7 +394,7 @@ def _pl_if_family(c: FormCall, *values: Any, how: str) -> Any:
     return value, [*errors, *mean_errors]
 
 
-@_sql_reading
+@_sql_reading_criteria
 def _sql_if_family(c: FormCall, *values: Any, how: str) -> Any:
     lst, crit = values[0], values[1]
     pred: Callable[[exp.Expr], exp.Expr]
@@ -465,7 +465,7 @@ def _pl_ifs(c: FormCall, *values: Any, how: str) -> Any:
     return _num(extreme).fill_null(0), errors
 
 
-@_sql_reading
+@_sql_reading_criteria
 def _sql_ifs(c: FormCall, *values: Any, how: str) -> Any:
     target_i, pairs = _ifs_layout(c, how != "count")
     first = values[target_i if target_i is not None else pairs[0][0]]
