@@ -22,9 +22,11 @@ from ._base import (
     FormCall, _any, _at, _case, _coalesce, _e, _f, _float, _is_null, _known_count,
     _known_number, _lam, _len, _n, _not_null, _num, _op, _or, pl, _pl_decimal_mean,
     _pl_empty_like, _pl_items, _pl_range_errors, _pl_sum, _pl_zip, _BIND_NODES, _sql_checked,
-    _sql_count, _sql_errors, _sql_items, _sql_let, _sql_mean, _sql_nodes, _sql_none,
-    _sql_present, _sql_in_range, _sql_range_errors, _sql_reading, _sql_reading_doubles, _sql_source,
-    _sql_sum, _tracked, _vp, _sql_picking,
+    _sql_count, _sql_errors, _sql_items, _sql_let, _sql_nodes, _sql_none, _sql_present,
+    _sql_in_range, _sql_range_errors, _tracked, _vp,
+)
+from ._sql_decimal import (
+    _sql_mean, _sql_picking, _sql_reading, _sql_reading_doubles, _sql_source, _sql_sum,
 )
 
 

@@ -18,11 +18,12 @@ from ....interpreter import ir
 from ....types import Type
 from ....functions._criteria import to_int
 from ._base import (
-    FormCall, _sql_reading, _sql_checking, _and, _apply, _at, _BIG, _case, _coalesce, _e, _f,
-    _float, _is_null, _known_len, _known_number, _lam, _len, _MISSING, _n, _not_null, _num,
-    _op, _p, pl, _pl_bcast, _pl_int, _pl_with, _sql_count, _sql_errors, _sql_int_arg,
-    _sql_lengths_differ, _sql_range_errors, _trunc, _vp,
+    FormCall, _and, _apply, _at, _BIG, _case, _coalesce, _e, _f, _float, _is_null, _known_len,
+    _known_number, _lam, _len, _MISSING, _n, _not_null, _num, _op, _p, pl, _pl_bcast, _pl_int,
+    _pl_with, _sql_count, _sql_errors, _sql_int_arg, _sql_lengths_differ, _sql_range_errors,
+    _trunc, _vp,
 )
+from ._sql_decimal import _sql_reading, _sql_checking
 
 
 # ------------------------------------------------------------------------ shaping: arrays

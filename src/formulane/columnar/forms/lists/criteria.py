@@ -19,11 +19,11 @@ from ...sql.kit import dtype
 from ....interpreter import ir
 from ....functions._criteria import Criterion, criterion
 from ._base import (
-    FormCall, _sql_reading_criteria, _and, _apply, _at, _case, _coalesce, _e, _EPOCH, _f,
-    _is_null, _lam, _len, _MISSING, _n, _not, _not_null, _num, _op, _or, _p, pl, _pl_bcast,
-    _pl_empty_like, _pl_lit, _pl_positions, _pl_sum, _pl_with, _sql_count, _sql_lengths_differ,
-    _sql_mean, _sql_sum, _tracked, _vs,
+    FormCall, _and, _apply, _at, _case, _coalesce, _e, _EPOCH, _f, _is_null, _lam, _len,
+    _MISSING, _n, _not, _not_null, _num, _op, _or, _p, pl, _pl_bcast, _pl_empty_like, _pl_lit,
+    _pl_positions, _pl_sum, _pl_with, _sql_count, _sql_lengths_differ, _tracked, _vs,
 )
+from ._sql_decimal import _sql_reading_criteria, _sql_mean, _sql_sum
 from .aggregates import _pl_mean
 
 

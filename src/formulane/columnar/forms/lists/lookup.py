@@ -15,10 +15,11 @@ from ....interpreter import ir
 from ...sql.let import _trivial as _sql_trivial
 
 from ._base import (
-    FormCall, _sql_checking, _and, _apply, _at, _case, _coalesce, _e, _f, _is_null, _known_len,
-    _lam, _len, _MISSING, _n, _not, _num, _once, _op, _or, pl, _pl_bcast, _pl_int, _pl_with,
-    _sql_errors, _mapped_from, _sql_int_arg, _sql_lengths_differ, _sql_let, _vp, _sql_picking,
+    FormCall, _and, _apply, _at, _case, _coalesce, _e, _f, _is_null, _known_len, _lam, _len,
+    _MISSING, _n, _not, _num, _once, _op, _or, pl, _pl_bcast, _pl_int, _pl_with, _sql_errors,
+    _mapped_from, _sql_int_arg, _sql_lengths_differ, _sql_let, _vp,
 )
+from ._sql_decimal import _sql_checking, _sql_picking
 from .arrays import _pl_key, _sql_key
 from .criteria import _PlOps, _SqlOps, _pl_wild_regex, _sql_wild_regex
 

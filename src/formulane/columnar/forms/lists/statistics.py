@@ -15,12 +15,12 @@ from sqlglot import exp
 
 from ...sql.kit import dtype
 from ._base import (
-    FormCall, _sql_checking, _sql_reading_doubles, _at, _case, _coalesce, _e, _f, _known_count,
-    _known_items, _known_len, _known_number, _lam, _len, _MISSING, _n, _not_null, _num, _op,
-    _or, _p, pl, _pl_empty_like, _pl_int, _pl_items, _pl_range_errors, _pl_with, _sql_checked,
-    _sql_count, _sql_errors, _sql_items, _sql_let, _sql_present, _sql_range_errors, _trunc,
-    _sql_picking,
+    FormCall, _at, _case, _coalesce, _e, _f, _known_count, _known_items, _known_len,
+    _known_number, _lam, _len, _MISSING, _n, _not_null, _num, _op, _or, _p, pl, _pl_empty_like,
+    _pl_int, _pl_items, _pl_range_errors, _pl_with, _sql_checked, _sql_count, _sql_errors,
+    _sql_items, _sql_let, _sql_present, _sql_range_errors, _trunc,
 )
+from ._sql_decimal import _sql_checking, _sql_reading_doubles, _sql_picking
 from .aggregates import _pl_percentile, _sql_percentile
 
 
