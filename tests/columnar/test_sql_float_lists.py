@@ -48,7 +48,10 @@ EXACT = ["SUM(xs)", 'SUMIF(xs, ">0")', 'SUMIFS(xs, xs, ">0", xs, "<100")', "MIN(
          "MAX(xs)", "INDEX(xs, 2)", 'MAXIFS(xs, xs, "<5")', "SUM(xs, 0.05)",
          "ROUNDDOWN(SUM(xs), 1)", "INT(SUM(xs) * 10)", "MAP(xs, x => ROUNDDOWN(x ?? 0, 2))",
          "SUM(FILTER(xs, x => (x ?? 0) > 1))", "SORT(xs)", "LARGE(xs, 2)",
-         'COUNTIF(xs, ">1.15")', "COUNT(xs)", "COUNTA(xs)"]
+         'COUNTIF(xs, ">1.15")', "COUNT(xs)", "COUNTA(xs)", "XMATCH(0.29, xs)",
+         "MATCH(1.15, xs, 0)", "SUMIF(xs, x => (x ?? 0) > 1)",
+         "COUNTIF(xs, x => ROUND(x ?? 0, 1) = 0.3)", "ANY(xs, x => ROUNDDOWN(x ?? 0, 1) = 0.2)",
+         "REDUCE(0, xs, (a, x) => MAX(a, x ?? 0))", "LOOKUP(xs, x => (x ?? 0) > 1)"]
 #: Formulas computed in DOUBLE by the SQL (a mean, moments, products, DuckDB's interpolation
 #: between two middle DECIMALs): within the tolerance.
 FLOATING = ["MEDIAN(xs)", "AVERAGE(xs)", "PRODUCT(xs)", "SUMPRODUCT(xs, xs)", "VAR.S(xs)",
