@@ -431,10 +431,11 @@ def _tracked(c: FormCall, start: int = 0, stop: int | None = None) -> bool:
     range test of its own: each argument is a column of the data (a number or a list of
     numbers), a literal number or a list of literal numbers, all below 1e20. With float
     columns the compiler reads such a column as a DOUBLE and tests the call's result for #NUM!
-    itself (a test here would be a second copy); DECIMAL columns hold |x| < 1e20, so such a
-    sum stays DECIMAL and a variance stays far below 1e308: the test could never fire; and
-    literals alone cannot reach 1e308 either. Not for a call with a lambda argument (SUMIF
-    with a predicate): the compiler's higher-order path writes no test of its own."""
+    itself (a test here would be a second copy); DECIMAL columns hold |x| < 1e20, so a
+    variance stays far below 1e308: the test could never fire; and literals alone cannot
+    reach 1e308 either. (A decimal sum's own #NUM!, from 1e20, is `_sql_decimal._sql_sum`'s.)
+    Not for a call with a lambda argument (SUMIF with a predicate): the compiler's
+    higher-order path writes no test of its own."""
     if any(isinstance(a, ir.Lambda) for a in c.args):
         return False
     for a in c.args[start:stop]:

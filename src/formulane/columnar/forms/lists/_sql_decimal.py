@@ -100,8 +100,8 @@ def _sql_read(c: FormCall, value: exp.Expr, kind: str = "exact"
         read.meta[_SOURCE] = value.copy()  # for a sum's range test (`_sql_source`)
         return read, lost
     floats = exp.In(this=_f("TYPEOF", value.copy()), expressions=[exp.Literal.string("FLOAT[]")])
-    doubles = _case([(floats, exp.Cast(this=text, to=dtype("DOUBLE[]")))],
-                    exp.Cast(this=value.copy(), to=dtype("DOUBLE[]")))
+    # (the ELSE branch as it is: the CASE joins it with the DOUBLE[] of the THEN branch)
+    doubles = _case([(floats, exp.Cast(this=text, to=dtype("DOUBLE[]")))], value.copy())
     return doubles, lost
 
 
@@ -211,10 +211,14 @@ def _sql_sum(c: FormCall, items: exp.Expr, errors: Sequence[tuple[Any, str]] = (
     source = _sql_source(items)
     if source is None:
         items = c.let(items)
-    exact = _f("TRY", _coalesce(_f("LIST_SUM", items), _n(0)))
+    exact = exp.Try(this=_coalesce(_f("LIST_SUM", items), _n(0)))
     estimate = _f("LIST_SUM", exp.Cast(this=(items if source is None else source).copy(),
                                        to=dtype("DOUBLE[]")))
-    total = _coalesce(exact, exp.TryCast(this=estimate.copy(), to=dtype(_D18), safe=True))
+    # the DOUBLE sum read through its text (9e19 + 9e19 - 9e19 is 9e19, not DuckDB's cast
+    # 89999999999999992307.09); a text's TRY_CAST is one a dialect without TRY_CAST writes
+    # (`dialects._number_text`), so the refusal there names the list function it lacks
+    text = exp.Cast(this=estimate.copy(), to=dtype("TEXT"))
+    total = _coalesce(exact, exp.TryCast(this=text, to=dtype(_D18), safe=True))
     if source is None:
         total = c.let(total)
         return total, [*errors, (_is_null(total), "#NUM!")]
@@ -249,5 +253,5 @@ def _sql_mean(c: FormCall, items: exp.Expr) -> exp.Expr:
         return _f("LIST_AVG", items)
     if _sql_source(items) is None:
         items = c.let(items)
-    return _coalesce(_f("TRY", _f("LIST_AVG", items)),
+    return _coalesce(exp.Try(this=_f("LIST_AVG", items)),
                      _f("LIST_AVG", exp.Cast(this=items.copy(), to=dtype("DOUBLE[]"))))
