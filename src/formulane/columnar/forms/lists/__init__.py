@@ -33,6 +33,11 @@ numeric criteria over text items (Excel also reads numbers written as text); SEQ
 is read from the data (the list limit is decided when compiling); REDUCE and two-list MAP in
 polars (list.eval binds one element); Duration totals and, in SQL, Duration ordering.
 
-Layout: `_base` (the polars and SQL tools), then one module per
-group of functions: `aggregates`, `criteria`, `arrays`, `lookup`, `statistics`.
+Decimal SQL over lists whose items may be DOUBLEs (a column whose type the caller did not give):
+each form reads the items as their shortest text shows, a row holding one past 1e20 is #NUM!,
+and its sums never abort the query (`_sql_decimal`).
+
+Layout: `_base` (the polars and SQL tools), `_sql_decimal` (the SQL forms' decimal reading),
+then one module per group of functions: `aggregates`, `criteria`, `arrays`, `lookup`,
+`statistics`.
 """

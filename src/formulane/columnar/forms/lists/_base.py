@@ -431,10 +431,11 @@ def _tracked(c: FormCall, start: int = 0, stop: int | None = None) -> bool:
     range test of its own: each argument is a column of the data (a number or a list of
     numbers), a literal number or a list of literal numbers, all below 1e20. With float
     columns the compiler reads such a column as a DOUBLE and tests the call's result for #NUM!
-    itself (a test here would be a second copy); DECIMAL columns hold |x| < 1e20, so such a
-    sum stays DECIMAL and a variance stays far below 1e308: the test could never fire; and
-    literals alone cannot reach 1e308 either. Not for a call with a lambda argument (SUMIF
-    with a predicate): the compiler's higher-order path writes no test of its own."""
+    itself (a test here would be a second copy); DECIMAL columns hold |x| < 1e20, so a
+    variance stays far below 1e308: the test could never fire; and literals alone cannot
+    reach 1e308 either. (A decimal sum's own #NUM!, from 1e20, is `_sql_decimal._sql_sum`'s.)
+    Not for a call with a lambda argument (SUMIF with a predicate): the compiler's
+    higher-order path writes no test of its own."""
     if any(isinstance(a, ir.Lambda) for a in c.args):
         return False
     for a in c.args[start:stop]:
@@ -449,6 +450,19 @@ def _tracked(c: FormCall, start: int = 0, stop: int | None = None) -> bool:
         if not all(isinstance(i, ir.Const) and _small_number(i.value) for i in items):
             return False
     return True
+
+
+def _literal_sum(c: FormCall, start: int = 0, stop: int | None = None) -> bool:
+    """Whether arguments ``start:stop`` are literal numbers and lists of them (blanks
+    allowed) whose magnitudes add up below 1e20: no partial sum of theirs can pass
+    DECIMAL(38, 18)."""
+    total = Decimal(0)
+    for a in c.args[start:stop]:
+        for item in (a.items if isinstance(a, ir.ListOf) else (a,)):
+            if not isinstance(item, ir.Const) or not _small_number(item.value):
+                return False
+            total += abs(Decimal(item.value)) if item.value is not None else 0
+    return total < _DECIMAL_LIMIT
 
 
 def _small_number(v: Any) -> bool:

@@ -19,11 +19,14 @@ from ...sql.kit import dtype
 from ....types import Type
 from ..math._base import _DECIMAL_FIT  # a float estimate below it fits Decimal(38, 18)
 from ._base import (
-    FormCall, _any, _at, _case, _coalesce, _e, _f, _float, _is_null, _known_count, _known_number,
-    _lam, _len, _n, _not_null, _num, _op, _or, pl, _pl_decimal_mean, _pl_empty_like, _pl_items,
-    _pl_range_errors, _pl_sum, _pl_zip, _BIND_NODES, _sql_checked, _sql_count, _sql_errors,
-    _sql_items, _sql_let, _sql_nodes, _sql_none, _sql_present, _sql_in_range, _sql_range_errors,
-    _tracked, _vp,
+    FormCall, _any, _at, _case, _coalesce, _e, _f, _float, _is_null, _known_count,
+    _known_number, _lam, _len, _n, _not_null, _num, _op, _or, pl, _pl_decimal_mean,
+    _pl_empty_like, _pl_items, _pl_range_errors, _pl_sum, _pl_zip, _BIND_NODES, _sql_checked,
+    _sql_count, _sql_errors, _sql_items, _sql_let, _sql_nodes, _sql_none, _sql_present,
+    _sql_in_range, _sql_range_errors, _tracked, _vp,
+)
+from ._sql_decimal import (
+    _sql_mean, _sql_picking, _sql_reading, _sql_reading_doubles, _sql_source, _sql_sum,
 )
 
 
@@ -34,9 +37,9 @@ def polars_sum(c: FormCall, *values: Any) -> Any:
     return _pl_sum(_pl_items(c, values))
 
 
+@_sql_reading
 def sql_sum(c: FormCall, *values: Any) -> Any:
-    return _sql_checked(c, _coalesce(_doubles(c, _f("LIST_SUM", _sql_items(c, values))), _n(0)),
-                        tracked=_tracked(c))
+    return _sql_sum(c, _sql_items(c, values), tracked=_tracked(c), mark=_doubles, span=(0, None))
 
 
 def _doubles(c: FormCall, call: exp.Expr) -> exp.Expr:
@@ -63,6 +66,7 @@ def polars_product(c: FormCall, *values: Any) -> Any:
     return value, [(~fits, "#NUM!")]
 
 
+@_sql_reading_doubles
 def sql_product(c: FormCall, *values: Any) -> Any:
     known = _known_count(c)
     if known == 0:
@@ -95,9 +99,15 @@ def polars_average(c: FormCall, *values: Any) -> Any:
     return _pl_mean(_pl_items(c, values))
 
 
+@_sql_reading
 def sql_average(c: FormCall, *values: Any) -> Any:
-    value = _doubles(c, _f("LIST_AVG", _sql_items(c, values)))
-    return value, _sql_errors([(_sql_none(c, value), "#DIV/0!")])
+    items = _sql_items(c, values)
+    value = _doubles(c, _sql_mean(c, items))
+    # a list read as it is (`_sql_read`): "no numbers" from the list as stored, not from
+    # the mean, which would read the items again
+    source = _sql_source(items)
+    present = value if source is None else _f("LIST_MAX", source)
+    return value, _sql_errors([(_sql_none(c, present), "#DIV/0!")])
 
 
 def _pl_extreme(c: FormCall, *values: Any, largest: bool) -> Any:
@@ -108,6 +118,7 @@ def _pl_extreme(c: FormCall, *values: Any, largest: bool) -> Any:
     return value, [(items.list.len().fill_null(0) == 0, "#CALC!")]
 
 
+@_sql_picking
 def _sql_extreme(c: FormCall, *values: Any, largest: bool) -> Any:
     items = _sql_items(c, values)
     value = _f("LIST_MAX" if largest else "LIST_MIN", items)
@@ -193,6 +204,7 @@ def polars_median(c: FormCall, *values: Any) -> Any:
     return _num(items.list.median()), [(items.list.len().fill_null(0) == 0, "#NUM!")]
 
 
+@_sql_reading_doubles
 def sql_median(c: FormCall, *values: Any) -> Any:
     value = _doubles(c, _f("LIST_MEDIAN", _sql_items(c, values)))
     return value, _sql_errors([(_sql_none(c, value), "#NUM!")])
@@ -245,6 +257,7 @@ def _pl_decimal_var(items: Any, estimate: Any, ddof: int) -> Any:
     return pl.when(safe).then(exact).otherwise(_num(estimate))
 
 
+@_sql_reading_doubles
 def _sql_spread(c: FormCall, *values: Any, sample: bool, root: bool) -> Any:
     items = c.let(_sql_items(c, values))
     name = ("LIST_STDDEV_" if root else "LIST_VAR_") + ("SAMP" if sample else "POP")
@@ -291,6 +304,7 @@ def _pl_kth(c: FormCall, values: Any, k: Any, *, largest: bool) -> Any:
     return _num(value), [(bad, "#NUM!")]
 
 
+@_sql_picking
 def _sql_kth(c: FormCall, values: Any, k: Any, *, largest: bool) -> Any:
     known = _known_number(c, 1)
     count = _known_count(c, 0, 1)
@@ -371,6 +385,7 @@ def polars_percentile_inc(c: FormCall, values: Any, k: Any) -> Any:
     return _pl_percentile(values, k, [])
 
 
+@_sql_reading_doubles
 def sql_percentile_inc(c: FormCall, values: Any, k: Any) -> Any:
     return _sql_percentile(c, values, k, [], _known_number(c, 1))
 
@@ -415,6 +430,7 @@ def polars_sumproduct(c: FormCall, *lists: Any) -> Any:
     return value, [(~ok, "#VALUE!"), (pl.when(exact).then(too_big).otherwise(~near), "#NUM!")]
 
 
+@_sql_reading_doubles
 def sql_sumproduct(c: FormCall, *lists: Any) -> Any:
     first = lists[0]
 

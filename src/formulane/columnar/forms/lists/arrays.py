@@ -23,6 +23,7 @@ from ._base import (
     _pl_with, _sql_count, _sql_errors, _sql_int_arg, _sql_lengths_differ, _sql_range_errors,
     _trunc, _vp,
 )
+from ._sql_decimal import _sql_reading, _sql_checking
 
 
 # ------------------------------------------------------------------------ shaping: arrays
@@ -138,6 +139,7 @@ def polars_sort(c: FormCall, values: Any, *rest: Any) -> Any:
     return value, [*errors, *order_errors]
 
 
+@_sql_reading
 def sql_sort(c: FormCall, values: Any, *rest: Any) -> Any:
     kind = _orderable(c, c.elem(0), "items")
     errors: list[tuple[Any, str]] = []
@@ -183,6 +185,7 @@ def polars_sortby(c: FormCall, values: Any, by: Any, *rest: Any) -> Any:
     return _pl_both_orders(build, fixed, flag), [(~ok, "#VALUE!"), *errors]
 
 
+@_sql_reading
 def sql_sortby(c: FormCall, values: Any, by: Any, *rest: Any) -> Any:
     if len(c.args) > 3:
         c.refuse("several sort keys")
@@ -240,6 +243,7 @@ def polars_filter(c: FormCall, values: Any, include: Any, if_empty: Any = None) 
     return kept, errors
 
 
+@_sql_reading
 def sql_filter(c: FormCall, values: Any, include: Any, if_empty: Any = None) -> Any:
     errors: list[tuple[Any, str]] = []
     if isinstance(c.args[1], ir.Lambda):
@@ -280,6 +284,7 @@ def _sql_typed(c: FormCall, i: int, value: Any) -> Any:
     return value if text is None else exp.cast(value, dtype(text))
 
 
+@_sql_reading
 def sql_map(c: FormCall, values: Any, *rest: Any) -> Any:
     if len(rest) == 1:
         return exp.Transform(this=values, expression=rest[0])
@@ -289,6 +294,7 @@ def sql_map(c: FormCall, values: Any, *rest: Any) -> Any:
         (exp.NEQ(this=_len(second), expression=_len(values)), "#VALUE!")]
 
 
+@_sql_reading
 def sql_reduce(c: FormCall, initial: Any, values: Any, lam: Any) -> Any:
     return _f("LIST_REDUCE", values, lam, initial)
 
@@ -380,6 +386,7 @@ def polars_take(c: FormCall, values: Any, count: Any) -> Any:
     return _pl_sliced(c, pl.when(n >= 0).then(front).otherwise(back))
 
 
+@_sql_reading
 def sql_take(c: FormCall, values: Any, count: Any) -> Any:
     n, known = _sql_int_arg(c, 1, count)
     length = _known_len(c, 0)
@@ -408,6 +415,7 @@ def polars_drop(c: FormCall, values: Any, count: Any) -> Any:
     return _pl_sliced(c, pl.when(n >= 0).then(rest).otherwise(front))
 
 
+@_sql_reading
 def sql_drop(c: FormCall, values: Any, count: Any) -> Any:
     n, known = _sql_int_arg(c, 1, count)
     length = _known_len(c, 0)
@@ -430,6 +438,7 @@ def polars_flatten(c: FormCall, values: Any) -> Any:
     return values.list.eval(_e().explode(keep_nulls=False))
 
 
+@_sql_checking
 def sql_flatten(c: FormCall, values: Any) -> Any:
     if c.elem(0).kind != "List":
         return values
@@ -450,6 +459,7 @@ def polars_unique(c: FormCall, values: Any, by_col: Any = None, exactly_once: An
     return once if literal else first
 
 
+@_sql_reading
 def sql_unique(c: FormCall, values: Any, by_col: Any = None, exactly_once: Any = None) -> Any:
     kind = c.elem(0).kind
     if kind in ("List", "Record", "Any"):

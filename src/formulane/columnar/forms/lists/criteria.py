@@ -19,10 +19,11 @@ from ...sql.kit import dtype
 from ....interpreter import ir
 from ....functions._criteria import Criterion, criterion
 from ._base import (
-    FormCall, _and, _apply, _at, _case, _coalesce, _e, _EPOCH, _f, _is_null, _lam, _len, _MISSING,
-    _n, _not, _not_null, _num, _op, _or, _p, pl, _pl_bcast, _pl_empty_like, _pl_lit, _pl_positions,
-    _pl_sum, _pl_with, _sql_checked, _sql_count, _sql_lengths_differ, _tracked, _vs,
+    FormCall, _and, _apply, _at, _case, _coalesce, _e, _EPOCH, _f, _is_null, _lam, _len,
+    _MISSING, _n, _not, _not_null, _num, _op, _or, _p, pl, _pl_bcast, _pl_empty_like, _pl_lit,
+    _pl_positions, _pl_sum, _pl_with, _sql_count, _sql_lengths_differ, _tracked, _vs,
 )
+from ._sql_decimal import _sql_reading_criteria, _sql_mean, _sql_sum
 from .aggregates import _pl_mean
 
 
@@ -393,6 +394,7 @@ def _pl_if_family(c: FormCall, *values: Any, how: str) -> Any:
     return value, [*errors, *mean_errors]
 
 
+@_sql_reading_criteria
 def _sql_if_family(c: FormCall, *values: Any, how: str) -> Any:
     lst, crit = values[0], values[1]
     pred: Callable[[exp.Expr], exp.Expr]
@@ -422,10 +424,10 @@ def _sql_if_family(c: FormCall, *values: Any, how: str) -> Any:
             errors.append((mismatch, "#VALUE!"))
         picked = _f("LIST_FILTER", target, _lam(lambda t, i: pred(_at(lst, i)), 2))
     if how == "sum":
-        value = _coalesce(_f("LIST_SUM", picked), _n(0))
-        return _sql_checked(c, value, errors, tracked=_tracked(c, numbers, numbers + 1))
+        return _sql_sum(c, picked, errors, tracked=_tracked(c, numbers, numbers + 1),
+                        span=(numbers, numbers + 1))
     picked = c.let(picked)  # read by the value and its test (a filter: total)
-    return _f("LIST_AVG", picked), [
+    return _sql_mean(c, picked), [
         *errors, (exp.EQ(this=_sql_count(picked), expression=_n(0)), "#DIV/0!")]
 
 
@@ -463,6 +465,7 @@ def _pl_ifs(c: FormCall, *values: Any, how: str) -> Any:
     return _num(extreme).fill_null(0), errors
 
 
+@_sql_reading_criteria
 def _sql_ifs(c: FormCall, *values: Any, how: str) -> Any:
     target_i, pairs = _ifs_layout(c, how != "count")
     first = values[target_i if target_i is not None else pairs[0][0]]
@@ -478,11 +481,10 @@ def _sql_ifs(c: FormCall, *values: Any, how: str) -> Any:
         return _coalesce(_len(hits), _n(0)), errors
     picked = _f("LIST_FILTER", values[0], _lam(lambda x, i: every(i), 2))
     if how == "sum":
-        value = _coalesce(_f("LIST_SUM", picked), _n(0))
-        return _sql_checked(c, value, errors, tracked=_tracked(c, 0, 1))
+        return _sql_sum(c, picked, errors, tracked=_tracked(c, 0, 1), span=(0, 1))
     picked = c.let(picked)  # read by the value and its test (a filter: total)
     if how == "average":
-        return _f("LIST_AVG", picked), [
+        return _sql_mean(c, picked), [
             *errors, (exp.EQ(this=_sql_count(picked), expression=_n(0)), "#DIV/0!")]
     extreme = _f("LIST_MAX" if how == "max" else "LIST_MIN", picked)
     return _coalesce(extreme, _n(0)), errors

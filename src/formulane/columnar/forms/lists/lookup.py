@@ -19,6 +19,7 @@ from ._base import (
     _MISSING, _n, _not, _num, _once, _op, _or, pl, _pl_bcast, _pl_int, _pl_with, _sql_errors,
     _mapped_from, _sql_int_arg, _sql_lengths_differ, _sql_let, _vp,
 )
+from ._sql_decimal import _sql_checking, _sql_picking
 from .arrays import _pl_key, _sql_key
 from .criteria import _PlOps, _SqlOps, _pl_wild_regex, _sql_wild_regex
 
@@ -150,6 +151,7 @@ def polars_xlookup(c: FormCall, value: Any, keys: Any, results: Any, if_not_foun
     return value_out, [*errors, (missing & if_not_found.is_null(), "#N/A")]
 
 
+@_sql_picking
 def sql_xlookup(c: FormCall, value: Any, keys: Any, results: Any, if_not_found: Any,
                 match_mode: Any, search_mode: Any) -> Any:
     s = _Search(c, 0, 1, *_search_modes(c, 4, 5))
@@ -187,6 +189,7 @@ def polars_xmatch(c: FormCall, value: Any, keys: Any, match_mode: Any, search_mo
     return _num(position + 1), [(position.is_null(), "#N/A")]
 
 
+@_sql_checking
 def sql_xmatch(c: FormCall, value: Any, keys: Any, match_mode: Any, search_mode: Any) -> Any:
     s = _Search(c, 0, 1, *_search_modes(c, 2, 3))
     if s.invalid:
@@ -208,6 +211,7 @@ def polars_match(c: FormCall, value: Any, keys: Any, match_type: Any) -> Any:
     return _num(position + 1), [(position.is_null(), "#N/A")]
 
 
+@_sql_checking
 def sql_match(c: FormCall, value: Any, keys: Any, match_type: Any) -> Any:
     position = _sql_find(c, _match_search(c), keys, value)
     return position, [(_is_null(position), "#N/A")]
@@ -247,6 +251,7 @@ def _searched(c: FormCall, i: int) -> ir.IR | None:
     return None
 
 
+@_sql_picking
 def sql_index(c: FormCall, values: Any, row: Any, column: Any = None) -> Any:
     length = _known_len(c, 0)
     searched = _searched(c, 1) if column is None else None
@@ -330,6 +335,7 @@ def polars_lookup(c: FormCall, values: Any, predicate: Any, result: Any = None) 
     return kept.list.head(1).list.eval(_pl_bcast(result, c, 2)).list.first(), errors
 
 
+@_sql_picking
 def sql_lookup(c: FormCall, values: Any, predicate: Any, result: Any = None) -> Any:
     kept = _f("LIST_FILTER", values, predicate)
     errors = [(exp.EQ(this=_len(kept), expression=_n(0)), "#N/A")]
@@ -358,11 +364,13 @@ def _sql_flag(predicate: Any) -> Callable[[exp.Expr], exp.Expr]:
     return lambda x: _coalesce(_apply(predicate, x), exp.Boolean(this=False))
 
 
+@_sql_checking
 def sql_any(c: FormCall, values: Any, predicate: Any = None) -> Any:
     flag = _sql_flag(predicate)
     return exp.GT(this=_len(_f("LIST_FILTER", values, _lam(flag))), expression=_n(0))
 
 
+@_sql_checking
 def sql_all(c: FormCall, values: Any, predicate: Any = None) -> Any:
     flag = _sql_flag(predicate)
     return exp.EQ(this=_len(_f("LIST_FILTER", values, _lam(lambda x: _not(flag(x))))),

@@ -15,11 +15,12 @@ from sqlglot import exp
 
 from ...sql.kit import dtype
 from ._base import (
-    FormCall, _at, _case, _coalesce, _e, _f, _known_count, _known_items, _known_len, _known_number,
-    _lam, _len, _MISSING, _n, _not_null, _num, _op, _or, _p, pl, _pl_empty_like, _pl_int,
-    _pl_items, _pl_range_errors, _pl_with, _sql_checked, _sql_count, _sql_errors, _sql_items,
-    _sql_let, _sql_present, _sql_range_errors, _trunc,
+    FormCall, _at, _case, _coalesce, _e, _f, _known_count, _known_items, _known_len,
+    _known_number, _lam, _len, _MISSING, _n, _not_null, _num, _op, _or, _p, pl, _pl_empty_like,
+    _pl_int, _pl_items, _pl_range_errors, _pl_with, _sql_checked, _sql_count, _sql_errors,
+    _sql_items, _sql_let, _sql_present, _sql_range_errors, _trunc,
 )
+from ._sql_decimal import _sql_checking, _sql_reading_doubles, _sql_picking
 from .aggregates import _pl_percentile, _sql_percentile
 
 
@@ -35,6 +36,7 @@ def polars_mode_sngl(c: FormCall, *values: Any) -> Any:
     return _num(value), [(best < 2, "#N/A")]
 
 
+@_sql_picking
 def sql_mode_sngl(c: FormCall, *values: Any) -> Any:
     items = c.let(_sql_present(_sql_items(c, values)))  # read by the value and the error
 
@@ -72,6 +74,7 @@ def polars_geomean(c: FormCall, *values: Any) -> Any:
     return _num(logs.list.mean().exp()), _pl_positive(items)
 
 
+@_sql_reading_doubles
 def sql_geomean(c: FormCall, *values: Any) -> Any:
     items = _sql_items(c, values)
     logs = _f("LIST_TRANSFORM", items, _lam(lambda x: _case(
@@ -85,6 +88,7 @@ def polars_harmean(c: FormCall, *values: Any) -> Any:
     return _num(items.list.len().cast(pl.Float64) / inverse), _pl_positive(items)
 
 
+@_sql_reading_doubles
 def sql_harmean(c: FormCall, *values: Any) -> Any:
     items = _sql_items(c, values)
     inverse = _f("LIST_SUM", _f("LIST_TRANSFORM", items, _lam(lambda x: _case(
@@ -106,6 +110,7 @@ def _pl_deviations(c: FormCall, *values: Any, squares: bool) -> Any:
     return _num(value), [(n == 0, "#NUM!"), *_pl_range_errors(value)]
 
 
+@_sql_reading_doubles
 def _sql_deviations(c: FormCall, *values: Any, squares: bool) -> Any:
     items = c.let(_sql_items(c, values))
 
@@ -130,6 +135,7 @@ def polars_quartile_inc(c: FormCall, values: Any, quart: Any) -> Any:
     return _pl_percentile(values, q.cast(pl.Float64) / 4, [(bad, "#NUM!")])
 
 
+@_sql_reading_doubles
 def sql_quartile_inc(c: FormCall, values: Any, quart: Any) -> Any:
     known = _known_number(c, 1)
     if known is not None:  # decided here: the quartile is a literal
@@ -156,6 +162,7 @@ def _pl_rank(c: FormCall, number: Any, values: Any, order: Any, *, average: bool
     return _num(value), [(equal.fill_null(0) == 0, "#N/A")]
 
 
+@_sql_checking
 def _sql_rank(c: FormCall, number: Any, values: Any, order: Any, *, average: bool) -> Any:
     def count(op: str) -> exp.Expr:
         return _len(_f("LIST_FILTER", values, _lam(lambda x: _op(op, x, number))))
@@ -289,6 +296,7 @@ def polars_correl(c: FormCall, first: Any, second: Any) -> Any:
     return _num(value), _pl_pair_errors(m, 1, "xy")
 
 
+@_sql_reading_doubles
 def sql_correl(c: FormCall, first: Any, second: Any) -> Any:
     return _sql_moments(c, first, second, 1, "xy", lambda m: _op("/", m["sxy"], _op(
         "*", _f("SQRT", m["sxx"]), _f("SQRT", m["syy"]))))
@@ -300,6 +308,7 @@ def polars_rsq(c: FormCall, ys: Any, xs: Any) -> Any:
     return _num(r * r), _pl_pair_errors(m, 1, "xy")
 
 
+@_sql_reading_doubles
 def sql_rsq(c: FormCall, ys: Any, xs: Any) -> Any:
     def body(m: dict[str, exp.Expr]) -> exp.Expr:
         r = _op("/", m["sxy"], _op("*", _f("SQRT", m["sxx"]), _f("SQRT", m["syy"])))
@@ -315,6 +324,7 @@ def _pl_covariance(c: FormCall, first: Any, second: Any, *, sample: bool) -> Any
     return _num(value), [*_pl_pair_errors(m, 2 if sample else 1, ""), *_pl_range_errors(value)]
 
 
+@_sql_reading_doubles
 def _sql_covariance(c: FormCall, first: Any, second: Any, *, sample: bool) -> Any:
     def body(m: dict[str, exp.Expr]) -> exp.Expr:
         divisor = _op("-", m["n"], _n(1)) if sample else m["n"]
@@ -336,6 +346,7 @@ def _pl_fit(c: FormCall, ys: Any, xs: Any, *, intercept: bool) -> Any:
     return _num(value), [*_pl_pair_errors(m, 1, "x"), *_pl_range_errors(value)]
 
 
+@_sql_reading_doubles
 def _sql_fit(c: FormCall, ys: Any, xs: Any, *, intercept: bool) -> Any:
     def body(m: dict[str, exp.Expr]) -> exp.Expr:
         scaled = _op("/", m["sxy"], _f("NULLIF", m["sxx"], _n(0)))
