@@ -71,6 +71,7 @@ def _order(value: Any) -> bool:
               'UNIQUE([["x", "a"], ["X", "A"], ["y", "b"]]) -> [["x", "a"], ["y", "b"]]',
               'UNIQUE([[1, 1, 2], [3, 3, 4]], TRUE) -> [[1, 2], [3, 4]]',
               'UNIQUE([[1], [2], [1]], FALSE, TRUE) -> [[2]]'],
+    keeps_items=True,  # its list is some of the first argument's items
     cost=Cost.linear(6, 2),
     errors=("#VALUE!",),  # a ragged 2-D array
 )
@@ -142,6 +143,7 @@ def _sort_excel(values: tuple[Any, ...], sort_index: Any, order: Any,
               'SORT([[1, 2]], 3) -> #VALUE!',
               'SORT([[1, 2], [0, 9], [1, 1]], [1, 2], [1, -1]) -> [[0, 9], [1, 2], [1, 1]]',
               'SORT([[1, 2]], [1, 2], [1]) -> #VALUE!'],
+    keeps_items=True,  # its list is some of the first argument's items
     cost=Cost.linear(25, 2),
     errors=("#VALUE!",),
 )
@@ -211,6 +213,7 @@ def _sortby_grid(rows: tuple[Any, ...], keys: tuple[Any, ...], order: Any = 1) -
               'SORTBY([["a", "x"], ["b", "y"]], [2, 1]) -> [["b", "y"], ["a", "x"]]',
               'SORTBY([[1, 2, 3], [4, 5, 6]], [3, 1, 2]) -> [[2, 3, 1], [5, 6, 4]]',
               'SORTBY([[1], [2]], [1, 2, 3]) -> #VALUE!'],
+    keeps_items=True,  # its list is some of the first argument's items
     cost=Cost.higher_order(25, 2),
     errors=("#VALUE!",),
 )
@@ -292,6 +295,7 @@ _IF_EMPTY = p("if_empty", ANY, None, "the single item returned when nothing is k
               'FILTER([[1, 2], [3, 4]], [FALSE, FALSE], ["none", "-"]) -> []',
               'FILTER([[1, 2], [3, 4]], [FALSE, FALSE], [0, 0]) -> [[0, 0]]',
               'FILTER([[1, 2], [3, 4]], [TRUE]) -> #VALUE!'],
+    keeps_items=True,  # its list is some of the first argument's items
     cost=Cost.higher_order(2, 1),
     errors=("#VALUE!",),
 )
@@ -425,6 +429,7 @@ def sequence(ctx: EvalContext, rows: Any, columns: Any = 1, start: Any = 1,
         "larger; [] for 0 (Excel says #CALC!).",
     examples=['TAKE([1, 2, 3, 4], 2) -> [1, 2]', 'TAKE([1, 2, 3, 4], -1) -> [4]',
               'TAKE([1, 2], 10) -> [1, 2]', 'TAKE([1, 2], 0) -> []'],
+    keeps_items=True,  # its list is some of the first argument's items
     cost=Cost.linear(1, 1),
     can_error=False,
 )
@@ -442,6 +447,7 @@ def take(values: tuple[Any, ...], count: Any) -> tuple[Any, ...]:
         "are dropped (Excel says #CALC!).",
     examples=['DROP([1, 2, 3, 4], 1) -> [2, 3, 4]', 'DROP([1, 2, 3, 4], -2) -> [1, 2]',
               'DROP([1, 2], 5) -> []', 'DROP([1, 2], 0) -> [1, 2]'],
+    keeps_items=True,  # its list is some of the first argument's items
     cost=Cost.linear(1, 1),
     can_error=False,
 )

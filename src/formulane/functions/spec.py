@@ -257,6 +257,9 @@ class FunctionSpec:
     #: generated code may run it outside the decimal context (`interpreter.codegen`); the logic
     #: category is so by definition.
     decimal_free: bool = False
+    #: The result is a list of some of the first argument's items as they are (FILTER, SORT,
+    #: TAKE...): a backend that read the items exactly for a lambda need not read them again.
+    keeps_items: bool = False
     #: The Text parameter naming the time zone of the DateTime result (DATETIME's, TZCONVERT's
     #: "time_zone"; its default when left out): one columnar column holds one zone.
     zone_param: str = ""
@@ -304,6 +307,7 @@ def builtin(
     propagates_null: bool = False,
     joins_text: bool = False,
     decimal_free: bool = False,
+    keeps_items: bool = False,
     zone_param: str = "",
 ) -> Callable[[Callable[..., Any]], FunctionSpec]:
     """Declare a function; the decorated name becomes its `FunctionSpec`. Its category is
@@ -341,6 +345,7 @@ def builtin(
             propagates_null=propagates_null,
             joins_text=joins_text,
             decimal_free=decimal_free,
+            keeps_items=keeps_items,
             zone_param=zone_param,
         )
 

@@ -42,7 +42,7 @@ def _sql_needs_reading(c: FormCall, i: int) -> bool:
         return False
     a = c.args[i]
     if isinstance(a, (ir.ListOf, ir.Const)) or (
-            type(a) is ir.Call and a.spec.name in _KEEPS_ITEMS and a.args
+            type(a) is ir.Call and a.spec.keeps_items and a.args
             and a.args[0].type.kind == "List"
             and any(isinstance(x, ir.Lambda) for x in a.args)):
         return False
@@ -50,11 +50,6 @@ def _sql_needs_reading(c: FormCall, i: int) -> bool:
     if col is None:  # a higher-order call's list (no columns known): read it
         return True
     return bool(getattr(col, "maybe_double", False) or getattr(col, "double", False))
-
-
-#: List forms whose result holds some of their first argument's items: a list they return
-#: after a lambda (which reads the items exactly, `_reader`) is not read again.
-_KEEPS_ITEMS = frozenset({"FILTER", "SORT", "SORTBY", "TAKE", "DROP", "UNIQUE"})
 
 
 def _sql_read(c: FormCall, value: exp.Expr, kind: str = "exact"
@@ -113,10 +108,10 @@ def _blanks_on_error(c: FormCall) -> bool:
     return bool(getattr(form, "null_on_error", False))
 
 
-def _reader(kind: str | Callable[[FormCall], str]
+def _reader(kind: str | Callable[[dict[str, Any]], str]
             ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A decorator of SQL list forms reading their lists as `_sql_read`'s ``kind`` says
-    (a function of the call where the form serves several functions)."""
+    (a function of the form's flags where the form serves several functions)."""
     def decorate(form: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(form)
         def reading(c: FormCall, *values: Any, **flags: Any) -> Any:
@@ -125,7 +120,7 @@ def _reader(kind: str | Callable[[FormCall], str]
                     and not isinstance(values[i], exp.Null)]
             if not read:
                 return form(c, *values, **flags)
-            how = kind(c) if callable(kind) else kind
+            how = kind(flags) if callable(kind) else kind
             if any(isinstance(a, ir.Lambda) for a in c.args):
                 how = "exact"  # a lambda's body takes its parameter for an exact number
             picks = how == "pick" and c.node.type.kind == "Number"
@@ -176,12 +171,13 @@ _sql_checking = _reader("check")
 _sql_picking = _reader("pick")
 
 
-def _sql_sums_or_checks(c: FormCall) -> str:
-    """The *IF(S) forms: a sum or mean reads its items exactly, an extreme picks one, a count
-    only checks them."""
-    if c.name in ("SUMIF", "SUMIFS", "AVERAGEIF", "AVERAGEIFS"):
+def _sql_sums_or_checks(flags: dict[str, Any]) -> str:
+    """The *IF(S) forms, by their table flag ``how``: a sum or mean reads its items exactly,
+    an extreme picks one, a count only checks them."""
+    how = flags["how"]
+    if how in ("sum", "average"):
         return "exact"
-    return "pick" if c.name in ("MAXIFS", "MINIFS") else "check"
+    return "pick" if how in ("max", "min") else "check"
 
 
 _sql_reading_criteria = _reader(_sql_sums_or_checks)
