@@ -106,3 +106,24 @@ def test_the_plan_builds_no_list(name: str) -> None:
     listed = polars_frame.to_polars_form(with_list.root, "float",
                                          {"a": pl.Float64, "b": pl.Float64, "k": pl.Int64})
     assert ".list." in str(listed.value)  # a list argument keeps the list form
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.lists(st.tuples(*[st.one_of(st.none(), st.decimals(
+    min_value=-99 * 10**18, max_value=99 * 10**18, places=2, allow_nan=False))] * 3),
+    min_size=1, max_size=12))
+def test_decimal_columns_sum_exactly_across(rows: list[tuple[Any, Any, Any]]) -> None:
+    """Decimal(38, 2) columns in decimal mode: SUM(a, b, c) is the exact sum (an Int128
+    split, never a polars decimal sum, which aborts where a partial sum passes 1e20), #NUM!
+    from 1e20 on, as the list form answers."""
+    df = pl.DataFrame({n: [r[i] for r in rows] for i, n in enumerate("abc")},
+                      schema={n: pl.Decimal(38, 2) for n in "abc"})
+    schema = {n: "Number?" for n in "abc"}
+    out = formulane.apply(df, {"x": "SUM(a, b, c)", "y": "SUM([a, b, c])"}, schema,
+                          numbers="decimal", error_suffix="__error")
+    assert out.get_column("x").to_list() == out.get_column("y").to_list()
+    assert out.get_column("x__error").to_list() == out.get_column("y__error").to_list()
+    errors = out.get_column("x__error").to_list()
+    for (a, b, c), got, error in zip(rows, out.get_column("x").to_list(), errors):
+        want = sum(v for v in (a, b, c) if v is not None)
+        assert (got, error) == ((want, None) if abs(want) < 10**20 else (None, "#NUM!"))

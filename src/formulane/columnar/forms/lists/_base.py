@@ -92,7 +92,12 @@ def _pl_sum(items: Any) -> tuple[Any, list[tuple[Any, str]]]:
     if _float():
         total = _num(items.list.sum()).fill_null(0)
         return total, _pl_range_errors(total)
-    whole, units = _pl_decimal_split(items)
+    return _pl_split_total(*_pl_decimal_split(items))
+
+
+def _pl_split_total(whole: Any, units: Any) -> tuple[Any, list[tuple[Any, str]]]:
+    """Decimal mode: the Decimal(38, 18) ``whole + units / 1e18`` (``0 <= units < 1e18``, a
+    blank whole read as 0) and its #NUM! where it does not fit (`_pl_decimal_split`)."""
     # whole + units / 1e18 with 0 <= units < 1e18: below 1e20 in magnitude exactly when
     limit = pl.lit(_WHOLE_LIMIT, dtype=pl.Int128)
     fits = _vp.let((whole < limit) & ((whole > -limit) | ((whole == -limit) & (units > 0))))

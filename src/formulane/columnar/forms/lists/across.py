@@ -7,8 +7,8 @@ thousand times slower: ``SUM(a, b, c)`` at 1M rows went from seconds to the time
 ``a + b + c``. Same values and errors as the list forms: blanks skipped, SUM and PRODUCT of no
 numbers 0, AVERAGE #DIV/0!, MIN and MAX 0 for Numbers and #CALC! for dates, and a float result
 past the range #NUM! (tested where it is read, as for +: the declarations say
-``total_on_floats``). A call with a list argument, and decimal mode's SUM, PRODUCT and
-AVERAGE (whose exact sums need the list forms' Int128 split), take the list forms.
+``total_on_floats``); decimal mode's SUM is exact, from Int128s as the list form's. A call
+with a list argument, and decimal mode's PRODUCT and AVERAGE, take the list forms.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from functools import reduce
 from typing import Any
 
 from . import aggregates
-from ._base import FormCall, _float, _num, pl
+from ._base import FormCall, _UNIT, _float, _num, _pl_split_total, pl
 
 
 def _across(c: FormCall, values: tuple[Any, ...], exact_too: bool = False) -> bool:
@@ -50,9 +50,28 @@ def _none(c: FormCall, values: tuple[Any, ...]) -> Any:
     return pl.all_horizontal([v.is_null() for v in values])
 
 
+def _decimal_total(c: FormCall, values: tuple[Any, ...]) -> Any:
+    """Decimal mode: the exact sum and its #NUM!, never a polars decimal sum (which aborts the
+    query where a partial sum passes Decimal(38, 18)): each value's Int128 count of 1e-18
+    split into its floor and the rest, as the list form splits its items
+    (`_base._pl_decimal_split`), so neither integer sum can overflow."""
+    unit = pl.lit(_UNIT, dtype=pl.Int128)
+    floors, rests = [], []
+    for i, v in enumerate(values):
+        raw = _num(v).to_physical()
+        raw = raw.fill_null(0) if c.nullable(i) else raw
+        floor = raw // unit
+        floors.append(floor)
+        rests.append(raw - floor * unit)  # in [0, 1e18)
+    rest = reduce(operator.add, rests)
+    return _pl_split_total(reduce(operator.add, floors) + rest // unit, rest % unit)
+
+
 def polars_sum(c: FormCall, *values: Any) -> Any:
-    if not _across(c, values):
+    if not _across(c, values, exact_too=True):
         return aggregates.polars_sum(c, *values)
+    if not _float():
+        return _decimal_total(c, values)
     # the value alone: the walk tests a float result that may err (`PolarsCompiler.finish`)
     # where it is read, as it does + (so `apply` runs its three-step plan)
     return _folded(c, values, operator.add, 0.0)
