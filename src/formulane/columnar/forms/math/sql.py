@@ -26,7 +26,7 @@ from ...sql.let import let
 from ..operators.sql_arith import (DECIMAL_FIT, IN_LAMBDA, add, all_of, any_of, cast_to,
                                    decimal_cast, div, double, double_literal, eq, ge, gt, le,
                                    lt, mod, mul, ne, not_, not_finite, nullif_zero, num, only,
-                                   p, settled, sub, when)
+                                   p, settled, shortest_decimal, sub, when)
 from ..operators.sql_join import as_decimal_18
 from .grid_sql import quotient_grid
 from ._base import _EXACT_LIMIT, _FACTORIALS, _GRID_LIMIT, _PI_DECIMAL, _TRIG_LIMIT
@@ -93,14 +93,16 @@ def _not_finite(value: exp.Expr) -> exp.Expr:
 
 
 def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False,
-               near: exp.Expr | None = None) -> tuple[exp.Expr, exp.Expr]:
+               near: exp.Expr | None = None, double: bool = False
+               ) -> tuple[exp.Expr, exp.Expr]:
     """(x as DECIMAL(38, 18) through its text, whether that decimal is exactly x); ``k``: x's
     value when it is a constant (`_known`): one of at most 18 places below the bound is that
     decimal, exactly, when compiling (written from the value, whatever type x was built as);
     ``exact``: x is exact already (`FormCall.exact`: a DECIMAL or an integer), so below the
     bound it is that decimal, cast without its text and no test of the reading. ``near``: the
     text is read only on the rows where it holds (`_near_grid`: elsewhere the DOUBLE algorithm
-    gives the same answer), the others reading NULL ("not exact")."""
+    gives the same answer), the others reading NULL ("not exact"). ``double``: x is surely a
+    DOUBLE (`FormCall.double`), read through its text alone (`_text_reading`)."""
     if k is not None and abs(k) < Decimal(_EXACT_LIMIT) and -int(k.as_tuple().exponent) <= 18:
         return exp.Cast(this=_n(k), to=dtype("DECIMAL(38, 18)")), exp.true()
     if k is not None and k != 0 and abs(k) < _HALF_UNIT_18:
@@ -111,18 +113,20 @@ def _sql_exact(x: exp.Expr, k: Decimal | None, exact: bool = False,
         ok = let(_lt(_abs(x), _n(_EXACT_LIMIT)))  # NULL for a blank: "no", as below
         # under its guard the cast cannot fail: a plain CAST, which every dialect has
         return let(_case([(ok, exp.Cast(this=x.copy(), to=dtype("DECIMAL(38, 18)")))])), ok
-    guarded = _text_reading(x, near)
+    guarded = _text_reading(x, near, double)
     # NULL where the cast failed: "no" too, as every reader tests it as a CASE condition
     ok = let(_eq(_double(guarded), _double(x)))
     return guarded, ok
 
 
-def _text_reading(x: exp.Expr, near: exp.Expr | None = None) -> exp.Expr:
-    """x as DECIMAL(38, 18) through its text (a DOUBLE's shortest decimal, rounded to 18
-    places), below 1e18 (NULL from there on, and for a blank, NaN or an infinity); with
-    ``near``, only where it holds (a CASE evaluates the text on those rows alone)."""
-    d = exp.TryCast(this=exp.cast(_p(x), dtype("VARCHAR")),
-                    to=dtype("DECIMAL(38, 18)"), safe=True)
+def _text_reading(x: exp.Expr, near: exp.Expr | None = None, double: bool = False
+                  ) -> exp.Expr:
+    """x as DECIMAL(38, 18) as the scalar engine reads it (`sql_arith.shortest_decimal`, the
+    one reading: a DOUBLE's shortest decimal through its text, rounded to 18 places; a DECIMAL
+    or an integer cast as it is; ``double``: x is surely a DOUBLE), below 1e18 (NULL from
+    there on, and for a blank, NaN or an infinity: under that guard the cast cannot fail);
+    with ``near``, only where it holds (a CASE evaluates the reading on those rows alone)."""
+    d = shortest_decimal(_p(x), "DECIMAL(38, 18)", double=double)
     guard = _lt(_abs(x), _n(_EXACT_LIMIT))
     return let(_case([(guard if near is None else _and(guard, near), d)]))
 
@@ -277,7 +281,7 @@ def _sql_round(mode: str) -> Callable[..., Any]:
             return _sql_round_unknown(mode, x, int(c)), [(_not_finite(x), "#NUM!")]
         near, scaled = _near_grid(mode, x, int(c)) if c is not None and 0 <= c < 18 \
             else (None, None)
-        xd, ok = _sql_exact(x, _known(call, 0), call.exact(0), near)
+        xd, ok = _sql_exact(x, _known(call, 0), call.exact(0), near, call.double(0))
         ad = _abs(xd)
         nn: exp.Expr | None = None
         n: int | None = None
@@ -352,8 +356,9 @@ def _sql_multiples(call: FormCall, x: exp.Expr, step: exp.Expr
         return (_case([(grid.ok, grid.floor())], f_low),
                 _case([(grid.ok, grid.ceiling())], f_high),
                 _case([(grid.ok, grid.signed(grid.steps(grid.half())))], f_near))
-    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
-    sd, ok_s = _sql_exact(step, None if k is None else abs(k), call.exact(1))
+    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0), double=call.double(0))
+    sd, ok_s = _sql_exact(step, None if k is None else abs(k), call.exact(1),
+                          double=call.double(1))
     ok = _and(ok_x, ok_s, _ne(step, _n(0)))
     sd_safe = _nullif_zero(sd)
     r0 = _mod(xd, sd_safe)  # truncated: the sign of x
@@ -534,8 +539,8 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
         value = exp.Coalesce(this=exact, expressions=[wide.value])
         return value, [(_eq(divisor, _n(0)), "#DIV/0!"),
                        *([] if wide.error is None else [(not_null(wide.error), "#NUM!")])]
-    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
-    dd, ok_d = _sql_exact(divisor, kd, call.exact(1))
+    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0), double=call.double(0))
+    dd, ok_d = _sql_exact(divisor, kd, call.exact(1), double=call.double(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
     exact = _sql_floor_mod(xd, _nullif_zero(dd, kd), kd)
     fallback = _sql_floor_mod(x, _nullif_zero(divisor, kd), kd)
@@ -564,8 +569,8 @@ def sql_quotient(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
         exact = exp.Round(this=_div(_sub(xd, _mod(xd, dd)), dd))
         value = exp.Coalesce(this=exact, expressions=[fallback])
         return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
-    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
-    dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1))
+    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0), double=call.double(0))
+    dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1), double=call.double(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
     dd_safe = _nullif_zero(dd)
     # the remainder is truncated in SQL; the quotient of the two decimals is a whole number,

@@ -187,7 +187,9 @@ def as_decimal_18(c: SqlColumn) -> SqlColumn:
     _RANGE_TESTS.set(_RANGE_TESTS.get() + 1)
     v = c.value if _plain(c.value) else let(c.value)
     fits = exp.LT(this=exp.Abs(this=v), expression=_D18_LIMIT.copy())
-    value = decimal_cast(c, _D18, cases([(fits, v)]))
+    # the reading is total (it sits inside its range test), so it may be bound: the error
+    # chain's blank test of a COALESCE reads it again (`let`'s contract)
+    value = let(decimal_cast(c, _D18, cases([(fits, v)])))
     over = cases([(exp.GTE(this=exp.Abs(this=v.copy()), expression=_D18_LIMIT.copy()),
                    exp.Literal.string("#NUM!"))])
     # the value is NULL where the new error is set; where the branch's own error is set, as
