@@ -8,8 +8,10 @@ engine reads it) or is cast as it is. That reading is over 100 characters of SQL
 - a reading under its range test is one CASE with the test outside it (the test was written
   inside both of the reading's casts), and a branch of COALESCE read again by the error
   chain's blank test is bound once (`let`: a guarded reading is total, so it may be bound);
-- the ROUND family's text reading of such a column is that same reading (it read a DECIMAL or
-  an integer column through its text too, which costs; the two readings now agree).
+- the ROUND family's text reading of such a column is built by that same helper (its text
+  alone: there the TYPEOF test did not pay for its 84 characters);
+- an error chain of range tests is one CASE, and IF's branches of known types give the
+  joined DECIMAL type, so arithmetic on the IF knows its range.
 
 And the answers, on DuckDB and on PostgreSQL when ``FORMULANE_TEST_POSTGRES_URL`` is set, are
 the scalar engine's over DOUBLE, DECIMAL, INTEGER and BIGINT columns with blanks and values past
@@ -49,7 +51,7 @@ ROWS: dict[str, list[tuple[Any, Any]]] = {
 PG_TYPES = {"DOUBLE": "DOUBLE PRECISION", "DECIMAL(38, 4)": "NUMERIC(38, 4)",
             "INTEGER": "INTEGER", "BIGINT": "BIGINT"}
 
-FORMULAS = ["COALESCE(x, y)", "x ?? y", "COALESCE(x, y, 0)", "COALESCE(x, y, 0) + 1",
+FORMULAS = ["IF(ISBLANK(x), 100000, 1) * 100000", "COALESCE(x, y)", "x ?? y", "COALESCE(x, y, 0)", "COALESCE(x, y, 0) + 1",
             "ROUND(x ?? 0, 2)", "ROUND(x ?? 0, 2) + (y ?? 0)", "(x ?? 0) * (x ?? 0)",
             "IF(ISBLANK(x), 0, x * 2)"]
 
@@ -82,12 +84,27 @@ def test_a_guarded_reading_has_its_test_outside() -> None:
 
 @pytest.mark.parametrize("formula", ["ROUND(x ?? 0, 2)", "ROUNDUP(x ?? 0, 1)",
                                      "ROUNDDOWN(x ?? 0, 3)"])
-def test_the_round_family_reads_a_column_as_arithmetic_does(formula: str) -> None:
-    """One reading of a column of unknown type: the ROUND family's is `shortest_decimal`'s,
-    a DECIMAL or integer column cast as it is (it went through its text, a TRY_CAST)."""
+def test_the_round_family_reads_its_number_once(formula: str) -> None:
+    """The ROUND family's reading of a column of unknown type (`shortest_decimal`'s text
+    alone, `round_sql._text_reading`): one text, bound once however often the algorithm reads
+    it."""
     sql = _sql(formula)
-    assert "TRY_CAST" not in sql and sql.count("TYPEOF(") == 1, sql
-    assert sql.count("AS TEXT") == 1, sql
+    assert sql.count("AS TEXT") == 1 and "TYPEOF" not in sql, sql
+
+
+def test_an_error_chain_of_range_tests_is_one_case() -> None:
+    """COALESCE's errors, x's range test or, where x is blank, y's: one CASE (`kit.cases`
+    merges a last nested CASE on a plain test; the binder merges the neighbours' one code)."""
+    sql = _sql("COALESCE(x, y)")
+    assert sql.count("'#NUM!'") == 1 and "'#NUM!' END END" not in sql, sql
+
+
+def test_branches_of_known_types_bound_a_product() -> None:
+    """IF(f, 100000, 1) is at most 100000 (its branches' joined type, DECIMAL(6, 0)): its
+    product with 100000 fits DECIMAL(38, 18) on every row, with no range test and no error."""
+    sql = formulane.compile("IF(f, 100000, 1) * 100000", {"f": "Boolean"}).to_sql(
+        "duckdb").select("t")
+    assert "ABS(" not in sql and "#NUM!" not in sql, sql
 
 
 def test_a_surely_double_column_is_read_through_its_text_alone() -> None:

@@ -118,7 +118,7 @@ def _sql_round(mode: str) -> Callable[..., Any]:
             return _sql_round_unknown(mode, x, int(c)), [(_not_finite(x), "#NUM!")]
         near, scaled = _near_grid(mode, x, int(c)) if c is not None and 0 <= c < 18 \
             else (None, None)
-        xd, ok = _sql_exact(x, _known(call, 0), call.exact(0), near, call.double(0))
+        xd, ok = _sql_exact(x, _known(call, 0), call.exact(0), near)
         ad = _abs(xd)
         nn: exp.Expr | None = None
         n: int | None = None
@@ -193,9 +193,8 @@ def _sql_multiples(call: FormCall, x: exp.Expr, step: exp.Expr
         return (_case([(grid.ok, grid.floor())], f_low),
                 _case([(grid.ok, grid.ceiling())], f_high),
                 _case([(grid.ok, grid.signed(grid.steps(grid.half())))], f_near))
-    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0), double=call.double(0))
-    sd, ok_s = _sql_exact(step, None if k is None else abs(k), call.exact(1),
-                          double=call.double(1))
+    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
+    sd, ok_s = _sql_exact(step, None if k is None else abs(k), call.exact(1))
     ok = _and(ok_x, ok_s, _ne(step, _n(0)))
     sd_safe = _nullif_zero(sd)
     r0 = _mod(xd, sd_safe)  # truncated: the sign of x
@@ -372,8 +371,8 @@ def sql_mod(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
         value = exp.Coalesce(this=exact, expressions=[wide.value])
         return value, [(_eq(divisor, _n(0)), "#DIV/0!"),
                        *([] if wide.error is None else [(not_null(wide.error), "#NUM!")])]
-    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0), double=call.double(0))
-    dd, ok_d = _sql_exact(divisor, kd, call.exact(1), double=call.double(1))
+    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
+    dd, ok_d = _sql_exact(divisor, kd, call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
     exact = _sql_floor_mod(xd, _nullif_zero(dd, kd), kd)
     fallback = _sql_floor_mod(x, _nullif_zero(divisor, kd), kd)
@@ -402,8 +401,8 @@ def sql_quotient(call: FormCall, x: exp.Expr, divisor: exp.Expr) -> Any:
         exact = exp.Round(this=_div(_sub(xd, _mod(xd, dd)), dd))
         value = exp.Coalesce(this=exact, expressions=[fallback])
         return value, [(_eq(divisor, _n(0)), "#DIV/0!")]
-    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0), double=call.double(0))
-    dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1), double=call.double(1))
+    xd, ok_x = _sql_exact(x, _known(call, 0), call.exact(0))
+    dd, ok_d = _sql_exact(divisor, _known(call, 1), call.exact(1))
     ok = _and(ok_x, ok_d, _ne(divisor, _n(0)))
     dd_safe = _nullif_zero(dd)
     # the remainder is truncated in SQL; the quotient of the two decimals is a whole number,

@@ -270,24 +270,27 @@ def decimal_cast(c: SqlColumn, to: exp.DataType | str, value: exp.Expr | None = 
 
 
 def shortest_decimal(v: exp.Expr, to: exp.DataType | str, typed: exp.Expr | None = None,
-                     double: bool = False) -> exp.Expr:
+                     text: bool = False) -> exp.Expr:
     """A number ``v`` as the DECIMAL ``to``, as the scalar engine reads it: a DOUBLE (or
     FLOAT) through its text, its shortest decimal; any other type (a DECIMAL, an integer) cast
-    as it is. The one reading of a number whose engine type may be DOUBLE (`decimal_cast`, the
-    ROUND family's `math.sql`): ``v`` must sit where ``to`` holds it (the callers' range
-    tests). ``double``: ``v`` is surely a DOUBLE, read through its text alone (a TRY_CAST,
-    as the float forms have always written it: `dialects.NO_TRY_CAST` keeps one of a
-    number's own text); else the test is on ``typed``'s type (``v``'s own by default)."""
-    if double:
+    as it is. The one reading of a number whose engine type may be DOUBLE (`decimal_cast`
+    for + - * and the joins; the ROUND family's `math.round_sql`): ``v`` must sit where ``to``
+    holds it (the callers' range tests). On DuckDB a TYPEOF test settled when planning picks
+    the text for a DOUBLE only (the other dialects read the text: `dialects._shortest`);
+    ``text``: the text alone whatever the type (a TRY_CAST, as the float forms have always
+    written it: `dialects.NO_TRY_CAST` keeps one of a number's own text), exact for every
+    type, where the test does not pay for its characters (`round_sql._text_reading`); else
+    the test is on ``typed``'s type (``v``'s own by default)."""
+    if text:
         return exp.TryCast(this=cast_to(v.copy(), "VARCHAR"), to=dtype(to) if isinstance(
             to, str) else clone_type(to), safe=True)
-    text = cast_to(cast_to(v.copy(), "VARCHAR"), to)
+    through = cast_to(cast_to(v.copy(), "VARCHAR"), to)
     # Only a DOUBLE (or FLOAT) needs the text, which costs: read so, a + b over DECIMAL
     # columns was 5x slower on DuckDB (20 -> 104 ms per million rows). DuckDB knows each
     # value's type when planning and folds TYPEOF, so there the test costs nothing per row
     # and a DECIMAL is cast as it is; other dialects read any such value through its text
     # (`dialects.adapt` writes the WHEN on TYPEOF as its text reading there: `_shortest`).
-    return exp.Case(ifs=[exp.If(this=floating(typed or v), true=text)],
+    return exp.Case(ifs=[exp.If(this=floating(typed or v), true=through)],
                     default=cast_to(v.copy(), to))
 
 
