@@ -206,12 +206,22 @@ def _nested_last(condition: exp.Expr, value: exp.Expr) -> tuple[exp.Expr, exp.Ex
     ``WHEN c AND t THEN v`` (NULL unless both hold, either way; 15 characters fewer). Only a
     plain test, which never fails on any row: merged, it may be evaluated where ``c`` does not
     hold (an engine need not stop an AND at its first false operand)."""
-    while type(value) is exp.Case and value.this is None and value.args.get("default") is None \
-            and len(value.args["ifs"]) == 1 and _plain_test(value.args["ifs"][0].this):
-        inner = value.args["ifs"][0]
-        condition = exp.And(this=_conjunct(condition), expression=_conjunct(inner.this))
-        value = inner.args["true"]
-    return condition, value
+    while True:
+        # (a binding's reference, `let`, is looked through where the nested CASE is small: a
+        # plain test of a few nodes giving a literal, copied here; the binding stays for its
+        # other reads, or is dropped by the binder when this was its only one)
+        seen = bound(value)
+        copy = seen is not value
+        if not (type(seen) is exp.Case and seen.this is None
+                and seen.args.get("default") is None and len(seen.args["ifs"]) == 1
+                and _plain_test(seen.args["ifs"][0].this, 12 if copy else None)
+                and (not copy or isinstance(seen.args["ifs"][0].args["true"], exp.Literal))):
+            return condition, value
+        inner = seen.args["ifs"][0]
+        test, value = inner.this, inner.args["true"]
+        if copy:
+            test, value = test.copy(), value.copy()
+        condition = exp.And(this=_conjunct(condition), expression=_conjunct(test))
 
 
 def _conjunct(e: exp.Expr) -> exp.Expr:
@@ -226,11 +236,14 @@ _PLAIN_TEST = (exp.Column, exp.Identifier, exp.Literal, exp.Null, exp.Boolean, e
                exp.GT, exp.GTE, exp.Is)
 
 
-def _plain_test(e: exp.Expr) -> bool:
+def _plain_test(e: exp.Expr, most: int | None = None) -> bool:
+    """Whether ``e`` is a plain test (`_PLAIN_TEST`), of at most ``most`` nodes if given."""
     stack = [e]
+    count = 0
     while stack:
         node = stack.pop()
-        if type(node) not in _PLAIN_TEST:
+        count += 1
+        if type(node) not in _PLAIN_TEST or (most is not None and count > most):
             return False
         for value in node.args.values():
             if isinstance(value, exp.Expr):
