@@ -111,7 +111,7 @@ def sql_standardize(call: FormCall, x: Any, mean: Any, sd: Any) -> Any:
 
 def sql_fisher(call: FormCall, x: Any) -> Any:
     s = _sf
-    bad = s._ge(s._abs(x), s._n(1))
+    bad = s._ge(_ex.Abs(this=x), s._n(1))
     return _sql_out(s._fn("ATANH", s._only(s._not(bad), x)), [(bad, "#NUM!")])
 
 

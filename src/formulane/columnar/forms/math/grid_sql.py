@@ -20,7 +20,8 @@ from ...call import FormCall
 from ...sql.dialects import DOUBLE, marked
 from ...sql.kit import SqlColumn, not_null, quotient_of
 from ...sql.let import let
-from ..operators.sql_arith import IN_LAMBDA, all_of, cast_to, decimal_cast, double, p, when
+from ..operators.sql_arith import (IN_LAMBDA, all_of, cast_to, decimal_cast, double, floating,
+                                   p, when)
 from ..operators.sql_arith import add as _add, div as _div, eq as _eq, ge as _ge, lt as _lt
 from ..operators.sql_arith import mul as _mul, ne as _ne, num as _n, sub as _sub
 
@@ -162,9 +163,7 @@ def _grid_reading(col: SqlColumn, k: Decimal | None, factor: Decimal
         # than 18 places), tested where the engine says DOUBLE (DuckDB settles TYPEOF when
         # planning, as `decimal_cast`: a DECIMAL pays no DOUBLE cast, which costs)
         r = let(reading)
-        floating = exp.In(this=exp.Anonymous(this="TYPEOF", expressions=[col.value.copy()]),
-                          expressions=[exp.Literal.string("DOUBLE"), exp.Literal.string("FLOAT")])
         back = _eq(_double(r), _abs(_double(col.value.copy())))
-        reading = exp.Case(ifs=[exp.If(this=floating, true=_case([(back, r)]))],
+        reading = exp.Case(ifs=[exp.If(this=floating(col.value), true=_case([(back, r)]))],
                            default=r.copy())
     return (reading if factor == 1 else _mul(reading, _n(factor))), fits, col.maybe_double

@@ -23,7 +23,7 @@ from ..operators.sql_arith import not_ as _not
 from ..operators.sql_arith import num as _n
 from ..operators.sql_arith import settled
 from ..operators.sql_arith import when as _case
-from .sql import _is_null
+from .round_sql import _is_null
 
 
 def _sql_clean(col: Any) -> Any:

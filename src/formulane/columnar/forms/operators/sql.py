@@ -289,6 +289,14 @@ def _joins(branches: Callable[[int], list[int]],
             types = {c.decimal for c in cols if c is not None and not isinstance(c.value, exp.Null)}
             if out.decimal is None and len(types) == 1:
                 out = replace(out, decimal=types.pop())
+            elif out.decimal is None and types and None not in types:
+                # branches of known types the engine joins losslessly (`join_decimals` left
+                # them as they are): the joined type, the most integer digits and the largest
+                # scale (``IF(f, 100000, 1)`` is DECIMAL(6, 0): its product with 100000 fits)
+                known = [t for t in types if t is not None]
+                if _j.joins_losslessly(known):
+                    scale = max(s for _, s in known)
+                    out = replace(out, decimal=(max(p - s for p, s in known) + scale, scale))
             return out
         return joined
     return wrap

@@ -258,17 +258,57 @@ def decimal_cast(c: SqlColumn, to: exp.DataType | str, value: exp.Expr | None = 
     v = (c.value if value is None else value).copy()
     if not c.maybe_double:
         return cast_to(v, to)
+    guard = _guard(v)
+    if guard is not None:
+        # a guarded value (CASE WHEN fits THEN x END) read under its guard, not the guard
+        # inside each of the reading's two casts: the reading is written once, and a CASE
+        # evaluates it only on the rows that fit
+        test, inner = guard
+        return exp.Case(ifs=[exp.If(this=test, true=decimal_cast(c, to, inner))])
+    # (the type is the column's, or its binding's, whatever expression of it ``value`` is)
+    return shortest_decimal(v, to, typed=c.value if _plain(c.value) else v)
+
+
+def shortest_decimal(v: exp.Expr, to: exp.DataType | str, typed: exp.Expr | None = None,
+                     text: bool = False) -> exp.Expr:
+    """A number ``v`` as the DECIMAL ``to``, as the scalar engine reads it: a DOUBLE (or
+    FLOAT) through its text, its shortest decimal; any other type (a DECIMAL, an integer) cast
+    as it is. The one reading of a number whose engine type may be DOUBLE (`decimal_cast`
+    for + - * and the joins; the ROUND family's `math.round_sql`): ``v`` must sit where ``to``
+    holds it (the callers' range tests). On DuckDB a TYPEOF test settled when planning picks
+    the text for a DOUBLE only (the other dialects read the text: `dialects._shortest`);
+    ``text``: the text alone whatever the type (a TRY_CAST, as the float forms have always
+    written it: `dialects.NO_TRY_CAST` keeps one of a number's own text), exact for every
+    type, where the test does not pay for its characters (`round_sql._text_reading`); else
+    the test is on ``typed``'s type (``v``'s own by default)."""
+    if text:
+        return exp.TryCast(this=cast_to(v.copy(), "VARCHAR"), to=dtype(to) if isinstance(
+            to, str) else clone_type(to), safe=True)
+    through = cast_to(cast_to(v.copy(), "VARCHAR"), to)
     # Only a DOUBLE (or FLOAT) needs the text, which costs: read so, a + b over DECIMAL
     # columns was 5x slower on DuckDB (20 -> 104 ms per million rows). DuckDB knows each
     # value's type when planning and folds TYPEOF, so there the test costs nothing per row
     # and a DECIMAL is cast as it is; other dialects read any such value through its text
     # (`dialects.adapt` writes the WHEN on TYPEOF as its text reading there: `_shortest`).
-    text = cast_to(cast_to(v.copy(), "VARCHAR"), to)
-    # (the type is the column's, or its binding's, whatever expression of it ``value`` is)
-    typed = c.value if _plain(c.value) else v
-    floating = exp.In(this=exp.Anonymous(this="TYPEOF", expressions=[typed.copy()]),
-                      expressions=[exp.Literal.string("DOUBLE"), exp.Literal.string("FLOAT")])
-    return exp.Case(ifs=[exp.If(this=floating, true=text)], default=cast_to(v, to))
+    return exp.Case(ifs=[exp.If(this=floating(typed or v), true=through)],
+                    default=cast_to(v.copy(), to))
+
+
+def floating(e: exp.Expr) -> exp.Expr:
+    """Whether DuckDB types ``e`` DOUBLE or FLOAT (its TYPEOF, settled when planning; the other
+    dialects' `dialects.adapt` reads the WHEN it heads as TRUE: `_shortest`)."""
+    return exp.In(this=exp.Anonymous(this="TYPEOF", expressions=[e.copy()]),
+                  expressions=[exp.Literal.string("DOUBLE"), exp.Literal.string("FLOAT")])
+
+
+def _guard(e: exp.Expr) -> tuple[exp.Expr, exp.Expr] | None:
+    """(test, value) of ``CASE WHEN test THEN value END`` (one branch, no ELSE), else None."""
+    if type(e) is not exp.Case or e.this is not None or e.args.get("default") is not None:
+        return None
+    ifs = e.args["ifs"]
+    if len(ifs) != 1:
+        return None
+    return ifs[0].this, ifs[0].args["true"]
 
 
 def double(e: exp.Expr) -> exp.Expr:
@@ -701,6 +741,6 @@ IN_LAMBDA: contextvars.ContextVar[bool] = contextvars.ContextVar("formulane_sql_
 
 __all__ = ["add", "sub", "mul", "div", "mod", "eq", "ne", "lt", "le", "gt", "ge", "p", "num",
            "truth", "settled", "all_of", "any_of", "not_", "when", "errors", "Operand", "known",
-           "known_number", "operand", "decimal_cast", "value_of", "literal", "sql_of", "double",
+           "known_number", "operand", "decimal_cast", "shortest_decimal", "floating", "value_of", "literal", "sql_of", "double",
            "cast_to", "nullif_zero", "not_finite", "only", "decimal_arith", "double_literal",
            "FLOAT_LIMIT", "DECIMAL_FIT", "IN_LAMBDA"]

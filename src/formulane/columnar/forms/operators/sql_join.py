@@ -39,7 +39,7 @@ def range_tests() -> int:
     return _RANGE_TESTS.get()
 
 
-def _joins_losslessly(types: list[tuple[int, int]]) -> bool:
+def joins_losslessly(types: list[tuple[int, int]]) -> bool:
     """Whether DuckDB joins DECIMALs of these (precision, scale) without truncating: the
     joined type needs the most integer digits plus the largest scale, at most 38 (else DuckDB
     keeps precision 38 and truncates to a smaller scale: DECIMAL(38, 4) with DECIMAL(38, 0)
@@ -55,7 +55,7 @@ def join_decimals(cols: list[SqlColumn | None], numbers: str) -> list[SqlColumn 
     "Engine notes": DuckDB types a CASE of DECIMAL(38, 4) and DECIMAL(38, 0) as
     DECIMAL(38, 0)). Decimal mode only; a DOUBLE branch makes the join a DOUBLE (no
     truncation). Branches are cast only where their types may differ: two branches of known
-    types that join losslessly (`_joins_losslessly`), one distinct branch beside NULLs and
+    types that join losslessly (`joins_losslessly`), one distinct branch beside NULLs and
     integer literals, or branches that are one expression, are left alone. Otherwise each
     branch not already DECIMAL(38, 18) is cast to it: a literal as itself, a value of known
     type whose range fits directly, any other behind a test so that a value no
@@ -80,7 +80,7 @@ def _differing(present: list[SqlColumn]) -> list[SqlColumn] | None:
     ranked = [c for c in present if not (c.decimal is not None and c.decimal[1] == 0
                                          and _integer_literal(c.value))]
     known = [c.decimal for c in ranked if c.decimal is not None]
-    if len(known) == len(ranked) and _joins_losslessly(known):
+    if len(known) == len(ranked) and joins_losslessly(known):
         return None
     # one column (or binding) read in several branches is one type: compared by name only
     # (comparing whole trees would cost a deep hash per pair in a MAX of 200 terms)
@@ -187,7 +187,9 @@ def as_decimal_18(c: SqlColumn) -> SqlColumn:
     _RANGE_TESTS.set(_RANGE_TESTS.get() + 1)
     v = c.value if _plain(c.value) else let(c.value)
     fits = exp.LT(this=exp.Abs(this=v), expression=_D18_LIMIT.copy())
-    value = decimal_cast(c, _D18, cases([(fits, v)]))
+    # the reading is total (it sits inside its range test), so it may be bound: the error
+    # chain's blank test of a COALESCE reads it again (`let`'s contract)
+    value = let(decimal_cast(c, _D18, cases([(fits, v)])))
     over = cases([(exp.GTE(this=exp.Abs(this=v.copy()), expression=_D18_LIMIT.copy()),
                    exp.Literal.string("#NUM!"))])
     # the value is NULL where the new error is set; where the branch's own error is set, as
@@ -196,4 +198,4 @@ def as_decimal_18(c: SqlColumn) -> SqlColumn:
                    maybe_double=False)
 
 
-__all__ = ["join_decimals", "compare_decimals", "as_decimal_18", "range_tests"]
+__all__ = ["join_decimals", "compare_decimals", "as_decimal_18", "range_tests", "joins_losslessly"]
