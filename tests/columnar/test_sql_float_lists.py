@@ -293,3 +293,36 @@ def test_spark_reads_list_items_as_their_text_shows(spark: Any) -> None:
         assert not bad, f"{formula} on Spark: " + "\n".join(bad[:3])
     with pytest.raises(Unsupported):
         formulane.sql_select("t", {"o": "SUM(xs)"}, SCHEMA, dialect="spark")
+
+
+SCHEMA_BLANKS = {"xs": "List[Number?]?"}
+
+
+@pytest.mark.parametrize("formula", ["SUM(xs)", "VAR.P(xs)", "MAX(xs)", "MIN(xs)",
+                                     "MEDIAN(xs)"])
+@pytest.mark.parametrize("items", ["DECIMAL(18, 2)", "INTEGER"])
+def test_a_list_of_exact_numbers_given_so_is_read_as_it_is(formula: str, items: str) -> None:
+    """``column_types`` saying DECIMAL(18, 2)[] or INTEGER[]: no item is read through its text
+    (the items are exact already), and the answers are the scalar engine's."""
+    con = duckdb.connect()
+    try:
+        con.execute(f"CREATE TABLE t AS SELECT * FROM (VALUES ([1.25, 2.5, NULL]::{items}[]), "
+                    f"([]::{items}[]), (NULL::{items}[]), ([7, -3]::{items}[])) AS v(xs)")
+        program = formulane.compile(formula, SCHEMA_BLANKS)
+        sql = formulane.sql_select("t", {"o": formula}, SCHEMA_BLANKS,
+                                   column_types={"xs": f"{items}[]"}, keep_columns=True)
+        assert "TEXT[]" not in sql, sql
+        cursor = con.execute(sql)
+        names = [d[0] for d in cursor.description]
+        rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+    finally:
+        con.close()
+    for row in rows:
+        xs, value, got_error = row["xs"], row["o"], row.get("o__error")
+        want = program.evaluate({"xs": xs})
+        if isinstance(want, ErrorValue):
+            assert got_error == want.code, (formula, xs, value, got_error, want)
+        else:
+            assert got_error is None and value is not None, (formula, xs, value, got_error)
+            assert Decimal(str(value)) == pytest.approx(want, rel=Decimal("1e-15")), \
+                (formula, xs, value, want)

@@ -358,6 +358,7 @@ class ColumnType:
     decimal: tuple[int, int] | None = None
     double: bool = False
     numeric: bool = False  # a number type of any kind
+    items: ColumnType | None = None  # a list's (DECIMAL(18, 2)[], ARRAY<DOUBLE>) item type
 
 
 _INTEGER_DIGITS = {"TINYINT": 3, "UTINYINT": 3, "SMALLINT": 5, "USMALLINT": 5, "INT": 10,
@@ -383,6 +384,9 @@ def column_type(name: str, text: Any) -> ColumnType:
                          code="E209", hint="give the type as the engine reports it, "
                          "e.g. DECIMAL(38, 4) or DOUBLE") from None
     kind = parsed.this.value if isinstance(parsed.this, exp.DataType.Type) else str(parsed.this)
+    if kind == "ARRAY" and len(parsed.expressions) == 1 \
+            and isinstance(parsed.expressions[0], exp.DataType):
+        return ColumnType(text, items=column_type(name, parsed.expressions[0].sql()))
     if kind in ("DECIMAL", "BIGDECIMAL", "DECIMAL32", "DECIMAL64", "DECIMAL128"):
         params = [e.this for e in parsed.expressions]
         try:

@@ -108,6 +108,19 @@ def _blanks_on_error(c: FormCall) -> bool:
     return bool(getattr(form, "null_on_error", False))
 
 
+def _widened(c: FormCall, values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A list column of exact numbers given so (``column_types``: DECIMAL(18, 2)[]) as
+    DECIMAL(38, 18)[], for a form computing in DOUBLE: DuckDB's LIST_MEDIAN and quantiles of a
+    DECIMAL(18, 2)[] keep its scale (the median of [1.25, 2.5] was 1.87, not 1.875)."""
+    out = list(values)
+    for i in range(min(len(values), len(c.args))):
+        t = c.type(i)
+        if t.kind == "List" and t.elem is not None and t.elem.kind == "Number" \
+                and isinstance(c.args[i], ir.Var) and isinstance(values[i], exp.Column):
+            out[i] = exp.Cast(this=values[i], to=dtype(_D18 + "[]"))
+    return tuple(out)
+
+
 def _reader(kind: str | Callable[[dict[str, Any]], str]
             ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A decorator of SQL list forms reading their lists as `_sql_read`'s ``kind`` says
@@ -119,8 +132,11 @@ def _reader(kind: str | Callable[[dict[str, Any]], str]
                     if _sql_needs_reading(c, i) and values[i] is not None
                     and not isinstance(values[i], exp.Null)]
             if not read:
+                if kind == "interpolates" and c.numbers == "decimal":
+                    values = _widened(c, values)
                 return form(c, *values, **flags)
             how = kind(flags) if callable(kind) else kind
+            how = "doubles" if how == "interpolates" else how
             if any(isinstance(a, ir.Lambda) for a in c.args):
                 how = "exact"  # a lambda's body takes its parameter for an exact number
             picks = how == "pick" and c.node.type.kind == "Number"
@@ -167,6 +183,9 @@ def _reader(kind: str | Callable[[dict[str, Any]], str]
 #: them exactly.
 _sql_reading = _reader("exact")
 _sql_reading_doubles = _reader("doubles")
+#: ... and interpolates between two items (MEDIAN, percentiles), which DuckDB does in the
+#: items' own DECIMAL type: an exact list given so is widened first (`_widened`).
+_sql_reading_interpolated = _reader("interpolates")
 _sql_checking = _reader("check")
 _sql_picking = _reader("pick")
 

@@ -26,7 +26,8 @@ from ._base import (
     _sql_in_range, _sql_range_errors, _tracked, _vp,
 )
 from ._sql_decimal import (
-    _sql_mean, _sql_picking, _sql_reading, _sql_reading_doubles, _sql_source, _sql_sum,
+    _sql_mean, _sql_picking, _sql_reading, _sql_reading_doubles, _sql_reading_interpolated,
+    _sql_source, _sql_sum,
 )
 
 
@@ -204,7 +205,7 @@ def polars_median(c: FormCall, *values: Any) -> Any:
     return _num(items.list.median()), [(items.list.len().fill_null(0) == 0, "#NUM!")]
 
 
-@_sql_reading_doubles
+@_sql_reading_interpolated
 def sql_median(c: FormCall, *values: Any) -> Any:
     value = _doubles(c, _f("LIST_MEDIAN", _sql_items(c, values)))
     return value, _sql_errors([(_sql_none(c, value), "#NUM!")])
@@ -385,7 +386,7 @@ def polars_percentile_inc(c: FormCall, values: Any, k: Any) -> Any:
     return _pl_percentile(values, k, [])
 
 
-@_sql_reading_doubles
+@_sql_reading_interpolated
 def sql_percentile_inc(c: FormCall, values: Any, k: Any) -> Any:
     return _sql_percentile(c, values, k, [], _known_number(c, 1))
 

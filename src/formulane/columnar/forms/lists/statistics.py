@@ -20,7 +20,9 @@ from ._base import (
     _pl_int, _pl_items, _pl_range_errors, _pl_with, _sql_checked, _sql_count, _sql_errors,
     _sql_items, _sql_let, _sql_present, _sql_range_errors, _trunc,
 )
-from ._sql_decimal import _sql_checking, _sql_reading_doubles, _sql_picking
+from ._sql_decimal import (
+    _sql_checking, _sql_picking, _sql_reading_doubles, _sql_reading_interpolated,
+)
 from .aggregates import _pl_percentile, _sql_percentile
 
 
@@ -135,7 +137,7 @@ def polars_quartile_inc(c: FormCall, values: Any, quart: Any) -> Any:
     return _pl_percentile(values, q.cast(pl.Float64) / 4, [(bad, "#NUM!")])
 
 
-@_sql_reading_doubles
+@_sql_reading_interpolated
 def sql_quartile_inc(c: FormCall, values: Any, quart: Any) -> Any:
     known = _known_number(c, 1)
     if known is not None:  # decided here: the quartile is a literal
