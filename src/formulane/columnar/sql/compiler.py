@@ -183,9 +183,11 @@ class SqlCompiler(Walker[SqlColumn]):
                              and not dtype(known.text).is_type(exp.DataType.Type.DOUBLE))
         items = known.items if known is not None else None
         if items is not None and items.numeric and not items.double \
-                and node.type.kind == "List" and _has_numbers(node.type):
-            # a list of exact numbers (DECIMAL(18, 2)[], INTEGER[]): its items are read as they
-            # are, not through their text (`forms.lists._sql_decimal`)
+                and self.numbers == "decimal" and node.type.kind == "List" \
+                and _has_numbers(node.type):
+            # decimal mode, a list of exact numbers (DECIMAL(18, 2)[], INTEGER[]): its items are
+            # read as they are, not through their text (`forms.lists._sql_decimal`); float mode
+            # reads any list as before
             return SqlColumn(exp.column(name, quoted=True))
         # no type given: float mode reads a DOUBLE, which may be narrower in the engine (an
         # INTEGER, a DECIMAL, a REAL: `_narrow`); decimal mode a DECIMAL or a DOUBLE (a CSV
