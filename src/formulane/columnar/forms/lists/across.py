@@ -94,8 +94,9 @@ def polars_average(c: FormCall, *values: Any) -> Any:
     if not any(c.nullable(i) for i in range(len(values))):
         return total / len(values)
     count = pl.sum_horizontal([v.is_not_null() for v in values])
-    none = _none(c, values)
-    return total / count, [] if none is None else [(none, "#DIV/0!")]
+    # no number on the row: a count of 0 (possible only where every argument may be blank)
+    every = all(c.nullable(i) for i in range(len(values)))
+    return total / count, [(count == 0, "#DIV/0!")] if every else []
 
 
 def _pl_extreme(c: FormCall, *values: Any, largest: bool) -> Any:
